@@ -1,0 +1,28 @@
+import type { ContainerModuleLoadOptions, ResolutionContext } from 'inversify';
+import { type Contribution, listContributionPoints } from './contribution-point.js';
+import { defineToken } from './define-token.js';
+
+/**
+ * The contributions to one point, as a list that is the same array on every call (binding order)
+ * and `[]` when nothing is bound. Consumers inject it with `@inject(ContributionProvider)
+ * @named(PointToken)` instead of multi-injecting the point directly.
+ */
+export interface ContributionProvider<T extends Contribution> {
+  getContributions(): readonly T[];
+}
+
+export const ContributionProvider = defineToken<ContributionProvider<Contribution>>('core', 'ContributionProvider');
+
+/** Binds one provider per defined contribution point, named by the point's token. */
+export function bindContributionProviders(options: ContainerModuleLoadOptions): void {
+  for (const point of listContributionPoints()) {
+    options
+      .bind(ContributionProvider)
+      .toDynamicValue((context: ResolutionContext): ContributionProvider<Contribution> => {
+        const contributions = Object.freeze(context.getAll(point.token, { optional: true }));
+        return { getContributions: () => contributions };
+      })
+      .inSingletonScope()
+      .whenNamed(point.token);
+  }
+}

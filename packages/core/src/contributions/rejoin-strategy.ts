@@ -1,0 +1,40 @@
+import { type Contribution, defineContributionPoint } from '../container/contribution-point.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import type { NotebookTarget } from '../target/notebook-target.js';
+
+/** What a strategy is given for one attempt. */
+export interface RejoinContext {
+  readonly peerLabel: string;
+  /** Aborted when the attempt is no longer wanted (explicit disconnect, shutdown). */
+  readonly signal: AbortSignal;
+  /** For local targets: the daemon life the attempt was started against. */
+  readonly expectedIncarnation: DaemonIncarnation | undefined;
+}
+
+/**
+ * The result of one rejoin attempt.
+ * - `connected`: the strategy holds a ready handle; core decides whether to publish it.
+ * - `retry-later`: transient failure; the target is kept for a later attempt.
+ * - `evicted`: definitive (the daemon refused the id, the saved file is gone); recorded as an
+ *   `Evicted` drop and never retried.
+ */
+export type RejoinOutcome =
+  | { readonly kind: 'connected'; readonly handle: NotebookHandle }
+  | { readonly kind: 'retry-later'; readonly reason: string }
+  | { readonly kind: 'evicted'; readonly reason: string };
+
+/**
+ * How a lost notebook comes back. Core picks the first contributed strategy whose `supports`
+ * accepts the target.
+ * Guarantees expected of implementations: `rejoin` only connects and waits for readiness; it never
+ * installs a session (only core publishes, under the session-write guard); it closes any handle it
+ * does not return.
+ */
+export interface RejoinStrategy extends Contribution {
+  readonly specificationVersion: 'v1';
+  supports(target: NotebookTarget): boolean;
+  rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome>;
+}
+
+export const RejoinStrategy = defineContributionPoint<RejoinStrategy>('core', 'RejoinStrategy', ['v1']);

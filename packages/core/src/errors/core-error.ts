@@ -1,0 +1,70 @@
+/**
+ * Why a {@link CoreError} was raised. Every kind is a distinct path a caller may handle.
+ *
+ * - `invalidPluginId`: a plugin id is not a dotted lowercase name (`acme.git-rejoin`).
+ * - `duplicatePluginId`: two plugins with the same id were given to one container.
+ * - `duplicateToken`: `defineToken` was called twice with the same package and name.
+ * - `unknownSpecificationVersion`: a contribution declares a `specificationVersion` its point
+ *   does not know; the container refuses to build rather than call it with the wrong shape.
+ * - `duplicateContributionId`: two contributions to one point share an id.
+ * - `invalidContribution`: a contribution lacks an id or a specification version.
+ * - `invalidTarget`: a notebook target (path, UUID, URL) could not be parsed; the message says
+ *   what to pass instead.
+ * - `unsupportedTarget`: the target parsed, but no loaded plugin handles its kind.
+ * - `invalidIncarnation`: a daemon identity (pid, start time) is malformed.
+ * - `daemonUnavailable`: the daemon could not be reached; transient, worth retrying later.
+ * - `daemonQueryFailed`: an identity query failed without proving the daemon is gone; callers
+ *   must not treat it as loss.
+ * - `notebookUnavailable`: the daemon definitively refused to attach a notebook id; do not retry.
+ * - `cellNotFound`: a cell id does not exist in the notebook.
+ * - `handleClosed`: a notebook handle was used after its connection closed.
+ * - `invalidRequest`: a port refused a request as invalid (e.g. saving an untitled notebook
+ *   without a path); the message says what to change.
+ * - `notModelled`: a test fake was asked to do something it does not model.
+ */
+export type CoreErrorKind =
+  | 'invalidPluginId'
+  | 'duplicatePluginId'
+  | 'duplicateToken'
+  | 'unknownSpecificationVersion'
+  | 'duplicateContributionId'
+  | 'invalidContribution'
+  | 'invalidTarget'
+  | 'unsupportedTarget'
+  | 'invalidIncarnation'
+  | 'daemonUnavailable'
+  | 'daemonQueryFailed'
+  | 'notebookUnavailable'
+  | 'cellNotFound'
+  | 'handleClosed'
+  | 'invalidRequest'
+  | 'notModelled';
+
+const coreErrorBrand: unique symbol = Symbol.for('@nteract-mcp/core/CoreError');
+
+/**
+ * The one error class of `@nteract-mcp/core`. It never travels on the MCP wire as is: the tool
+ * boundary converts it to a tool error or JSON-RPC error in one place.
+ *
+ * Use {@link CoreError.is} rather than `instanceof`: two copies of the package (a plugin bundling
+ * its own) produce distinct classes, but they share the brand.
+ */
+export class CoreError extends Error {
+  public readonly [coreErrorBrand] = true as const;
+
+  public constructor(
+    public readonly kind: CoreErrorKind,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'CoreError';
+  }
+
+  /** True for a `CoreError` from any copy of this package, optionally of the given kind. */
+  public static is(value: unknown, kind?: CoreErrorKind): value is CoreError {
+    if (typeof value !== 'object' || value === null) return false;
+    if ((value as { [coreErrorBrand]?: unknown })[coreErrorBrand] !== true) return false;
+    return kind === undefined || (value as CoreError).kind === kind;
+  }
+}

@@ -1,0 +1,41 @@
+import type { Readable, Writable } from 'node:stream';
+import { defineToken } from '../container/define-token.js';
+
+export interface ChildSpawnSpec {
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The complete environment of the child (not merged with ours). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string;
+}
+
+/** How a child ended. `spawnError` is set when it never started (e.g. the binary is missing). */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly spawnError?: string;
+}
+
+/**
+ * A running child with piped stdin/stdout; its stderr goes to ours.
+ * Guarantees: `exited` resolves exactly once, after stdout has ended, also when spawning failed.
+ */
+export interface ChildProcessHandle {
+  readonly pid: number | undefined;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly exited: Promise<ChildExit>;
+  /** Sends a signal (default SIGTERM); does nothing once the child has exited. */
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * Starts child processes for the proxy.
+ * Guarantees: `spawn` does not throw for a missing binary; the failure arrives in `exited`.
+ * Does not guarantee: that the child dies with us (the supervisor kills it on the way out).
+ */
+export interface ChildProcessPort {
+  spawn(spec: ChildSpawnSpec): ChildProcessHandle;
+}
+
+export const ChildProcessPort = defineToken<ChildProcessPort>('core', 'ChildProcessPort');

@@ -1,0 +1,72 @@
+import { defineToken } from '../container/define-token.js';
+import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import type { NotebookHandle, Subscription } from './notebook-handle.js';
+
+/** What a live daemon says about itself. */
+export interface DaemonInfo {
+  readonly incarnation: DaemonIncarnation;
+  readonly version: string;
+  readonly protocolVersion: number;
+}
+
+/**
+ * The answer to an identity query: a live daemon, or confirmed absence (no socket, connection
+ * refused). A query that fails in any other way rejects with `daemonQueryFailed` instead, which
+ * is not proof of loss.
+ */
+export type DaemonObservation =
+  | { readonly kind: 'live'; readonly info: DaemonInfo }
+  | { readonly kind: 'absent'; readonly reason: string };
+
+/**
+ * A wake-up for the watch loop. Events are hints, not state: the watcher queries the daemon
+ * directly after each one. `lagged` means deliveries were dropped and a fresh observation is needed.
+ */
+export type DaemonEvent =
+  | { readonly kind: 'connected'; readonly info: DaemonInfo }
+  | { readonly kind: 'heartbeat'; readonly info: DaemonInfo }
+  | { readonly kind: 'disconnected'; readonly reason: string }
+  | { readonly kind: 'lagged'; readonly missed: number };
+
+export interface RoomInfo {
+  readonly notebookId: string;
+  readonly activePeers: number;
+  readonly hasKernel: boolean;
+  readonly kernelStatus: string | undefined;
+  readonly ephemeral: boolean;
+  readonly notebookPath: string | undefined;
+}
+
+export interface PeerOptions {
+  /** How this peer appears to others in the room (client title + `agent:<slug>:<session>`). */
+  readonly peerLabel: string;
+}
+
+export interface CreateNotebookOptions extends PeerOptions {
+  readonly runtime: string;
+  readonly workingDir: string;
+  /** Ephemeral notebooks leave no trace once their room is gone. */
+  readonly ephemeral: boolean;
+}
+
+/**
+ * The local daemon as the child sees it.
+ *
+ * Guarantees: `queryInfo` asks the daemon itself (never a cached heartbeat); `attachNotebook` is
+ * attach-only and rejects with `notebookUnavailable` when the daemon definitively has no such
+ * notebook (nothing is created), or `daemonUnavailable` when it cannot be asked now; handles
+ * carry the incarnation they were opened on.
+ * Does not guarantee: event delivery (events may be dropped or reported as `lagged`), that a
+ * notebook stays available after a successful attach, or an atomic check-and-load inside the daemon.
+ */
+export interface DaemonPort {
+  queryInfo(): Promise<DaemonObservation>;
+  subscribe(listener: (event: DaemonEvent) => void): Subscription;
+  listRooms(): Promise<readonly RoomInfo[]>;
+  /** Opens (or joins) the room for a notebook file; two opens of one path share one room. */
+  openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle>;
+  attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle>;
+  createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle>;
+}
+
+export const DaemonPort = defineToken<DaemonPort>('core', 'DaemonPort');

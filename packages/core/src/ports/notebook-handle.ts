@@ -1,0 +1,112 @@
+import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+
+export type CellType = 'code' | 'markdown' | 'raw';
+
+/** One nbformat 4 output, as Jupyter writes it (`stream`, `display_data`, `execute_result`, `error`). */
+export type CellOutput = Readonly<Record<string, unknown>> & { readonly output_type: string };
+
+export interface NotebookCell {
+  readonly id: string;
+  readonly cellType: CellType;
+  readonly source: string;
+  readonly outputs: readonly CellOutput[];
+  readonly executionCount: number | null;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * How far a connection has come. `document` is `ready` when the notebook is loaded and
+ * interactive; `runtime` is `ready` when a kernel answers, `unavailable` when none can be started
+ * (with `reason`). A handle that exists is not proof of readiness.
+ */
+export interface NotebookReadiness {
+  readonly document: 'pending' | 'ready' | 'failed';
+  readonly runtime: 'pending' | 'ready' | 'unavailable';
+  readonly reason?: string;
+}
+
+/** Carried by every mutating call, so a replay after a crash is applied once (see the daemon ledger). */
+export interface MutationOptions {
+  readonly idempotencyKey?: string;
+}
+
+export interface InsertCellRequest {
+  readonly source: string;
+  readonly cellType: CellType;
+  /** Position; appended when absent. */
+  readonly index?: number;
+}
+
+export interface ExecuteOptions extends MutationOptions {
+  /** Stop waiting after this long; the execution keeps running and can be read with its id. */
+  readonly timeoutMs?: number;
+  /** Called with each output as it arrives. */
+  readonly onOutput?: (output: CellOutput) => void;
+}
+
+export interface ExecutionResult {
+  readonly executionId: string;
+  /** `timeout`: still running when the wait ended; outputs are partial. */
+  readonly status: 'ok' | 'error' | 'timeout' | 'aborted';
+  readonly outputs: readonly CellOutput[];
+  readonly executionCount: number | null;
+}
+
+export interface SavedNotebook {
+  readonly notebookId: string;
+  readonly path: string;
+}
+
+/** Why a handle closed: we closed it, the daemon went away, or the daemon removed the room. */
+export type NotebookHandleCloseReason = 'closed' | 'disconnected' | 'room-removed';
+
+/**
+ * One peer connection to one notebook (a room of the local daemon, or a hosted notebook).
+ *
+ * Guarantees: operations act on `notebookId` only; mutations pass their idempotency key to the
+ * owner of the notebook; after `close()` or a lost connection every call rejects with
+ * `handleClosed` and `onDidClose` has fired exactly once.
+ * Does not guarantee: that the notebook is ready (see {@link NotebookReadiness}), that the daemon
+ * incarnation it was opened on is still alive, or that an operation rejected by a lost connection
+ * did not take effect.
+ */
+export interface NotebookHandle {
+  readonly notebookId: string;
+  /** The file backing the notebook, if any (absolute); changes after `save`. */
+  readonly notebookPath: string | undefined;
+  /** The daemon life this handle was opened on; `undefined` for hosted notebooks. */
+  readonly daemonIncarnation: DaemonIncarnation | undefined;
+  readonly isClosed: boolean;
+
+  readiness(): NotebookReadiness;
+  /** Resolves when document and runtime have settled (runtime `ready` or `unavailable`); rejects on failure or close. */
+  waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness>;
+
+  listCells(): Promise<readonly NotebookCell[]>;
+  /** Rejects with `cellNotFound` for an unknown id. */
+  getCell(cellId: string): Promise<NotebookCell>;
+  insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell>;
+  updateCell(
+    cellId: string,
+    patch: { readonly source?: string; readonly cellType?: CellType },
+    options?: MutationOptions,
+  ): Promise<NotebookCell>;
+  deleteCell(cellId: string, options?: MutationOptions): Promise<void>;
+  /** Moves the cell after `afterCellId`, or to the start when it is `undefined`. */
+  moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void>;
+  clearOutputs(cellId: string, options?: MutationOptions): Promise<void>;
+  executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult>;
+  interruptKernel(): Promise<void>;
+  restartKernel(): Promise<void>;
+  /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */
+  save(path?: string): Promise<SavedNotebook>;
+
+  /** Releases this peer. Idempotent. Other peers of the room are untouched. */
+  close(): Promise<void>;
+  onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription;
+}
+
+/** Undoes a registration. Idempotent. */
+export interface Subscription {
+  dispose(): void;
+}

@@ -1,0 +1,118 @@
+import { PassThrough } from 'node:stream';
+import { CoreError } from '../errors/core-error.js';
+import type { ChildExit, ChildProcessHandle, ChildProcessPort, ChildSpawnSpec } from '../ports/child-process-port.js';
+
+/**
+ * A child process made of two in-memory pipes. The test reads what the parent wrote
+ * ({@link FakeChildProcess.receivedLines}), answers as the child ({@link FakeChildProcess.send}),
+ * and ends it ({@link FakeChildProcess.exit}); `kill` ends it with the signal unless
+ * `ignoreSignals` is set.
+ */
+export class FakeChildProcess implements ChildProcessHandle {
+  public readonly stdin = new PassThrough();
+  public readonly stdout = new PassThrough();
+  public readonly exited: Promise<ChildExit>;
+  public readonly signals: NodeJS.Signals[] = [];
+  public ignoreSignals = false;
+  #exit: ChildExit | undefined;
+  #resolveExit!: (exit: ChildExit) => void;
+  #received = '';
+
+  public constructor(
+    public readonly spec: ChildSpawnSpec,
+    public readonly pid: number | undefined,
+  ) {
+    this.exited = new Promise((resolve) => {
+      this.#resolveExit = resolve;
+    });
+    this.stdin.setEncoding('utf8');
+    this.stdin.on('data', (chunk: string) => {
+      this.#received += chunk;
+    });
+  }
+
+  public get hasExited(): boolean {
+    return this.#exit !== undefined;
+  }
+
+  /** Complete lines the parent wrote to our stdin so far. */
+  public receivedLines(): string[] {
+    return this.#received.split('\n').slice(0, -1);
+  }
+
+  /** Parsed JSON of every line the parent wrote. */
+  public receivedMessages(): unknown[] {
+    return this.receivedLines().map((line) => JSON.parse(line));
+  }
+
+  /** Writes one JSON-RPC message as a line to our stdout. */
+  public send(message: unknown): void {
+    this.writeStdout(`${JSON.stringify(message)}\n`);
+  }
+
+  public writeStdout(text: string): void {
+    if (this.#exit) throw new CoreError('notModelled', 'FakeChildProcess: cannot write after exit');
+    this.stdout.write(text);
+  }
+
+  /** Ends the child: stdout ends first, then `exited` resolves. Later calls do nothing. */
+  public exit(code: number | null, signal: NodeJS.Signals | null = null): void {
+    if (this.#exit) return;
+    this.#exit = { code, signal };
+    this.stdout.end();
+    this.stdin.destroy();
+    const exit = this.#exit;
+    this.stdout.once('close', () => this.#resolveExit(exit));
+    this.stdout.resume();
+  }
+
+  public kill(signal: NodeJS.Signals = 'SIGTERM'): void {
+    if (this.#exit) return;
+    this.signals.push(signal);
+    if (!this.ignoreSignals) this.exit(null, signal);
+  }
+}
+
+/**
+ * Spawns {@link FakeChildProcess}es. `failNextSpawn` makes the next spawn fail the way a missing
+ * binary does: no child, an `exited` that carries `spawnError`, the spec kept in `failedSpawns`.
+ */
+export class FakeChildProcessPort implements ChildProcessPort {
+  public readonly spawned: FakeChildProcess[] = [];
+  public readonly failedSpawns: ChildSpawnSpec[] = [];
+  #nextPid = 1000;
+  readonly #spawnFailures: string[] = [];
+  #onSpawn: ((child: FakeChildProcess) => void) | undefined;
+
+  public spawn(spec: ChildSpawnSpec): ChildProcessHandle {
+    const failure = this.#spawnFailures.shift();
+    if (failure !== undefined) {
+      this.failedSpawns.push(spec);
+      const stdout = new PassThrough();
+      stdout.end();
+      return { pid: undefined, stdin: new PassThrough(), stdout, exited: Promise.resolve({ code: null, signal: null, spawnError: failure }), kill: () => undefined };
+    }
+    const child = new FakeChildProcess(spec, this.#nextPid++);
+    this.spawned.push(child);
+    this.#onSpawn?.(child);
+    return child;
+  }
+
+  /** The most recent child; throws if none was spawned. */
+  public get latest(): FakeChildProcess {
+    const child = this.spawned.at(-1);
+    if (!child) throw new CoreError('notModelled', 'FakeChildProcessPort: nothing was spawned');
+    return child;
+  }
+
+  public failNextSpawn(reason = 'spawn ENOENT'): this {
+    this.#spawnFailures.push(reason);
+    return this;
+  }
+
+  /** Runs for each spawned child, e.g. to answer `initialize` automatically. */
+  public onSpawn(handler: (child: FakeChildProcess) => void): this {
+    this.#onSpawn = handler;
+    return this;
+  }
+}

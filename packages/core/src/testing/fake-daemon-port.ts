@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import { CoreError } from '../errors/core-error.js';
+import type {
+  CreateNotebookOptions,
+  DaemonEvent,
+  DaemonInfo,
+  DaemonObservation,
+  DaemonPort,
+  PeerOptions,
+  RoomInfo,
+} from '../ports/daemon-port.js';
+import type { NotebookHandle, NotebookReadiness, Subscription } from '../ports/notebook-handle.js';
+import { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import { FakeNotebookHandle, type FakeNotebookHandleOptions } from './fake-notebook-handle.js';
+
+export interface FakeDaemonPortOptions {
+  readonly version?: string;
+  readonly pid?: number;
+  /** Start with no daemon running (identity queries answer `absent`). */
+  readonly stopped?: boolean;
+  /** Readiness of handles it opens from now on (default: ready). */
+  readonly readiness?: NotebookReadiness;
+  readonly executor?: FakeNotebookHandleOptions['executor'];
+}
+
+interface FakeRoom {
+  readonly notebookId: string;
+  path: string | undefined;
+  readonly ephemeral: boolean;
+}
+
+const protocolVersion = 1;
+
+/**
+ * The local daemon as a fake: incarnations (pid + start time) and versions the test controls,
+ * restarts that close every handle and change the incarnation, rooms by path and UUID with
+ * attach-only admission (unknown or {@link FakeDaemonPort.markUnavailable}d ids are refused with
+ * `notebookUnavailable`), ephemeral rooms that vanish on restart, dropped and lagged events, and
+ * failing identity queries. Every call is recorded in `calls`.
+ */
+export class FakeDaemonPort implements DaemonPort {
+  public readonly calls: string[] = [];
+  /** Every handle opened, in order. */
+  public readonly handles: FakeNotebookHandle[] = [];
+  #info: DaemonInfo | undefined;
+  #pid: number;
+  #starts = 0;
+  #queryFailures = 0;
+  #connectFailures = 0;
+  #droppedEvents = 0;
+  #readiness: NotebookReadiness;
+  readonly #executor: FakeNotebookHandleOptions['executor'];
+  readonly #rooms = new Map<string, FakeRoom>();
+  readonly #unavailable = new Set<string>();
+  readonly #listeners = new Set<(event: DaemonEvent) => void>();
+
+  public constructor(options: FakeDaemonPortOptions = {}) {
+    this.#pid = options.pid ?? 4242;
+    this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
+    this.#executor = options.executor;
+    if (!options.stopped) this.#info = this.nextInfo(options.version ?? '1.0.0');
+  }
+
+  /** The live incarnation, or `undefined` while stopped. */
+  public get incarnation(): DaemonIncarnation | undefined {
+    return this.#info?.incarnation;
+  }
+
+  public get version(): string | undefined {
+    return this.#info?.version;
+  }
+
+  public async queryInfo(): Promise<DaemonObservation> {
+    this.calls.push('queryInfo');
+    if (this.#queryFailures > 0) {
+      this.#queryFailures -= 1;
+      throw new CoreError('daemonQueryFailed', 'FakeDaemonPort: identity query failed (injected)');
+    }
+    return this.#info ? { kind: 'live', info: this.#info } : { kind: 'absent', reason: 'daemon is not running' };
+  }
+
+  public subscribe(listener: (event: DaemonEvent) => void): Subscription {
+    this.#listeners.add(listener);
+    return { dispose: () => this.#listeners.delete(listener) };
+  }
+
+  public async listRooms(): Promise<readonly RoomInfo[]> {
+    this.calls.push('listRooms');
+    this.requireRunning();
+    return [...this.#rooms.values()].map((room) => ({
+      notebookId: room.notebookId,
+      activePeers: this.handles.filter((handle) => handle.notebookId === room.notebookId && !handle.isClosed).length,
+      hasKernel: false,
+      kernelStatus: undefined,
+      ephemeral: room.ephemeral,
+      notebookPath: room.path,
+    }));
+  }
+
+  public async openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle> {
+    this.calls.push(`openNotebook:${path}`);
+    this.beforeConnect(options);
+    let room = [...this.#rooms.values()].find((candidate) => candidate.path === path);
+    if (!room) {
+      room = { notebookId: randomUUID(), path, ephemeral: false };
+      this.#rooms.set(room.notebookId, room);
+    }
+    return this.newHandle(room);
+  }
+
+  public async attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle> {
+    this.calls.push(`attachNotebook:${notebookId}`);
+    this.beforeConnect(options);
+    const room = this.#rooms.get(notebookId);
+    if (!room || this.#unavailable.has(notebookId)) {
+      throw new CoreError('notebookUnavailable', `Notebook ${notebookId} is not available in the daemon`);
+    }
+    return this.newHandle(room);
+  }
+
+  public async createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle> {
+    this.calls.push(`createNotebook:${options.runtime}`);
+    this.beforeConnect(options);
+    const room: FakeRoom = { notebookId: randomUUID(), path: undefined, ephemeral: options.ephemeral };
+    this.#rooms.set(room.notebookId, room);
+    return this.newHandle(room);
+  }
+
+  /** A new incarnation (new pid and start time), optionally of a new version. Closes every handle. */
+  public restart(options: { readonly version?: string; readonly silent?: boolean } = {}): void {
+    const version = options.version ?? this.#info?.version ?? '1.0.0';
+    this.stop({ silent: options.silent });
+    this.start({ version, silent: options.silent });
+  }
+
+  /** The daemon goes away: handles close, ephemeral rooms vanish, a `disconnected` event is sent. */
+  public stop(options: { readonly silent?: boolean } = {}): void {
+    if (!this.#info) return;
+    this.#info = undefined;
+    for (const handle of this.handles) handle.simulateClose('disconnected');
+    for (const [id, room] of this.#rooms) if (room.ephemeral) this.#rooms.delete(id);
+    if (!options.silent) this.emit({ kind: 'disconnected', reason: 'daemon stopped' });
+  }
+
+  /** A daemon starts (new incarnation) and a `connected` event is sent. */
+  public start(options: { readonly version?: string; readonly silent?: boolean } = {}): void {
+    if (this.#info) return;
+    this.#info = this.nextInfo(options.version ?? '1.0.0');
+    if (!options.silent) this.emit({ kind: 'connected', info: this.#info });
+  }
+
+  /** Sends a heartbeat with the current identity. */
+  public heartbeat(): void {
+    if (this.#info) this.emit({ kind: 'heartbeat', info: this.#info });
+  }
+
+  /** Sends a `lagged` event, as if `missed` events had been dropped by a slow consumer. */
+  public lag(missed: number): void {
+    this.emit({ kind: 'lagged', missed });
+  }
+
+  /** The next `count` events are lost without trace. */
+  public dropEvents(count: number): void {
+    this.#droppedEvents += count;
+  }
+
+  /** The next `count` identity queries reject with `daemonQueryFailed`. */
+  public failIdentityQueries(count: number): void {
+    this.#queryFailures += count;
+  }
+
+  /** The next `count` open/attach/create calls reject with `daemonUnavailable` (transient). */
+  public failConnects(count: number): void {
+    this.#connectFailures += count;
+  }
+
+  /** Attach by this id is definitively refused from now on. */
+  public markUnavailable(notebookId: string): void {
+    this.#unavailable.add(notebookId);
+  }
+
+  /** Makes an id attachable, as a persisted notebook from an earlier daemon life would be. */
+  public addPersistedNotebook(notebookId: string, path?: string): void {
+    this.#rooms.set(notebookId, { notebookId, path, ephemeral: false });
+  }
+
+  /** Readiness of handles opened from now on. */
+  public setNextReadiness(readiness: NotebookReadiness): void {
+    this.#readiness = readiness;
+  }
+
+  private emit(event: DaemonEvent): void {
+    if (this.#droppedEvents > 0) {
+      this.#droppedEvents -= 1;
+      return;
+    }
+    for (const listener of [...this.#listeners]) listener(event);
+  }
+
+  private beforeConnect(options: PeerOptions): void {
+    if (typeof options?.peerLabel !== 'string') {
+      throw new CoreError('notModelled', 'FakeDaemonPort: connections need a peerLabel');
+    }
+    if (this.#connectFailures > 0) {
+      this.#connectFailures -= 1;
+      throw new CoreError('daemonUnavailable', 'FakeDaemonPort: connection failed (injected)');
+    }
+    this.requireRunning();
+  }
+
+  private requireRunning(): void {
+    if (!this.#info) throw new CoreError('daemonUnavailable', 'Daemon is not running');
+  }
+
+  private newHandle(room: FakeRoom): FakeNotebookHandle {
+    const handle = new FakeNotebookHandle({
+      notebookId: room.notebookId,
+      notebookPath: room.path,
+      daemonIncarnation: this.#info?.incarnation,
+      readiness: this.#readiness,
+      executor: this.#executor,
+    });
+    this.handles.push(handle);
+    return handle;
+  }
+
+  private nextInfo(version: string): DaemonInfo {
+    this.#starts += 1;
+    const pid = this.#starts === 1 ? this.#pid : this.#pid + this.#starts * 17;
+    const startedAt = new Date(Date.UTC(2026, 0, 1) + this.#starts * 1000).toISOString();
+    return { incarnation: DaemonIncarnation.of(pid, startedAt), version, protocolVersion };
+  }
+}

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import { CoreError } from '../errors/core-error.js';
+import type {
+  CellOutput,
+  CellType,
+  ExecuteOptions,
+  ExecutionResult,
+  InsertCellRequest,
+  MutationOptions,
+  NotebookCell,
+  NotebookHandle,
+  NotebookHandleCloseReason,
+  NotebookReadiness,
+  SavedNotebook,
+  Subscription,
+} from '../ports/notebook-handle.js';
+import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+
+/** What the fake kernel does with a cell: the outputs and the status of one execution. */
+export type FakeExecutor = (cell: NotebookCell) => { readonly status: 'ok' | 'error'; readonly outputs: readonly CellOutput[] };
+
+export interface FakeNotebookHandleOptions {
+  readonly notebookId?: string;
+  readonly notebookPath?: string;
+  readonly daemonIncarnation?: DaemonIncarnation;
+  readonly readiness?: NotebookReadiness;
+  readonly cells?: readonly Pick<NotebookCell, 'source' | 'cellType'>[];
+  /** Without one, executing a cell throws `notModelled`. */
+  readonly executor?: FakeExecutor;
+}
+
+/**
+ * An in-memory notebook behind the {@link NotebookHandle} port: cells, an idempotency ledger
+ * (a repeated key returns the first result without applying again), readiness that tests move,
+ * and closing. It records every call in `calls`.
+ */
+export class FakeNotebookHandle implements NotebookHandle {
+  public readonly notebookId: string;
+  public readonly daemonIncarnation: DaemonIncarnation | undefined;
+  public readonly calls: string[] = [];
+  public interruptCount = 0;
+  public kernelRestartCount = 0;
+  #notebookPath: string | undefined;
+  #readiness: NotebookReadiness;
+  #cells: NotebookCell[] = [];
+  #nextCell = 1;
+  #executionCount = 0;
+  #closedReason: NotebookHandleCloseReason | undefined;
+  readonly #executor: FakeExecutor | undefined;
+  readonly #ledger = new Map<string, unknown>();
+  readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
+  readonly #readinessWaiters = new Set<() => void>();
+
+  public constructor(options: FakeNotebookHandleOptions = {}) {
+    this.notebookId = options.notebookId ?? randomUUID();
+    this.#notebookPath = options.notebookPath;
+    this.daemonIncarnation = options.daemonIncarnation;
+    this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
+    this.#executor = options.executor;
+    for (const cell of options.cells ?? []) this.#cells.push(this.newCell(cell.source, cell.cellType));
+  }
+
+  public get notebookPath(): string | undefined {
+    return this.#notebookPath;
+  }
+
+  public get isClosed(): boolean {
+    return this.#closedReason !== undefined;
+  }
+
+  /** Why the handle closed, if it did. */
+  public get closedReason(): NotebookHandleCloseReason | undefined {
+    return this.#closedReason;
+  }
+
+  public readiness(): NotebookReadiness {
+    return this.#readiness;
+  }
+
+  /** Moves readiness (e.g. from pending to ready) and wakes waiters. */
+  public setReadiness(readiness: NotebookReadiness): void {
+    this.#readiness = readiness;
+    for (const wake of [...this.#readinessWaiters]) wake();
+  }
+
+  public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.#closedReason !== undefined) {
+          reject(this.closedError());
+        } else if (this.#readiness.document === 'failed') {
+          reject(new CoreError('daemonUnavailable', `Notebook ${this.notebookId} failed to load: ${this.#readiness.reason ?? 'unknown reason'}`));
+        } else if (signal?.aborted) {
+          reject(signal.reason);
+        } else if (this.#readiness.document === 'ready' && this.#readiness.runtime !== 'pending') {
+          resolve(this.#readiness);
+        } else {
+          return false;
+        }
+        return true;
+      };
+      if (check()) return;
+      const wake = (): void => {
+        if (check()) {
+          this.#readinessWaiters.delete(wake);
+          signal?.removeEventListener('abort', wake);
+        }
+      };
+      this.#readinessWaiters.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  public async listCells(): Promise<readonly NotebookCell[]> {
+    this.use('listCells');
+    return [...this.#cells];
+  }
+
+  public async getCell(cellId: string): Promise<NotebookCell> {
+    this.use(`getCell:${cellId}`);
+    return this.cellAt(this.indexOf(cellId));
+  }
+
+  public async insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell> {
+    return this.once('insertCell', options, () => {
+      const cell = this.newCell(request.source, request.cellType);
+      const index = request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
+      this.#cells.splice(index, 0, cell);
+      return cell;
+    });
+  }
+
+  public async updateCell(
+    cellId: string,
+    patch: { readonly source?: string; readonly cellType?: CellType },
+    options?: MutationOptions,
+  ): Promise<NotebookCell> {
+    return this.once(`updateCell:${cellId}`, options, () => {
+      const index = this.indexOf(cellId);
+      const cell = { ...this.cellAt(index), ...(patch.source !== undefined ? { source: patch.source } : {}), ...(patch.cellType ? { cellType: patch.cellType } : {}) };
+      this.#cells[index] = cell;
+      return cell;
+    });
+  }
+
+  public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
+    this.once(`deleteCell:${cellId}`, options, () => {
+      this.#cells.splice(this.indexOf(cellId), 1);
+    });
+  }
+
+  public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
+    this.once(`moveCell:${cellId}`, options, () => {
+      const [cell] = this.#cells.splice(this.indexOf(cellId), 1);
+      const at = afterCellId === undefined ? 0 : this.indexOf(afterCellId) + 1;
+      this.#cells.splice(at, 0, cell as NotebookCell);
+    });
+  }
+
+  public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
+    this.once(`clearOutputs:${cellId}`, options, () => {
+      const index = this.indexOf(cellId);
+      this.#cells[index] = { ...this.cellAt(index), outputs: [], executionCount: null };
+    });
+  }
+
+  public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
+    return this.once(`executeCell:${cellId}`, options, () => {
+      const index = this.indexOf(cellId);
+      if (!this.#executor) throw new CoreError('notModelled', 'FakeNotebookHandle: executeCell needs an executor option');
+      if (this.#readiness.runtime !== 'ready') {
+        throw new CoreError('invalidRequest', `Runtime is ${this.#readiness.runtime}: ${this.#readiness.reason ?? 'no kernel'}`);
+      }
+      const { status, outputs } = this.#executor(this.cellAt(index));
+      this.#executionCount += 1;
+      for (const output of outputs) options?.onOutput?.(output);
+      this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
+      return { executionId: randomUUID(), status, outputs, executionCount: this.#executionCount };
+    });
+  }
+
+  public async interruptKernel(): Promise<void> {
+    this.use('interruptKernel');
+    this.interruptCount += 1;
+  }
+
+  public async restartKernel(): Promise<void> {
+    this.use('restartKernel');
+    this.kernelRestartCount += 1;
+  }
+
+  public async save(path?: string): Promise<SavedNotebook> {
+    this.use(`save:${path ?? ''}`);
+    const target = path ?? this.#notebookPath;
+    if (target === undefined) {
+      throw new CoreError('invalidRequest', 'No path specified: an untitled notebook needs a path to be saved.');
+    }
+    this.#notebookPath = target;
+    return { notebookId: this.notebookId, path: target };
+  }
+
+  public async close(): Promise<void> {
+    this.calls.push('close');
+    this.simulateClose('closed');
+  }
+
+  /** Closes the handle as the daemon would (`disconnected`, `room-removed`); fires listeners once. */
+  public simulateClose(reason: NotebookHandleCloseReason): void {
+    if (this.#closedReason !== undefined) return;
+    this.#closedReason = reason;
+    for (const listener of [...this.#closeListeners]) listener(reason);
+    this.#closeListeners.clear();
+    for (const wake of [...this.#readinessWaiters]) wake();
+  }
+
+  public onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription {
+    this.#closeListeners.add(listener);
+    return { dispose: () => this.#closeListeners.delete(listener) };
+  }
+
+  private once<T>(operation: string, options: MutationOptions | undefined, apply: () => T): T {
+    this.use(operation);
+    const key = options?.idempotencyKey;
+    if (key !== undefined && this.#ledger.has(key)) return this.#ledger.get(key) as T;
+    const result = apply();
+    if (key !== undefined) this.#ledger.set(key, result);
+    return result;
+  }
+
+  private use(call: string): void {
+    this.calls.push(call);
+    if (this.#closedReason !== undefined) throw this.closedError();
+  }
+
+  private closedError(): CoreError {
+    return new CoreError('handleClosed', `Notebook ${this.notebookId} connection is closed (${this.#closedReason})`);
+  }
+
+  private indexOf(cellId: string): number {
+    const index = this.#cells.findIndex((cell) => cell.id === cellId);
+    if (index < 0) throw new CoreError('cellNotFound', `Cell not found: ${cellId}`);
+    return index;
+  }
+
+  private cellAt(index: number): NotebookCell {
+    return this.#cells[index] as NotebookCell;
+  }
+
+  private newCell(source: string, cellType: CellType): NotebookCell {
+    return { id: `cell-${this.#nextCell++}`, cellType, source, outputs: [], executionCount: null, metadata: {} };
+  }
+}
