@@ -1,18 +1,32 @@
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';
+export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
+export { ContributionProvider } from './container/contribution-provider.js';
 export type { McpContainerOptions } from './container/create-mcp-container.js';
-export type { McpPlugin } from './container/mcp-plugin.js';
+export { createMcpContainer } from './container/create-mcp-container.js';
 export type { Token } from './container/define-token.js';
+export { defineToken } from './container/define-token.js';
+export type { McpPlugin } from './container/mcp-plugin.js';
+export { definePlugin } from './container/mcp-plugin.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
+export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
   AdmissionDecision,
   AdmissionRequest,
   ClientIdentity,
   ProtocolEra,
 } from './contributions/protocol-admission.js';
+export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
+export { RejoinStrategy } from './contributions/rejoin-strategy.js';
+export { TargetKind } from './contributions/target-kind.js';
+export type { RuntimedSocketEnvironment } from './daemon/resolve-runtimed-socket-path.js';
+export { resolveRuntimedSocketPath } from './daemon/resolve-runtimed-socket-path.js';
 export type { CoreErrorKind } from './errors/core-error.js';
+export { CoreError } from './errors/core-error.js';
 export type { ChildExit, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
+export { ChildProcessPort } from './ports/child-process-port.js';
 export type { Timer } from './ports/clock.js';
+export { Clock } from './ports/clock.js';
 export type {
   CreateNotebookOptions,
   DaemonEvent,
@@ -21,7 +35,11 @@ export type {
   PeerOptions,
   RoomInfo,
 } from './ports/daemon-port.js';
+export { DaemonPort } from './ports/daemon-port.js';
 export type { LogFields, LogLevel } from './ports/logger.js';
+export { Logger } from './ports/logger.js';
+export { NodeChildProcessPort } from './ports/node-child-process-port.js';
+export { NodeSourceFileProbe } from './ports/node-source-file-probe.js';
 export type {
   CellOutput,
   CellType,
@@ -37,38 +55,21 @@ export type {
   Subscription,
 } from './ports/notebook-handle.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
+export { SourceFileProbe } from './ports/source-file-probe.js';
 export type { LineSink } from './ports/stderr-logger.js';
+export { parseLogLevel, StderrLogger } from './ports/stderr-logger.js';
+export { SystemClock } from './ports/system-clock.js';
+export { ChildExitClassification } from './proxy/child-exit-classification.js';
+export { DaemonIncarnation } from './target/daemon-incarnation.js';
 export type {
   HostedUrlTarget,
   LocalPathTarget,
   NotebookIdTarget,
   NotebookTarget,
 } from './target/notebook-target.js';
-export type { PathInspection, TargetParseContext } from './target/parse-notebook-target.js';
-
-export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
-export { ContributionProvider } from './container/contribution-provider.js';
-export { createMcpContainer } from './container/create-mcp-container.js';
-export { defineToken } from './container/define-token.js';
-export { definePlugin } from './container/mcp-plugin.js';
-export { ExitClassifier } from './contributions/exit-classifier.js';
-export { ProtocolAdmission } from './contributions/protocol-admission.js';
-export { RejoinStrategy } from './contributions/rejoin-strategy.js';
-export { TargetKind } from './contributions/target-kind.js';
-export { CoreError } from './errors/core-error.js';
-export { ChildProcessPort } from './ports/child-process-port.js';
-export { Clock } from './ports/clock.js';
-export { DaemonPort } from './ports/daemon-port.js';
-export { Logger } from './ports/logger.js';
-export { NodeChildProcessPort } from './ports/node-child-process-port.js';
-export { NodeSourceFileProbe } from './ports/node-source-file-probe.js';
-export { SourceFileProbe } from './ports/source-file-probe.js';
-export { parseLogLevel, StderrLogger } from './ports/stderr-logger.js';
-export { SystemClock } from './ports/system-clock.js';
-export { ChildExitClassification } from './proxy/child-exit-classification.js';
-export { DaemonIncarnation } from './target/daemon-incarnation.js';
 export { describeNotebookTarget, isSameNotebookTarget } from './target/notebook-target.js';
 export { NotebookTargetResolver } from './target/notebook-target-resolver.js';
+export type { PathInspection, TargetParseContext } from './target/parse-notebook-target.js';
 export {
   detectNotebookTargetKind,
   inspectPathOnDisk,

@@ -1,7 +1,7 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
 import { ExitClassifier } from '../contributions/exit-classifier.js';
-import { RejoinStrategy, type RejoinOutcome } from '../contributions/rejoin-strategy.js';
+import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { CoreError } from '../errors/core-error.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
@@ -31,7 +31,9 @@ function strategyPlugin(pluginId: string, ...strategies: RejoinStrategy[]): McpP
 @injectable()
 class StrategyConsumer {
   public constructor(
-    @inject(ContributionProvider) @named(RejoinStrategy) public readonly strategies: ContributionProvider<RejoinStrategy>,
+    @inject(ContributionProvider)
+    @named(RejoinStrategy)
+    public readonly strategies: ContributionProvider<RejoinStrategy>,
     @inject(Clock) public readonly clock: Clock,
   ) {}
 }
@@ -99,7 +101,9 @@ describe(createMcpContainer, () => {
         bind(ExitClassifier).to(NeedsDaemon);
       }),
     });
-    expect(() => createMcpContainer({ plugins: [plugin] })).toThrowError(/^ExitClassifier: a contribution could not be created/);
+    expect(() => createMcpContainer({ plugins: [plugin] })).toThrowError(
+      /^ExitClassifier: a contribution could not be created/,
+    );
   });
 });
 

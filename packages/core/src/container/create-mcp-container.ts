@@ -1,7 +1,6 @@
 import { Container, type ServiceIdentifier } from 'inversify';
 import { CoreError } from '../errors/core-error.js';
-import { listContributionPoints, assertValidContributions } from './contribution-point.js';
-import { type Contribution } from './contribution-point.js';
+import { assertValidContributions, type Contribution, listContributionPoints } from './contribution-point.js';
 import { ContributionProvider } from './contribution-provider.js';
 import { createCoreModule } from './core-module.js';
 import { assertValidPluginId, type McpPlugin } from './mcp-plugin.js';

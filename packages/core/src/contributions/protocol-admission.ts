@@ -40,3 +40,15 @@ export interface ProtocolAdmission extends Contribution {
 }
 
 export const ProtocolAdmission = defineContributionPoint<ProtocolAdmission>('core', 'ProtocolAdmission', ['v1']);
+
+/** `{ name, version?, title? }` from a `clientInfo` value when it carries a string name; else `undefined`. */
+export function readClientIdentity(value: unknown): ClientIdentity | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { name, version, title } = value as Record<string, unknown>;
+  if (typeof name !== 'string' || name.length === 0) return undefined;
+  return {
+    name,
+    ...(typeof version === 'string' ? { version } : {}),
+    ...(typeof title === 'string' ? { title } : {}),
+  };
+}

@@ -3,7 +3,6 @@
  *
  * - `invalidPluginId`: a plugin id is not a dotted lowercase name (`acme.git-rejoin`).
  * - `duplicatePluginId`: two plugins with the same id were given to one container.
- * - `duplicateToken`: `defineToken` was called twice with the same package and name.
  * - `unknownSpecificationVersion`: a contribution declares a `specificationVersion` its point
  *   does not know; the container refuses to build rather than call it with the wrong shape.
  * - `duplicateContributionId`: two contributions to one point share an id.
@@ -25,7 +24,6 @@
 export type CoreErrorKind =
   | 'invalidPluginId'
   | 'duplicatePluginId'
-  | 'duplicateToken'
   | 'unknownSpecificationVersion'
   | 'duplicateContributionId'
   | 'invalidContribution'

@@ -11,7 +11,9 @@ import type { ChildExit } from '../ports/child-process-port.js';
 @injectable()
 export class ChildExitClassification {
   public constructor(
-    @inject(ContributionProvider) @named(ExitClassifier) private readonly classifiers: ContributionProvider<ExitClassifier>,
+    @inject(ContributionProvider)
+    @named(ExitClassifier)
+    private readonly classifiers: ContributionProvider<ExitClassifier>,
   ) {}
 
   public classify(exit: ChildExit): ChildExitClass {

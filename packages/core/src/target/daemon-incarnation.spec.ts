@@ -17,7 +17,11 @@ describe(DaemonIncarnation, () => {
   });
 
   it('refuses a malformed pid or start time', () => {
-    for (const make of [() => DaemonIncarnation.of(0, startedAt), () => DaemonIncarnation.of(1.5, startedAt), () => DaemonIncarnation.of(5, 'yesterday')]) {
+    for (const make of [
+      () => DaemonIncarnation.of(0, startedAt),
+      () => DaemonIncarnation.of(1.5, startedAt),
+      () => DaemonIncarnation.of(5, 'yesterday'),
+    ]) {
       expect(make).toThrowError(expect.objectContaining({ kind: 'invalidIncarnation' }));
       try {
         make();

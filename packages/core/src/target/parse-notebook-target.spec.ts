@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inspect } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreError } from '../errors/core-error.js';
 import { describeNotebookTarget, isSameNotebookTarget } from './notebook-target.js';
@@ -21,7 +21,10 @@ let canonicalRoot: string;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'nteract-target-'));
-  canonicalRoot = inspectPathOnDisk(root).kind === 'directory' ? (inspectPathOnDisk(root) as { canonicalPath: string }).canonicalPath : root;
+  canonicalRoot =
+    inspectPathOnDisk(root).kind === 'directory'
+      ? (inspectPathOnDisk(root) as { canonicalPath: string }).canonicalPath
+      : root;
   mkdirSync(join(root, 'real'));
   writeFileSync(join(root, 'real', 'a.ipynb'), '{}');
   symlinkSync(join(root, 'real'), join(root, 'link'));
@@ -68,9 +71,15 @@ describe(parseLocalPathTarget, () => {
   });
 
   it('refuses empty input, a directory, ~user and a relative cwd with actionable messages', () => {
-    expectInvalid(() => parseLocalPathTarget('', { cwd: root }), "Notebook path is empty: give the path of a .ipynb file, e.g. 'analysis.ipynb'.");
+    expectInvalid(
+      () => parseLocalPathTarget('', { cwd: root }),
+      "Notebook path is empty: give the path of a .ipynb file, e.g. 'analysis.ipynb'.",
+    );
     expectInvalid(() => parseLocalPathTarget('   ', { cwd: root }), /Notebook path is empty/);
-    expectInvalid(() => parseLocalPathTarget('real', { cwd: root }), /is a directory\. Give the path of a notebook file inside it/);
+    expectInvalid(
+      () => parseLocalPathTarget('real', { cwd: root }),
+      /is a directory\. Give the path of a notebook file inside it/,
+    );
     expectInvalid(() => parseLocalPathTarget('~bob/x.ipynb', { cwd: root }), /'~user' paths are not supported/);
     expectInvalid(() => parseLocalPathTarget('x.ipynb', { cwd: 'relative/dir' }), /is not absolute/);
     expectInvalid(() => parseLocalPathTarget('a\0b.ipynb', { cwd: root }), /NUL byte/);
@@ -79,7 +88,8 @@ describe(parseLocalPathTarget, () => {
   it('uses the injected file-system view', () => {
     const target = parseLocalPathTarget('x.ipynb', {
       cwd: '/work',
-      inspectPath: (path) => (path === '/work/x.ipynb' ? { kind: 'file', canonicalPath: '/data/x.ipynb' } : { kind: 'missing' }),
+      inspectPath: (path) =>
+        path === '/work/x.ipynb' ? { kind: 'file', canonicalPath: '/data/x.ipynb' } : { kind: 'missing' },
     });
     expect(target.path).toBe('/data/x.ipynb');
   });
@@ -90,17 +100,23 @@ describe(parseNotebookIdTarget, () => {
     expect(parseNotebookIdTarget(` ${uuid.toUpperCase()} `)).toEqual({ kind: 'notebook-id', notebookId: uuid });
   });
 
-  it.each(['', 'notebook-1', '0b9f2c44-5d1e-4a7b-9c3d', `${uuid}0`, 'analysis.ipynb'])('refuses %j with the original text', (raw) => {
-    expectInvalid(
-      () => parseNotebookIdTarget(raw),
-      `Invalid notebook_id '${raw}': must be a UUID (e.g. from list_active_notebooks). To open a file, use the 'path' parameter instead.`,
-    );
-  });
+  it.each(['', 'notebook-1', '0b9f2c44-5d1e-4a7b-9c3d', `${uuid}0`, 'analysis.ipynb'])(
+    'refuses %j with the original text',
+    (raw) => {
+      expectInvalid(
+        () => parseNotebookIdTarget(raw),
+        `Invalid notebook_id '${raw}': must be a UUID (e.g. from list_active_notebooks). To open a file, use the 'path' parameter instead.`,
+      );
+    },
+  );
 });
 
 describe(parseHostedUrlTarget, () => {
   it('splits server, path and token; the identity has no credentials', () => {
-    const target = parseHostedUrlTarget('https://hub.example.org:8443/user/ada/lab/tree/work/My%20Plot.ipynb?token=s3cret#cell', {});
+    const target = parseHostedUrlTarget(
+      'https://hub.example.org:8443/user/ada/lab/tree/work/My%20Plot.ipynb?token=s3cret#cell',
+      {},
+    );
     expect(target.url).toBe('https://hub.example.org:8443/user/ada/lab/tree/work/My%20Plot.ipynb');
     expect(target.serverUrl).toBe('https://hub.example.org:8443/user/ada/');
     expect(target.notebookPath).toBe('work/My Plot.ipynb');
@@ -109,7 +125,12 @@ describe(parseHostedUrlTarget, () => {
 
   it('never prints the token: JSON, inspect, template strings and describe', () => {
     const target = parseHostedUrlTarget('http://localhost:8888/notebooks/a.ipynb?token=s3cret', {});
-    const printed = [JSON.stringify(target), inspect(target, { depth: 5 }), `${target.token}`, describeNotebookTarget(target)].join('\n');
+    const printed = [
+      JSON.stringify(target),
+      inspect(target, { depth: 5 }),
+      `${target.token}`,
+      describeNotebookTarget(target),
+    ].join('\n');
     expect(printed).not.toContain('s3cret');
     expect(printed).toContain('[redacted]');
   });
@@ -125,9 +146,18 @@ describe(parseHostedUrlTarget, () => {
 
   it('refuses URLs that do not name a notebook, without echoing credentials', () => {
     expectInvalid(() => parseHostedUrlTarget('http://localhost:8888/lab?token=s3cret', {}), /does not name a notebook/);
-    expectInvalid(() => parseHostedUrlTarget('http://localhost:8888/lab/tree/data.csv', {}), /does not name a notebook/);
-    expectInvalid(() => parseHostedUrlTarget('http://localhost:8888/lab/tree/../x.ipynb', {}), /does not name a notebook/);
-    expectInvalid(() => parseHostedUrlTarget('http://ada:pw@localhost:8888/lab/tree/a.ipynb', {}), /user name or password/);
+    expectInvalid(
+      () => parseHostedUrlTarget('http://localhost:8888/lab/tree/data.csv', {}),
+      /does not name a notebook/,
+    );
+    expectInvalid(
+      () => parseHostedUrlTarget('http://localhost:8888/lab/tree/../x.ipynb', {}),
+      /does not name a notebook/,
+    );
+    expectInvalid(
+      () => parseHostedUrlTarget('http://ada:pw@localhost:8888/lab/tree/a.ipynb', {}),
+      /user name or password/,
+    );
     expectInvalid(() => parseHostedUrlTarget('http://', {}), 'Hosted notebook URL is not a valid URL.');
     try {
       parseHostedUrlTarget('http://ada:pw@localhost:8888/lab/tree/a.ipynb?token=s3cret', {});
@@ -145,7 +175,10 @@ describe(parseNotebookTarget, () => {
   });
 
   it('refuses an empty string and unsupported URL schemes', () => {
-    expectInvalid(() => detectNotebookTargetKind(''), /^Notebook target is empty: give a notebook file path, a notebook UUID/);
+    expectInvalid(
+      () => detectNotebookTargetKind(''),
+      /^Notebook target is empty: give a notebook file path, a notebook UUID/,
+    );
     expectInvalid(() => parseNotebookTarget('  ', { cwd: root }), /Notebook target is empty/);
     expectInvalid(
       () => parseNotebookTarget('ftp://files.example.org/a.ipynb', { cwd: root }),

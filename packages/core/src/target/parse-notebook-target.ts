@@ -85,13 +85,19 @@ export function parseNotebookIdTarget(raw: string): NotebookIdTarget {
  */
 export function parseLocalPathTarget(raw: string, context: TargetParseContext): LocalPathTarget {
   if (raw.trim().length === 0) {
-    throw new CoreError('invalidTarget', "Notebook path is empty: give the path of a .ipynb file, e.g. 'analysis.ipynb'.");
+    throw new CoreError(
+      'invalidTarget',
+      "Notebook path is empty: give the path of a .ipynb file, e.g. 'analysis.ipynb'.",
+    );
   }
   if (raw.includes('\0')) {
     throw new CoreError('invalidTarget', 'Notebook path contains a NUL byte.');
   }
   if (!isAbsolute(context.cwd)) {
-    throw new CoreError('invalidTarget', `Cannot resolve '${raw}': the working directory '${context.cwd}' is not absolute.`);
+    throw new CoreError(
+      'invalidTarget',
+      `Cannot resolve '${raw}': the working directory '${context.cwd}' is not absolute.`,
+    );
   }
   const absolute = resolve(context.cwd, expandHome(fromFileUrl(raw), context.homeDir ?? homedir()));
   const inspect = context.inspectPath ?? inspectPathOnDisk;
@@ -114,7 +120,10 @@ export function parseLocalPathTarget(raw: string, context: TargetParseContext): 
  * the identity URL carries no credentials, query or fragment and uses the `lab/tree` route.
  * Error messages never repeat the raw URL, since it may hold a token.
  */
-export function parseHostedUrlTarget(raw: string, context: Pick<TargetParseContext, 'defaultHostedToken'>): HostedUrlTarget {
+export function parseHostedUrlTarget(
+  raw: string,
+  context: Pick<TargetParseContext, 'defaultHostedToken'>,
+): HostedUrlTarget {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -168,7 +177,10 @@ function expandHome(path: string, homeDir: string): string {
   if (path === '~') return homeDir;
   if (path.startsWith('~/') || path.startsWith('~\\')) return join(homeDir, path.slice(2));
   if (/^~[^/\\]/.test(path)) {
-    throw new CoreError('invalidTarget', `'${path}': '~user' paths are not supported; give an absolute path or one relative to the working directory.`);
+    throw new CoreError(
+      'invalidTarget',
+      `'${path}': '~user' paths are not supported; give an absolute path or one relative to the working directory.`,
+    );
   }
   return path;
 }

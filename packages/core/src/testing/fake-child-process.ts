@@ -90,7 +90,13 @@ export class FakeChildProcessPort implements ChildProcessPort {
       this.failedSpawns.push(spec);
       const stdout = new PassThrough();
       stdout.end();
-      return { pid: undefined, stdin: new PassThrough(), stdout, exited: Promise.resolve({ code: null, signal: null, spawnError: failure }), kill: () => undefined };
+      return {
+        pid: undefined,
+        stdin: new PassThrough(),
+        stdout,
+        exited: Promise.resolve({ code: null, signal: null, spawnError: failure }),
+        kill: () => undefined,
+      };
     }
     const child = new FakeChildProcess(spec, this.#nextPid++);
     this.spawned.push(child);

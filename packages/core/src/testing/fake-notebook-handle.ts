@@ -17,7 +17,10 @@ import type {
 import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
 
 /** What the fake kernel does with a cell: the outputs and the status of one execution. */
-export type FakeExecutor = (cell: NotebookCell) => { readonly status: 'ok' | 'error'; readonly outputs: readonly CellOutput[] };
+export type FakeExecutor = (cell: NotebookCell) => {
+  readonly status: 'ok' | 'error';
+  readonly outputs: readonly CellOutput[];
+};
 
 export interface FakeNotebookHandleOptions {
   readonly notebookId?: string;
@@ -89,7 +92,12 @@ export class FakeNotebookHandle implements NotebookHandle {
         if (this.#closedReason !== undefined) {
           reject(this.closedError());
         } else if (this.#readiness.document === 'failed') {
-          reject(new CoreError('daemonUnavailable', `Notebook ${this.notebookId} failed to load: ${this.#readiness.reason ?? 'unknown reason'}`));
+          reject(
+            new CoreError(
+              'daemonUnavailable',
+              `Notebook ${this.notebookId} failed to load: ${this.#readiness.reason ?? 'unknown reason'}`,
+            ),
+          );
         } else if (signal?.aborted) {
           reject(signal.reason);
         } else if (this.#readiness.document === 'ready' && this.#readiness.runtime !== 'pending') {
@@ -124,7 +132,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   public async insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell> {
     return this.once('insertCell', options, () => {
       const cell = this.newCell(request.source, request.cellType);
-      const index = request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
+      const index =
+        request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
       this.#cells.splice(index, 0, cell);
       return cell;
     });
@@ -137,7 +146,11 @@ export class FakeNotebookHandle implements NotebookHandle {
   ): Promise<NotebookCell> {
     return this.once(`updateCell:${cellId}`, options, () => {
       const index = this.indexOf(cellId);
-      const cell = { ...this.cellAt(index), ...(patch.source !== undefined ? { source: patch.source } : {}), ...(patch.cellType ? { cellType: patch.cellType } : {}) };
+      const cell = {
+        ...this.cellAt(index),
+        ...(patch.source !== undefined ? { source: patch.source } : {}),
+        ...(patch.cellType ? { cellType: patch.cellType } : {}),
+      };
       this.#cells[index] = cell;
       return cell;
     });
@@ -167,9 +180,13 @@ export class FakeNotebookHandle implements NotebookHandle {
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     return this.once(`executeCell:${cellId}`, options, () => {
       const index = this.indexOf(cellId);
-      if (!this.#executor) throw new CoreError('notModelled', 'FakeNotebookHandle: executeCell needs an executor option');
+      if (!this.#executor)
+        throw new CoreError('notModelled', 'FakeNotebookHandle: executeCell needs an executor option');
       if (this.#readiness.runtime !== 'ready') {
-        throw new CoreError('invalidRequest', `Runtime is ${this.#readiness.runtime}: ${this.#readiness.reason ?? 'no kernel'}`);
+        throw new CoreError(
+          'invalidRequest',
+          `Runtime is ${this.#readiness.runtime}: ${this.#readiness.reason ?? 'no kernel'}`,
+        );
       }
       const { status, outputs } = this.#executor(this.cellAt(index));
       this.#executionCount += 1;

@@ -60,7 +60,8 @@ describe('createTestContainer', () => {
 
 describe(ManualClock, () => {
   it('fires timers in due order, including ones scheduled while advancing', () => {
-    const { clock } = build({ clock: new ManualClock(0) }) as { clock: ManualClock };
+    const clock = new ManualClock(0);
+    expect(build({ clock }).clock).toBe(clock);
     const fired: string[] = [];
     clock.setTimer(20, () => fired.push('b@20'));
     clock.setTimer(10, () => {
@@ -78,7 +79,8 @@ describe(ManualClock, () => {
   });
 
   it('resolves sleeps on advance and rejects them on abort', async () => {
-    const { clock } = build({ clock: new ManualClock(0) }) as { clock: ManualClock };
+    const clock = new ManualClock(0);
+    expect(build({ clock }).clock).toBe(clock);
     let woke = false;
     const sleeping = clock.sleep(100).then(() => {
       woke = true;
@@ -98,8 +100,11 @@ describe(ManualClock, () => {
 
 describe(RecordingLogger, () => {
   it('records scoped lines and redacts secrets before storing them', () => {
-    const { logger } = build({ logger: new RecordingLogger() }) as { logger: RecordingLogger };
-    logger.child('plugin-hosted:HostedRejoin').warn('retrying', { url: 'http://h/lab/tree/a.ipynb', token: 'abc123', nested: { password: 'pw' } });
+    const logger = new RecordingLogger();
+    expect(build({ logger }).logger).toBe(logger);
+    logger
+      .child('plugin-hosted:HostedRejoin')
+      .warn('retrying', { url: 'http://h/lab/tree/a.ipynb', token: 'abc123', nested: { password: 'pw' } });
     logger.info('with secret object', { value: new SecretToken('xyz789') });
     expect(logger.find('retrying', 'warn')).toHaveLength(1);
     expect(logger.records[0]?.scope).toBe('plugin-hosted:HostedRejoin');
@@ -110,7 +115,9 @@ describe(RecordingLogger, () => {
 
 describe(FakeSourceFileProbe, () => {
   it('knows only the files it was given, follows aliases, and reports failures as unknown', async () => {
-    const files = new FakeSourceFileProbe(['/n/a.ipynb']).addFile('/link/b.ipynb', '/real/b.ipynb').failWith('/locked.ipynb', 'EACCES');
+    const files = new FakeSourceFileProbe(['/n/a.ipynb'])
+      .addFile('/link/b.ipynb', '/real/b.ipynb')
+      .failWith('/locked.ipynb', 'EACCES');
     const user = build({ files });
     expect(await user.files.probe('/n/a.ipynb')).toEqual({ kind: 'present', canonicalPath: '/n/a.ipynb' });
     expect(await user.files.probe('/link/b.ipynb')).toEqual({ kind: 'present', canonicalPath: '/real/b.ipynb' });
@@ -134,7 +141,9 @@ describe(FakeDaemonPort, () => {
     user.daemon.subscribe((event) => events.push(event.kind));
     daemon.restart({ version: '1.3.0' });
     const second = await user.daemon.queryInfo();
-    expect(second.kind === 'live' && first.kind === 'live' && second.info.incarnation.equals(first.info.incarnation)).toBe(false);
+    expect(
+      second.kind === 'live' && first.kind === 'live' && second.info.incarnation.equals(first.info.incarnation),
+    ).toBe(false);
     expect(second.kind === 'live' && second.info.version).toBe('1.3.0');
     expect(handle.isClosed).toBe(true);
     await expect(handle.listCells()).rejects.toSatisfy((error: unknown) => CoreError.is(error, 'handleClosed'));
@@ -151,10 +160,14 @@ describe(FakeDaemonPort, () => {
     expect((await user.daemon.listRooms())[0]?.activePeers).toBe(2);
 
     const unknown = '11111111-2222-4333-8444-555555555555';
-    await expect(user.daemon.attachNotebook(unknown, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notebookUnavailable'));
+    await expect(user.daemon.attachNotebook(unknown, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'notebookUnavailable'),
+    );
     expect(await user.daemon.listRooms()).toHaveLength(1);
     daemon.markUnavailable(a.notebookId);
-    await expect(user.daemon.attachNotebook(a.notebookId, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notebookUnavailable'));
+    await expect(user.daemon.attachNotebook(a.notebookId, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'notebookUnavailable'),
+    );
     daemon.addPersistedNotebook(unknown);
     expect((await user.daemon.attachNotebook(unknown, { peerLabel: 'x' })).notebookId).toBe(unknown);
   });
@@ -162,10 +175,22 @@ describe(FakeDaemonPort, () => {
   it('forgets ephemeral notebooks on restart and keeps persisted ones attachable', async () => {
     const daemon = new FakeDaemonPort();
     const user = build({ daemon });
-    const ephemeral = await user.daemon.createNotebook({ runtime: 'python', workingDir: '/w', ephemeral: true, peerLabel: 'x' });
-    const kept = await user.daemon.createNotebook({ runtime: 'python', workingDir: '/w', ephemeral: false, peerLabel: 'x' });
+    const ephemeral = await user.daemon.createNotebook({
+      runtime: 'python',
+      workingDir: '/w',
+      ephemeral: true,
+      peerLabel: 'x',
+    });
+    const kept = await user.daemon.createNotebook({
+      runtime: 'python',
+      workingDir: '/w',
+      ephemeral: false,
+      peerLabel: 'x',
+    });
     daemon.restart();
-    await expect(user.daemon.attachNotebook(ephemeral.notebookId, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notebookUnavailable'));
+    await expect(user.daemon.attachNotebook(ephemeral.notebookId, { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'notebookUnavailable'),
+    );
     expect((await user.daemon.attachNotebook(kept.notebookId, { peerLabel: 'x' })).notebookId).toBe(kept.notebookId);
   });
 
@@ -184,22 +209,33 @@ describe(FakeDaemonPort, () => {
     expect(events).toEqual(['connected', 'lagged', 'heartbeat']);
     daemon.stop();
     expect(await user.daemon.queryInfo()).toEqual({ kind: 'absent', reason: 'daemon is not running' });
-    await expect(user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'daemonUnavailable'));
+    await expect(user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'daemonUnavailable'),
+    );
     daemon.start();
     daemon.failConnects(1);
-    await expect(user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'daemonUnavailable'));
+    await expect(user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' })).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'daemonUnavailable'),
+    );
     expect((await user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' })).notebookPath).toBe('/a.ipynb');
   });
 
   it('throws on what it does not model (a connection without a peer label)', async () => {
     const user = build({ daemon: new FakeDaemonPort() });
-    await expect(user.daemon.openNotebook('/a.ipynb', {} as never)).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notModelled'));
+    await expect(user.daemon.openNotebook('/a.ipynb', {} as never)).rejects.toSatisfy((e: unknown) =>
+      CoreError.is(e, 'notModelled'),
+    );
   });
 });
 
 describe(FakeNotebookHandle, () => {
   it('edits cells and applies a repeated idempotency key once', async () => {
-    const daemon = new FakeDaemonPort({ executor: (cell) => ({ status: 'ok', outputs: [{ output_type: 'stream', name: 'stdout', text: `ran ${cell.source}` }] }) });
+    const daemon = new FakeDaemonPort({
+      executor: (cell) => ({
+        status: 'ok',
+        outputs: [{ output_type: 'stream', name: 'stdout', text: `ran ${cell.source}` }],
+      }),
+    });
     const user = build({ daemon });
     const handle = await user.daemon.openNotebook('/a.ipynb', { peerLabel: 'x' });
     const first = await handle.insertCell({ source: 'x = 1', cellType: 'code' }, { idempotencyKey: 'k1' });
@@ -212,14 +248,22 @@ describe(FakeNotebookHandle, () => {
     expect((await handle.getCell(first.id)).executionCount).toBe(1);
     await expect(handle.getCell('nope')).rejects.toThrow('Cell not found: nope');
     expect(await handle.save()).toEqual({ notebookId: handle.notebookId, path: '/a.ipynb' });
-    const untitled = await user.daemon.createNotebook({ runtime: 'python', workingDir: '/w', ephemeral: true, peerLabel: 'x' });
+    const untitled = await user.daemon.createNotebook({
+      runtime: 'python',
+      workingDir: '/w',
+      ephemeral: true,
+      peerLabel: 'x',
+    });
     await expect(untitled.save()).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'invalidRequest'));
     expect(await untitled.save('/b.ipynb')).toEqual({ notebookId: untitled.notebookId, path: '/b.ipynb' });
     expect(untitled.notebookPath).toBe('/b.ipynb');
   });
 
   it('throws notModelled when asked to execute without an executor, and waits for readiness', async () => {
-    const handle = new FakeNotebookHandle({ readiness: { document: 'pending', runtime: 'pending' }, cells: [{ source: '1', cellType: 'code' }] });
+    const handle = new FakeNotebookHandle({
+      readiness: { document: 'pending', runtime: 'pending' },
+      cells: [{ source: '1', cellType: 'code' }],
+    });
     const [cell] = await handle.listCells();
     await expect(handle.executeCell(cell?.id ?? '')).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notModelled'));
     let ready = false;

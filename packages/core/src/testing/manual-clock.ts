@@ -26,7 +26,12 @@ export class ManualClock implements Clock {
   }
 
   public setTimer(delayMs: number, callback: () => void): Timer {
-    const timer: PendingTimer = { dueAt: this.#now + Math.max(0, delayMs), order: this.#order++, callback, cancelled: false };
+    const timer: PendingTimer = {
+      dueAt: this.#now + Math.max(0, delayMs),
+      order: this.#order++,
+      callback,
+      cancelled: false,
+    };
     this.#timers.push(timer);
     return {
       cancel: () => {

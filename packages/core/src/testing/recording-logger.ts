@@ -35,12 +35,16 @@ export class RecordingLogger implements Logger {
 
   /** Records at `level` (any level when omitted) whose message contains `text`. */
   public find(text: string, level?: LogLevel): readonly LogRecord[] {
-    return this.records.filter((record) => record.message.includes(text) && (level === undefined || record.level === level));
+    return this.records.filter(
+      (record) => record.message.includes(text) && (level === undefined || record.level === level),
+    );
   }
 
   /** Everything recorded, as printed text; for asserting that a secret never appears. */
   public dump(): string {
-    return this.records.map((record) => `${record.level} ${record.scope ?? ''} ${record.message} ${JSON.stringify(record.fields)}`).join('\n');
+    return this.records
+      .map((record) => `${record.level} ${record.scope ?? ''} ${record.message} ${JSON.stringify(record.fields)}`)
+      .join('\n');
   }
 
   private record(level: LogLevel, message: string, fields?: LogFields): void {

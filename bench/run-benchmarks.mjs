@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// Benchmarks (not tests): numbers are written to bench/results/<name>.json and a bar chart to
+// bench/results/<name>.svg. Compare ratios measured in one run; absolute times vary by machine.
+//
+//   npm run bench                 all benchmarks
+//   npm run bench -- container    only the container benchmark
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const resultsDir = join(here, 'results');
+
+/** Runs `fn` `iterations` times after a warm-up; returns the median of `rounds` rounds, in µs per call. */
+function measure(fn, iterations, rounds = 7) {
+  for (let i = 0; i < iterations; i++) fn();
+  const perCall = [];
+  for (let round = 0; round < rounds; round++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) fn();
+    perCall.push(Number(process.hrtime.bigint() - start) / 1000 / iterations);
+  }
+  perCall.sort((a, b) => a - b);
+  return perCall[Math.floor(rounds / 2)];
+}
+
+function barChart(title, rows) {
+  const width = 640;
+  const barHeight = 28;
+  const max = Math.max(...rows.map((row) => row.value));
+  const bars = rows
+    .map((row, index) => {
+      const y = 40 + index * (barHeight + 10);
+      const length = Math.max(1, (row.value / max) * 380);
+      return `<text x="10" y="${y + 19}" font-size="13">${row.label}</text><rect x="230" y="${y}" width="${length.toFixed(1)}" height="${barHeight}" fill="#4c72b0"/><text x="${(236 + length).toFixed(1)}" y="${y + 19}" font-size="12">${row.value.toFixed(1)} ${row.unit}</text>`;
+    })
+    .join('');
+  const height = 50 + rows.length * (barHeight + 10);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><text x="10" y="22" font-size="15" font-weight="bold">${title}</text>${bars}</svg>\n`;
+}
+
+async function containerBenchmark() {
+  const core = await import('@nteract-mcp/core');
+  const { distributionPlugins } = await import('nteract-mcp');
+  const plugins = distributionPlugins({ env: {} });
+  const bare = measure(() => core.createMcpContainer({ plugins: [] }), 200);
+  const full = measure(() => core.createMcpContainer({ plugins }), 200);
+  const container = core.createMcpContainer({ plugins });
+  const resolver = container.get(core.NotebookTargetResolver);
+  const resolve = measure(() => resolver.resolve('0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90', { cwd: '/' }), 20000);
+  return {
+    name: 'container',
+    unit: 'µs per call (median of 7 rounds)',
+    results: { bareContainerBuild: bare, distributionContainerBuild: full, resolveNotebookIdTarget: resolve },
+    ratios: { distributionOverBare: full / bare },
+    chart: [
+      { label: 'core-only container', value: bare, unit: 'µs' },
+      { label: 'distribution container', value: full, unit: 'µs' },
+      { label: 'resolve a UUID target', value: resolve, unit: 'µs' },
+    ],
+  };
+}
+
+const benchmarks = { container: containerBenchmark };
+const wanted = process.argv.slice(2);
+mkdirSync(resultsDir, { recursive: true });
+for (const [name, run] of Object.entries(benchmarks)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  const { chart, ...report } = await run();
+  const stamped = { ...report, node: process.version, measuredAt: new Date().toISOString() };
+  writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
+  writeFileSync(join(resultsDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
+  process.stdout.write(`${JSON.stringify(stamped, null, 2)}\n`);
+}

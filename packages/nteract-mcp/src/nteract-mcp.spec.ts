@@ -1,0 +1,58 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { NotebookTargetResolver } from '@nteract-mcp/core';
+import { describe, expect, it } from 'vitest';
+import { createDistributionContainer, distributionPlugins } from './create-distribution-container.js';
+
+const bin = fileURLToPath(new URL('../dist/nteract-mcp.js', import.meta.url));
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, JUPYTER_TOKEN: 'never-printed' },
+  });
+
+describe('nteract-mcp (built bin)', () => {
+  it('prints help on stdout for --help and exits 0', () => {
+    const result = run('--help');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^nteract-mcp: keeps an AI agent's Jupyter notebook/);
+    expect(result.stdout).toContain('--version');
+  });
+
+  it('keeps stdout silent when started like an MCP server: help goes to stderr, exit 0', () => {
+    const result = run();
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('Usage:');
+  });
+
+  it('prints its version', () => {
+    expect(run('--version').stdout).toMatch(/^nteract-mcp \d+\.\d+\.\d+\n$/);
+  });
+
+  it('reports the composition with --check, without printing secrets', () => {
+    const result = run('--check');
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      plugins: ['transport-legacy', 'transport-native', 'local-daemon', 'hosted'],
+      targetKinds: ['local-path', 'notebook-id', 'hosted-url'],
+      protocolEras: ['legacy', 'native'],
+    });
+    expect(result.stdout + result.stderr).not.toContain('never-printed');
+  });
+
+  it('refuses unknown options with exit 2 and a hint on stderr', () => {
+    const result = run('--frobnicate');
+    expect(result.status).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe("nteract-mcp: unknown option '--frobnicate'. Run 'nteract-mcp --help' for usage.\n");
+  });
+});
+
+describe(createDistributionContainer, () => {
+  it('composes all four plugins, so every target kind resolves', () => {
+    const resolver = createDistributionContainer({ env: {} }).get(NotebookTargetResolver);
+    expect(resolver.supportedKinds()).toEqual(['local-path', 'notebook-id', 'hosted-url']);
+    expect(distributionPlugins({ env: {} }).map((plugin) => plugin.id)).toHaveLength(4);
+  });
+});

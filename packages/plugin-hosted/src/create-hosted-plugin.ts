@@ -1,0 +1,24 @@
+import { definePlugin, type McpPlugin, SecretToken, TargetKind } from '@nteract-mcp/core';
+import { ContainerModule } from 'inversify';
+import { HostedOptions } from './hosted-options.js';
+import { HostedUrlTargetKind } from './hosted-url-target-kind.js';
+
+export interface CreateHostedPluginOptions {
+  /** Default Jupyter token; falls back to `env.JUPYTER_TOKEN`. Never logged. */
+  readonly token?: string;
+  /** Environment to read `JUPYTER_TOKEN` from; defaults to `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** Notebooks on a Jupyter Server, addressed by URL. */
+export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
+  const token = options.token ?? (options.env ?? process.env).JUPYTER_TOKEN;
+  const hosted: HostedOptions = Object.freeze({ defaultToken: token ? new SecretToken(token) : undefined });
+  return definePlugin({
+    id: 'hosted',
+    module: new ContainerModule(({ bind }) => {
+      bind(HostedOptions).toConstantValue(hosted);
+      bind(TargetKind).to(HostedUrlTargetKind).inSingletonScope();
+    }),
+  });
+}

@@ -1,0 +1,9 @@
+import { defineToken, type SecretToken } from '@nteract-mcp/core';
+
+/** Settings of the hosted-notebook plugin, as bound in the container. */
+export interface HostedOptions {
+  /** Token for URLs without `?token=`; from `createHostedPlugin({ token })` or `JUPYTER_TOKEN`. */
+  readonly defaultToken: SecretToken | undefined;
+}
+
+export const HostedOptions = defineToken<HostedOptions>('plugin-hosted', 'HostedOptions');

@@ -1,0 +1,5 @@
+export type { CreateHostedPluginOptions } from './create-hosted-plugin.js';
+
+export { createHostedPlugin } from './create-hosted-plugin.js';
+export { HostedOptions } from './hosted-options.js';
+export { HostedUrlTargetKind } from './hosted-url-target-kind.js';
