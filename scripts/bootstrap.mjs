@@ -60,7 +60,8 @@ export function stalePackages(dir) {
       const pkg = join(groupDir, name);
       if (!existsSync(join(pkg, 'package.json'))) continue;
       const built = oldestMtime(join(pkg, 'dist'));
-      if (built === 0 || buildInputs.some((input) => newestMtime(join(pkg, input)) > built)) stale.push(`${group}/${name}`);
+      if (built === 0 || buildInputs.some((input) => newestMtime(join(pkg, input)) > built))
+        stale.push(`${group}/${name}`);
     }
   }
   return stale;

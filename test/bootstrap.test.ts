@@ -63,7 +63,9 @@ describe('npm start', () => {
   });
 
   it('refuses an unknown bootstrap command with exit 2', () => {
-    const result = spawnSync(process.execPath, [join(repo, 'scripts', 'bootstrap.mjs'), 'deploy'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, [join(repo, 'scripts', 'bootstrap.mjs'), 'deploy'], {
+      encoding: 'utf8',
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench>');
   });

@@ -34,7 +34,8 @@ export class ArchiveRejoinStrategy implements RejoinStrategy {
   public async rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
     if (target.kind !== 'local-path') return { kind: 'evicted', reason: `${this.id} only handles local paths` };
     let source = await this.files.probe(target.path);
-    if (source.kind === 'missing') source = await this.files.probe(join(this.options.archiveDir, basename(target.path)));
+    if (source.kind === 'missing')
+      source = await this.files.probe(join(this.options.archiveDir, basename(target.path)));
     if (source.kind === 'missing') return { kind: 'evicted', reason: `${target.path} is gone and not in the archive` };
     if (source.kind === 'unknown') return { kind: 'retry-later', reason: source.reason };
     try {

@@ -2,8 +2,8 @@ import {
   ContributionProvider,
   DaemonPort,
   type NotebookTarget,
-  RejoinStrategy,
   type RejoinOutcome,
+  RejoinStrategy,
   SourceFileProbe,
 } from '@nteract-mcp/core';
 import { createTestContainer, FakeDaemonPort, FakeSourceFileProbe } from '@nteract-mcp/core/testing';
@@ -32,11 +32,17 @@ export async function runArchiveRejoinExample(): Promise<ExampleReport> {
     .override(SourceFileProbe, files)
     .build();
 
-  const strategies = container.get(ContributionProvider, { name: RejoinStrategy }).getContributions() as readonly RejoinStrategy[];
+  const strategies = container
+    .get(ContributionProvider, { name: RejoinStrategy })
+    .getContributions() as readonly RejoinStrategy[];
   const attempt = (target: NotebookTarget): Promise<RejoinOutcome> => {
     const strategy = strategies.find((candidate) => candidate.supports(target));
     if (!strategy) throw new Error(`no strategy supports ${target.kind}`);
-    return strategy.rejoin(target, { peerLabel: 'example', signal: new AbortController().signal, expectedIncarnation: daemon.incarnation });
+    return strategy.rejoin(target, {
+      peerLabel: 'example',
+      signal: new AbortController().signal,
+      expectedIncarnation: daemon.incarnation,
+    });
   };
 
   const archived = await attempt({ kind: 'local-path', path: '/work/report.ipynb', existed: false });
