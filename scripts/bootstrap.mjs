@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const buildInputs = ['src', 'tsup.config.ts', 'tsconfig.json', 'package.json'];
+const sharedBuildInputs = ['tsconfig.base.json', 'tsup.shared.ts'];
 
 function say(message) {
   process.stderr.write(`[bootstrap] ${message}\n`);
@@ -53,6 +54,7 @@ export function installReason(dir) {
 /** Workspace packages (`packages/*`, `examples/*`) whose dist is missing or older than their sources. */
 export function stalePackages(dir) {
   const stale = [];
+  const shared = Math.max(0, ...sharedBuildInputs.map((input) => newestMtime(join(dir, input))));
   for (const group of ['packages', 'examples']) {
     const groupDir = join(dir, group);
     if (!existsSync(groupDir)) continue;
@@ -60,7 +62,7 @@ export function stalePackages(dir) {
       const pkg = join(groupDir, name);
       if (!existsSync(join(pkg, 'package.json'))) continue;
       const built = oldestMtime(join(pkg, 'dist'));
-      if (built === 0 || buildInputs.some((input) => newestMtime(join(pkg, input)) > built))
+      if (built === 0 || shared > built || buildInputs.some((input) => newestMtime(join(pkg, input)) > built))
         stale.push(`${group}/${name}`);
     }
   }

@@ -1,11 +1,3 @@
-import { defineConfig } from 'tsup';
+import { definePackageBuild } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: ['src/index.ts', 'src/nteract-mcp.ts'],
-  format: ['esm'],
-  dts: { entry: 'src/index.ts' },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  removeNodeProtocol: false,
-});
+export default definePackageBuild(['src/index.ts', 'src/nteract-mcp.ts'], { entry: 'src/index.ts' });

@@ -1,11 +1,3 @@
-import { defineConfig } from 'tsup';
+import { definePackageBuild } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  removeNodeProtocol: false,
-});
+export default definePackageBuild();
