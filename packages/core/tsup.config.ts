@@ -1,3 +1,7 @@
 import { definePackageBuild } from '../../tsup.shared.js';
 
-export default definePackageBuild({ index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' });
+export default definePackageBuild({
+  index: 'src/index.ts',
+  'testing/index': 'src/testing/index.ts',
+  'runtimed-wire/index': 'src/runtimed-wire/index.ts',
+});

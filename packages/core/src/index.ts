@@ -21,7 +21,7 @@ export { RejoinStrategy } from './contributions/rejoin-strategy.js';
 export { TargetKind } from './contributions/target-kind.js';
 export type { RuntimedSocketEnvironment } from './daemon/resolve-runtimed-socket-path.js';
 export { resolveRuntimedSocketPath } from './daemon/resolve-runtimed-socket-path.js';
-export type { CoreErrorKind } from './errors/core-error.js';
+export type { CoreErrorKind, CoreErrorOptions } from './errors/core-error.js';
 export { CoreError } from './errors/core-error.js';
 export type { ChildExit, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
 export { ChildProcessPort } from './ports/child-process-port.js';

@@ -19,6 +19,8 @@
  * - `handleClosed`: a notebook handle was used after its connection closed.
  * - `invalidRequest`: a port refused a request as invalid (e.g. saving an untitled notebook
  *   without a path); the message says what to change.
+ * - `unsafeSocket`: the daemon socket belongs to another user; we refuse to talk to it.
+ * - `protocolViolation`: the other end broke the daemon wire protocol (bad preamble, bad frame).
  * - `notModelled`: a test fake was asked to do something it does not model.
  */
 export type CoreErrorKind =
@@ -36,7 +38,14 @@ export type CoreErrorKind =
   | 'cellNotFound'
   | 'handleClosed'
   | 'invalidRequest'
+  | 'unsafeSocket'
+  | 'protocolViolation'
   | 'notModelled';
+
+/** Options of a {@link CoreError}: the cause, and the daemon's machine-readable code when it answered one. */
+export interface CoreErrorOptions extends ErrorOptions {
+  readonly code?: string;
+}
 
 const coreErrorBrand: unique symbol = Symbol.for('@nteract-mcp/core/CoreError');
 
@@ -50,13 +59,17 @@ const coreErrorBrand: unique symbol = Symbol.for('@nteract-mcp/core/CoreError');
 export class CoreError extends Error {
   public readonly [coreErrorBrand] = true as const;
 
+  /** The remote party's own error code (e.g. the daemon's `path_already_open`), when there was one. */
+  public readonly code: string | undefined;
+
   public constructor(
     public readonly kind: CoreErrorKind,
     message: string,
-    options?: ErrorOptions,
+    options?: CoreErrorOptions,
   ) {
     super(message, options);
     this.name = 'CoreError';
+    this.code = options?.code;
   }
 
   /** True for a `CoreError` from any copy of this package, optionally of the given kind. */

@@ -1,0 +1,25 @@
+export type { DecodedFrame } from './runtimed-frame-decoder.js';
+export type { RuntimedConnectionOptions, RuntimedFrame } from './runtimed-connection.js';
+export type {
+  RuntimedErrorCode,
+  RuntimedErrorFrame,
+  RuntimedHandshake,
+  WireCell,
+  WireControlHello,
+  WireDaemonEvent,
+  WireDaemonInfo,
+  WireNotebookConnected,
+  WireRoomEvent,
+  WireRoomInfo,
+  WireRuntimeState,
+} from './runtimed-messages.js';
+
+export { assertSocketIsOurs, coreErrorFromFrame, RuntimedConnection } from './runtimed-connection.js';
+export { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
+export {
+  defaultMaxFrameBytes,
+  maxHandshakeFrameBytes,
+  runtimedMagic,
+  runtimedPreamble,
+  runtimedProtocolVersion,
+} from './runtimed-wire-constants.js';

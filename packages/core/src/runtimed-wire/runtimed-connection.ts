@@ -1,0 +1,221 @@
+import { lstat } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { CoreError, type CoreErrorKind } from '../errors/core-error.js';
+import type { Subscription } from '../ports/notebook-handle.js';
+import { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
+import type { RuntimedErrorFrame, RuntimedHandshake } from './runtimed-messages.js';
+import { defaultMaxFrameBytes, runtimedPreamble } from './runtimed-wire-constants.js';
+
+/** A frame from the daemon, as parsed JSON. */
+export type RuntimedFrame = Readonly<Record<string, unknown>>;
+
+export interface RuntimedConnectionOptions {
+  readonly socketPath: string;
+  readonly handshake: RuntimedHandshake;
+  /** Time allowed for connecting and the daemon's first answer (default 5 s). */
+  readonly timeoutMs?: number;
+  readonly maxFrameBytes?: number;
+}
+
+const codeKinds: Readonly<Record<string, CoreErrorKind>> = {
+  notebook_unavailable: 'notebookUnavailable',
+  cell_not_found: 'cellNotFound',
+  shutting_down: 'daemonUnavailable',
+  bad_preamble: 'protocolViolation',
+  unsupported_protocol: 'protocolViolation',
+  bad_frame: 'protocolViolation',
+  oversized_frame: 'protocolViolation',
+  unknown_channel: 'protocolViolation',
+};
+
+/** Turns a daemon error frame into the matching {@link CoreError} (keeping the daemon's code). */
+export function coreErrorFromFrame(frame: RuntimedErrorFrame): CoreError {
+  return new CoreError(codeKinds[frame.code] ?? 'invalidRequest', frame.message, { code: frame.code });
+}
+
+/**
+ * One client connection to `runtimed`: preamble, handshake, then requests matched to answers by
+ * `id` and every other frame (broadcasts, events) delivered to listeners.
+ *
+ * Guarantees: refuses a socket owned by another user (`unsafeSocket`); every request settles
+ * exactly once (answer, error frame, or `daemonUnavailable` when the connection closes); listeners
+ * see frames in arrival order. Does not guarantee that a request rejected by a closed connection
+ * did not take effect in the daemon (use idempotency keys).
+ */
+export class RuntimedConnection {
+  readonly #socket: Socket;
+  readonly #decoder: RuntimedFrameDecoder;
+  readonly #pending = new Map<number, { resolve(frame: RuntimedFrame): void; reject(error: Error): void }>();
+  readonly #listeners = new Set<(frame: RuntimedFrame) => void>();
+  readonly #closeListeners = new Set<(reason: string) => void>();
+  #nextId = 1;
+  #closedReason: string | undefined;
+
+  private constructor(socket: Socket, decoder: RuntimedFrameDecoder) {
+    this.#socket = socket;
+    this.#decoder = decoder;
+  }
+
+  /**
+   * Connects, sends the preamble and handshake, and resolves with the connection and the daemon's
+   * greeting frame. A refusal (an error frame) rejects with the matching {@link CoreError}.
+   */
+  public static async open(options: RuntimedConnectionOptions): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
+    await assertSocketIsOurs(options.socketPath);
+    const socket = await connectSocket(options.socketPath, options.timeoutMs ?? 5000);
+    const connection = new RuntimedConnection(socket, new RuntimedFrameDecoder(options.maxFrameBytes ?? defaultMaxFrameBytes));
+    const greeting = connection.firstFrame(options.timeoutMs ?? 5000);
+    connection.attach();
+    socket.write(runtimedPreamble());
+    socket.write(encodeRuntimedFrame(options.handshake));
+    try {
+      return { connection, greeting: await greeting };
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+  }
+
+  public get isClosed(): boolean {
+    return this.#closedReason !== undefined;
+  }
+
+  /** Sends `{ id, ...message }` and resolves with the frame that answers it. */
+  public request(message: Readonly<Record<string, unknown>> & { readonly type: string }): Promise<RuntimedFrame> {
+    if (this.#closedReason !== undefined) {
+      return Promise.reject(new CoreError('daemonUnavailable', `Connection to the daemon is closed (${this.#closedReason})`));
+    }
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#socket.write(encodeRuntimedFrame({ ...message, id }));
+    });
+  }
+
+  /** Frames that answer no request: broadcasts and events. */
+  public onFrame(listener: (frame: RuntimedFrame) => void): Subscription {
+    this.#listeners.add(listener);
+    return { dispose: () => this.#listeners.delete(listener) };
+  }
+
+  public onClose(listener: (reason: string) => void): Subscription {
+    if (this.#closedReason !== undefined) {
+      listener(this.#closedReason);
+      return { dispose: () => undefined };
+    }
+    this.#closeListeners.add(listener);
+    return { dispose: () => this.#closeListeners.delete(listener) };
+  }
+
+  /** Closes our end. Idempotent; pending requests reject with `daemonUnavailable`. */
+  public close(): void {
+    this.finish('closed by client');
+    this.#socket.destroy();
+  }
+
+  private firstFrame(timeoutMs: number): Promise<RuntimedFrame> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new CoreError('daemonUnavailable', `The daemon did not answer the handshake within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const frameSub = this.onFrame((frame) => {
+        cleanup();
+        if (frame.type === 'error') reject(coreErrorFromFrame(frame as unknown as RuntimedErrorFrame));
+        else resolve(frame);
+      });
+      const closeSub = this.onClose((reason) => {
+        cleanup();
+        reject(new CoreError('daemonUnavailable', `The daemon closed the connection during the handshake (${reason})`));
+      });
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        frameSub.dispose();
+        closeSub.dispose();
+      };
+    });
+  }
+
+  private attach(): void {
+    this.#socket.on('data', (chunk: Buffer) => {
+      for (const decoded of this.#decoder.push(chunk)) {
+        if (decoded.kind !== 'frame') {
+          this.finish(decoded.kind === 'oversized' ? `daemon sent a ${decoded.bytes}-byte frame` : decoded.reason);
+          this.#socket.destroy();
+          return;
+        }
+        this.dispatch(decoded.value as RuntimedFrame);
+      }
+    });
+    this.#socket.on('close', () => this.finish('daemon closed the connection'));
+    this.#socket.on('error', (error) => this.finish(error.message));
+  }
+
+  private dispatch(frame: RuntimedFrame): void {
+    const id = typeof frame.id === 'number' ? frame.id : undefined;
+    const pending = id === undefined ? undefined : this.#pending.get(id);
+    if (pending && id !== undefined) {
+      this.#pending.delete(id);
+      if (frame.type === 'error') pending.reject(coreErrorFromFrame(frame as unknown as RuntimedErrorFrame));
+      else pending.resolve(frame);
+      return;
+    }
+    for (const listener of [...this.#listeners]) listener(frame);
+  }
+
+  private finish(reason: string): void {
+    if (this.#closedReason !== undefined) return;
+    this.#closedReason = reason;
+    for (const { reject } of this.#pending.values()) {
+      reject(new CoreError('daemonUnavailable', `Lost the connection to the daemon before it answered (${reason})`));
+    }
+    this.#pending.clear();
+    for (const listener of [...this.#closeListeners]) listener(reason);
+    this.#closeListeners.clear();
+  }
+}
+
+/** Refuses a socket that is missing (`daemonUnavailable`) or owned by another user (`unsafeSocket`). */
+export async function assertSocketIsOurs(socketPath: string): Promise<void> {
+  let owner: number;
+  try {
+    owner = (await lstat(socketPath)).uid;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      throw new CoreError('daemonUnavailable', `Daemon is not running. No socket at ${socketPath}.`, { code });
+    }
+    throw new CoreError('daemonUnavailable', `Cannot inspect the daemon socket ${socketPath}: ${(error as Error).message}`, { code });
+  }
+  const me = process.getuid?.();
+  if (me !== undefined && owner !== me) {
+    throw new CoreError('unsafeSocket', `Refusing to connect: the daemon socket ${socketPath} belongs to uid ${owner}, not to this user (uid ${me}).`);
+  }
+}
+
+function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new CoreError('daemonUnavailable', `Connecting to the daemon at ${socketPath} timed out after ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      resolve(socket);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const message =
+        error.code === 'ECONNREFUSED'
+          ? `Daemon connection refused at ${socketPath}. The daemon may have crashed or is restarting.`
+          : error.code === 'EACCES'
+            ? `Permission denied connecting to daemon at ${socketPath}. Check file permissions.`
+            : error.code === 'ENOENT'
+              ? `Daemon is not running. No socket at ${socketPath}.`
+              : `Cannot connect to the daemon at ${socketPath}: ${error.message}`;
+      reject(new CoreError('daemonUnavailable', message, { code: error.code }));
+    });
+  });
+}
