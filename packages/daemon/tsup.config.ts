@@ -1,3 +1,3 @@
 import { definePackageBuild } from '../../tsup.shared.js';
 
-export default definePackageBuild();
+export default definePackageBuild(['src/index.ts', 'src/runtimed.ts'], { entry: 'src/index.ts' });

@@ -4,8 +4,37 @@
  * - `invalidOption`: a command-line option or setting is out of range; the message names it.
  * - `alreadyRunning`: another daemon holds the lock for this socket / data dir.
  * - `unsafeSocketDir`: the socket directory is owned by another user or not private.
+ * - `notebookLoadFailed`: a notebook file could not be parsed; the file is left untouched.
+ * - `notebookUnavailable`: attach-only admission refused an id (nothing was created).
+ * - `cellNotFound`: a request named a cell the document does not have.
+ * - `badRequest`: a request is malformed or contradicts the document (the message says how).
+ * - `pathAlreadyOpen`: a save names a path another room owns.
+ * - `noPath`: an untitled notebook was saved without a path.
+ * - `runtimeUnavailable`: execution was asked of a room whose runtime cannot run code.
+ * - `idempotencyConflict`: an idempotency key was reused for a different operation.
+ * - `kernelUnavailable`: no kernelspec and no interpreter that can import ipykernel was found; the
+ *   message says what to install.
+ * - `kernelStartFailed`: a kernel process could not be launched, exited during startup, or did not
+ *   answer `kernel_info_request` in time; the message carries the tail of its stderr.
+ * - `kernelDied`: the kernel process exited without being asked to (`restart()` starts a new one).
+ * - `kernelShutdown`: the kernel was shut down on purpose; it cannot be used any more.
  */
-export type DaemonErrorKind = 'invalidOption' | 'alreadyRunning' | 'unsafeSocketDir';
+export type DaemonErrorKind =
+  | 'invalidOption'
+  | 'alreadyRunning'
+  | 'unsafeSocketDir'
+  | 'notebookLoadFailed'
+  | 'notebookUnavailable'
+  | 'cellNotFound'
+  | 'badRequest'
+  | 'pathAlreadyOpen'
+  | 'noPath'
+  | 'runtimeUnavailable'
+  | 'idempotencyConflict'
+  | 'kernelUnavailable'
+  | 'kernelStartFailed'
+  | 'kernelDied'
+  | 'kernelShutdown';
 
 const daemonErrorBrand: unique symbol = Symbol.for('@nteract-mcp/daemon/DaemonError');
 

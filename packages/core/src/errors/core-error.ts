@@ -21,6 +21,15 @@
  *   without a path); the message says what to change.
  * - `unsafeSocket`: the daemon socket belongs to another user; we refuse to talk to it.
  * - `protocolViolation`: the other end broke the daemon wire protocol (bad preamble, bad frame).
+ * - `noSession`: a notebook tool was called with no active session; the message says how to
+ *   reconnect (and why the last session was dropped, when known).
+ * - `supersededActivation`: a newer connect/create replaced this one before it finished, or the
+ *   active session changed while a tool was working on it.
+ * - `documentNotReady`: the notebook is connected but still converging; reads may use the
+ *   retained projection, edits and execution must wait.
+ * - `runtimeNotReady`: the kernel is not ready (starting, stopped or unavailable; the message says).
+ * - `localSyncFailed`: the connection to the notebook's room is lost; rejoin is automatic.
+ * - `sourceDegraded`: the notebook's source could not be loaded (the daemon said why).
  * - `notModelled`: a test fake was asked to do something it does not model.
  */
 export type CoreErrorKind =
@@ -40,6 +49,12 @@ export type CoreErrorKind =
   | 'invalidRequest'
   | 'unsafeSocket'
   | 'protocolViolation'
+  | 'noSession'
+  | 'supersededActivation'
+  | 'documentNotReady'
+  | 'runtimeNotReady'
+  | 'localSyncFailed'
+  | 'sourceDegraded'
   | 'notModelled';
 
 /** Options of a {@link CoreError}: the cause, and the daemon's machine-readable code when it answered one. */

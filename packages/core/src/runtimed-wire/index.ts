@@ -1,5 +1,7 @@
-export type { DecodedFrame } from './runtimed-frame-decoder.js';
 export type { RuntimedConnectionOptions, RuntimedFrame } from './runtimed-connection.js';
+export { assertSocketIsOurs, coreErrorFromFrame, RuntimedConnection } from './runtimed-connection.js';
+export type { DecodedFrame } from './runtimed-frame-decoder.js';
+export { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
 export type {
   RuntimedErrorCode,
   RuntimedErrorFrame,
@@ -13,9 +15,6 @@ export type {
   WireRoomInfo,
   WireRuntimeState,
 } from './runtimed-messages.js';
-
-export { assertSocketIsOurs, coreErrorFromFrame, RuntimedConnection } from './runtimed-connection.js';
-export { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
 export {
   defaultMaxFrameBytes,
   maxHandshakeFrameBytes,

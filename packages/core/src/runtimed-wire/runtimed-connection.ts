@@ -60,10 +60,15 @@ export class RuntimedConnection {
    * Connects, sends the preamble and handshake, and resolves with the connection and the daemon's
    * greeting frame. A refusal (an error frame) rejects with the matching {@link CoreError}.
    */
-  public static async open(options: RuntimedConnectionOptions): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
+  public static async open(
+    options: RuntimedConnectionOptions,
+  ): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
     await assertSocketIsOurs(options.socketPath);
     const socket = await connectSocket(options.socketPath, options.timeoutMs ?? 5000);
-    const connection = new RuntimedConnection(socket, new RuntimedFrameDecoder(options.maxFrameBytes ?? defaultMaxFrameBytes));
+    const connection = new RuntimedConnection(
+      socket,
+      new RuntimedFrameDecoder(options.maxFrameBytes ?? defaultMaxFrameBytes),
+    );
     const greeting = connection.firstFrame(options.timeoutMs ?? 5000);
     connection.attach();
     socket.write(runtimedPreamble());
@@ -83,7 +88,9 @@ export class RuntimedConnection {
   /** Sends `{ id, ...message }` and resolves with the frame that answers it. */
   public request(message: Readonly<Record<string, unknown>> & { readonly type: string }): Promise<RuntimedFrame> {
     if (this.#closedReason !== undefined) {
-      return Promise.reject(new CoreError('daemonUnavailable', `Connection to the daemon is closed (${this.#closedReason})`));
+      return Promise.reject(
+        new CoreError('daemonUnavailable', `Connection to the daemon is closed (${this.#closedReason})`),
+      );
     }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
@@ -185,11 +192,18 @@ export async function assertSocketIsOurs(socketPath: string): Promise<void> {
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new CoreError('daemonUnavailable', `Daemon is not running. No socket at ${socketPath}.`, { code });
     }
-    throw new CoreError('daemonUnavailable', `Cannot inspect the daemon socket ${socketPath}: ${(error as Error).message}`, { code });
+    throw new CoreError(
+      'daemonUnavailable',
+      `Cannot inspect the daemon socket ${socketPath}: ${(error as Error).message}`,
+      { code },
+    );
   }
   const me = process.getuid?.();
   if (me !== undefined && owner !== me) {
-    throw new CoreError('unsafeSocket', `Refusing to connect: the daemon socket ${socketPath} belongs to uid ${owner}, not to this user (uid ${me}).`);
+    throw new CoreError(
+      'unsafeSocket',
+      `Refusing to connect: the daemon socket ${socketPath} belongs to uid ${owner}, not to this user (uid ${me}).`,
+    );
   }
 }
 
@@ -198,7 +212,9 @@ function connectSocket(socketPath: string, timeoutMs: number): Promise<Socket> {
     const socket = connect(socketPath);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new CoreError('daemonUnavailable', `Connecting to the daemon at ${socketPath} timed out after ${timeoutMs} ms`));
+      reject(
+        new CoreError('daemonUnavailable', `Connecting to the daemon at ${socketPath} timed out after ${timeoutMs} ms`),
+      );
     }, timeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);

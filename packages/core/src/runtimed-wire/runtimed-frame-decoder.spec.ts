@@ -26,7 +26,9 @@ describe(RuntimedFrameDecoder, () => {
 
   it('stops for good at a frame over the limit', () => {
     const decoder = new RuntimedFrameDecoder(8);
-    expect(decoder.push(encodeRuntimedFrame({ long: 'xxxxxxxxxx' }))).toEqual([{ kind: 'oversized', bytes: JSON.stringify({ long: 'xxxxxxxxxx' }).length, limit: 8 }]);
+    expect(decoder.push(encodeRuntimedFrame({ long: 'xxxxxxxxxx' }))).toEqual([
+      { kind: 'oversized', bytes: JSON.stringify({ long: 'xxxxxxxxxx' }).length, limit: 8 },
+    ]);
     expect(decoder.push(encodeRuntimedFrame(1))).toEqual([]);
   });
 

@@ -97,10 +97,20 @@ export interface WireControlHello extends WireDaemonInfo {
 
 /** What a room's peers are told when something changes (`type: 'broadcast'` frames carry one). */
 export type WireRoomEvent =
-  | { readonly event: 'cell_inserted'; readonly document_version: number; readonly index: number; readonly cell: WireCell }
+  | {
+      readonly event: 'cell_inserted';
+      readonly document_version: number;
+      readonly index: number;
+      readonly cell: WireCell;
+    }
   | { readonly event: 'cell_updated'; readonly document_version: number; readonly cell: WireCell }
   | { readonly event: 'cell_deleted'; readonly document_version: number; readonly cell_id: string }
-  | { readonly event: 'cell_moved'; readonly document_version: number; readonly cell_id: string; readonly index: number }
+  | {
+      readonly event: 'cell_moved';
+      readonly document_version: number;
+      readonly cell_id: string;
+      readonly index: number;
+    }
   | { readonly event: 'runtime'; readonly runtime: WireRuntimeState }
   | { readonly event: 'saved'; readonly notebook_path: string }
   | {
@@ -116,7 +126,12 @@ export type WireRoomEvent =
       readonly status: 'ok' | 'error' | 'aborted';
       readonly execution_count: number | null;
     }
-  | { readonly event: 'peer_joined' | 'peer_left'; readonly peer_id: string; readonly peer_label: string; readonly active_peers: number };
+  | {
+      readonly event: 'peer_joined' | 'peer_left';
+      readonly peer_id: string;
+      readonly peer_label: string;
+      readonly active_peers: number;
+    };
 
 /** What `subscribe` on the control channel streams (`type: 'event'` frames carry one). */
 export type WireDaemonEvent =

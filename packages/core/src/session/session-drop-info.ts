@@ -1,0 +1,40 @@
+import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
+
+/**
+ * Why the last session went away.
+ * - `switched`: another notebook became active; the old one may still be parked.
+ * - `disconnected`: the daemon connection was lost, recovery failed, or the user disconnected
+ *   (explicit disconnect also cancels automatic rejoin).
+ * - `evicted`: rejoin got a definitive refusal (unknown notebook id, missing saved file). It does
+ *   not mean every kernel keep-alive timeout deletes a room.
+ */
+export type SessionDropReason = 'switched' | 'disconnected' | 'evicted';
+
+/** Best-effort recovery context kept after a session goes away; not another session. */
+export interface SessionDropInfo {
+  readonly reason: SessionDropReason;
+  readonly notebookId: string | undefined;
+  readonly notebookPath: string | undefined;
+  readonly rejoinTarget: NotebookTarget | undefined;
+  readonly at: number;
+}
+
+/** The texts agents know from the original server. */
+const reasonTexts: Readonly<Record<SessionDropReason, string>> = {
+  evicted: 'notebook was evicted (idle timeout)',
+  switched: 'switched to a different notebook',
+  disconnected: 'daemon connection lost',
+};
+
+/** The error text for a notebook tool called with no active session. */
+export function noSessionMessage(drop: SessionDropInfo | undefined): string {
+  if (!drop) return 'No active notebook session. Call connect_notebook or create_notebook first.';
+  let how: string;
+  if (drop.notebookId !== undefined) how = `connect_notebook(notebook_id="${drop.notebookId}")`;
+  else if (drop.rejoinTarget?.kind === 'hosted-url') how = `connect_notebook(url="${drop.rejoinTarget.url}")`;
+  else if (drop.rejoinTarget !== undefined)
+    how = `connect_notebook(path="${describeNotebookTarget(drop.rejoinTarget)}")`;
+  else how = 'connect_notebook or create_notebook';
+  const file = drop.notebookPath !== undefined ? ` — file: ${drop.notebookPath}` : '';
+  return `No active notebook session (${reasonTexts[drop.reason]}). Reconnect with: ${how}${file}`;
+}

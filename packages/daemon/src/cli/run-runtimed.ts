@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CoreError, type Logger, StderrLogger, SystemClock } from '@nteract-mcp/core';
+import { RuntimedConnection, type WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import { DaemonError } from '../daemon-error.js';
+import { resolveDaemonLayout } from '../resolve-daemon-layout.js';
+import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
+import { RuntimedServer } from '../server/runtimed-server.js';
+import { parseRuntimedOptions, type RuntimedOptions, runtimedUsage } from './runtimed-options.js';
+
+export interface RuntimedIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The script to re-run for a detached `start` (the bin itself). */
+  readonly entry: string;
+}
+
+/** Runs one `runtimed` command line and resolves with its exit code (`start --foreground` resolves when the daemon stops). */
+export async function runRuntimed(argv: readonly string[], io: RuntimedIo, version: string): Promise<number> {
+  let options: RuntimedOptions;
+  try {
+    options = parseRuntimedOptions(argv);
+  } catch (error) {
+    io.stderr.write(`runtimed: ${(error as Error).message}\n`);
+    return 2;
+  }
+  try {
+    switch (options.command) {
+      case 'help':
+        io.stdout.write(runtimedUsage);
+        return 0;
+      case 'version':
+        io.stdout.write(`runtimed ${version}\n`);
+        return 0;
+      case 'status':
+        return await status(options, io);
+      case 'stop':
+        return await stop(options, io);
+      case 'start':
+        return options.foreground
+          ? await startForeground(options, io, version)
+          : await startDetached(argv, options, io);
+    }
+  } catch (error) {
+    io.stderr.write(`runtimed: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
+
+function layoutOf(options: RuntimedOptions, io: RuntimedIo) {
+  return resolveDaemonLayout({ socketPath: options.socketPath, dataDir: options.dataDir, env: io.env });
+}
+
+async function startForeground(options: RuntimedOptions, io: RuntimedIo, version: string): Promise<number> {
+  const layout = layoutOf(options, io);
+  const logger: Logger = new StderrLogger(process.stderr).child('runtimed');
+  const server = await RuntimedServer.start({
+    layout,
+    version: io.env.RUNTIMED_REPORTED_VERSION?.trim() || version,
+    settings: {
+      keepAliveMs: options.keepAliveMs,
+      autosaveDebounceMs: options.autosaveDebounceMs,
+      autosaveMaxDelayMs: options.autosaveMaxDelayMs,
+      ledgerCapacity: 1024,
+      executionHistory: 256,
+      reaperIntervalMs: options.reaperIntervalMs,
+      roomTtlMs: options.roomTtlMs,
+      roomSoftCap: options.roomSoftCap,
+    },
+    launcher: new JupyterKernelLauncher({
+      logger,
+      disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,
+      kernelspec: {
+        ...(options.python ? { pythonCandidates: [options.python] } : {}),
+        ...(options.kernelspecDir ? { searchDirs: [options.kernelspecDir] } : {}),
+      },
+    }),
+    clock: new SystemClock(),
+    logger,
+  });
+  const stopped = new Promise<void>((resolve) => server.onStopped(resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    void server.stop(`received ${signal}`);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  // Keep the event loop alive while serving (the clock's timers are unref'd).
+  const keepAlive = setInterval(() => undefined, 1 << 30);
+  await stopped;
+  clearInterval(keepAlive);
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  return 0;
+}
+
+async function startDetached(argv: readonly string[], options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  const layout = layoutOf(options, io);
+  const running = await queryInfo(layout.socketPath);
+  if (running) {
+    io.stderr.write(`runtimed: already running (pid ${running.pid}) on ${layout.socketPath}\n`);
+    return 1;
+  }
+  const logFile = options.logFile ?? join(layout.socketDir, 'runtimed.log');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(layout.socketDir, { recursive: true, mode: 0o700 });
+  const log = openSync(logFile, 'a', 0o600);
+  const child = spawn(process.execPath, [io.entry, ...argv, '--foreground'], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: io.env as NodeJS.ProcessEnv,
+  });
+  closeSync(log);
+  child.unref();
+  let exited: number | null | undefined;
+  child.once('exit', (code) => {
+    exited = code;
+  });
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const info = await queryInfo(layout.socketPath);
+    if (info && info.pid === child.pid) {
+      io.stdout.write(`runtimed started (pid ${info.pid}, socket ${layout.socketPath}, log ${logFile})\n`);
+      return 0;
+    }
+    if (exited !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-5).join('\n');
+  io.stderr.write(
+    `runtimed: the daemon did not come up${exited !== undefined ? ` (exit ${exited})` : ''}. Last log lines (${logFile}):\n${tail}\n`,
+  );
+  return 1;
+}
+
+async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  const { socketPath } = layoutOf(options, io);
+  const opened = await openControl(socketPath);
+  if (!opened) {
+    io.stdout.write(
+      options.json
+        ? `${JSON.stringify({ running: false, socket: socketPath })}\n`
+        : `runtimed is not running (no daemon at ${socketPath})\n`,
+    );
+    return 3;
+  }
+  try {
+    const { greeting, connection } = opened;
+    const rooms = (await connection.request({ type: 'list_rooms' })).rooms as WireRoomInfo[];
+    if (options.json) {
+      const { type: _type, ...info } = greeting;
+      io.stdout.write(`${JSON.stringify({ running: true, ...info, socket: socketPath, rooms }, null, 2)}\n`);
+    } else {
+      io.stdout.write(
+        `runtimed ${String(greeting.version)} running (pid ${String(greeting.pid)}, started ${String(greeting.started_at)})\n` +
+          `socket: ${socketPath}\nrooms: ${rooms.length}\n` +
+          rooms
+            .map(
+              (room) =>
+                `  ${room.notebook_id}  peers=${room.active_peers}  kernel=${room.kernel_status ?? 'none'}${room.ephemeral ? '  ephemeral' : ''}  ${room.notebook_path ?? '(untitled)'}`,
+            )
+            .map((line) => `${line}\n`)
+            .join(''),
+      );
+    }
+    return 0;
+  } finally {
+    opened.connection.close();
+  }
+}
+
+async function stop(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  const { socketPath } = layoutOf(options, io);
+  const opened = await openControl(socketPath);
+  if (!opened) {
+    io.stdout.write(`runtimed is not running (no daemon at ${socketPath})\n`);
+    return 0;
+  }
+  const closed = new Promise<void>((resolve) => opened.connection.onClose(() => resolve()));
+  await opened.connection.request({ type: 'shutdown_daemon' });
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && (await queryInfo(socketPath)))
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  io.stdout.write(`runtimed stopped (pid ${String(opened.greeting.pid)})\n`);
+  return 0;
+}
+
+async function openControl(socketPath: string) {
+  try {
+    return await RuntimedConnection.open({ socketPath, handshake: { channel: 'control' }, timeoutMs: 3000 });
+  } catch (error) {
+    if (CoreError.is(error, 'daemonUnavailable')) return undefined;
+    throw error;
+  }
+}
+
+async function queryInfo(socketPath: string): Promise<{ pid: number } | undefined> {
+  const opened = await openControl(socketPath).catch((error: unknown) => {
+    if (DaemonError.is(error) || CoreError.is(error)) return undefined;
+    throw error;
+  });
+  if (!opened) return undefined;
+  opened.connection.close();
+  return { pid: Number(opened.greeting.pid) };
+}

@@ -1,0 +1,124 @@
+import { DaemonError } from '../daemon-error.js';
+
+/** Everything `runtimed` accepts on its command line, parsed and checked. */
+export interface RuntimedOptions {
+  readonly command: 'start' | 'status' | 'stop' | 'help' | 'version';
+  readonly foreground: boolean;
+  readonly json: boolean;
+  readonly socketPath?: string;
+  readonly dataDir?: string;
+  readonly logFile?: string;
+  readonly noKernels: boolean;
+  readonly python?: string;
+  readonly kernelspecDir?: string;
+  readonly keepAliveMs: number;
+  readonly reaperIntervalMs: number;
+  readonly roomTtlMs: number;
+  readonly roomSoftCap: number;
+  readonly autosaveDebounceMs: number;
+  readonly autosaveMaxDelayMs: number;
+}
+
+export const runtimedUsage = `runtimed: the local notebook daemon of nteract-mcp (rooms, peers, autosave, Jupyter kernels).
+
+Usage:
+  runtimed start [--foreground] [--socket PATH] [--data-dir DIR] [--keep-alive-secs N] [options]
+  runtimed status [--json] [--socket PATH]
+  runtimed stop [--socket PATH]
+
+start options:
+  --foreground           Run in this process (logs on stderr). Without it the daemon detaches
+                         and logs to runtimed.log beside the socket.
+  --socket PATH          Socket path (default: $RUNTIMED_SOCKET_PATH, else
+                         $XDG_RUNTIME_DIR/runt/runtimed.sock, else ~/.cache/runt/runtimed.sock).
+  --data-dir DIR         Registry and persisted untitled notebooks (default ~/.local/share/runt).
+  --keep-alive-secs N    Kernel lifetime after the last peer leaves (default 30).
+  --no-kernels           Never start kernels; rooms report their runtime as unavailable.
+  --python PATH          Use this interpreter (it must have ipykernel) instead of searching.
+  --kernelspec-dir DIR   Look for kernelspecs only in DIR (default: the Jupyter data dirs).
+  --log-file PATH        Where a detached daemon logs.
+
+tuning (milliseconds unless said; mostly for tests):
+  --keep-alive-ms N  --reaper-interval-ms N (300000)  --room-ttl-ms N (86400000)
+  --room-soft-cap N (32 rooms)  --autosave-debounce-ms N (1000)  --autosave-max-ms N (5000)
+
+Other: -h/--help, -V/--version. 'status' exits 3 when no daemon runs.
+`;
+
+const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: number; max: number }>> = {
+  '--keep-alive-secs': { key: 'keepAliveMs', scale: 1000, max: 604_800 },
+  '--keep-alive-ms': { key: 'keepAliveMs', scale: 1, max: 604_800_000 },
+  '--reaper-interval-ms': { key: 'reaperIntervalMs', scale: 1, max: 86_400_000 },
+  '--room-ttl-ms': { key: 'roomTtlMs', scale: 1, max: 31_536_000_000 },
+  '--room-soft-cap': { key: 'roomSoftCap', scale: 1, max: 100_000 },
+  '--autosave-debounce-ms': { key: 'autosaveDebounceMs', scale: 1, max: 3_600_000 },
+  '--autosave-max-ms': { key: 'autosaveMaxDelayMs', scale: 1, max: 3_600_000 },
+};
+
+const textual: Readonly<Record<string, keyof RuntimedOptions>> = {
+  '--socket': 'socketPath',
+  '--data-dir': 'dataDir',
+  '--log-file': 'logFile',
+  '--python': 'python',
+  '--kernelspec-dir': 'kernelspecDir',
+};
+
+/** Parses argv (without node and script). Throws `invalidOption` with a message naming the option. */
+export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
+  const options: Record<string, unknown> = {
+    command: 'help',
+    foreground: false,
+    json: false,
+    noKernels: false,
+    keepAliveMs: 30_000,
+    reaperIntervalMs: 300_000,
+    roomTtlMs: 86_400_000,
+    roomSoftCap: 32,
+    autosaveDebounceMs: 1000,
+    autosaveMaxDelayMs: 5000,
+  };
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || command === 'help')
+    return options as unknown as RuntimedOptions;
+  if (command === '-V' || command === '--version')
+    return { ...(options as unknown as RuntimedOptions), command: 'version' };
+  if (command !== 'start' && command !== 'status' && command !== 'stop') {
+    throw new DaemonError(
+      'invalidOption',
+      `Unknown command '${command}'. Use start, status or stop (runtimed --help).`,
+    );
+  }
+  options.command = command;
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index] as string;
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+    const takeValue = (): string => {
+      const value = inline ?? rest[++index];
+      if (value === undefined || value === '') throw new DaemonError('invalidOption', `${flag} needs a value`);
+      return value;
+    };
+    if (flag === '--foreground' && command === 'start') options.foreground = true;
+    else if (flag === '--no-kernels' && command === 'start') options.noKernels = true;
+    else if (flag === '--json' && command === 'status') options.json = true;
+    else if (flag === '--socket' || (command === 'start' && flag in textual))
+      options[textual[flag] as string] = takeValue();
+    else if (command === 'start' && flag in numeric) {
+      const spec = numeric[flag] as (typeof numeric)[string];
+      const text = takeValue();
+      const value = Number(text);
+      if (!/^\d+$/.test(text) || value > spec.max) {
+        throw new DaemonError('invalidOption', `${flag} must be a whole number from 0 to ${spec.max}, got '${text}'`);
+      }
+      options[spec.key] = value * spec.scale;
+    } else if (flag === '-h' || flag === '--help')
+      return { ...(options as unknown as RuntimedOptions), command: 'help' };
+    else throw new DaemonError('invalidOption', `Unknown option '${arg}' for 'runtimed ${command}' (runtimed --help).`);
+  }
+  if ((options.roomSoftCap as number) < 1) throw new DaemonError('invalidOption', '--room-soft-cap must be at least 1');
+  if ((options.reaperIntervalMs as number) < 1)
+    throw new DaemonError('invalidOption', '--reaper-interval-ms must be at least 1');
+  return options as unknown as RuntimedOptions;
+}

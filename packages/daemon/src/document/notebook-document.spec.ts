@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { DaemonError } from '../daemon-error.js';
+import { NotebookDocument } from './notebook-document.js';
+
+const jupyterWritten = JSON.stringify({
+  cells: [
+    { cell_type: 'markdown', id: 'intro', metadata: {}, source: ['# Title\n', 'text'] },
+    {
+      cell_type: 'code',
+      id: 'calc',
+      metadata: { tags: ['x'] },
+      execution_count: 3,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: ['4', '2\n'] }],
+      source: 'print(42)',
+    },
+    { cell_type: 'code', metadata: {}, execution_count: null, outputs: [], source: [] },
+  ],
+  metadata: { kernelspec: { name: 'python3' } },
+  nbformat: 4,
+  nbformat_minor: 4,
+});
+
+describe(NotebookDocument, () => {
+  it('reads Jupyter files: joins line lists, keeps ids and metadata, gives old cells new ids', () => {
+    const document = NotebookDocument.fromIpynb(jupyterWritten, 'a.ipynb');
+    const [intro, calc, blank] = document.cells();
+    expect(intro).toMatchObject({ id: 'intro', cell_type: 'markdown', source: '# Title\ntext', outputs: [] });
+    expect(calc).toMatchObject({ id: 'calc', execution_count: 3, metadata: { tags: ['x'] } });
+    expect(calc?.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '42\n' }]);
+    expect(blank?.id).toMatch(/^[0-9a-f]{8}$/);
+  });
+
+  it('writes nbformat 4.5 with sources split into lines and no outputs on markdown', () => {
+    const document = NotebookDocument.fromIpynb(jupyterWritten, 'a.ipynb');
+    const written = JSON.parse(document.toIpynb());
+    expect(written.nbformat_minor).toBe(5);
+    expect(written.cells[0]).toEqual({
+      cell_type: 'markdown',
+      id: 'intro',
+      metadata: {},
+      source: ['# Title\n', 'text'],
+    });
+    expect(written.cells[1].source).toEqual(['print(42)']);
+    expect(NotebookDocument.fromIpynb(document.toIpynb(), 'again').cells()).toEqual(document.cells());
+  });
+
+  it('counts a version per change and moves, updates and clears cells', () => {
+    const document = NotebookDocument.empty();
+    const a = document.insert({ source: 'a', cellType: 'code' }).cell;
+    const b = document.insert({ source: 'b', cellType: 'code', index: 0 }).cell;
+    expect(document.cells().map((cell) => cell.source)).toEqual(['b', 'a']);
+    expect(document.move(b.id, a.id)).toBe(1);
+    document.setExecutionState(a.id, [{ output_type: 'stream', name: 'stdout', text: 'x' }], 1);
+    expect(document.update(a.id, { cellType: 'markdown' }).outputs).toEqual([]);
+    document.delete(b.id);
+    expect(document.version).toBe(6);
+    expect(() => document.move(a.id, a.id)).toThrowError(expect.objectContaining({ kind: 'badRequest' }));
+  });
+
+  it.each([
+    ['{', /not valid JSON/],
+    ['[]', /top level is not a JSON object/],
+    ['{"nbformat": 3, "cells": []}', /nbformat 3 is not supported/],
+    ['{"nbformat": 4, "cells": [{"cell_type": "widget", "source": ""}]}', /cell 0 has cell_type "widget"/],
+    ['{"nbformat": 4, "cells": [{"cell_type": "code", "source": 5, "outputs": []}]}', /cell 0 has a source/],
+  ])('refuses %s with a reason', (text, reason) => {
+    let caught: unknown;
+    try {
+      NotebookDocument.fromIpynb(text, '/n/bad.ipynb');
+    } catch (error) {
+      caught = error;
+    }
+    expect(DaemonError.is(caught, 'notebookLoadFailed')).toBe(true);
+    expect((caught as Error).message).toMatch(/^Cannot load \/n\/bad\.ipynb: /);
+    expect((caught as Error).message).toMatch(reason);
+  });
+});

@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import type { WireCell } from '@nteract-mcp/core/runtimed-wire';
+import { DaemonError } from '../daemon-error.js';
+
+export type CellKind = WireCell['cell_type'];
+export type NotebookOutput = Readonly<Record<string, unknown>>;
+
+interface MutableCell {
+  readonly id: string;
+  cellType: CellKind;
+  source: string;
+  outputs: NotebookOutput[];
+  executionCount: number | null;
+  metadata: Record<string, unknown>;
+}
+
+const cellKinds: ReadonlySet<string> = new Set(['code', 'markdown', 'raw']);
+const cellIdPattern = /^[a-zA-Z0-9-_]{1,64}$/;
+
+/**
+ * The notebook a room holds: nbformat 4 cells and notebook metadata, with a version that grows
+ * by one on every change. Reads and writes `.ipynb` (nbformat 4.5, cell ids, Jupyter's layout).
+ * It does no I/O; the room decides when to load and save.
+ */
+export class NotebookDocument {
+  #cells: MutableCell[] = [];
+  #metadata: Record<string, unknown>;
+  #version = 0;
+
+  private constructor(metadata: Record<string, unknown>) {
+    this.#metadata = metadata;
+  }
+
+  /** A new notebook with no cells, for the given kernel language. */
+  public static empty(language = 'python'): NotebookDocument {
+    return new NotebookDocument(
+      language === 'python'
+        ? {
+            kernelspec: { name: 'python3', display_name: 'Python 3 (ipykernel)', language: 'python' },
+            language_info: { name: 'python' },
+          }
+        : { language_info: { name: language } },
+    );
+  }
+
+  /**
+   * Parses `.ipynb` text. Throws `notebookLoadFailed` naming `origin` and what is wrong; never
+   * changes anything on disk.
+   */
+  public static fromIpynb(text: string, origin: string): NotebookDocument {
+    function fail(reason: string): never {
+      throw new DaemonError('notebookLoadFailed', `Cannot load ${origin}: ${reason}`);
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      return fail(`not valid JSON (${(error as Error).message})`);
+    }
+    if (!isRecord(raw)) return fail('the top level is not a JSON object');
+    if (raw.nbformat !== 4) return fail(`nbformat ${JSON.stringify(raw.nbformat)} is not supported (need 4)`);
+    if (!Array.isArray(raw.cells)) return fail("'cells' is not a list");
+    const document = new NotebookDocument(isRecord(raw.metadata) ? { ...raw.metadata } : {});
+    const seen = new Set<string>();
+    for (const [index, value] of (raw.cells as unknown[]).entries()) {
+      if (!isRecord(value)) fail(`cell ${index} is not an object`);
+      const cellType = value.cell_type;
+      if (typeof cellType !== 'string' || !cellKinds.has(cellType))
+        fail(`cell ${index} has cell_type ${JSON.stringify(cellType)}`);
+      const source = joinText(value.source);
+      if (source === undefined)
+        return fail(`cell ${index} has a source that is neither a string nor a list of strings`);
+      const outputs = cellType === 'code' ? value.outputs : [];
+      if (!Array.isArray(outputs) || !outputs.every(isRecord))
+        fail(`cell ${index} has outputs that are not a list of objects`);
+      const count = cellType === 'code' ? value.execution_count : null;
+      const id =
+        typeof value.id === 'string' && cellIdPattern.test(value.id) && !seen.has(value.id)
+          ? value.id
+          : document.newCellId(seen);
+      seen.add(id);
+      document.#cells.push({
+        id,
+        cellType: cellType as CellKind,
+        source,
+        outputs: outputs.map(normaliseOutput),
+        executionCount: typeof count === 'number' ? count : null,
+        metadata: isRecord(value.metadata) ? { ...value.metadata } : {},
+      });
+    }
+    return document;
+  }
+
+  /** The notebook as `.ipynb` text (nbformat 4.5, one-space indent, sources split into lines). */
+  public toIpynb(): string {
+    const cells = this.#cells.map((cell) => {
+      const base = { cell_type: cell.cellType, id: cell.id, metadata: cell.metadata, source: splitLines(cell.source) };
+      return cell.cellType === 'code' ? { ...base, execution_count: cell.executionCount, outputs: cell.outputs } : base;
+    });
+    return `${JSON.stringify({ cells, metadata: this.#metadata, nbformat: 4, nbformat_minor: 5 }, null, 1)}\n`;
+  }
+
+  public get version(): number {
+    return this.#version;
+  }
+
+  public get cellCount(): number {
+    return this.#cells.length;
+  }
+
+  public cells(): WireCell[] {
+    return this.#cells.map(toWire);
+  }
+
+  /** Throws `cellNotFound` for an unknown id. */
+  public cell(cellId: string): WireCell {
+    return toWire(this.find(cellId).cell);
+  }
+
+  public insert(request: { readonly source: string; readonly cellType: CellKind; readonly index?: number }): {
+    cell: WireCell;
+    index: number;
+  } {
+    const cell: MutableCell = {
+      id: this.newCellId(new Set(this.#cells.map((existing) => existing.id))),
+      cellType: request.cellType,
+      source: request.source,
+      outputs: [],
+      executionCount: null,
+      metadata: {},
+    };
+    const index = request.index === undefined ? this.#cells.length : clamp(request.index, 0, this.#cells.length);
+    this.#cells.splice(index, 0, cell);
+    this.#version += 1;
+    return { cell: toWire(cell), index };
+  }
+
+  public update(cellId: string, patch: { readonly source?: string; readonly cellType?: CellKind }): WireCell {
+    const { cell } = this.find(cellId);
+    if (patch.source !== undefined) cell.source = patch.source;
+    if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
+      cell.cellType = patch.cellType;
+      cell.outputs = [];
+      cell.executionCount = null;
+    }
+    this.#version += 1;
+    return toWire(cell);
+  }
+
+  public delete(cellId: string): void {
+    this.#cells.splice(this.find(cellId).index, 1);
+    this.#version += 1;
+  }
+
+  /** Moves the cell after `afterCellId`, or to the start for `null`; returns its new index. */
+  public move(cellId: string, afterCellId: string | null): number {
+    if (afterCellId !== null) this.find(afterCellId);
+    if (afterCellId === cellId) throw new DaemonError('badRequest', 'A cell cannot be moved after itself');
+    const [cell] = this.#cells.splice(this.find(cellId).index, 1) as [MutableCell];
+    const index = afterCellId === null ? 0 : this.find(afterCellId).index + 1;
+    this.#cells.splice(index, 0, cell);
+    this.#version += 1;
+    return index;
+  }
+
+  public clearOutputs(cellId: string): WireCell {
+    const { cell } = this.find(cellId);
+    cell.outputs = [];
+    cell.executionCount = null;
+    this.#version += 1;
+    return toWire(cell);
+  }
+
+  /** Replaces a code cell's outputs (and count) as an execution progresses. */
+  public setExecutionState(
+    cellId: string,
+    outputs: readonly NotebookOutput[],
+    executionCount: number | null,
+  ): WireCell {
+    const { cell } = this.find(cellId);
+    cell.outputs = [...outputs];
+    cell.executionCount = executionCount;
+    this.#version += 1;
+    return toWire(cell);
+  }
+
+  private find(cellId: string): { cell: MutableCell; index: number } {
+    const index = this.#cells.findIndex((cell) => cell.id === cellId);
+    const cell = this.#cells[index];
+    if (!cell) throw new DaemonError('cellNotFound', `Cell not found: ${cellId}`);
+    return { cell, index };
+  }
+
+  private newCellId(taken: ReadonlySet<string>): string {
+    for (;;) {
+      const id = randomBytes(4).toString('hex');
+      if (!taken.has(id)) return id;
+    }
+  }
+}
+
+function toWire(cell: MutableCell): WireCell {
+  return {
+    id: cell.id,
+    cell_type: cell.cellType,
+    source: cell.source,
+    outputs: cell.outputs,
+    execution_count: cell.executionCount,
+    metadata: cell.metadata,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function joinText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((part) => typeof part === 'string')) return value.join('');
+  return undefined;
+}
+
+/** Multi-line text fields (`text`, `data[mime]` strings as lists) become plain strings in memory. */
+function normaliseOutput(output: Record<string, unknown>): NotebookOutput {
+  const copy: Record<string, unknown> = { ...output };
+  const text = joinText(copy.text);
+  if (text !== undefined) copy.text = text;
+  if (isRecord(copy.data)) {
+    copy.data = Object.fromEntries(Object.entries(copy.data).map(([mime, value]) => [mime, joinText(value) ?? value]));
+  }
+  return copy;
+}
+
+function splitLines(text: string): string[] {
+  return text.length === 0 ? [] : (text.match(/[^\n]*\n|[^\n]+$/g) ?? []);
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.max(low, Math.min(high, Math.trunc(value)));
+}

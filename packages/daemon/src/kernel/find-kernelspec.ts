@@ -1,0 +1,261 @@
+import { execFile } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
+
+/**
+ * A Jupyter kernelspec, ready to launch. `argv` contains `{connection_file}` (and maybe
+ * `{resource_dir}`). For a Python/ipykernel spec, `argv[0]` is an absolute path to an interpreter
+ * that was seen to `import ipykernel` (at lookup time: uninstalling it later is not noticed).
+ * For other languages, `argv[0]` was only seen to exist.
+ */
+export interface Kernelspec {
+  readonly name: string;
+  readonly displayName: string;
+  readonly language: string;
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly interruptMode: 'signal' | 'message';
+  /** The directory holding `kernel.json`; absent for a spec synthesised from an interpreter. */
+  readonly resourceDir?: string;
+}
+
+/** Either a launchable spec or a human-readable reason (including what to install) why there is none. */
+export type KernelspecResolution =
+  | { readonly kind: 'found'; readonly spec: Kernelspec }
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+export interface FindKernelspecOptions {
+  /** Kernelspec name; default `python3`. */
+  readonly name?: string;
+  /**
+   * Directories holding `<name>/kernel.json`, searched in order. Default: each `$JUPYTER_PATH`
+   * entry, `$JUPYTER_DATA_DIR`, `~/.local/share/jupyter`, `/usr/local/share/jupyter`,
+   * `/usr/share/jupyter`, each with `/kernels` appended.
+   */
+  readonly searchDirs?: readonly string[];
+  /**
+   * Interpreters to try when a spec's own interpreter cannot import ipykernel, or when no spec
+   * exists. Default: `$RUNTIMED_PYTHON`, `python3` and `python` on `PATH`, `/usr/bin/python3`,
+   * `/usr/local/bin/python3`. Bare names are looked up on `env.PATH`.
+   */
+  readonly pythonCandidates?: readonly string[];
+  /** Environment for `PATH`, `HOME`, `JUPYTER_PATH`, `RUNTIMED_PYTHON` and the probes; default `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const probeTimeoutMs = 20_000;
+const pythonNamePattern = /^python[0-9.]*$/;
+
+/**
+ * Finds the kernelspec `name` (default `python3`) and makes sure it can run.
+ *
+ * Guarantees: never throws for a missing or broken installation (that is `unavailable`, with a
+ * reason that says what to install); the first usable spec in `searchDirs` order wins; when a
+ * Python/ipykernel spec names an interpreter that cannot import ipykernel (e.g. a bare `python3`
+ * that is a pyenv shim), `argv[0]` is replaced by the first candidate that can; when no directory
+ * holds a spec for a Python name (`python`, `python3`, ...) but a candidate has ipykernel, the
+ * standard ipykernel spec is synthesised for it. Caches nothing: every call looks again.
+ * Does not guarantee: that the kernel will start (only that its interpreter imports ipykernel),
+ * or that a non-Python kernel works (only that its executable exists).
+ */
+export async function findKernelspec(options: FindKernelspecOptions = {}): Promise<KernelspecResolution> {
+  const env: Env = options.env ?? process.env;
+  const name = options.name ?? 'python3';
+  const searchDirs = options.searchDirs ?? defaultKernelspecDirs(env);
+  const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
+  const probe = new IpykernelProbe(env);
+  const problems: string[] = [];
+
+  for (const dir of searchDirs) {
+    const resourceDir = resolve(dir, name);
+    const file = join(resourceDir, 'kernel.json');
+    const parsed = await readKernelJson(file, name, resourceDir);
+    if (parsed === undefined) continue;
+    if (typeof parsed === 'string') {
+      problems.push(`${file}: ${parsed}`);
+      continue;
+    }
+    const [program = '', ...rest] = parsed.argv;
+    if (!isIpykernelSpec(parsed)) {
+      const executable = await findExecutable(program, { ...env, ...parsed.env });
+      if (executable !== undefined) return { kind: 'found', spec: parsed };
+      problems.push(`${file}: its program ${program} was not found`);
+      continue;
+    }
+    const interpreter = (await probe.first([program], parsed.env)) ?? (await probe.first(candidates, parsed.env));
+    if (interpreter !== undefined) {
+      return { kind: 'found', spec: { ...parsed, argv: [interpreter, ...rest] } };
+    }
+    problems.push(`${file}: ${program} cannot import ipykernel, and neither can ${describeList(candidates)}`);
+  }
+
+  if (pythonNamePattern.test(name)) {
+    const interpreter = await probe.first(candidates);
+    if (interpreter !== undefined) return { kind: 'found', spec: synthesiseIpykernelSpec(name, interpreter) };
+  }
+
+  return { kind: 'unavailable', reason: unavailableReason(name, searchDirs, candidates, problems) };
+}
+
+function unavailableReason(
+  name: string,
+  searchDirs: readonly string[],
+  candidates: readonly string[],
+  problems: readonly string[],
+): string {
+  const found = problems.length > 0 ? ` (${problems.join('; ')})` : ` (searched ${describeList(searchDirs)})`;
+  if (!pythonNamePattern.test(name)) {
+    return `No usable Jupyter kernelspec named '${name}'${found}. Install that kernel; \`jupyter kernelspec list\` shows what is installed.`;
+  }
+  return (
+    `No usable Jupyter kernel '${name}': no working kernelspec${found}, and none of ${describeList(candidates)} can import ipykernel. ` +
+    'Install ipykernel: `apt install python3-ipykernel` on Debian/Ubuntu, or `python3 -m pip install ipykernel`; ' +
+    'or set RUNTIMED_PYTHON to an interpreter that has it.'
+  );
+}
+
+function describeList(items: readonly string[]): string {
+  return items.length === 0 ? '(none)' : items.join(', ');
+}
+
+function synthesiseIpykernelSpec(name: string, interpreter: string): Kernelspec {
+  return {
+    name,
+    displayName: 'Python 3 (ipykernel)',
+    language: 'python',
+    argv: [interpreter, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+    env: {},
+    interruptMode: 'signal',
+  };
+}
+
+/** A spec run by a Python interpreter (ipykernel, `-m ipykernel_launcher`), as opposed to e.g. IRkernel. */
+function isIpykernelSpec(spec: Kernelspec): boolean {
+  const [program = '', ...rest] = spec.argv;
+  return (
+    rest.some((arg) => arg === 'ipykernel_launcher' || arg === 'ipykernel') || pythonNamePattern.test(basename(program))
+  );
+}
+
+/** `undefined` when the file does not exist; a string describing the problem when it is unusable. */
+async function readKernelJson(
+  file: string,
+  name: string,
+  resourceDir: string,
+): Promise<Kernelspec | string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : `cannot be read (${code ?? String(error)})`;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return 'is not valid JSON';
+  }
+  if (typeof json !== 'object' || json === null) return 'is not a JSON object';
+  const record = json as Record<string, unknown>;
+  const argv = record.argv;
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((arg) => typeof arg === 'string')) {
+    return 'has no argv list of strings';
+  }
+  const env: Record<string, string> = {};
+  if (typeof record.env === 'object' && record.env !== null) {
+    for (const [key, value] of Object.entries(record.env)) if (typeof value === 'string') env[key] = value;
+  }
+  return {
+    name,
+    displayName: typeof record.display_name === 'string' ? record.display_name : name,
+    language: typeof record.language === 'string' ? record.language : '',
+    argv: argv as string[],
+    env,
+    interruptMode: record.interrupt_mode === 'message' ? 'message' : 'signal',
+    resourceDir,
+  };
+}
+
+function defaultKernelspecDirs(env: Env): string[] {
+  const roots: string[] = [];
+  for (const entry of (env.JUPYTER_PATH ?? '').split(delimiter)) if (entry.trim() !== '') roots.push(entry.trim());
+  const dataDir = env.JUPYTER_DATA_DIR?.trim();
+  if (dataDir) roots.push(dataDir);
+  roots.push(
+    join(env.HOME?.trim() || homedir(), '.local', 'share', 'jupyter'),
+    '/usr/local/share/jupyter',
+    '/usr/share/jupyter',
+  );
+  return [...new Set(roots.map((root) => join(root, 'kernels')))];
+}
+
+function defaultPythonCandidates(env: Env): string[] {
+  const candidates = [
+    env.RUNTIMED_PYTHON?.trim() ?? '',
+    'python3',
+    'python',
+    '/usr/bin/python3',
+    '/usr/local/bin/python3',
+  ];
+  return [...new Set(candidates.filter((candidate) => candidate !== ''))];
+}
+
+/** Absolute path of `program`: itself when it contains a slash, else the first match on `env.PATH`. */
+async function findExecutable(program: string, env: Env): Promise<string | undefined> {
+  if (program === '') return undefined;
+  const paths = program.includes('/')
+    ? [resolve(program)]
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter((dir) => isAbsolute(dir))
+        .map((dir) => join(dir, program));
+  for (const path of paths) {
+    try {
+      await access(path, constants.X_OK);
+      return path;
+    } catch {
+      // not here; keep looking
+    }
+  }
+  return undefined;
+}
+
+/** Runs `<python> -c "import ipykernel"`, remembering answers for the duration of one lookup. */
+class IpykernelProbe {
+  private readonly answers = new Map<string, Promise<boolean>>();
+
+  public constructor(private readonly env: Env) {}
+
+  /** The absolute path of the first interpreter in `programs` that can import ipykernel. */
+  public async first(
+    programs: readonly string[],
+    extraEnv: Readonly<Record<string, string>> = {},
+  ): Promise<string | undefined> {
+    const env = { ...this.env, ...extraEnv };
+    for (const program of programs) {
+      const path = await findExecutable(program, env);
+      if (path === undefined) continue;
+      const key = `${path}\0${JSON.stringify(extraEnv)}`;
+      let answer = this.answers.get(key);
+      if (answer === undefined) {
+        answer = importsIpykernel(path, env);
+        this.answers.set(key, answer);
+      }
+      if (await answer) return path;
+    }
+    return undefined;
+  }
+}
+
+function importsIpykernel(interpreter: string, env: Env): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    execFile(interpreter, ['-c', 'import ipykernel'], { env, timeout: probeTimeoutMs, windowsHide: true }, (error) =>
+      resolvePromise(error === null),
+    );
+  });
+}

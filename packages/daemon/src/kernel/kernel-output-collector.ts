@@ -1,0 +1,194 @@
+import type { CellOutput } from '@nteract-mcp/core';
+
+/** A display update the kernel sent (`update_display_data`), for whoever shows that display id. */
+export interface DisplayUpdate {
+  readonly displayId: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What one iopub message changed: an output was added or changed (a merged stream, an updated
+ * display), the outputs so far were cleared, or a display id was updated (whether or not one of
+ * this execution's outputs shows it).
+ */
+export type OutputChange =
+  | { readonly kind: 'output'; readonly output: CellOutput }
+  | { readonly kind: 'cleared' }
+  | { readonly kind: 'displayUpdate'; readonly update: DisplayUpdate };
+
+type Content = Readonly<Record<string, unknown>>;
+
+/**
+ * Builds the nbformat 4 outputs of one execution from its iopub messages, as Jupyter front ends
+ * do: consecutive `stream` messages of the same name are merged into one output (with carriage
+ * returns applied, so progress bars keep only their last state); `clear_output` clears at once, or
+ * with `wait: true` just before the next output; `update_display_data` replaces the data of the
+ * outputs carrying that display id; `execute_input` and unknown types only note the count.
+ *
+ * Guarantees: output objects handed out are never mutated afterwards (changes create new objects).
+ * Does not guarantee: size limits (a chatty execution keeps all its output) or rendering of
+ * terminal escapes other than `\r`.
+ */
+export class KernelOutputCollector {
+  private outputs: CellOutput[] = [];
+  private displayIds: (string | undefined)[] = [];
+  private clearPending = false;
+  private count: number | null = null;
+
+  /** A snapshot of the outputs so far. */
+  public snapshot(): readonly CellOutput[] {
+    return this.outputs.slice();
+  }
+
+  /** The execution count seen in `execute_input` or `execute_result`, if any. */
+  public get executionCount(): number | null {
+    return this.count;
+  }
+
+  /** Applies one iopub message; returns the changes in the order they happened (often none or one). */
+  public apply(msgType: string, content: Content): OutputChange[] {
+    switch (msgType) {
+      case 'stream':
+        return this.addStream(asString(content.name) ?? 'stdout', asString(content.text) ?? '');
+      case 'display_data':
+        return this.add(
+          { output_type: 'display_data', data: asRecord(content.data), metadata: asRecord(content.metadata) },
+          displayIdOf(content),
+        );
+      case 'execute_result': {
+        const executionCount = asCount(content.execution_count);
+        if (executionCount !== null) this.count = executionCount;
+        return this.add(
+          {
+            output_type: 'execute_result',
+            data: asRecord(content.data),
+            metadata: asRecord(content.metadata),
+            execution_count: executionCount,
+          },
+          displayIdOf(content),
+        );
+      }
+      case 'error':
+        return this.add(
+          {
+            output_type: 'error',
+            ename: asString(content.ename) ?? '',
+            evalue: asString(content.evalue) ?? '',
+            traceback: Array.isArray(content.traceback)
+              ? content.traceback.filter((line) => typeof line === 'string')
+              : [],
+          },
+          undefined,
+        );
+      case 'clear_output':
+        if (content.wait === true) {
+          this.clearPending = true;
+          return [];
+        }
+        return this.clear();
+      case 'update_display_data':
+        return this.updateDisplay(content);
+      case 'execute_input': {
+        const executionCount = asCount(content.execution_count);
+        if (executionCount !== null) this.count = executionCount;
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+
+  private addStream(name: string, text: string): OutputChange[] {
+    const changes = this.flushPendingClear();
+    const lastIndex = this.outputs.length - 1;
+    const last = this.outputs[lastIndex];
+    if (last !== undefined && last.output_type === 'stream' && last.name === name) {
+      const merged: CellOutput = {
+        output_type: 'stream',
+        name,
+        text: collapseCarriageReturns(`${asString(last.text) ?? ''}${text}`),
+      };
+      this.outputs[lastIndex] = merged;
+      changes.push({ kind: 'output', output: merged });
+      return changes;
+    }
+    const output: CellOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
+    this.outputs.push(output);
+    this.displayIds.push(undefined);
+    changes.push({ kind: 'output', output });
+    return changes;
+  }
+
+  private add(output: CellOutput, displayId: string | undefined): OutputChange[] {
+    const changes = this.flushPendingClear();
+    this.outputs.push(output);
+    this.displayIds.push(displayId);
+    changes.push({ kind: 'output', output });
+    return changes;
+  }
+
+  private updateDisplay(content: Content): OutputChange[] {
+    const displayId = displayIdOf(content);
+    if (displayId === undefined) return [];
+    const update: DisplayUpdate = { displayId, data: asRecord(content.data), metadata: asRecord(content.metadata) };
+    const changes: OutputChange[] = [];
+    this.displayIds.forEach((id, index) => {
+      const current = this.outputs[index];
+      if (id !== displayId || current === undefined) return;
+      const updated: CellOutput = { ...current, data: update.data, metadata: update.metadata };
+      this.outputs[index] = updated;
+      changes.push({ kind: 'output', output: updated });
+    });
+    changes.push({ kind: 'displayUpdate', update });
+    return changes;
+  }
+
+  private flushPendingClear(): OutputChange[] {
+    if (!this.clearPending) return [];
+    return this.clear();
+  }
+
+  private clear(): OutputChange[] {
+    this.clearPending = false;
+    this.outputs = [];
+    this.displayIds = [];
+    return [{ kind: 'cleared' }];
+  }
+}
+
+/**
+ * Applies carriage returns the way a terminal shows them: within a line, text after `\r`
+ * overwrites the line from its start. `\r\n` counts as a newline. A `\r` ending the text is kept,
+ * so the next chunk of the stream still overwrites that line.
+ */
+function collapseCarriageReturns(text: string): string {
+  if (!text.includes('\r')) return text;
+  const lines = text.replace(/\r+\n/g, '\n').split('\n');
+  return lines
+    .map((line, index) => {
+      if (!line.includes('\r')) return line;
+      let shown = '';
+      for (const segment of line.split('\r')) shown = segment + shown.slice(segment.length);
+      return index === lines.length - 1 && line.endsWith('\r') ? `${shown}\r` : shown;
+    })
+    .join('\n');
+}
+
+function displayIdOf(content: Content): string | undefined {
+  const transient = content.transient;
+  if (typeof transient !== 'object' || transient === null) return undefined;
+  return asString((transient as Content).display_id);
+}
+
+function asString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function asCount(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) ? value : null;
+}
+
+function asRecord(value: unknown): Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Content) : {};
+}

@@ -1,0 +1,30 @@
+import type { Subscription } from '@nteract-mcp/core';
+import type { NotebookOutput } from '../document/notebook-document.js';
+
+/** What a room needs of a running kernel; `JupyterKernel` provides it. */
+export interface RoomKernel {
+  readonly pid: number;
+  readonly status: string;
+  onStatus(listener: (status: string) => void): Subscription;
+  onExit(listener: (info: { code: number | null; signal: string | null }) => void): Subscription;
+  execute(
+    code: string,
+    options?: { onOutput?: (output: NotebookOutput, outputsSoFar: readonly NotebookOutput[]) => void },
+  ): Promise<{ status: 'ok' | 'error' | 'aborted'; executionCount: number | null; outputs: readonly NotebookOutput[] }>;
+  interrupt(): Promise<void>;
+  restart(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** The outcome of asking for a kernel: one, or the reason there can be none. */
+export type KernelLaunch =
+  | { readonly kind: 'started'; readonly kernel: RoomKernel }
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+/**
+ * Starts kernels for rooms. `unavailable` is an answer, not an error: the room's runtime state
+ * becomes `unavailable` with the reason and everything else keeps working.
+ */
+export interface KernelLauncher {
+  launch(workingDir: string): Promise<KernelLaunch>;
+}

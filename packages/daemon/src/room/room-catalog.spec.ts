@@ -1,0 +1,203 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subscription } from '@nteract-mcp/core';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { UntitledStore } from '../persistence/untitled-store.js';
+import type { KernelLaunch, KernelLauncher, RoomKernel } from './kernel-launcher.js';
+import type { RoomPeer } from './notebook-room.js';
+import { RoomCatalog } from './room-catalog.js';
+
+/** A kernel whose shutdown the test finishes by hand, to hold the destructive latch open. */
+class ScriptedKernel implements RoomKernel {
+  public static nextPid = 100;
+  public readonly pid = ScriptedKernel.nextPid++;
+  public status = 'idle';
+  public shutdownCalls = 0;
+  public finishShutdown: () => void = () => undefined;
+  public execute = async () => ({ status: 'ok' as const, executionCount: 1, outputs: [] });
+  public interrupt = async () => undefined;
+  public restart = async () => undefined;
+  public onStatus(): Subscription {
+    return { dispose: () => undefined };
+  }
+  public onExit(): Subscription {
+    return { dispose: () => undefined };
+  }
+  public shutdown(): Promise<void> {
+    this.shutdownCalls += 1;
+    this.status = 'dead';
+    return new Promise((resolve) => {
+      this.finishShutdown = resolve;
+    });
+  }
+}
+
+class ScriptedLauncher implements KernelLauncher {
+  public readonly kernels: ScriptedKernel[] = [];
+  public async launch(): Promise<KernelLaunch> {
+    const kernel = new ScriptedKernel();
+    this.kernels.push(kernel);
+    return { kind: 'started', kernel };
+  }
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+let dir: string;
+let clock: ManualClock;
+let launcher: ScriptedLauncher;
+let catalog: RoomCatalog;
+
+function peer(label: string): RoomPeer {
+  return { id: `${label}-${Math.random()}`, label, send: () => undefined, disconnect: () => undefined };
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'catalog-'));
+  clock = new ManualClock(0);
+  launcher = new ScriptedLauncher();
+  const logger = new RecordingLogger();
+  catalog = new RoomCatalog({
+    settings: {
+      keepAliveMs: 1000,
+      autosaveDebounceMs: 10,
+      autosaveMaxDelayMs: 50,
+      ledgerCapacity: 16,
+      executionHistory: 16,
+      reaperIntervalMs: 60_000,
+      roomTtlMs: 10_000,
+      roomSoftCap: 3,
+    },
+    launcher,
+    registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
+    untitled: new UntitledStore(join(dir, 'untitled')),
+    clock,
+    logger,
+    emit: () => undefined,
+  });
+});
+
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('NotebookRoom kernel lifetime', () => {
+  it('tears the kernel down only after keep-alive once the last peer left, keeping the room', async () => {
+    const { room, release } = await catalog.open(join(dir, 'a.ipynb'));
+    const a = peer('a');
+    const b = peer('b');
+    room.addPeer(a);
+    room.addPeer(b);
+    release();
+    await settle();
+    expect(launcher.kernels).toHaveLength(1);
+    room.removePeer(a.id);
+    clock.advance(5000);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+    room.removePeer(b.id);
+    clock.advance(999);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+    clock.advance(1);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(1);
+    launcher.kernels[0]?.finishShutdown();
+    await settle();
+    expect(room.info()).toMatchObject({ has_kernel: false, active_peers: 0 });
+    expect(catalog.list().map((info) => info.notebook_id)).toEqual([room.notebookId]);
+  });
+
+  it('keeps the same kernel for a peer that rejoins within keep-alive, even one that left again', async () => {
+    const { room, release } = await catalog.open(join(dir, 'b.ipynb'));
+    release();
+    const first = peer('first');
+    room.addPeer(first);
+    await settle();
+    room.removePeer(first.id);
+    clock.advance(600);
+    const second = peer('second');
+    room.addPeer(second);
+    room.removePeer(second.id);
+    // The first timer was cancelled; a new one started at t=600 fires at t=1600, not t=1000.
+    clock.advance(500);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+    const third = peer('third');
+    room.addPeer(third);
+    await settle();
+    clock.advance(5000);
+    expect(launcher.kernels).toHaveLength(1);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+  });
+
+  it('makes a peer arriving during teardown wait for a fresh kernel instead of reusing the doomed one', async () => {
+    const { room, release } = await catalog.open(join(dir, 'c.ipynb'));
+    release();
+    const first = peer('first');
+    room.addPeer(first);
+    await settle();
+    room.removePeer(first.id);
+    clock.advance(1000);
+    const doomed = launcher.kernels[0];
+    expect(doomed?.shutdownCalls).toBe(1);
+    room.addPeer(peer('late'));
+    await settle();
+    expect(launcher.kernels).toHaveLength(1);
+    doomed?.finishShutdown();
+    await settle();
+    await settle();
+    expect(launcher.kernels).toHaveLength(2);
+    expect(room.info().has_kernel).toBe(true);
+  });
+});
+
+describe('RoomCatalog ghost-room reaper', () => {
+  it('removes only peerless, kernel-less, unreserved rooms past the TTL, after saving them', async () => {
+    const busy = await catalog.open(join(dir, 'busy.ipynb'));
+    busy.room.addPeer(peer('stays'));
+    busy.release();
+    const idle = await catalog.open(join(dir, 'idle.ipynb'));
+    idle.release();
+    const held = await catalog.open(join(dir, 'held.ipynb'));
+    held.release();
+    const reservation = held.room.reserve();
+    await settle();
+    clock.advance(9_999);
+    expect(await catalog.sweep()).toEqual([]);
+    clock.advance(1);
+    expect(await catalog.sweep()).toEqual([idle.room.notebookId]);
+    expect(catalog.get(busy.room.notebookId)).toBe(busy.room);
+    expect(catalog.get(held.room.notebookId)).toBe(held.room);
+    reservation();
+    expect(await catalog.sweep()).toEqual([held.room.notebookId]);
+  });
+
+  it('trims the oldest reapable rooms beyond the soft cap before their TTL', async () => {
+    const opened = [];
+    for (const name of ['r1', 'r2', 'r3', 'r4', 'r5']) {
+      const admission = await catalog.open(join(dir, `${name}.ipynb`));
+      admission.release();
+      opened.push(admission.room);
+      clock.advance(10);
+    }
+    expect(await catalog.sweep()).toEqual([opened[0]?.notebookId, opened[1]?.notebookId]);
+    expect(catalog.size).toBe(3);
+  });
+
+  it('never reaps a room with a kernel, and attach finds a reaped file-backed room again by its UUID', async () => {
+    const withKernel = await catalog.open(join(dir, 'k.ipynb'));
+    const p = peer('p');
+    withKernel.room.addPeer(p);
+    withKernel.release();
+    await settle();
+    withKernel.room.removePeer(p.id);
+    clock.advance(500);
+    clock.advance(20_000);
+    // keep-alive fired at t=1000; its shutdown is still running (latched)
+    expect(await catalog.sweep()).toEqual([]);
+    launcher.kernels[0]?.finishShutdown();
+    await settle();
+    expect(await catalog.sweep()).toEqual([withKernel.room.notebookId]);
+    const back = await catalog.attach(withKernel.room.notebookId);
+    back.release();
+    expect(back.room.path).toBe(join(dir, 'k.ipynb'));
+  });
+});

@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import { realpathSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import type { Clock, Logger, Timer } from '@nteract-mcp/core';
+import type { WireDaemonEvent, WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import { DaemonError } from '../daemon-error.js';
+import { NotebookDocument } from '../document/notebook-document.js';
+import type { NotebookRegistry } from '../persistence/notebook-registry.js';
+import type { UntitledStore } from '../persistence/untitled-store.js';
+import { writeFileAtomic } from '../persistence/write-file-atomic.js';
+import type { KernelLauncher } from './kernel-launcher.js';
+import { NotebookRoom, type RoomSettings } from './notebook-room.js';
+
+/** When the ghost-room reaper runs and what it removes. */
+export interface ReaperSettings {
+  readonly reaperIntervalMs: number;
+  /** A peerless, kernel-less room older than this (since its last peer left) is removed. */
+  readonly roomTtlMs: number;
+  /** Above this many resident rooms, the oldest reapable ones are removed. */
+  readonly roomSoftCap: number;
+}
+
+export interface RoomCatalogInit {
+  readonly settings: RoomSettings & ReaperSettings;
+  readonly launcher: KernelLauncher;
+  readonly registry: NotebookRegistry;
+  readonly untitled: UntitledStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly emit: (event: WireDaemonEvent) => void;
+}
+
+/** A room handed to an admitted connection, held against reaping until `release` (after the peer joined). */
+export interface Admission {
+  readonly room: NotebookRoom;
+  readonly release: () => void;
+}
+
+/**
+ * Every resident room, by notebook UUID and by file path, and the rules for letting a connection
+ * in: open by path (one room per file), attach by UUID (attach-only: a resident room, a registry
+ * binding whose file exists, or a persisted untitled document; anything else is refused with
+ * `notebookUnavailable` and nothing is created), create. Also the ghost-room reaper.
+ */
+export class RoomCatalog {
+  readonly #rooms = new Map<string, NotebookRoom>();
+  readonly #byPath = new Map<string, string>();
+  readonly #loading = new Map<string, Promise<NotebookRoom>>();
+  #reaperTimer: Timer | undefined;
+  #sweeping: Promise<readonly string[]> | undefined;
+
+  public constructor(private readonly init: RoomCatalogInit) {}
+
+  public list(): WireRoomInfo[] {
+    return [...this.#rooms.values()].map((room) => room.info());
+  }
+
+  public get(notebookId: string): NotebookRoom | undefined {
+    return this.#rooms.get(notebookId);
+  }
+
+  public get size(): number {
+    return this.#rooms.size;
+  }
+
+  /** The room for a notebook file; a missing file is created as an empty notebook. */
+  public async open(rawPath: string): Promise<Admission> {
+    const path = canonicalNotebookPath(rawPath);
+    const room = await this.once(`path:${path}`, async () => {
+      const residentId = this.#byPath.get(path);
+      const resident = residentId === undefined ? undefined : this.#rooms.get(residentId);
+      if (resident) return resident;
+      const document = await loadOrCreate(path);
+      const boundId = this.init.registry.idOf(path);
+      const notebookId = boundId !== undefined && !this.#rooms.has(boundId) ? boundId : randomUUID();
+      const created = this.add(notebookId, document, path, false, dirname(path));
+      if (boundId !== notebookId) await this.init.registry.bind(notebookId, path);
+      return created;
+    });
+    return this.admit(room);
+  }
+
+  /** Attach-only: never creates a room for an id the daemon cannot vouch for. */
+  public async attach(notebookId: string): Promise<Admission> {
+    const room = await this.once(`id:${notebookId}`, async () => {
+      const resident = this.#rooms.get(notebookId);
+      if (resident) return resident;
+      const boundPath = this.init.registry.pathOf(notebookId);
+      if (boundPath !== undefined && isFile(boundPath) && !this.#byPath.has(boundPath)) {
+        const document = NotebookDocument.fromIpynb(await readFile(boundPath, 'utf8'), boundPath);
+        return this.add(notebookId, document, boundPath, false, dirname(boundPath));
+      }
+      const untitled = await this.init.untitled.read(notebookId);
+      if (untitled) return this.add(notebookId, untitled, undefined, false, process.env.HOME ?? '/');
+      throw new DaemonError(
+        'notebookUnavailable',
+        `Notebook ${notebookId} is not available: no open room, no saved file bound to it, and no persisted untitled notebook.`,
+      );
+    });
+    return this.admit(room);
+  }
+
+  /** A new untitled notebook. Non-ephemeral ones are persisted in the data dir at once. */
+  public async create(options: {
+    readonly runtime: string;
+    readonly workingDir: string;
+    readonly ephemeral: boolean;
+  }): Promise<Admission> {
+    if (options.runtime !== 'python') {
+      throw new DaemonError(
+        'badRequest',
+        `Runtime '${options.runtime}' is not supported by this daemon; use 'python'.`,
+      );
+    }
+    if (!isAbsolute(options.workingDir) || !isDirectory(options.workingDir)) {
+      throw new DaemonError(
+        'badRequest',
+        `Working directory '${options.workingDir}' is not an existing absolute directory.`,
+      );
+    }
+    const document = NotebookDocument.empty('python');
+    const notebookId = randomUUID();
+    if (!options.ephemeral) await this.init.untitled.write(notebookId, document);
+    return this.admit(this.add(notebookId, document, undefined, options.ephemeral, options.workingDir));
+  }
+
+  /** Closes a room (its peers are told, its kernel stopped, its document saved). */
+  public async shutdownRoom(notebookId: string): Promise<boolean> {
+    const room = this.#rooms.get(notebookId);
+    if (!room) return false;
+    this.remove(room);
+    await room.close('the notebook was shut down');
+    return true;
+  }
+
+  /** Runs {@link RoomCatalog.sweep} every `reaperIntervalMs`. */
+  public startReaper(): void {
+    this.#reaperTimer?.cancel();
+    this.#reaperTimer = this.init.clock.setTimer(this.init.settings.reaperIntervalMs, () => {
+      void this.sweep()
+        .catch((error: unknown) => this.init.logger.error('ghost-room sweep failed', { error }))
+        .finally(() => this.startReaper());
+    });
+  }
+
+  /**
+   * Removes ghost rooms: reapable (no peers, no kernel, no reservation) and either idle longer than
+   * the TTL or the oldest beyond the soft cap. Each is first made durable, then checked again, and
+   * kept if anything changed meanwhile. Returns the removed ids.
+   */
+  public sweep(): Promise<readonly string[]> {
+    this.#sweeping ??= this.sweepOnce().finally(() => {
+      this.#sweeping = undefined;
+    });
+    return this.#sweeping;
+  }
+
+  /** Saves and closes every room (daemon shutdown). */
+  public async closeAll(reason: string): Promise<void> {
+    this.#reaperTimer?.cancel();
+    const rooms = [...this.#rooms.values()];
+    for (const room of rooms) this.remove(room);
+    await Promise.all(rooms.map((room) => room.close(reason)));
+  }
+
+  private async sweepOnce(): Promise<readonly string[]> {
+    const now = this.init.clock.now();
+    const { roomTtlMs, roomSoftCap } = this.init.settings;
+    const candidates = [...this.#rooms.values()]
+      .filter((room) => room.isReapable())
+      .sort((a, b) => (a.peerlessSince ?? now) - (b.peerlessSince ?? now));
+    const excess = Math.max(0, this.#rooms.size - roomSoftCap);
+    const chosen = candidates.filter((room, index) => index < excess || now - (room.peerlessSince ?? now) >= roomTtlMs);
+    const removed: string[] = [];
+    for (const room of chosen) {
+      const hold = room.reserve();
+      try {
+        await room.flush();
+      } catch (error) {
+        this.init.logger.warn('kept a ghost room whose document could not be saved', {
+          notebookId: room.notebookId,
+          error,
+        });
+        continue;
+      } finally {
+        hold();
+      }
+      if (!room.isReapable() || this.#rooms.get(room.notebookId) !== room) continue;
+      this.remove(room);
+      removed.push(room.notebookId);
+      this.init.logger.info('reaped ghost room', { notebookId: room.notebookId, path: room.path });
+    }
+    return removed;
+  }
+
+  private admit(room: NotebookRoom): Admission {
+    return { room, release: room.reserve() };
+  }
+
+  private async once(key: string, load: () => Promise<NotebookRoom>): Promise<NotebookRoom> {
+    const inFlight = this.#loading.get(key);
+    if (inFlight) return inFlight;
+    const loading = load().finally(() => this.#loading.delete(key));
+    this.#loading.set(key, loading);
+    return loading;
+  }
+
+  private add(
+    notebookId: string,
+    document: NotebookDocument,
+    path: string | undefined,
+    ephemeral: boolean,
+    workingDir: string,
+  ): NotebookRoom {
+    const room: NotebookRoom = new NotebookRoom({
+      notebookId,
+      document,
+      path,
+      ephemeral,
+      workingDir,
+      settings: this.init.settings,
+      launcher: this.init.launcher,
+      untitled: this.init.untitled,
+      clock: this.init.clock,
+      logger: this.init.logger.child(`room:${notebookId.slice(0, 8)}`),
+      notify: (notice) => {
+        if (notice.kind === 'runtime')
+          this.init.emit({ event: 'kernel_status', notebook_id: notebookId, runtime: notice.runtime });
+        else
+          this.init.emit({
+            event: notice.kind,
+            notebook_id: notebookId,
+            peer_label: notice.peer.label,
+            active_peers: notice.activePeers,
+          });
+      },
+      onPathBound: (bound, newPath) => this.bindPath(bound, newPath),
+    });
+    this.#rooms.set(notebookId, room);
+    if (path !== undefined) this.#byPath.set(path, notebookId);
+    this.init.emit({ event: 'room_opened', notebook_id: notebookId });
+    return room;
+  }
+
+  private remove(room: NotebookRoom): void {
+    if (this.#rooms.get(room.notebookId) !== room) return;
+    this.#rooms.delete(room.notebookId);
+    if (room.path !== undefined && this.#byPath.get(room.path) === room.notebookId) this.#byPath.delete(room.path);
+    this.init.emit({ event: 'room_closed', notebook_id: room.notebookId });
+  }
+
+  private async bindPath(room: NotebookRoom, rawPath: string): Promise<void> {
+    const path = canonicalNotebookPath(rawPath);
+    const owner = this.#byPath.get(path);
+    if (owner !== undefined && owner !== room.notebookId) {
+      throw new DaemonError(
+        'pathAlreadyOpen',
+        `Cannot save: ${path} is already open in session ${owner}. Close that session first, then retry.`,
+      );
+    }
+    if (room.path !== undefined && this.#byPath.get(room.path) === room.notebookId) this.#byPath.delete(room.path);
+    this.#byPath.set(path, room.notebookId);
+    await this.init.registry.bind(room.notebookId, path);
+  }
+}
+
+/** Absolute, `.ipynb`, symlinks resolved (of the file when present, else of its directory). */
+export function canonicalNotebookPath(path: string): string {
+  if (!isAbsolute(path)) throw new DaemonError('badRequest', `Notebook paths must be absolute, got '${path}'`);
+  if (!path.endsWith('.ipynb')) throw new DaemonError('badRequest', `Notebook paths must end in .ipynb, got '${path}'`);
+  try {
+    return realpathSync.native(path);
+  } catch {
+    try {
+      return join(realpathSync.native(dirname(path)), basename(path));
+    } catch {
+      throw new DaemonError('badRequest', `The directory of '${path}' does not exist`);
+    }
+  }
+}
+
+async function loadOrCreate(path: string): Promise<NotebookDocument> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new DaemonError('notebookLoadFailed', `Cannot read ${path}: ${(error as Error).message}`);
+    }
+    const document = NotebookDocument.empty('python');
+    await writeFileAtomic(path, document.toIpynb());
+    return document;
+  }
+  return NotebookDocument.fromIpynb(text, path);
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,156 @@
+import { join } from 'node:path';
+import type { RuntimedConnection, WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestDaemon, type TestDaemon } from '../testing/start-test-daemon.js';
+
+const daemons: TestDaemon[] = [];
+const connections: RuntimedConnection[] = [];
+
+afterEach(async () => {
+  for (const connection of connections.splice(0)) connection.close();
+  for (const daemon of daemons.splice(0)) await daemon.dispose();
+});
+
+async function waitFor<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function open(d: TestDaemon, path: string) {
+  const opened = await d.connect({ channel: 'notebook', mode: 'open', path, peer_label: 'kernel-test' });
+  connections.push(opened.connection);
+  await waitFor(
+    async () => ((await opened.connection.request({ type: 'get_runtime' })).runtime as { state: string }).state,
+    (state) => state === 'ready' || state === 'unavailable',
+    'the kernel',
+  );
+  return opened.connection;
+}
+
+/** Inserts a cell, executes it, and waits until the execution has finished. */
+async function run(connection: RuntimedConnection, source: string) {
+  const { cell } = (await connection.request({ type: 'insert_cell', source })) as { cell: { id: string } };
+  const started = await connection.request({ type: 'execute_cell', cell_id: cell.id });
+  return waitFor(
+    () => connection.request({ type: 'get_execution', execution_id: started.execution_id }),
+    (execution) => execution.status !== 'queued' && execution.status !== 'running',
+    `execution of ${source}`,
+  );
+}
+
+function streamText(execution: Record<string, unknown>): string {
+  return (execution.outputs as { output_type: string; text?: string }[])
+    .filter((output) => output.output_type === 'stream')
+    .map((output) => output.text)
+    .join('');
+}
+
+describe('runtimed with real ipykernel kernels', () => {
+  it('runs code, keeps state between cells, and writes outputs and errors into the cells', {
+    timeout: 120_000,
+  }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '60000']);
+    daemons.push(d);
+    const connection = await open(d, join(d.dir, 'run.ipynb'));
+    expect((await run(connection, 'x = 41')).status).toBe('ok');
+    const printed = await run(connection, 'print(x + 1)');
+    expect(streamText(printed)).toBe('42\n');
+    const failed = await run(connection, '1/0');
+    expect(failed.status).toBe('error');
+    expect(failed.outputs).toEqual([expect.objectContaining({ output_type: 'error', ename: 'ZeroDivisionError' })]);
+    const cells = (await connection.request({ type: 'get_cells' })).cells as {
+      outputs: unknown[];
+      execution_count: number | null;
+    }[];
+    expect(cells[1]?.outputs).toEqual([expect.objectContaining({ output_type: 'stream', text: '42\n' })]);
+    expect(cells[1]?.execution_count).toBe(2);
+  });
+
+  it('interrupts a running loop', { timeout: 120_000 }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '60000']);
+    daemons.push(d);
+    const connection = await open(d, join(d.dir, 'loop.ipynb'));
+    const { cell } = (await connection.request({ type: 'insert_cell', source: 'while True: pass' })) as {
+      cell: { id: string };
+    };
+    const started = await connection.request({ type: 'execute_cell', cell_id: cell.id });
+    await waitFor(
+      () => connection.request({ type: 'get_execution', execution_id: started.execution_id }),
+      (e) => e.status === 'running',
+      'running',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await connection.request({ type: 'interrupt' })).interrupted).toBe(true);
+    const done = await waitFor(
+      () => connection.request({ type: 'get_execution', execution_id: started.execution_id }),
+      (e) => e.status !== 'running' && e.status !== 'queued',
+      'the interrupt',
+    );
+    expect(done.outputs).toEqual([expect.objectContaining({ ename: 'KeyboardInterrupt' })]);
+    expect(streamText(await run(connection, 'print("alive")'))).toBe('alive\n');
+  });
+
+  it('keeps the kernel for a peer that rejoins within keep-alive, and tears it down after, keeping the room', {
+    timeout: 120_000,
+  }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '1500']);
+    daemons.push(d);
+    const path = join(d.dir, 'keep.ipynb');
+    const first = await open(d, path);
+    await run(first, 'x = 41');
+    first.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await open(d, path);
+    expect(streamText(await run(second, 'print(x + 1)'))).toBe('42\n');
+    second.close();
+    const listed = await waitFor(
+      async () => (await d.control({ type: 'list_rooms' })).rooms as WireRoomInfo[],
+      (rooms) => rooms.length === 1 && rooms[0]?.has_kernel === false,
+      'the kernel teardown',
+      30_000,
+    );
+    expect(listed[0]).toMatchObject({ active_peers: 0, notebook_path: path });
+    const third = await open(d, path);
+    const after = await run(third, 'print(x)');
+    expect(after.outputs).toEqual([expect.objectContaining({ ename: 'NameError' })]);
+  });
+
+  it('reports the runtime as unavailable without a usable kernelspec, and lifecycle still works', {
+    timeout: 60_000,
+  }, async () => {
+    const d = await startTestDaemon(['--python', '/nonexistent/python3', '--kernelspec-dir', '/nonexistent/kernels']);
+    daemons.push(d);
+    const opened = await d.connect({
+      channel: 'notebook',
+      mode: 'open',
+      path: join(d.dir, 'u.ipynb'),
+      peer_label: 'x',
+    });
+    connections.push(opened.connection);
+    const runtime = await waitFor(
+      async () =>
+        (await opened.connection.request({ type: 'get_runtime' })).runtime as { state: string; reason?: string },
+      (value) => value.state !== 'starting' && value.state !== 'not_started',
+      'the runtime state',
+    );
+    expect(runtime.state).toBe('unavailable');
+    expect(runtime.reason).toMatch(/ipykernel/);
+    const { cell } = (await opened.connection.request({ type: 'insert_cell', source: '1' })) as {
+      cell: { id: string };
+    };
+    await expect(opened.connection.request({ type: 'execute_cell', cell_id: cell.id })).rejects.toMatchObject({
+      code: 'runtime_unavailable',
+    });
+    expect(((await opened.connection.request({ type: 'get_cells' })).cells as unknown[]).length).toBe(1);
+  });
+});

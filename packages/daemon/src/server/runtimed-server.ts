@@ -1,0 +1,442 @@
+import { randomUUID } from 'node:crypto';
+import { chmod, rm } from 'node:fs/promises';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Clock, Logger } from '@nteract-mcp/core';
+import {
+  defaultMaxFrameBytes,
+  encodeRuntimedFrame,
+  maxHandshakeFrameBytes,
+  type RuntimedErrorCode,
+  RuntimedFrameDecoder,
+  runtimedMagic,
+  runtimedProtocolVersion,
+  type WireDaemonEvent,
+  type WireDaemonInfo,
+} from '@nteract-mcp/core/runtimed-wire';
+import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
+import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { UntitledStore } from '../persistence/untitled-store.js';
+import { writeFileAtomic } from '../persistence/write-file-atomic.js';
+import type { DaemonLayout } from '../resolve-daemon-layout.js';
+import type { KernelLauncher } from '../room/kernel-launcher.js';
+import type { RoomPeer, RoomSettings } from '../room/notebook-room.js';
+import { type Admission, type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
+import { acquireDaemonSingleton, type DaemonSingleton } from './daemon-singleton.js';
+
+export interface RuntimedServerOptions {
+  readonly layout: DaemonLayout;
+  readonly version: string;
+  readonly settings: RoomSettings & ReaperSettings;
+  readonly launcher: KernelLauncher;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly maxFrameBytes?: number;
+  readonly handshakeTimeoutMs?: number;
+}
+
+const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
+  invalidOption: 'bad_request',
+  alreadyRunning: 'internal',
+  unsafeSocketDir: 'internal',
+  notebookLoadFailed: 'load_failed',
+  notebookUnavailable: 'notebook_unavailable',
+  cellNotFound: 'cell_not_found',
+  badRequest: 'bad_request',
+  pathAlreadyOpen: 'path_already_open',
+  noPath: 'no_path',
+  runtimeUnavailable: 'runtime_unavailable',
+  idempotencyConflict: 'idempotency_conflict',
+  kernelUnavailable: 'runtime_unavailable',
+  kernelStartFailed: 'runtime_unavailable',
+  kernelDied: 'runtime_unavailable',
+  kernelShutdown: 'runtime_unavailable',
+};
+
+const notebookRequests: ReadonlySet<string> = new Set([
+  'get_cells',
+  'get_cell',
+  'get_runtime',
+  'insert_cell',
+  'update_cell',
+  'delete_cell',
+  'move_cell',
+  'clear_outputs',
+  'execute_cell',
+  'get_execution',
+  'interrupt',
+  'restart_kernel',
+  'save',
+]);
+
+const controlRequests: ReadonlySet<string> = new Set([
+  'ping',
+  'get_daemon_info',
+  'list_rooms',
+  'shutdown_notebook',
+  'subscribe',
+  'shutdown_daemon',
+]);
+
+/** The error frame for anything thrown while serving a request. */
+function errorFrame(error: unknown, id?: number): Record<string, unknown> {
+  if (DaemonError.is(error))
+    return { type: 'error', ...(id === undefined ? {} : { id }), code: errorCodes[error.kind], message: error.message };
+  return {
+    type: 'error',
+    ...(id === undefined ? {} : { id }),
+    code: 'internal',
+    message: (error as Error)?.message ?? String(error),
+  };
+}
+
+/**
+ * The daemon's socket server: holds the singleton locks, the room catalog and the connections.
+ * A connection that breaks the protocol (bad preamble, malformed, oversized or unknown frame) gets
+ * an error frame and is closed; nothing else is affected.
+ */
+export class RuntimedServer {
+  public readonly info: WireDaemonInfo;
+  readonly #options: RuntimedServerOptions;
+  readonly #catalog: RoomCatalog;
+  readonly #singleton: DaemonSingleton;
+  readonly #server: Server;
+  readonly #sockets = new Set<Socket>();
+  readonly #subscribers = new Set<Socket>();
+  #stopping: Promise<void> | undefined;
+  readonly #stoppedListeners = new Set<() => void>();
+
+  private constructor(options: RuntimedServerOptions, catalog: RoomCatalog, singleton: DaemonSingleton) {
+    this.#options = options;
+    this.#catalog = catalog;
+    this.#singleton = singleton;
+    this.info = {
+      pid: process.pid,
+      started_at: new Date(options.clock.now()).toISOString(),
+      version: options.version,
+      protocol_version: runtimedProtocolVersion,
+    };
+    this.#server = createServer((socket) => this.accept(socket));
+  }
+
+  /** Takes the locks, loads the registry, listens (socket 0600), writes `daemon.json`, starts the reaper. */
+  public static async start(options: RuntimedServerOptions): Promise<RuntimedServer> {
+    const { layout, logger } = options;
+    const singleton = await acquireDaemonSingleton(layout, logger);
+    try {
+      const registry = await NotebookRegistry.load(layout.registryPath, logger.child('registry'));
+      let server: RuntimedServer | undefined;
+      const catalog = new RoomCatalog({
+        settings: options.settings,
+        launcher: options.launcher,
+        registry,
+        untitled: new UntitledStore(layout.untitledDir),
+        clock: options.clock,
+        logger: logger.child('rooms'),
+        emit: (event) => server?.publish(event),
+      });
+      server = new RuntimedServer(options, catalog, singleton);
+      await server.listen();
+      await writeFileAtomic(
+        layout.infoPath,
+        `${JSON.stringify({ ...server.info, socket: layout.socketPath }, null, 2)}\n`,
+        0o600,
+      );
+      catalog.startReaper();
+      logger.info('runtimed listening', { socket: layout.socketPath, pid: process.pid, version: options.version });
+      return server;
+    } catch (error) {
+      await singleton.release();
+      throw error;
+    }
+  }
+
+  public get catalog(): RoomCatalog {
+    return this.#catalog;
+  }
+
+  public onStopped(listener: () => void): void {
+    this.#stoppedListeners.add(listener);
+  }
+
+  /** Stops accepting, tells subscribers, closes rooms (saving them), removes socket, info and locks. Idempotent. */
+  public stop(reason: string): Promise<void> {
+    this.#stopping ??= this.stopOnce(reason);
+    return this.#stopping;
+  }
+
+  private async stopOnce(reason: string): Promise<void> {
+    const { layout, logger } = this.#options;
+    logger.info('runtimed stopping', { reason });
+    this.publish({ event: 'daemon_shutting_down' });
+    this.#server.close();
+    await this.#catalog.closeAll('the daemon is shutting down');
+    for (const socket of this.#sockets) socket.end();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const socket of this.#sockets) socket.destroy();
+    await Promise.all([rm(layout.socketPath, { force: true }), rm(layout.infoPath, { force: true })]);
+    await this.#singleton.release();
+    for (const listener of this.#stoppedListeners) listener();
+  }
+
+  private async listen(): Promise<void> {
+    const { socketPath } = this.#options.layout;
+    const previous = process.umask(0o177);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.#server.once('error', reject);
+        this.#server.listen(socketPath, () => {
+          this.#server.off('error', reject);
+          resolve();
+        });
+      });
+    } finally {
+      process.umask(previous);
+    }
+    await chmod(socketPath, 0o600);
+  }
+
+  private publish(event: WireDaemonEvent): void {
+    for (const socket of this.#subscribers) send(socket, { type: 'event', ...event });
+  }
+
+  private accept(socket: Socket): void {
+    if (this.#stopping) {
+      socket.destroy();
+      return;
+    }
+    this.#sockets.add(socket);
+    socket.on('error', () => undefined);
+    const decoder = new RuntimedFrameDecoder(maxHandshakeFrameBytes);
+    let preamble: Buffer | undefined = Buffer.alloc(0);
+    let handler: ((frame: Record<string, unknown>) => void) | undefined;
+    let cleanup: (() => void) | undefined;
+    const handshakeTimer = setTimeout(
+      () => fail('bad_request', 'no handshake within the time allowed'),
+      this.#options.handshakeTimeoutMs ?? 10_000,
+    );
+    handshakeTimer.unref();
+
+    const fail = (code: RuntimedErrorCode, message: string): void => {
+      send(socket, { type: 'error', code, message });
+      socket.end();
+      setTimeout(() => socket.destroy(), 100).unref();
+    };
+
+    socket.on('data', (chunk: Buffer) => {
+      if (socket.destroyed || socket.writableEnded) return;
+      let data = chunk;
+      if (preamble !== undefined) {
+        preamble = Buffer.concat([preamble, data]);
+        if (preamble.length < runtimedMagic.length + 1) {
+          if (!runtimedMagic.slice(0, preamble.length).every((byte, index) => preamble?.[index] === byte)) {
+            fail('bad_preamble', 'Not a runtimed client: the connection must start with the runtimed preamble');
+          }
+          return;
+        }
+        if (!runtimedMagic.every((byte, index) => preamble?.[index] === byte)) {
+          fail('bad_preamble', 'Not a runtimed client: the connection must start with the runtimed preamble');
+          return;
+        }
+        const version = preamble[runtimedMagic.length];
+        if (version !== runtimedProtocolVersion) {
+          fail(
+            'unsupported_protocol',
+            `Protocol version ${version} is not supported; this daemon speaks ${runtimedProtocolVersion}`,
+          );
+          return;
+        }
+        data = preamble.subarray(runtimedMagic.length + 1);
+        preamble = undefined;
+      }
+      for (const decoded of decoder.push(data)) {
+        if (decoded.kind === 'oversized') {
+          fail('oversized_frame', `Frame of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`);
+          return;
+        }
+        if (
+          decoded.kind === 'malformed' ||
+          typeof decoded.value !== 'object' ||
+          decoded.value === null ||
+          Array.isArray(decoded.value)
+        ) {
+          fail('bad_frame', decoded.kind === 'malformed' ? decoded.reason : 'frame is not a JSON object');
+          return;
+        }
+        const frame = decoded.value as Record<string, unknown>;
+        if (handler) {
+          handler(frame);
+          continue;
+        }
+        clearTimeout(handshakeTimer);
+        decoder.setMaxFrameBytes(this.#options.maxFrameBytes ?? defaultMaxFrameBytes);
+        if (frame.channel === 'control') {
+          handler = (request) => this.control(socket, request, fail);
+          send(socket, { type: 'hello', ...this.info });
+        } else if (frame.channel === 'notebook') {
+          const pending: Record<string, unknown>[] = [];
+          handler = (request) => pending.push(request);
+          void this.admitNotebook(frame).then(
+            ({ admission, peer }) => {
+              const { room } = admission;
+              send(socket, {
+                type: 'connected',
+                notebook_id: room.notebookId,
+                notebook_path: room.path ?? null,
+                ephemeral: room.ephemeral,
+                document_version: room.documentVersion,
+                cells: room.cells(),
+                runtime: room.runtime,
+                peer_id: peer.id,
+              });
+              const attached: RoomPeer = {
+                ...peer,
+                send: (message) => send(socket, message),
+                disconnect: (why) => {
+                  send(socket, { type: 'room_closed', reason: why });
+                  socket.end();
+                },
+              };
+              room.addPeer(attached);
+              admission.release();
+              cleanup = () => room.removePeer(peer.id);
+              handler = (request) => this.notebookRequest(socket, admission, attached, request, fail);
+              for (const request of pending.splice(0)) handler(request);
+            },
+            (error: unknown) => {
+              const frameOut = errorFrame(error);
+              fail(frameOut.code as RuntimedErrorCode, String(frameOut.message));
+            },
+          );
+        } else {
+          fail('unknown_channel', `Unknown channel ${JSON.stringify(frame.channel)}: use 'control' or 'notebook'`);
+          return;
+        }
+      }
+    });
+    socket.on('close', () => {
+      clearTimeout(handshakeTimer);
+      this.#sockets.delete(socket);
+      this.#subscribers.delete(socket);
+      cleanup?.();
+    });
+  }
+
+  private async admitNotebook(
+    handshake: Record<string, unknown>,
+  ): Promise<{ admission: Admission; peer: { id: string; label: string } }> {
+    const label = handshake.peer_label;
+    if (typeof label !== 'string' || label.trim().length === 0 || label.length > 256) {
+      throw new DaemonError('badRequest', 'peer_label must be a non-empty string of at most 256 characters');
+    }
+    const peer = { id: randomUUID(), label };
+    switch (handshake.mode) {
+      case 'open':
+        if (typeof handshake.path !== 'string') throw new DaemonError('badRequest', "open needs a string 'path'");
+        return { admission: await this.#catalog.open(handshake.path), peer };
+      case 'attach':
+        if (typeof handshake.notebook_id !== 'string')
+          throw new DaemonError('badRequest', "attach needs a string 'notebook_id'");
+        return { admission: await this.#catalog.attach(handshake.notebook_id), peer };
+      case 'create':
+        return {
+          admission: await this.#catalog.create({
+            runtime: typeof handshake.runtime === 'string' ? handshake.runtime : 'python',
+            workingDir: typeof handshake.working_dir === 'string' ? handshake.working_dir : '',
+            ephemeral: handshake.ephemeral !== false,
+          }),
+          peer,
+        };
+      default:
+        throw new DaemonError(
+          'badRequest',
+          `Unknown notebook mode ${JSON.stringify(handshake.mode)}: use 'open', 'attach' or 'create'`,
+        );
+    }
+  }
+
+  private notebookRequest(
+    socket: Socket,
+    admission: Admission,
+    peer: RoomPeer,
+    request: Record<string, unknown>,
+    fail: (code: RuntimedErrorCode, message: string) => void,
+  ): void {
+    const id = request.id;
+    if (typeof id !== 'number' || typeof request.type !== 'string') {
+      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
+      return;
+    }
+    if (!notebookRequests.has(request.type)) {
+      send(socket, {
+        type: 'error',
+        id,
+        code: 'unknown_request',
+        message: `Unknown notebook request '${request.type}'`,
+      });
+      socket.end();
+      return;
+    }
+    admission.room.handle(peer, request).then(
+      (result) => send(socket, { ...result, type: 'ok', id }),
+      (error: unknown) => send(socket, errorFrame(error, id)),
+    );
+  }
+
+  private control(
+    socket: Socket,
+    request: Record<string, unknown>,
+    fail: (code: RuntimedErrorCode, message: string) => void,
+  ): void {
+    const id = request.id;
+    if (typeof id !== 'number' || typeof request.type !== 'string') {
+      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
+      return;
+    }
+    if (!controlRequests.has(request.type)) {
+      send(socket, {
+        type: 'error',
+        id,
+        code: 'unknown_request',
+        message: `Unknown control request '${request.type}'`,
+      });
+      socket.end();
+      return;
+    }
+    const answer = (fields: Record<string, unknown>): void => send(socket, { ...fields, type: 'ok', id });
+    switch (request.type) {
+      case 'ping':
+        answer({ pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
+        return;
+      case 'get_daemon_info':
+        answer({ ...this.info });
+        return;
+      case 'list_rooms':
+        answer({ rooms: this.#catalog.list() });
+        return;
+      case 'subscribe':
+        this.#subscribers.add(socket);
+        answer({ subscribed: true });
+        return;
+      case 'shutdown_notebook': {
+        const notebookId = request.notebook_id;
+        if (typeof notebookId !== 'string') {
+          send(socket, errorFrame(new DaemonError('badRequest', "shutdown_notebook needs a string 'notebook_id'"), id));
+          return;
+        }
+        void this.#catalog.shutdownRoom(notebookId).then(
+          (found) => answer({ found }),
+          (error: unknown) => send(socket, errorFrame(error, id)),
+        );
+        return;
+      }
+      case 'shutdown_daemon':
+        answer({ stopping: true });
+        void this.stop('requested by a client');
+        return;
+    }
+  }
+}
+
+function send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {
+  if (!socket.destroyed && socket.writable) socket.write(encodeRuntimedFrame(frame));
+}
