@@ -182,8 +182,14 @@ export class RuntimedConnection {
   }
 }
 
-/** Refuses a socket that is missing (`daemonUnavailable`) or owned by another user (`unsafeSocket`). */
-export async function assertSocketIsOurs(socketPath: string): Promise<void> {
+/**
+ * Refuses a socket that is missing (`daemonUnavailable`) or owned by a user other than `uid`
+ * (default: ours) (`unsafeSocket`).
+ */
+export async function assertSocketIsOurs(
+  socketPath: string,
+  uid: number | undefined = process.getuid?.(),
+): Promise<void> {
   let owner: number;
   try {
     owner = (await lstat(socketPath)).uid;
@@ -198,11 +204,10 @@ export async function assertSocketIsOurs(socketPath: string): Promise<void> {
       { code },
     );
   }
-  const me = process.getuid?.();
-  if (me !== undefined && owner !== me) {
+  if (uid !== undefined && owner !== uid) {
     throw new CoreError(
       'unsafeSocket',
-      `Refusing to connect: the daemon socket ${socketPath} belongs to uid ${owner}, not to this user (uid ${me}).`,
+      `Refusing to connect: the daemon socket ${socketPath} belongs to uid ${owner}, not to this user (uid ${uid}).`,
     );
   }
 }
