@@ -45,6 +45,7 @@ export type {
   CellType,
   ExecuteOptions,
   ExecutionResult,
+  ExecutionState,
   InsertCellRequest,
   MutationOptions,
   NotebookCell,

@@ -46,8 +46,18 @@ export interface ExecuteOptions extends MutationOptions {
 
 export interface ExecutionResult {
   readonly executionId: string;
-  /** `timeout`: still running when the wait ended; outputs are partial. */
+  readonly cellId: string;
+  /** `timeout`: still running when the wait ended; outputs are partial, read the rest with the id. */
   readonly status: 'ok' | 'error' | 'timeout' | 'aborted';
+  readonly outputs: readonly CellOutput[];
+  readonly executionCount: number | null;
+}
+
+/** An execution as the notebook's owner knows it now (it may still be queued or running). */
+export interface ExecutionState {
+  readonly executionId: string;
+  readonly cellId: string;
+  readonly status: 'queued' | 'running' | 'ok' | 'error' | 'aborted';
   readonly outputs: readonly CellOutput[];
   readonly executionCount: number | null;
 }
@@ -95,7 +105,13 @@ export interface NotebookHandle {
   /** Moves the cell after `afterCellId`, or to the start when it is `undefined`. */
   moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void>;
   clearOutputs(cellId: string, options?: MutationOptions): Promise<void>;
+  /**
+   * Runs a cell and waits for it, at most `timeoutMs` (then resolves `timeout` with the outputs so
+   * far; the execution goes on). A repeated idempotency key returns the first execution's result.
+   */
   executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult>;
+  /** The current state of an execution started in this notebook; rejects `invalidRequest` for an unknown id. */
+  getExecution(executionId: string): Promise<ExecutionState>;
   interruptKernel(): Promise<void>;
   restartKernel(): Promise<void>;
   /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */

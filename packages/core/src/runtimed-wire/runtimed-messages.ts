@@ -88,6 +88,9 @@ export interface WireNotebookConnected {
   readonly cells: readonly WireCell[];
   readonly runtime: WireRuntimeState;
   readonly peer_id: string;
+  /** The daemon life this connection belongs to (its incarnation). */
+  readonly daemon_pid: number;
+  readonly daemon_started_at: string;
 }
 
 /** The daemon's answer to a control handshake. */

@@ -5,6 +5,7 @@ import type {
   CellType,
   ExecuteOptions,
   ExecutionResult,
+  ExecutionState,
   InsertCellRequest,
   MutationOptions,
   NotebookCell,
@@ -51,6 +52,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #executor: FakeExecutor | undefined;
   readonly #ledger = new Map<string, unknown>();
+  readonly #executions = new Map<string, ExecutionState>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new Set<() => void>();
 
@@ -192,8 +194,17 @@ export class FakeNotebookHandle implements NotebookHandle {
       this.#executionCount += 1;
       for (const output of outputs) options?.onOutput?.(output);
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
-      return { executionId: randomUUID(), status, outputs, executionCount: this.#executionCount };
+      const result = { executionId: randomUUID(), cellId, status, outputs, executionCount: this.#executionCount };
+      this.#executions.set(result.executionId, result);
+      return result;
     });
+  }
+
+  public async getExecution(executionId: string): Promise<ExecutionState> {
+    this.use(`getExecution:${executionId}`);
+    const state = this.#executions.get(executionId);
+    if (!state) throw new CoreError('invalidRequest', `Execution not found: ${executionId}`);
+    return state;
   }
 
   public async interruptKernel(): Promise<void> {

@@ -287,6 +287,8 @@ export class RuntimedServer {
                 cells: room.cells(),
                 runtime: room.runtime,
                 peer_id: peer.id,
+                daemon_pid: this.info.pid,
+                daemon_started_at: this.info.started_at,
               });
               const attached: RoomPeer = {
                 ...peer,

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
 
 /** A real `runtimed` process in a temporary directory, for tests. */
@@ -27,7 +27,8 @@ export interface TestDaemon {
   dispose(): Promise<void>;
 }
 
-const entry = fileURLToPath(new URL('../../dist/runtimed.js', import.meta.url));
+/** The built `runtimed` bin, found through the package itself so this works from src and from dist. */
+const entry = join(dirname(createRequire(import.meta.url).resolve('@nteract-mcp/daemon/package.json')), 'dist', 'runtimed.js');
 
 /** Starts `runtimed start --foreground` with a private socket and data dir and waits until it answers. */
 export async function startTestDaemon(args: readonly string[] = [], reuse?: { dir: string }): Promise<TestDaemon> {
