@@ -61,6 +61,16 @@ export type { LineSink } from './ports/stderr-logger.js';
 export { parseLogLevel, StderrLogger } from './ports/stderr-logger.js';
 export { SystemClock } from './ports/system-clock.js';
 export { ChildExitClassification } from './proxy/child-exit-classification.js';
+export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
+export { isLocalSession, sessionRecoveryTarget } from './session/notebook-session.js';
+export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
+export { RejoinCoordinator } from './session/rejoin-coordinator.js';
+export type { ActivationRequest } from './session/session-activation.js';
+export { SessionActivation } from './session/session-activation.js';
+export type { SessionDropInfo, SessionDropReason } from './session/session-drop-info.js';
+export { noSessionMessage } from './session/session-drop-info.js';
+export type { SessionAccess, SessionEviction, SessionRequirement, SlotChange } from './session/session-slot.js';
+export { maxParkedSessions, SessionSlot } from './session/session-slot.js';
 export { DaemonIncarnation } from './target/daemon-incarnation.js';
 export type {
   HostedUrlTarget,

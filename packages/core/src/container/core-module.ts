@@ -12,6 +12,9 @@ import { SourceFileProbe } from '../ports/source-file-probe.js';
 import { StderrLogger } from '../ports/stderr-logger.js';
 import { SystemClock } from '../ports/system-clock.js';
 import { ChildExitClassification } from '../proxy/child-exit-classification.js';
+import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
+import { SessionActivation } from '../session/session-activation.js';
+import { SessionSlot } from '../session/session-slot.js';
 import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import { bindContributionProviders } from './contribution-provider.js';
 
@@ -29,5 +32,8 @@ export function createCoreModule(): ContainerModule {
     options.bind(SourceFileProbe).toConstantValue(new NodeSourceFileProbe());
     options.bind(NotebookTargetResolver).toSelf().inSingletonScope();
     options.bind(ChildExitClassification).toSelf().inSingletonScope();
+    options.bind(SessionSlot).toSelf().inSingletonScope();
+    options.bind(SessionActivation).toSelf().inSingletonScope();
+    options.bind(RejoinCoordinator).toSelf().inSingletonScope();
   });
 }

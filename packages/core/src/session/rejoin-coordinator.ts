@@ -1,0 +1,102 @@
+import { inject, injectable, named } from 'inversify';
+import { ContributionProvider } from '../container/contribution-provider.js';
+import { RejoinStrategy } from '../contributions/rejoin-strategy.js';
+import { Clock } from '../ports/clock.js';
+import { Logger } from '../ports/logger.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
+import type { NotebookSession } from './notebook-session.js';
+import { SessionSlot } from './session-slot.js';
+
+export interface RejoinRequest {
+  readonly peerLabel: string;
+  readonly signal?: AbortSignal;
+  /** For local targets: the daemon life the attempt starts against. */
+  readonly expectedIncarnation?: DaemonIncarnation;
+  /** Checked after connecting and before publishing (e.g. the daemon incarnation is unchanged). */
+  readonly verify?: (handle: NotebookHandle) => Promise<boolean>;
+}
+
+/**
+ * - `published`: connected and installed.
+ * - `not-published`: connected, but an explicit disconnect or an installed session won; closed.
+ * - `retry-later`: transient; keep the target.
+ * - `evicted`: definitive; recorded as an `evicted` drop; do not retry.
+ */
+export type RejoinResult =
+  | { readonly kind: 'published'; readonly session: NotebookSession }
+  | { readonly kind: 'not-published'; readonly reason: string }
+  | { readonly kind: 'retry-later'; readonly reason: string }
+  | { readonly kind: 'evicted'; readonly reason: string };
+
+/**
+ * Brings a lost notebook back: picks the first contributed {@link RejoinStrategy} that supports
+ * the target, lets it connect, and publishes through the slot's guard. Strategies never write the
+ * slot; only this class publishes, and only when the intent epoch captured before connecting is
+ * unchanged and the slot is still empty.
+ */
+@injectable()
+export class RejoinCoordinator {
+  public constructor(
+    @inject(ContributionProvider)
+    @named(RejoinStrategy)
+    private readonly strategies: ContributionProvider<RejoinStrategy>,
+    @inject(SessionSlot) private readonly slot: SessionSlot,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(Logger) private readonly logger: Logger,
+  ) {}
+
+  public strategyFor(target: NotebookTarget): RejoinStrategy | undefined {
+    return this.strategies.getContributions().find((strategy) => strategy.supports(target));
+  }
+
+  public async rejoin(target: NotebookTarget, request: RejoinRequest): Promise<RejoinResult> {
+    const capturedEpoch = this.slot.intentEpoch;
+    const strategy = this.strategyFor(target);
+    const where = describeNotebookTarget(target);
+    if (!strategy) {
+      this.slot.recordDrop('evicted', undefined, target);
+      return { kind: 'evicted', reason: `No rejoin strategy supports ${target.kind} targets` };
+    }
+    let outcome: Awaited<ReturnType<RejoinStrategy['rejoin']>>;
+    try {
+      outcome = await strategy.rejoin(target, {
+        peerLabel: request.peerLabel,
+        signal: request.signal ?? new AbortController().signal,
+        expectedIncarnation: request.expectedIncarnation,
+      });
+    } catch (error) {
+      this.logger.warn('rejoin strategy failed; will retry later', { strategy: strategy.id, target: where, error });
+      return { kind: 'retry-later', reason: (error as Error).message };
+    }
+    if (outcome.kind === 'evicted') {
+      if (!this.slot.active) this.slot.recordDrop('evicted', undefined, target);
+      this.logger.info('rejoin refused definitively', { target: where, reason: outcome.reason });
+      return outcome;
+    }
+    if (outcome.kind === 'retry-later') return outcome;
+    const { handle } = outcome;
+    if (request.verify && !(await request.verify(handle).catch(() => false))) {
+      void handle.close();
+      return { kind: 'retry-later', reason: 'the daemon changed while rejoining' };
+    }
+    const session: NotebookSession = {
+      handle,
+      target,
+      activation: this.slot.nextActivation(),
+      origin: 'rejoin',
+      installedAt: this.clock.now(),
+    };
+    if (!this.slot.publishRejoined(session, capturedEpoch)) {
+      void handle.close();
+      const reason =
+        this.slot.intentEpoch !== capturedEpoch
+          ? 'an explicit disconnect happened meanwhile'
+          : 'another session is installed';
+      return { kind: 'not-published', reason };
+    }
+    this.logger.info('rejoined notebook', { target: where, notebookId: handle.notebookId });
+    return { kind: 'published', session };
+  }
+}
