@@ -1,3 +1,9 @@
+export { idempotencyMetaKey } from './child-server/child-tool-registry.js';
+export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
+export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
+export type { PeerLabelClient } from './child-server/format-peer-label.js';
+export { formatPeerLabel } from './child-server/format-peer-label.js';
+export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
 export { ContributionProvider } from './container/contribution-provider.js';

@@ -36,10 +36,14 @@ const protocolVersion = 1;
  * restarts that close every handle and change the incarnation, rooms by path and UUID with
  * attach-only admission (unknown or {@link FakeDaemonPort.markUnavailable}d ids are refused with
  * `notebookUnavailable`), ephemeral rooms that vanish on restart, dropped and lagged events, and
- * failing identity queries. Every call is recorded in `calls`.
+ * failing identity queries, saves that bind a path to a room (refused with code
+ * `path_already_open` when another room owns it). Every call is recorded in `calls`, every peer
+ * label in `peerLabels`.
  */
 export class FakeDaemonPort implements DaemonPort {
   public readonly calls: string[] = [];
+  /** The peer label of every open/attach/create call, in order. */
+  public readonly peerLabels: string[] = [];
   /** Every handle opened, in order. */
   public readonly handles: FakeNotebookHandle[] = [];
   #info: DaemonInfo | undefined;
@@ -105,7 +109,7 @@ export class FakeDaemonPort implements DaemonPort {
       room = { notebookId: randomUUID(), path, ephemeral: false };
       this.#rooms.set(room.notebookId, room);
     }
-    return this.newHandle(room);
+    return this.newHandle(room, options.peerLabel);
   }
 
   public async attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle> {
@@ -115,7 +119,7 @@ export class FakeDaemonPort implements DaemonPort {
     if (!room || this.#unavailable.has(notebookId)) {
       throw new CoreError('notebookUnavailable', `Notebook ${notebookId} is not available in the daemon`);
     }
-    return this.newHandle(room);
+    return this.newHandle(room, options.peerLabel);
   }
 
   public async createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle> {
@@ -123,7 +127,7 @@ export class FakeDaemonPort implements DaemonPort {
     this.beforeConnect(options);
     const room: FakeRoom = { notebookId: randomUUID(), path: undefined, ephemeral: options.ephemeral };
     this.#rooms.set(room.notebookId, room);
-    return this.newHandle(room);
+    return this.newHandle(room, options.peerLabel);
   }
 
   /** A new incarnation (new pid and start time), optionally of a new version. Closes every handle. */
@@ -201,6 +205,7 @@ export class FakeDaemonPort implements DaemonPort {
     if (typeof options?.peerLabel !== 'string') {
       throw new CoreError('notModelled', 'FakeDaemonPort: connections need a peerLabel');
     }
+    this.peerLabels.push(options.peerLabel);
     if (this.#connectFailures > 0) {
       this.#connectFailures -= 1;
       throw new CoreError('daemonUnavailable', 'FakeDaemonPort: connection failed (injected)');
@@ -212,16 +217,33 @@ export class FakeDaemonPort implements DaemonPort {
     if (!this.#info) throw new CoreError('daemonUnavailable', 'Daemon is not running');
   }
 
-  private newHandle(room: FakeRoom): FakeNotebookHandle {
+  private newHandle(room: FakeRoom, peerLabel: string): FakeNotebookHandle {
     const handle = new FakeNotebookHandle({
       notebookId: room.notebookId,
       notebookPath: room.path,
       daemonIncarnation: this.#info?.incarnation,
       readiness: this.#readiness,
       executor: this.#executor,
+      peerLabel,
+      beforeSave: (notebookId, path) => this.bindSavedPath(notebookId, path),
     });
     this.handles.push(handle);
     return handle;
+  }
+
+  /** A save binds the path to the room, unless another room owns it (the daemon's `path_already_open`). */
+  private bindSavedPath(notebookId: string, path: string): void {
+    this.requireRunning();
+    const owner = [...this.#rooms.values()].find((room) => room.path === path && room.notebookId !== notebookId);
+    if (owner) {
+      throw new CoreError(
+        'invalidRequest',
+        `Cannot save: ${path} is already open in session ${owner.notebookId}. Close that session first, then retry.`,
+        { code: 'path_already_open' },
+      );
+    }
+    const room = this.#rooms.get(notebookId);
+    if (room) room.path = path;
   }
 
   private nextInfo(version: string): DaemonInfo {

@@ -17,9 +17,13 @@ import type {
 } from '../ports/notebook-handle.js';
 import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
 
-/** What the fake kernel does with a cell: the outputs and the status of one execution. */
+/**
+ * What the fake kernel does with a cell: the outputs and the status of one execution. `running`
+ * means it is still running when the wait ends: `executeCell` resolves `timeout` with these
+ * outputs, and the execution stays `running` until {@link FakeNotebookHandle.completeExecution}.
+ */
 export type FakeExecutor = (cell: NotebookCell) => {
-  readonly status: 'ok' | 'error';
+  readonly status: 'ok' | 'error' | 'running';
   readonly outputs: readonly CellOutput[];
 };
 
@@ -31,6 +35,13 @@ export interface FakeNotebookHandleOptions {
   readonly cells?: readonly Pick<NotebookCell, 'source' | 'cellType'>[];
   /** Without one, executing a cell throws `notModelled`. */
   readonly executor?: FakeExecutor;
+  /** The peer label the handle was opened with (recorded only; the fake has no other peers). */
+  readonly peerLabel?: string;
+  /**
+   * Called before a save binds `path` (the daemon's check that no other room owns the path);
+   * throwing refuses the save. {@link FakeDaemonPort} passes one.
+   */
+  readonly beforeSave?: (notebookId: string, path: string) => void;
 }
 
 /**
@@ -41,6 +52,8 @@ export interface FakeNotebookHandleOptions {
 export class FakeNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
   public readonly daemonIncarnation: DaemonIncarnation | undefined;
+  /** The peer label given when the handle was opened, if any. */
+  public readonly peerLabel: string | undefined;
   public readonly calls: string[] = [];
   public interruptCount = 0;
   public kernelRestartCount = 0;
@@ -51,6 +64,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   #executionCount = 0;
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #executor: FakeExecutor | undefined;
+  readonly #beforeSave: FakeNotebookHandleOptions['beforeSave'];
   readonly #ledger = new Map<string, unknown>();
   readonly #executions = new Map<string, ExecutionState>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
@@ -62,6 +76,8 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.daemonIncarnation = options.daemonIncarnation;
     this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
     this.#executor = options.executor;
+    this.peerLabel = options.peerLabel;
+    this.#beforeSave = options.beforeSave;
     for (const cell of options.cells ?? []) this.#cells.push(this.newCell(cell.source, cell.cellType));
   }
 
@@ -194,8 +210,16 @@ export class FakeNotebookHandle implements NotebookHandle {
       this.#executionCount += 1;
       for (const output of outputs) options?.onOutput?.(output);
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
-      const result = { executionId: randomUUID(), cellId, status, outputs, executionCount: this.#executionCount };
-      this.#executions.set(result.executionId, result);
+      const executionId = randomUUID();
+      const executionCount = this.#executionCount;
+      this.#executions.set(executionId, { executionId, cellId, status, outputs, executionCount });
+      const result: ExecutionResult = {
+        executionId,
+        cellId,
+        status: status === 'running' ? 'timeout' : status,
+        outputs,
+        executionCount,
+      };
       return result;
     });
   }
@@ -205,6 +229,19 @@ export class FakeNotebookHandle implements NotebookHandle {
     const state = this.#executions.get(executionId);
     if (!state) throw new CoreError('invalidRequest', `Execution not found: ${executionId}`);
     return state;
+  }
+
+  /** Finishes an execution the executor left `running`: its state and its cell's outputs change. */
+  public completeExecution(
+    executionId: string,
+    outcome: { readonly status: 'ok' | 'error'; readonly outputs: readonly CellOutput[] },
+  ): void {
+    const state = this.#executions.get(executionId);
+    if (!state) throw new CoreError('notModelled', `FakeNotebookHandle: no execution ${executionId}`);
+    const outputs = [...state.outputs, ...outcome.outputs];
+    this.#executions.set(executionId, { ...state, status: outcome.status, outputs });
+    const index = this.#cells.findIndex((cell) => cell.id === state.cellId);
+    if (index >= 0) this.#cells[index] = { ...this.cellAt(index), outputs };
   }
 
   public async interruptKernel(): Promise<void> {
@@ -221,8 +258,11 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.use(`save:${path ?? ''}`);
     const target = path ?? this.#notebookPath;
     if (target === undefined) {
-      throw new CoreError('invalidRequest', 'No path specified: an untitled notebook needs a path to be saved.');
+      throw new CoreError('invalidRequest', 'No path specified: an untitled notebook needs a path to be saved.', {
+        code: 'no_path',
+      });
     }
+    this.#beforeSave?.(this.notebookId, target);
     this.#notebookPath = target;
     return { notebookId: this.notebookId, path: target };
   }

@@ -172,6 +172,34 @@ describe(FakeDaemonPort, () => {
     expect((await user.daemon.attachNotebook(unknown, { peerLabel: 'x' })).notebookId).toBe(unknown);
   });
 
+  it('records peer labels, binds saved paths to rooms and refuses a path another room owns', async () => {
+    const daemon = new FakeDaemonPort();
+    const user = build({ daemon });
+    const a = await user.daemon.openNotebook('/n/a.ipynb', { peerLabel: 'Claude agent:claude:1' });
+    const untitled = await user.daemon.createNotebook({
+      runtime: 'python',
+      workingDir: '/w',
+      ephemeral: false,
+      peerLabel: 'other',
+    });
+    expect(daemon.peerLabels).toEqual(['Claude agent:claude:1', 'other']);
+    expect(daemon.handles[0]?.peerLabel).toBe('Claude agent:claude:1');
+
+    const refusal = await untitled.save('/n/a.ipynb').catch((error: unknown) => error);
+    expect(CoreError.is(refusal, 'invalidRequest') && refusal.code).toBe('path_already_open');
+    expect((refusal as Error).message).toBe(
+      `Cannot save: /n/a.ipynb is already open in session ${a.notebookId}. Close that session first, then retry.`,
+    );
+    expect(untitled.notebookPath).toBeUndefined();
+    const noPath = await untitled.save().catch((error: unknown) => error);
+    expect(CoreError.is(noPath, 'invalidRequest') && noPath.code).toBe('no_path');
+
+    await untitled.save('/n/b.ipynb');
+    const rooms = await user.daemon.listRooms();
+    expect(rooms.find((room) => room.notebookId === untitled.notebookId)?.notebookPath).toBe('/n/b.ipynb');
+    expect((await user.daemon.openNotebook('/n/b.ipynb', { peerLabel: 'x' })).notebookId).toBe(untitled.notebookId);
+  });
+
   it('forgets ephemeral notebooks on restart and keeps persisted ones attachable', async () => {
     const daemon = new FakeDaemonPort();
     const user = build({ daemon });
@@ -257,6 +285,25 @@ describe(FakeNotebookHandle, () => {
     await expect(untitled.save()).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'invalidRequest'));
     expect(await untitled.save('/b.ipynb')).toEqual({ notebookId: untitled.notebookId, path: '/b.ipynb' });
     expect(untitled.notebookPath).toBe('/b.ipynb');
+  });
+
+  it('leaves an execution running when the executor says so, until it is completed', async () => {
+    const handle = new FakeNotebookHandle({
+      cells: [{ source: 'sleep', cellType: 'code' }],
+      executor: () => ({ status: 'running', outputs: [{ output_type: 'stream', name: 'stdout', text: 'a' }] }),
+    });
+    const [cell] = await handle.listCells();
+    const result = await handle.executeCell(cell?.id ?? '');
+    expect(result.status).toBe('timeout');
+    expect((await handle.getExecution(result.executionId)).status).toBe('running');
+    handle.completeExecution(result.executionId, {
+      status: 'ok',
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'b' }],
+    });
+    const done = await handle.getExecution(result.executionId);
+    expect(done.status).toBe('ok');
+    expect(done.outputs.map((output) => output.text)).toEqual(['a', 'b']);
+    expect((await handle.getCell(cell?.id ?? '')).outputs).toHaveLength(2);
   });
 
   it('throws notModelled when asked to execute without an executor, and waits for readiness', async () => {

@@ -1,0 +1,23 @@
+import type { Clock } from '../ports/clock.js';
+import type { DaemonPort } from '../ports/daemon-port.js';
+import type { Logger } from '../ports/logger.js';
+import type { SessionActivation } from '../session/session-activation.js';
+import type { SessionSlot } from '../session/session-slot.js';
+import type { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
+import type { ExecutionStore } from './execution-store.js';
+
+/** What the child server's tools work with: the session engine, the ports and the call-independent state. */
+export interface ChildServerDependencies {
+  readonly slot: SessionSlot;
+  readonly activation: SessionActivation;
+  readonly resolver: NotebookTargetResolver;
+  /** `undefined` in a container without a local daemon plugin (hosted only). */
+  readonly daemon: DaemonPort | undefined;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly executions: ExecutionStore;
+  /** Relative paths and the default working directory resolve against it. */
+  readonly cwd: string;
+  /** The peer label as of now (it changes once the client has named itself). */
+  peerLabel(): string;
+}

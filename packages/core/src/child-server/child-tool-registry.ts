@@ -1,0 +1,126 @@
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+
+/**
+ * The `_meta` key of a `tools/call` request that carries its idempotency key. The proxy stamps it
+ * on every call; the child forwards it (or keys derived from it) to every mutating notebook
+ * operation, so a replay after a crash is applied once.
+ */
+export const idempotencyMetaKey = 'nteract/idempotencyKey';
+
+/** What a tool handler knows about the call besides its arguments. */
+export interface ToolCallContext {
+  /** From `_meta['nteract/idempotencyKey']`; derive sub-keys (`<key>:insert`) for several mutations. */
+  readonly idempotencyKey: string | undefined;
+  /** Aborted when the client cancels the request or the connection closes. */
+  readonly signal: AbortSignal;
+  /**
+   * Reports progress when the request carried `_meta.progressToken` (else does nothing). Never
+   * throws and never waits: a lost notification does not fail the tool.
+   */
+  reportProgress(progress: number, message: string): void;
+}
+
+/**
+ * One tool of the child server. The handler receives arguments already validated by
+ * `inputSchema`; it returns a result built with {@link jsonResult} / {@link textResult}, or throws:
+ * a `ToolError` (tool-level failure), an `McpError` (JSON-RPC error) or anything else, which
+ * {@link toToolFailure} converts.
+ */
+export interface ChildTool<S extends z.ZodObject> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: S;
+  readonly annotations: ToolAnnotations;
+  /** Extra tool metadata advertised in `tools/list` (e.g. `anthropic/alwaysLoad`). */
+  readonly meta?: Readonly<Record<string, unknown>>;
+  readonly handler: (args: z.output<S>, context: ToolCallContext) => Promise<CallToolResult>;
+}
+
+/** A tool with its argument type erased, as the registry keeps it. */
+export interface RegisteredChildTool {
+  readonly definition: Tool;
+  call(args: unknown, context: ToolCallContext): Promise<CallToolResult>;
+}
+
+/** Erases a tool's argument type behind validation, so tools of any schema share one registry. */
+export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): RegisteredChildTool {
+  const inputSchema = z.toJSONSchema(tool.inputSchema, { io: 'input' }) as Tool['inputSchema'];
+  const definition: Tool = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema,
+    annotations: tool.annotations,
+    ...(tool.meta ? { _meta: { ...tool.meta } } : {}),
+  };
+  return {
+    definition,
+    call: async (args, context) => {
+      const parsed = tool.inputSchema.safeParse(args ?? {});
+      if (!parsed.success) {
+        throw new InvalidParamsError(`Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
+      }
+      return tool.handler(parsed.data, context);
+    },
+  };
+}
+
+/** The tools a server advertises and dispatches, by name. */
+export class ChildToolRegistry {
+  readonly #tools = new Map<string, RegisteredChildTool>();
+
+  public constructor(tools: readonly RegisteredChildTool[] = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool; a second tool with the same name is a programming error. */
+  public register(tool: RegisteredChildTool): void {
+    const { name } = tool.definition;
+    if (this.#tools.has(name)) throw new Error(`ChildToolRegistry: duplicate tool name '${name}'`);
+    this.#tools.set(name, tool);
+  }
+
+  /** The `tools/list` entries, in registration order. */
+  public list(): Tool[] {
+    return [...this.#tools.values()].map((tool) => tool.definition);
+  }
+
+  /**
+   * Runs a tool. Unknown tool or invalid arguments ⇒ throws invalid params (a JSON-RPC error); a
+   * failure inside the tool ⇒ a result with `isError: true` and one text item; a JSON-RPC error a
+   * tool throws on purpose is rethrown.
+   */
+  public async call(name: string, args: unknown, context: ToolCallContext): Promise<CallToolResult> {
+    const tool = this.#tools.get(name);
+    if (!tool) throw new InvalidParamsError(`Unknown tool: ${name}`);
+    try {
+      return await tool.call(args, context);
+    } catch (error) {
+      const failure = toToolFailure(error);
+      if (failure instanceof ToolError) return errorResult(failure.message);
+      throw failure;
+    }
+  }
+}
+
+/** A successful result: one text item holding `value` as pretty-printed JSON. */
+export function jsonResult(value: unknown): CallToolResult {
+  return textResult(JSON.stringify(value, null, 2));
+}
+
+/** A successful result: one text item. */
+export function textResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }] };
+}
+
+/** A tool-level failure: one text item and `isError: true`. */
+export function errorResult(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}

@@ -1,0 +1,250 @@
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ErrorCode, type JSONRPCMessage, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Logger } from '../ports/logger.js';
+import { SessionActivation } from '../session/session-activation.js';
+import { createTestContainer } from '../testing/create-test-container.js';
+import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
+import { RecordingLogger } from '../testing/recording-logger.js';
+import { createChildMcpServer } from './create-child-mcp-server.js';
+import {
+  type ChildServerTestHarness,
+  resultText,
+  startChildServerTestHarness,
+  testAgentSession,
+  testClientInfo,
+} from './start-child-server-test-harness.js';
+
+const allTools = [
+  'list_active_notebooks',
+  'connect_notebook',
+  'create_notebook',
+  'save_notebook',
+  'disconnect_notebook',
+  'session_status',
+  'get_cell',
+  'get_all_cells',
+  'create_cell',
+  'set_cell',
+  'delete_cell',
+  'move_cell',
+  'execute_cell',
+  'run_all_cells',
+  'get_results',
+  'interrupt_kernel',
+  'restart_kernel',
+];
+
+/** The rejection of a call, which must be a JSON-RPC invalid-params error. */
+async function invalidParams(call: Promise<unknown>): Promise<string> {
+  const error = await call.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+  return (error as McpError).message;
+}
+
+describe('createChildMcpServer', () => {
+  let harness: ChildServerTestHarness | undefined;
+  afterEach(async () => {
+    await harness?.close();
+    harness = undefined;
+  });
+
+  it('lists every tool with a JSON schema of its parameters and its annotations', async () => {
+    harness = await startChildServerTestHarness();
+    const { tools } = await harness.client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(allTools);
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.description?.length).toBeGreaterThan(20);
+      expect(Object.keys(tool.annotations ?? {}).sort()).toEqual([
+        'destructiveHint',
+        'idempotentHint',
+        'openWorldHint',
+        'readOnlyHint',
+      ]);
+    }
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(Object.keys(byName.get('connect_notebook')?.inputSchema.properties ?? {})).toEqual([
+      'path',
+      'notebook_id',
+      'url',
+    ]);
+    expect(byName.get('connect_notebook')?.inputSchema.properties?.path).toMatchObject({ type: ['string', 'null'] });
+    expect(byName.get('get_cell')?.inputSchema.required).toEqual(['cell_id']);
+    expect(byName.get('create_cell')?.inputSchema.properties?.and_run).toMatchObject({ type: ['boolean', 'null'] });
+    expect(byName.get('list_active_notebooks')?.annotations).toMatchObject({ readOnlyHint: true });
+    expect(byName.get('list_active_notebooks')?._meta).toEqual({ 'anthropic/alwaysLoad': true });
+    expect(byName.get('connect_notebook')?.annotations).toMatchObject({ idempotentHint: true, openWorldHint: true });
+    expect(byName.get('disconnect_notebook')?.annotations).toMatchObject({ destructiveHint: true });
+    // The proxy resends an unanswered call only if it is safe: execution must not claim to be.
+    for (const name of ['execute_cell', 'run_all_cells', 'create_cell', 'create_notebook', 'restart_kernel']) {
+      expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+    }
+    for (const name of ['get_cell', 'get_all_cells', 'get_results', 'session_status']) {
+      expect(byName.get(name)?.annotations).toMatchObject({ readOnlyHint: true });
+    }
+  });
+
+  it('names itself nteract, with the daemon version in the title only when it is known', async () => {
+    harness = await startChildServerTestHarness({ server: { version: '1.2.3', daemonVersion: '2.0.1' } });
+    expect(harness.client.getServerVersion()).toEqual({
+      name: 'nteract',
+      version: '1.2.3',
+      title: 'nteract (daemon 2.0.1)',
+    });
+    expect(harness.client.getServerCapabilities()).toMatchObject({
+      tools: { listChanged: true },
+      resources: { listChanged: true },
+    });
+    expect(harness.client.getInstructions()).toContain('Each connection has one active notebook session');
+    await harness.close();
+
+    harness = await startChildServerTestHarness({ server: { version: '1.2.3' } });
+    expect(harness.client.getServerVersion()).toEqual({ name: 'nteract', version: '1.2.3' });
+  });
+
+  it('answers an unknown tool and malformed arguments with JSON-RPC invalid params, exact text on the wire', async () => {
+    harness = await startChildServerTestHarness();
+    // The client prefixes `MCP error <code>: ` once; a second prefix would mean the server sent one.
+    expect(await invalidParams(harness.call('no_such_tool'))).toBe('MCP error -32602: Unknown tool: no_such_tool');
+    expect(await invalidParams(harness.call('get_cell', {}))).toMatch(
+      /^MCP error -32602: Invalid arguments for get_cell: cell_id: /,
+    );
+    expect(await invalidParams(harness.call('get_all_cells', { format: 'xml' }))).toContain('format');
+    expect(await invalidParams(harness.call('create_cell', { index: -1 }))).toContain('index');
+  });
+
+  it('labels its peer with the client title and an agent:<slug>:<session> suffix', async () => {
+    harness = await startChildServerTestHarness();
+    const label = `Claude Code agent:claude-code:${testAgentSession}`;
+    expect(harness.child.peerLabel()).toBe(label);
+    await harness.callJson('connect_notebook', { path: 'a.ipynb' });
+    await harness.callJson('create_notebook');
+    expect(harness.daemon?.peerLabels).toEqual([label, label]);
+    expect(harness.daemon?.handles.map((handle) => handle.peerLabel)).toEqual([label, label]);
+    expect(JSON.parse(resultText(await harness.call('session_status'))).peer_label).toBe(label);
+  });
+
+  it('uses Inkwell before the client has named itself, and a random 8-hex session when none is given', async () => {
+    const container = createTestContainer().override(Logger, new RecordingLogger()).build();
+    const child = createChildMcpServer(container, { version: '1', cwd: '/' });
+    expect(child.peerLabel()).toMatch(/^Inkwell agent:agent:[0-9a-f]{8}$/);
+    await child.close();
+  });
+
+  it('says clearly that local notebooks are unavailable when no daemon port is bound', async () => {
+    harness = await startChildServerTestHarness({ daemon: false });
+    const listed = await harness.call('list_active_notebooks');
+    expect(listed.isError).toBe(true);
+    expect(resultText(listed)).toContain('no local daemon');
+    const connected = await harness.call('connect_notebook', { path: 'a.ipynb' });
+    expect(connected.isError).toBe(true);
+    expect(resultText(connected)).toContain('no local daemon');
+    const status = await harness.callJson('session_status');
+    expect(status.daemon).toMatchObject({ live: false });
+  });
+
+  describe('resources', () => {
+    it('lists one resource per active or parked notebook and reads each by notebook id', async () => {
+      harness = await startChildServerTestHarness();
+      expect((await harness.client.listResources()).resources).toEqual([]);
+      const a = await harness.callJson('connect_notebook', { path: 'analysis.ipynb' });
+      await harness.callJson('create_cell', { source: 'x = 1' });
+      await harness.callJson('create_cell', { source: '# Title', cell_type: 'markdown' });
+      const b = await harness.callJson('create_notebook');
+
+      const { resources } = await harness.client.listResources();
+      expect(resources).toEqual([
+        expect.objectContaining({
+          uri: `nteract://notebook/${b.notebook_id}`,
+          name: `Untitled ${String(b.notebook_id).slice(0, 8)}`,
+          mimeType: 'application/x-ipynb+json',
+        }),
+        expect.objectContaining({
+          uri: `nteract://notebook/${a.notebook_id}`,
+          name: 'analysis.ipynb',
+          mimeType: 'application/x-ipynb+json',
+        }),
+      ]);
+
+      // The parked notebook is read from its own handle, without switching.
+      const read = await harness.client.readResource({ uri: `nteract://notebook/${a.notebook_id}` });
+      const [content] = read.contents;
+      expect(content).toMatchObject({
+        uri: `nteract://notebook/${a.notebook_id}`,
+        mimeType: 'application/x-ipynb+json',
+      });
+      const notebook = JSON.parse(String(content && 'text' in content ? content.text : ''));
+      expect(notebook.nbformat).toBe(4);
+      expect(notebook.cells).toEqual([
+        { id: 'cell-1', cell_type: 'code', source: 'x = 1', metadata: {}, outputs: [], execution_count: null },
+        { id: 'cell-2', cell_type: 'markdown', source: '# Title', metadata: {} },
+      ]);
+      expect(harness.slot.active?.handle.notebookId).toBe(b.notebook_id);
+
+      const unknown = 'nteract://notebook/00000000-0000-4000-8000-000000000000';
+      expect(await invalidParams(harness.client.readResource({ uri: unknown }))).toBe(
+        `MCP error -32602: Unknown resource: ${unknown}`,
+      );
+    });
+
+    it('sends resources/list_changed when the slot changes', async () => {
+      harness = await startChildServerTestHarness();
+      const before = harness.resourceListChanges();
+      await harness.callJson('connect_notebook', { path: 'a.ipynb' });
+      await expect.poll(() => harness?.resourceListChanges()).toBeGreaterThan(before);
+      const afterConnect = harness.resourceListChanges();
+      await harness.call('disconnect_notebook');
+      await expect.poll(() => harness?.resourceListChanges()).toBeGreaterThan(afterConnect);
+    });
+
+    it('sends no list_changed before the client has sent notifications/initialized', async () => {
+      const container = createTestContainer().override(Logger, new RecordingLogger()).build();
+      const child = createChildMcpServer(container, { version: '1', cwd: '/' });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      const received: JSONRPCMessage[] = [];
+      clientSide.onmessage = (message) => received.push(message);
+      await child.server.connect(serverSide);
+      await clientSide.start();
+      await clientSide.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: testClientInfo },
+      });
+      await expect.poll(() => received.length).toBe(1);
+
+      const activation = container.get(SessionActivation);
+      const connect = (id: string) =>
+        activation.activate({
+          key: id,
+          target: { kind: 'notebook-id', notebookId: id },
+          origin: 'connect',
+          connect: async () => new FakeNotebookHandle({ notebookId: id }),
+        });
+      await connect('00000000-0000-4000-8000-000000000001');
+      // A ping is answered in order: anything sent before its answer has arrived by then.
+      await clientSide.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      await expect.poll(() => received.length).toBe(2);
+      expect(received.map((message) => ('method' in message ? message.method : 'response'))).toEqual([
+        'response',
+        'response',
+      ]);
+
+      await clientSide.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await clientSide.send({ jsonrpc: '2.0', id: 3, method: 'ping' });
+      await expect.poll(() => received.length).toBe(3);
+      await connect('00000000-0000-4000-8000-000000000002');
+      await expect
+        .poll(() =>
+          received.some((message) => 'method' in message && message.method === 'notifications/resources/list_changed'),
+        )
+        .toBe(true);
+      await child.close();
+    });
+  });
+});

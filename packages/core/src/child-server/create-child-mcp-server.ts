@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  InitializedNotificationSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Container } from 'inversify';
+import { Clock } from '../ports/clock.js';
+import { DaemonPort } from '../ports/daemon-port.js';
+import { Logger } from '../ports/logger.js';
+import { SessionActivation } from '../session/session-activation.js';
+import { SessionSlot } from '../session/session-slot.js';
+import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
+import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { ChildToolRegistry, idempotencyMetaKey, type ToolCallContext } from './child-tool-registry.js';
+import { createNotebookTools } from './create-notebook-tools.js';
+import { createSessionTools } from './create-session-tools.js';
+import { ExecutionStore } from './execution-store.js';
+import { formatPeerLabel } from './format-peer-label.js';
+import { NotebookResources } from './notebook-resources.js';
+
+/** How the child server presents itself and where it resolves paths. */
+export interface ChildServerOptions {
+  /** `serverInfo.version`. */
+  readonly version: string;
+  /** When set, `serverInfo.title` is `nteract (daemon <daemonVersion>)` (the proxy reads it). */
+  readonly daemonVersion?: string;
+  /** Relative paths and the default `working_dir` resolve against it (absolute). */
+  readonly cwd: string;
+  /** The `<session>` of the peer label's `agent:<slug>:<session>` suffix; random 8 hex digits when absent. */
+  readonly agentSession?: string;
+}
+
+/** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
+export interface ChildMcpServer {
+  /** The SDK server; the bin connects it to a transport. Do not replace its request handlers. */
+  readonly server: Server;
+  /**
+   * `<clientInfo.title ?? clientInfo.name ?? 'Inkwell'> agent:<slug>:<session>`, as of now: the
+   * client's names are known once it has sent `initialize`.
+   */
+  peerLabel(): string;
+  /** Stops listening to the slot and closes the server's transport. Sessions stay in the slot. */
+  close(): Promise<void>;
+}
+
+/** The instructions string of the original server. */
+export const childServerInstructions =
+  'nteract MCP server for Jupyter notebooks. Each connection has one active notebook session. Use list_active_notebooks to discover open notebooks, then connect_notebook or create_notebook to set your active session. Calling these again switches your active session.';
+
+/**
+ * Builds the child's MCP server on the low-level SDK `Server`: the session and notebook tools over
+ * the container's session engine and ports, and one resource per connected or parked notebook.
+ * Bad arguments and unknown tools are JSON-RPC invalid-params errors; failures inside a tool are
+ * tool results with `isError: true`. Sends `notifications/resources/list_changed` when the slot
+ * changes, once the client has sent `notifications/initialized`.
+ *
+ * Takes `SessionSlot`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
+ * bound, `DaemonPort` from the container (without one, local tools say no daemon is configured).
+ */
+export function createChildMcpServer(container: Container, options: ChildServerOptions): ChildMcpServer {
+  const logger = container.get(Logger).child('core:ChildMcpServer');
+  const slot = container.get(SessionSlot);
+  const agentSession = options.agentSession ?? randomBytes(4).toString('hex');
+
+  const server = new Server(
+    {
+      name: 'nteract',
+      version: options.version,
+      ...(options.daemonVersion !== undefined ? { title: `nteract (daemon ${options.daemonVersion})` } : {}),
+    },
+    {
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+      instructions: childServerInstructions,
+    },
+  );
+
+  const peerLabel = (): string => formatPeerLabel(server.getClientVersion(), agentSession);
+  const deps: ChildServerDependencies = {
+    slot,
+    activation: container.get(SessionActivation),
+    resolver: container.get(NotebookTargetResolver),
+    daemon: container.isBound(DaemonPort) ? container.get(DaemonPort) : undefined,
+    clock: container.get(Clock),
+    logger,
+    executions: new ExecutionStore(),
+    cwd: options.cwd,
+    peerLabel,
+  };
+  const registry = new ChildToolRegistry([...createSessionTools(deps), ...createNotebookTools(deps)]);
+  const resources = new NotebookResources(slot);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const meta = request.params._meta;
+    const key = meta?.[idempotencyMetaKey];
+    const progressToken = meta?.progressToken;
+    const context: ToolCallContext = {
+      idempotencyKey: typeof key === 'string' && key.length > 0 ? key : undefined,
+      signal: extra.signal,
+      reportProgress: (progress, message) => {
+        if (progressToken === undefined) return;
+        extra
+          .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
+          .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
+      },
+    };
+    return registry.call(request.params.name, request.params.arguments, context);
+  });
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
+
+  // Clients drop notifications sent before they finished initializing: announce changes only after.
+  let initialized = false;
+  server.setNotificationHandler(InitializedNotificationSchema, () => {
+    initialized = true;
+    server.oninitialized?.();
+  });
+  const slotSubscription = slot.onDidChange(() => {
+    if (!initialized) return;
+    server
+      .sendResourceListChanged()
+      .catch((error: unknown) => logger.debug('resources/list_changed was not sent', { error }));
+  });
+
+  return {
+    server,
+    peerLabel,
+    close: async () => {
+      slotSubscription.dispose();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,276 @@
+import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
+import {
+  type ChildServerTestHarness,
+  resultText,
+  startChildServerTestHarness,
+} from './start-child-server-test-harness.js';
+
+/** The rejection of a call, which must be a JSON-RPC invalid-params error; its text without the client's prefix. */
+async function invalidParams(call: Promise<unknown>): Promise<string> {
+  const error = await call.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+  return (error as McpError).message.replace(/^MCP error -32602: /, '');
+}
+
+/** The text of a tool-level failure (`isError: true`). */
+async function toolError(call: Promise<{ isError?: boolean; content: unknown[] }>): Promise<string> {
+  const result = await call;
+  expect(result.isError).toBe(true);
+  return resultText(result as Parameters<typeof resultText>[0]);
+}
+
+describe('notebook tools', () => {
+  let harness: ChildServerTestHarness;
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  /** A harness with a fresh notebook created and active; returns its handle. */
+  async function withNotebook(): Promise<FakeNotebookHandle> {
+    harness = await startChildServerTestHarness();
+    await harness.callJson('create_notebook');
+    return harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+  }
+
+  it('creates a cell and runs it in one call, returning the output text', async () => {
+    await withNotebook();
+    const created = await harness.callJson('create_cell', { source: 'print("hi")', and_run: true });
+    expect(created).toEqual({
+      cell_id: 'cell-1',
+      cell_type: 'code',
+      execution_id: expect.any(String),
+      notebook_id: harness.slot.active?.handle.notebookId,
+      status: 'done',
+      execution_count: 1,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'out: print("hi")\n' }],
+    });
+    const executed = await harness.callJson('execute_cell', { cell_id: 'cell-1', timeout_secs: '5' });
+    expect(executed).toMatchObject({ cell_id: 'cell-1', status: 'done', execution_count: 2 });
+    expect(executed.execution_id).not.toBe(created.execution_id);
+  });
+
+  it('reads cells one by one and all at once, in summary, json and rich formats', async () => {
+    await withNotebook();
+    await harness.callJson('create_cell', { source: 'x = 1\ny = 2', and_run: true });
+    await harness.callJson('create_cell', { source: '# Notes', cell_type: 'markdown' });
+    await harness.callJson('create_cell', { source: 'raise boom', and_run: true });
+
+    expect(await harness.callJson('get_cell', { cell_id: 'cell-1' })).toEqual({
+      cell_id: 'cell-1',
+      cell_type: 'code',
+      source: 'x = 1\ny = 2',
+      execution_count: 1,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'out: x = 1\ny = 2\n' }],
+    });
+    expect(resultText(await harness.call('get_all_cells'))).toBe(
+      [
+        '[0] cell-1 code (exec 1, 1 output): x = 1 …',
+        '[1] cell-2 markdown: # Notes',
+        '[2] cell-3 code (exec 2, 1 output, error): raise boom',
+      ].join('\n'),
+    );
+    expect(resultText(await harness.call('get_all_cells', { start: 1, count: 1, preview_chars: 3 }))).toBe(
+      '[1] cell-2 markdown: # N…\n(cells 1–1 of 3)',
+    );
+    const json = await harness.callJson('get_all_cells', { format: 'json', start: 2, include_outputs: true });
+    expect(json).toMatchObject({ total_cells: 3, cells: [{ cell_id: 'cell-3', index: 2 }] });
+    const [errorCell] = json.cells as { outputs: Record<string, string>[] }[];
+    // The traceback is shown without terminal colour codes.
+    expect(errorCell?.outputs[0]).toEqual({
+      output_type: 'error',
+      ename: 'RuntimeError',
+      evalue: 'boom',
+      traceback: 'RuntimeError: boom',
+    });
+    const rich = resultText(await harness.call('get_all_cells', { format: 'rich' }));
+    expect(rich).toContain('── [0] cell-1 code [1]\nx = 1\ny = 2\n── outputs\nout: x = 1\ny = 2');
+    expect(rich).toContain('RuntimeError: boom');
+  });
+
+  it('edits, moves and deletes cells, and says which cell id is unknown as invalid params', async () => {
+    const handle = await withNotebook();
+    await harness.callJson('create_cell', { source: 'a' });
+    await harness.callJson('create_cell', { source: 'b' });
+    await harness.callJson('create_cell', { source: 'c', index: 0 });
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['c', 'a', 'b']);
+
+    expect(await harness.callJson('set_cell', { cell_id: 'cell-1', source: 'A', and_run: true })).toMatchObject({
+      cell_id: 'cell-1',
+      updated: true,
+      status: 'done',
+      outputs: [{ text: 'out: A\n' }],
+    });
+    expect(await harness.callJson('set_cell', { cell_id: 'cell-2', cell_type: 'markdown', and_run: true })).toEqual({
+      cell_id: 'cell-2',
+      cell_type: 'markdown',
+      updated: true,
+      note: 'Only code cells run; this markdown cell was not executed.',
+    });
+    expect(await harness.callJson('move_cell', { cell_id: 'cell-3', after_cell_id: 'cell-2' })).toEqual({
+      moved: true,
+      cell_id: 'cell-3',
+      after_cell_id: 'cell-2',
+    });
+    await harness.callJson('move_cell', { cell_id: 'cell-2', after_cell_id: null });
+    expect((await handle.listCells()).map((cell) => cell.id)).toEqual(['cell-2', 'cell-1', 'cell-3']);
+    expect(await harness.callJson('delete_cell', { cell_id: 'cell-1' })).toEqual({ deleted: true, cell_id: 'cell-1' });
+    expect((await handle.listCells()).map((cell) => cell.id)).toEqual(['cell-2', 'cell-3']);
+
+    expect(await invalidParams(harness.call('get_cell', { cell_id: 'cell-1' }))).toBe('Cell not found: cell-1');
+    expect(await invalidParams(harness.call('delete_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
+    expect(await invalidParams(harness.call('execute_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
+    expect(await invalidParams(harness.call('set_cell', { cell_id: 'cell-2' }))).toBe(
+      'Nothing to change: give source, cell_type, or and_run=true.',
+    );
+  });
+
+  it('applies a call repeated with the same idempotency key once, each of its mutations included', async () => {
+    const handle = await withNotebook();
+    const first = await harness.callJson('create_cell', { source: 'n += 1', and_run: true }, 'call-1');
+    const replay = await harness.callJson('create_cell', { source: 'n += 1', and_run: true }, 'call-1');
+    expect(replay).toEqual(first);
+    expect(await handle.listCells()).toHaveLength(1);
+    expect(handle.calls.filter((call) => call.startsWith('insertCell'))).toHaveLength(2);
+    expect((await handle.getCell('cell-1')).executionCount).toBe(1);
+
+    const other = await harness.callJson('create_cell', { source: 'n += 1' }, 'call-2');
+    expect(other.cell_id).toBe('cell-2');
+    const run = await harness.callJson('execute_cell', { cell_id: 'cell-2' }, 'call-3');
+    const rerun = await harness.callJson('execute_cell', { cell_id: 'cell-2' }, 'call-3');
+    expect(rerun.execution_id).toBe(run.execution_id);
+    expect((await handle.getCell('cell-2')).executionCount).toBe(2);
+  });
+
+  it('reports progress while a cell runs when the request asks for it', async () => {
+    await withNotebook();
+    await harness.callJson('create_cell', { source: 'print(1)' });
+    const progress: Progress[] = [];
+    const result = await harness.call('execute_cell', { cell_id: 'cell-1' }, { onProgress: (p) => progress.push(p) });
+    expect(result.isError).toBeFalsy();
+    expect(progress).toEqual([{ progress: 1, message: 'cell cell-1: 1 output so far' }]);
+  });
+
+  it('returns partial outputs and an execution id on timeout, and get_results works without an active session', async () => {
+    const handle = await withNotebook();
+    await harness.callJson('create_cell', { source: 'sleep(100)' });
+    const started = await harness.callJson('execute_cell', { cell_id: 'cell-1', timeout_secs: 1 });
+    const executionId = String(started.execution_id);
+    expect(started).toMatchObject({
+      status: 'running',
+      outputs: [{ text: 'out: sleep(100)\n' }],
+      hint: `Still running; outputs so far are shown. Call get_results(execution_id="${executionId}") for the rest.`,
+    });
+    expect(handle.calls).toContain('executeCell:cell-1');
+
+    // Parked: the notebook's own handle answers, with the finished state.
+    await harness.callJson('connect_notebook', { path: 'other.ipynb' });
+    handle.completeExecution(executionId, {
+      status: 'ok',
+      outputs: [{ output_type: 'execute_result', data: { 'text/plain': '42', 'text/html': '<b>42</b>' } }],
+    });
+    expect(await harness.callJson('get_results', { execution_id: executionId })).toEqual({
+      cell_id: 'cell-1',
+      execution_id: executionId,
+      notebook_id: handle.notebookId,
+      status: 'done',
+      execution_count: 1,
+      outputs: [
+        { output_type: 'stream', name: 'stdout', text: 'out: sleep(100)\n' },
+        { output_type: 'execute_result', text: '42', mime_types: ['text/html'] },
+      ],
+    });
+
+    // Disconnected everything: the last known state is returned.
+    await harness.call('disconnect_notebook', { notebook_id: handle.notebookId });
+    await harness.call('disconnect_notebook');
+    expect(harness.slot.active).toBeUndefined();
+    expect(await harness.callJson('get_results', { execution_id: executionId })).toMatchObject({
+      execution_id: executionId,
+      status: 'done',
+      note: 'Last known state: the notebook of this execution is not connected now.',
+    });
+    const unknown = 'not-an-execution';
+    expect(await toolError(harness.call('get_results', { execution_id: unknown }))).toBe(
+      `Execution not found: ${unknown}. It may have been evicted and no durable result record was found.`,
+    );
+  });
+
+  it('asks the active notebook about an execution this child did not start', async () => {
+    const handle = await withNotebook();
+    await harness.callJson('create_cell', { source: 'print(1)' });
+    const run = await handle.executeCell('cell-1');
+    expect(await harness.callJson('get_results', { execution_id: run.executionId })).toMatchObject({
+      execution_id: run.executionId,
+      status: 'done',
+      outputs: [{ text: 'out: print(1)\n' }],
+    });
+  });
+
+  it('runs all code cells in order and stops at the first error', async () => {
+    await withNotebook();
+    await harness.callJson('create_cell', { source: 'a = 1' });
+    await harness.callJson('create_cell', { source: '# doc', cell_type: 'markdown' });
+    await harness.callJson('create_cell', { source: 'raise bad' });
+    await harness.callJson('create_cell', { source: 'b = 2' });
+    const result = await harness.callJson('run_all_cells');
+    expect(result).toMatchObject({
+      status: 'error',
+      executions: [
+        { cell_id: 'cell-1', status: 'done' },
+        { cell_id: 'cell-3', status: 'error' },
+      ],
+      not_run: ['cell-4'],
+    });
+    const queued = await harness.callJson('run_all_cells', { wait: false });
+    expect(queued).toMatchObject({ status: 'queued' });
+    expect((queued.executions as unknown[]).length).toBe(3);
+  });
+
+  it('gates edits and execution on readiness with distinct errors, while reads work', async () => {
+    harness = await startChildServerTestHarness({
+      daemon: { readiness: { document: 'ready', runtime: 'unavailable', reason: 'no kernelspec with ipykernel' } },
+    });
+    await harness.callJson('connect_notebook', { path: 'a.ipynb' });
+    await harness.callJson('create_cell', { source: 'x' });
+    expect((await harness.callJson('get_cell', { cell_id: 'cell-1' })).source).toBe('x');
+    expect(await toolError(harness.call('execute_cell', { cell_id: 'cell-1' }))).toBe(
+      "The notebook's runtime is unavailable: no kernelspec with ipykernel",
+    );
+    expect(await toolError(harness.call('create_cell', { source: 'y', and_run: true }))).toContain(
+      'runtime is unavailable',
+    );
+    expect(await toolError(harness.call('restart_kernel'))).toContain('runtime is unavailable');
+    // Refused before anything changed: the second cell was not inserted.
+    expect(resultText(await harness.call('get_all_cells'))).toBe('[0] cell-1 code: x');
+  });
+
+  it('interrupts and restarts the kernel', async () => {
+    const handle = await withNotebook();
+    expect(await harness.callJson('interrupt_kernel')).toEqual({ interrupted: true });
+    expect(await harness.callJson('restart_kernel')).toEqual({ restarted: true });
+    expect([handle.interruptCount, handle.kernelRestartCount]).toEqual([1, 1]);
+  });
+
+  it('does not pass off a result as the active notebook when the session changed during the call', async () => {
+    const handle = await withNotebook();
+    await harness.callJson('create_cell', { source: 'print(1)' });
+    // The session is dropped while the execution is in flight.
+    const execute = handle.executeCell.bind(handle);
+    handle.executeCell = async (cellId, options) => {
+      const result = await execute(cellId, options);
+      harness.slot.disconnect();
+      return result;
+    };
+    const text = await toolError(harness.call('execute_cell', { cell_id: 'cell-1' }));
+    expect(text).toMatch(/^The active notebook changed while this call was running/);
+    const executionId = /get_results\(execution_id="([^"]+)"\)/.exec(text)?.[1];
+    expect(executionId).toBeDefined();
+    expect(await harness.callJson('get_results', { execution_id: executionId })).toMatchObject({ status: 'done' });
+  });
+});

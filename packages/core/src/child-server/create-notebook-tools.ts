@@ -1,0 +1,446 @@
+import { z } from 'zod';
+import { CoreError } from '../errors/core-error.js';
+import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
+import type { SessionAccess } from '../session/session-slot.js';
+import type { ChildServerDependencies } from './child-server-dependencies.js';
+import {
+  defineChildTool,
+  jsonResult,
+  type RegisteredChildTool,
+  type ToolCallContext,
+  textResult,
+} from './child-tool-registry.js';
+import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
+import { InvalidParamsError, ToolError } from './to-tool-failure.js';
+import { given, toolParameters } from './tool-parameters.js';
+
+/** Seconds a single execution is waited for unless `timeout_secs` says otherwise. */
+export const defaultExecuteTimeoutSecs = 30;
+
+/** Seconds `run_all_cells` waits for the whole notebook unless `timeout_secs` says otherwise. */
+export const defaultRunAllTimeoutSecs = 300;
+
+const cellTypeSchema = z
+  .enum(['code', 'markdown', 'raw'])
+  .nullish()
+  .describe("Cell type: 'code' (default), 'markdown' or 'raw'.");
+
+/**
+ * The notebook tools. Each works on the active session through `slot.access(requirement)`
+ * (`document` for reads, `mutation` for edits, `runtime` for execution and kernel control) and
+ * re-checks `ensureCurrent()` after awaiting before it reports on "the active notebook".
+ * Mutations carry the call's idempotency key; a tool with several mutations derives
+ * `<key>:insert`, `<key>:update`, `<key>:execute`… so a replay applies each once. `get_results`
+ * works without an active session.
+ */
+export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
+  /** Runs one cell on the accessed session, records the execution and renders it. */
+  const runCell = async (
+    access: SessionAccess,
+    cellId: string,
+    options: {
+      readonly timeoutSecs: number;
+      readonly idempotencyKey: string | undefined;
+      readonly fullOutput: boolean;
+      readonly context: ToolCallContext;
+    },
+  ): Promise<Record<string, unknown>> => {
+    const { handle } = access;
+    let seen = 0;
+    const result = await handle.executeCell(cellId, {
+      timeoutMs: Math.round(options.timeoutSecs * 1000),
+      idempotencyKey: options.idempotencyKey,
+      onOutput: () => {
+        seen += 1;
+        options.context.reportProgress(seen, `cell ${cellId}: ${seen} output${seen === 1 ? '' : 's'} so far`);
+      },
+    });
+    const record: ExecutionRecord = {
+      executionId: result.executionId,
+      notebookId: handle.notebookId,
+      cellId: result.cellId,
+      status: executionStatusOf(result.status),
+      outputs: result.outputs,
+      executionCount: result.executionCount,
+    };
+    deps.executions.record(record);
+    try {
+      access.ensureCurrent();
+    } catch (error) {
+      if (!CoreError.is(error)) throw error;
+      throw new ToolError(
+        `${error.message} The execution ran in notebook ${record.notebookId}: read it with get_results(execution_id="${record.executionId}").`,
+        { cause: error },
+      );
+    }
+    return executionJson(record, options.fullOutput);
+  };
+
+  const getCell = defineChildTool({
+    name: 'get_cell',
+    description: 'Read one cell of the active notebook: source, type, execution count and outputs.',
+    inputSchema: z.object({
+      cell_id: toolParameters.requiredString('The cell id.'),
+      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+    }),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args) => {
+      const access = deps.slot.access('document');
+      const cell = await access.handle.getCell(args.cell_id);
+      access.ensureCurrent();
+      return jsonResult(renderCell(cell, { includeOutputs: true, fullOutput: given(args.full_output) ?? false }));
+    },
+  });
+
+  const getAllCells = defineChildTool({
+    name: 'get_all_cells',
+    description:
+      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window.",
+    inputSchema: z.object({
+      format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
+      start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
+      count: toolParameters.optionalIndex('How many cells (default: all).'),
+      include_outputs: toolParameters.optionalBoolean("Include outputs in 'json' and 'rich' (default true)."),
+      preview_chars: toolParameters.optionalIndex("Source characters per line in 'summary' (default 80)."),
+    }),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args) => {
+      const access = deps.slot.access('document');
+      const cells = await access.handle.listCells();
+      access.ensureCurrent();
+      const start = given(args.start);
+      const count = given(args.count);
+      const includeOutputs = given(args.include_outputs) ?? true;
+      switch (given(args.format) ?? 'summary') {
+        case 'summary':
+          return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
+        case 'rich':
+          return textResult(renderCellsRich(cells, { start, count, includeOutputs, fullOutput: false }));
+        case 'json': {
+          const first = start ?? 0;
+          const window = cells.slice(first, count === undefined ? undefined : first + count);
+          return jsonResult({
+            notebook_id: access.handle.notebookId,
+            total_cells: cells.length,
+            cells: window.map((cell, offset) =>
+              renderCell(cell, { index: first + offset, includeOutputs, fullOutput: false }),
+            ),
+          });
+        }
+      }
+    },
+  });
+
+  const createCell = defineChildTool({
+    name: 'create_cell',
+    description:
+      'Insert a cell into the active notebook (appended unless index is given); with and_run=true a code cell is executed and its outputs returned.',
+    inputSchema: z.object({
+      source: toolParameters.optionalString('Cell source (default empty).'),
+      cell_type: cellTypeSchema,
+      index: toolParameters.optionalIndex('Position to insert at (default: append).'),
+      and_run: toolParameters.optionalBoolean('Execute the new code cell (default false).'),
+      timeout_secs: toolParameters.optionalPositiveNumber(
+        `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
+      ),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    handler: async (args, context) => {
+      const cellType: CellType = given(args.cell_type) ?? 'code';
+      const run = given(args.and_run) ?? false;
+      const access = deps.slot.access(run && cellType === 'code' ? 'runtime' : 'mutation');
+      const cell = await access.handle.insertCell(
+        { source: given(args.source) ?? '', cellType, index: given(args.index) },
+        { idempotencyKey: subKey(context, 'insert') },
+      );
+      access.ensureCurrent();
+      const created = { cell_id: cell.id, cell_type: cell.cellType };
+      if (!run) return jsonResult(created);
+      if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
+      const execution = await runCell(access, cell.id, {
+        timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
+        idempotencyKey: subKey(context, 'execute'),
+        fullOutput: false,
+        context,
+      });
+      return jsonResult({ ...created, ...execution });
+    },
+  });
+
+  const setCell = defineChildTool({
+    name: 'set_cell',
+    description:
+      'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards.',
+    inputSchema: z.object({
+      cell_id: toolParameters.requiredString('The cell id.'),
+      source: toolParameters.optionalString('New source.'),
+      cell_type: cellTypeSchema,
+      and_run: toolParameters.optionalBoolean('Execute the cell afterwards (default false).'),
+      timeout_secs: toolParameters.optionalPositiveNumber(
+        `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
+      ),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    handler: async (args, context) => {
+      const source = given(args.source);
+      const cellType = given(args.cell_type);
+      const run = given(args.and_run) ?? false;
+      if (source === undefined && cellType === undefined && !run) {
+        throw new InvalidParamsError('Nothing to change: give source, cell_type, or and_run=true.');
+      }
+      const access = deps.slot.access(run && cellType !== 'markdown' && cellType !== 'raw' ? 'runtime' : 'mutation');
+      let cell: NotebookCell;
+      if (source !== undefined || cellType !== undefined) {
+        cell = await access.handle.updateCell(
+          args.cell_id,
+          { ...(source !== undefined ? { source } : {}), ...(cellType !== undefined ? { cellType } : {}) },
+          { idempotencyKey: subKey(context, 'update') },
+        );
+      } else {
+        cell = await access.handle.getCell(args.cell_id);
+      }
+      access.ensureCurrent();
+      const updated = {
+        cell_id: cell.id,
+        cell_type: cell.cellType,
+        updated: source !== undefined || cellType !== undefined,
+      };
+      if (!run) return jsonResult(updated);
+      if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
+      const execution = await runCell(access, cell.id, {
+        timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
+        idempotencyKey: subKey(context, 'execute'),
+        fullOutput: false,
+        context,
+      });
+      return jsonResult({ ...updated, ...execution });
+    },
+  });
+
+  const deleteCell = defineChildTool({
+    name: 'delete_cell',
+    description: 'Delete a cell from the active notebook.',
+    inputSchema: z.object({ cell_id: toolParameters.requiredString('The cell id.') }),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    handler: async (args, context) => {
+      const access = deps.slot.access('mutation');
+      await access.handle.deleteCell(args.cell_id, { idempotencyKey: context.idempotencyKey });
+      access.ensureCurrent();
+      return jsonResult({ deleted: true, cell_id: args.cell_id });
+    },
+  });
+
+  const moveCell = defineChildTool({
+    name: 'move_cell',
+    description: 'Move a cell of the active notebook to just after another cell, or to the start (no after_cell_id).',
+    inputSchema: z.object({
+      cell_id: toolParameters.requiredString('The cell to move.'),
+      after_cell_id: toolParameters.optionalString('Put it after this cell (absent or null: at the start).'),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args, context) => {
+      const after = given(args.after_cell_id);
+      const access = deps.slot.access('mutation');
+      await access.handle.moveCell(args.cell_id, after, { idempotencyKey: context.idempotencyKey });
+      access.ensureCurrent();
+      return jsonResult({ moved: true, cell_id: args.cell_id, after_cell_id: after ?? null });
+    },
+  });
+
+  const executeCell = defineChildTool({
+    name: 'execute_cell',
+    description: `Execute a code cell of the active notebook and return its outputs. If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
+    inputSchema: z.object({
+      cell_id: toolParameters.requiredString('The cell id.'),
+      timeout_secs: toolParameters.optionalPositiveNumber(
+        `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
+      ),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    handler: async (args, context) => {
+      const access = deps.slot.access('runtime');
+      const execution = await runCell(access, args.cell_id, {
+        timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
+        idempotencyKey: context.idempotencyKey,
+        fullOutput: false,
+        context,
+      });
+      return jsonResult(execution);
+    },
+  });
+
+  const runAllCells = defineChildTool({
+    name: 'run_all_cells',
+    description: `Execute every code cell of the active notebook in order, stopping at the first error. wait=false queues them and returns their execution ids at once. timeout_secs (default ${defaultRunAllTimeoutSecs}) bounds the whole run; cells not reached are listed.`,
+    inputSchema: z.object({
+      timeout_secs: toolParameters.optionalPositiveNumber(
+        `Seconds to wait for all cells (default ${defaultRunAllTimeoutSecs}).`,
+      ),
+      wait: toolParameters.optionalBoolean('Wait for the results (default true).'),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    handler: async (args, context) => {
+      const wait = given(args.wait) ?? true;
+      const deadline = deps.clock.now() + (given(args.timeout_secs) ?? defaultRunAllTimeoutSecs) * 1000;
+      const access = deps.slot.access('runtime');
+      const cells = await access.handle.listCells();
+      access.ensureCurrent();
+      const codeCells = cells.filter((cell) => cell.cellType === 'code');
+      const executions: Record<string, unknown>[] = [];
+      let status = wait ? 'done' : 'queued';
+      let index = 0;
+      for (; index < codeCells.length; index += 1) {
+        const cell = codeCells[index] as NotebookCell;
+        const remainingMs = deadline - deps.clock.now();
+        if (wait && remainingMs <= 0) {
+          status = 'running';
+          break;
+        }
+        const execution = await runCell(access, cell.id, {
+          timeoutSecs: wait ? remainingMs / 1000 : 0,
+          idempotencyKey: subKey(context, `execute:${cell.id}`),
+          fullOutput: false,
+          context,
+        });
+        executions.push(execution);
+        if (!wait) continue;
+        if (execution.status === 'error' || execution.status === 'aborted') {
+          status = 'error';
+          index += 1;
+          break;
+        }
+        if (execution.status !== 'done') {
+          status = 'running';
+          index += 1;
+          break;
+        }
+      }
+      const notRun = codeCells.slice(index).map((cell) => cell.id);
+      return jsonResult({
+        notebook_id: access.handle.notebookId,
+        status,
+        executions,
+        ...(notRun.length > 0 ? { not_run: notRun } : {}),
+        ...(status === 'running'
+          ? { hint: 'Stopped waiting at the timeout; read running cells with get_results(execution_id=...).' }
+          : {}),
+        ...(status === 'queued' ? { hint: 'Queued; read each result with get_results(execution_id=...).' } : {}),
+      });
+    },
+  });
+
+  const getResults = defineChildTool({
+    name: 'get_results',
+    description:
+      'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id. Works without an active session.',
+    inputSchema: z.object({
+      execution_id: toolParameters.requiredString(
+        'The execution id from execute_cell, create_cell, set_cell or run_all_cells.',
+      ),
+      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+    }),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async (args) => {
+      const executionId = args.execution_id.trim();
+      const fullOutput = given(args.full_output) ?? false;
+      const known = deps.executions.get(executionId);
+      const notebookId = known?.notebookId ?? deps.slot.active?.handle.notebookId;
+      const session = notebookId === undefined ? undefined : deps.slot.find(notebookId);
+      if (session && !session.handle.isClosed) {
+        try {
+          const state = await session.handle.getExecution(executionId);
+          const record = recordOf(state, session.handle.notebookId);
+          deps.executions.record(record);
+          return jsonResult(executionJson(record, fullOutput));
+        } catch (error) {
+          deps.logger.debug('reading an execution from its notebook failed', { executionId, error });
+        }
+      }
+      if (!known) {
+        throw new ToolError(
+          `Execution not found: ${executionId}. It may have been evicted and no durable result record was found.`,
+        );
+      }
+      return jsonResult({
+        ...executionJson(known, fullOutput),
+        note: 'Last known state: the notebook of this execution is not connected now.',
+      });
+    },
+  });
+
+  const interruptKernel = defineChildTool({
+    name: 'interrupt_kernel',
+    description: 'Interrupt the kernel of the active notebook (stops the running execution).',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async () => {
+      const access = deps.slot.access('runtime');
+      await access.handle.interruptKernel();
+      return jsonResult({ interrupted: true });
+    },
+  });
+
+  const restartKernel = defineChildTool({
+    name: 'restart_kernel',
+    description: 'Restart the kernel of the active notebook: all variables are lost; cells and outputs stay.',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    handler: async () => {
+      const access = deps.slot.access('runtime');
+      await access.handle.restartKernel();
+      return jsonResult({ restarted: true });
+    },
+  });
+
+  return [
+    getCell,
+    getAllCells,
+    createCell,
+    setCell,
+    deleteCell,
+    moveCell,
+    executeCell,
+    runAllCells,
+    getResults,
+    interruptKernel,
+    restartKernel,
+  ];
+}
+
+/** A key for one of several mutations of a call; `undefined` when the call carried none. */
+function subKey(context: ToolCallContext, step: string): string | undefined {
+  return context.idempotencyKey === undefined ? undefined : `${context.idempotencyKey}:${step}`;
+}
+
+function notRunNote(cell: NotebookCell): string {
+  return `Only code cells run; this ${cell.cellType} cell was not executed.`;
+}
+
+function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
+  return {
+    executionId: state.executionId,
+    notebookId,
+    cellId: state.cellId,
+    status: executionStatusOf(state.status),
+    outputs: state.outputs,
+    executionCount: state.executionCount,
+  };
+}
+
+function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<string, unknown> {
+  const unfinished = record.status === 'running' || record.status === 'queued';
+  return {
+    cell_id: record.cellId,
+    execution_id: record.executionId,
+    notebook_id: record.notebookId,
+    status: record.status,
+    execution_count: record.executionCount,
+    outputs: renderOutputs(record.outputs, fullOutput),
+    ...(unfinished
+      ? {
+          hint: `Still ${record.status}; outputs so far are shown. Call get_results(execution_id="${record.executionId}") for the rest.`,
+        }
+      : {}),
+  };
+}

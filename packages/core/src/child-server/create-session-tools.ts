@@ -1,0 +1,361 @@
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { DaemonObservation, DaemonPort, RoomInfo } from '../ports/daemon-port.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import type { NotebookSession } from '../session/notebook-session.js';
+import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
+import { parseNotebookIdTarget } from '../target/parse-notebook-target.js';
+import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import { summarizeCells } from './summarize-cells.js';
+import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+import { given, toolParameters } from './tool-parameters.js';
+
+const missingTargetText =
+  "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
+const ambiguousTargetText = "Ambiguous parameters: provide either 'path' or 'notebook_id', not both.";
+const noPathText =
+  "No path specified. For notebooks created with create_notebook(), you must provide a path (e.g., save_notebook(path='/path/to/file.ipynb'))";
+
+/**
+ * The session tools: `list_active_notebooks`, `connect_notebook`, `create_notebook`,
+ * `save_notebook`, `disconnect_notebook`, `session_status`. Texts follow the original server
+ * (nteract-behaviour §2.6–2.10). Every argument is validated before the slot is touched: a call
+ * that fails validation parks, closes and records nothing.
+ */
+export function createSessionTools(deps: ChildServerDependencies): RegisteredChildTool[] {
+  let createCounter = 0;
+
+  const requireDaemon = (): DaemonPort => {
+    if (deps.daemon) return deps.daemon;
+    throw new ToolError(
+      'This server has no local daemon (runtimed) configured: local notebooks (paths and notebook ids) are not available. Add @nteract-mcp/plugin-local-daemon.',
+    );
+  };
+
+  /** Resolves a notebook file path like the original: `~` expanded, relative to the cwd; must be a `.ipynb` file. */
+  const resolveNotebookPath = (raw: string): NotebookTarget => {
+    const target = deps.resolver.resolveAs('local-path', raw, { cwd: deps.cwd });
+    const path = describeNotebookTarget(target);
+    if (!path.toLowerCase().endsWith('.ipynb')) {
+      throw new InvalidParamsError(`'${path}' is not a notebook file: give the path of a .ipynb file.`);
+    }
+    return target;
+  };
+
+  const listActiveNotebooks = defineChildTool({
+    name: 'list_active_notebooks',
+    description:
+      'List the notebooks open in the local nteract daemon (rooms), with their notebook_id, path, peers and kernel status. Use a notebook_id with connect_notebook.',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    meta: { 'anthropic/alwaysLoad': true },
+    handler: async () => {
+      const daemon = requireDaemon();
+      let rooms: readonly RoomInfo[];
+      try {
+        rooms = await daemon.listRooms();
+      } catch (error) {
+        throw toToolFailure(error, { wrap: (m) => `Failed to list notebooks. Is the daemon running? Error: ${m}` });
+      }
+      return jsonResult(rooms.map(roomJson));
+    },
+  });
+
+  const connectNotebook = defineChildTool({
+    name: 'connect_notebook',
+    description:
+      'Connect to a notebook and make it your active session: a .ipynb file by path (opened in the daemon) or an open notebook by notebook_id (UUID from list_active_notebooks). Give exactly one. Connecting again switches the active session; the previous one stays parked (its kernel keeps running). Returns at once with the notebook as currently known; check readiness before running code.',
+    inputSchema: z.object({
+      path: toolParameters.optionalString(
+        'Path of a .ipynb file (absolute, ~/…, or relative to the working directory).',
+      ),
+      notebook_id: toolParameters.optionalString('UUID of an open notebook (from list_active_notebooks).'),
+      url: toolParameters.optionalString('URL of a notebook on a Jupyter Server (not supported by this server yet).'),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    meta: { 'anthropic/alwaysLoad': true },
+    handler: async (args) => {
+      const path = given(args.path);
+      const notebookId = given(args.notebook_id);
+      const url = given(args.url);
+      const provided = [path, notebookId, url].filter((value) => value !== undefined).length;
+      if (provided === 0) throw new InvalidParamsError(missingTargetText);
+      if (provided > 1) throw new InvalidParamsError(ambiguousTargetText);
+
+      // Validation first: nothing below may throw invalid params once the slot is touched.
+      let target: NotebookTarget;
+      if (notebookId !== undefined) {
+        parseNotebookIdTarget(notebookId);
+        target = deps.resolver.resolveAs('notebook-id', notebookId, { cwd: deps.cwd });
+      } else if (path !== undefined) {
+        target = resolveNotebookPath(path);
+      } else {
+        target = deps.resolver.resolveAs('hosted-url', url as string, { cwd: deps.cwd });
+      }
+      if (target.kind === 'hosted-url') {
+        throw new ToolError(
+          `Hosted notebooks (${target.url}) are not supported by this server yet: connect a local file with 'path' or an open notebook with 'notebook_id'.`,
+        );
+      }
+      const daemon = requireDaemon();
+      const previous = deps.slot.active?.handle.notebookId;
+      const peerLabel = deps.peerLabel();
+      const connectTarget = target;
+      let session: NotebookSession;
+      try {
+        session = await deps.activation.activate({
+          key: describeNotebookTarget(connectTarget),
+          target: connectTarget,
+          origin: 'connect',
+          connect: () =>
+            connectTarget.kind === 'local-path'
+              ? daemon.openNotebook(connectTarget.path, { peerLabel })
+              : daemon.attachNotebook(connectTarget.notebookId, { peerLabel }),
+        });
+      } catch (error) {
+        throw toToolFailure(error, {
+          wrap: (m) =>
+            path !== undefined ? `Failed to open notebook '${path}': ${m}` : `Failed to join notebook: ${m}`,
+        });
+      }
+      const { handle } = session;
+      const readiness = handle.readiness();
+      return jsonResult({
+        notebook_id: handle.notebookId,
+        ...(handle.notebookPath !== undefined ? { path: handle.notebookPath } : {}),
+        connected: true,
+        readiness,
+        projection: readiness.runtime === 'ready' ? 'ready' : 'retained',
+        cells: await cellSummary(handle),
+        ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
+      });
+    },
+  });
+
+  const createNotebook = defineChildTool({
+    name: 'create_notebook',
+    description:
+      'Create a new untitled notebook in the daemon and make it your active session (waits until it is ready). The previous active session stays parked. Ephemeral notebooks (the default) are not kept once closed: save_notebook(path=…) to keep one.',
+    inputSchema: z.object({
+      runtime: toolParameters.optionalString("Kernel runtime: 'python' (default) or 'deno'."),
+      kernel: toolParameters.optionalString("Alias for 'runtime'."),
+      working_dir: toolParameters.optionalString(
+        'Working directory of the kernel (default: the server working directory).',
+      ),
+      ephemeral: toolParameters.optionalBoolean('Discard the notebook when its room closes (default true).'),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handler: async (args) => {
+      const runtimeArg = given(args.runtime)?.trim();
+      const kernelArg = given(args.kernel)?.trim();
+      const runtime = runtimeArg || kernelArg || 'python';
+      const ephemeral = given(args.ephemeral) ?? true;
+      const workingDir = resolveWorkingDir(given(args.working_dir), deps.cwd);
+      const daemon = requireDaemon();
+      const previous = deps.slot.active?.handle.notebookId;
+      const peerLabel = deps.peerLabel();
+      createCounter += 1;
+      let session: NotebookSession;
+      try {
+        session = await deps.activation.activate({
+          key: `create:${createCounter}`,
+          target: (handle) => ({ kind: 'notebook-id', notebookId: handle.notebookId }),
+          origin: 'create',
+          connect: async (signal) => {
+            const handle = await daemon.createNotebook({ runtime, workingDir, ephemeral, peerLabel });
+            try {
+              await handle.waitUntilReady(signal);
+            } catch (error) {
+              void handle.close();
+              if (signal.aborted) throw error;
+              throw new ToolError(
+                `Notebook created but did not become ready: ${error instanceof Error ? error.message : String(error)}`,
+                { cause: error },
+              );
+            }
+            return handle;
+          },
+        });
+      } catch (error) {
+        throw toToolFailure(error, { wrap: (m) => `Failed to create notebook: ${m}` });
+      }
+      const { handle } = session;
+      return jsonResult({
+        notebook_id: handle.notebookId,
+        runtime,
+        ephemeral,
+        readiness: handle.readiness(),
+        ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
+        ...(!runtimeArg && kernelArg ? { info: "Used 'kernel' parameter (alias for 'runtime')" } : {}),
+      });
+    },
+  });
+
+  const saveNotebook = defineChildTool({
+    name: 'save_notebook',
+    description:
+      'Save the active notebook as a .ipynb file: to path, or to its own file when it has one. The notebook_id stays the same; later rejoins use the file.',
+    inputSchema: z.object({
+      path: toolParameters.optionalString(
+        'Where to save (.ipynb; absolute, ~/…, or relative to the working directory).',
+      ),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    handler: async (args) => {
+      const rawPath = given(args.path);
+      const path = rawPath === undefined ? undefined : describeNotebookTarget(resolveNotebookPath(rawPath));
+      const access = deps.slot.access('mutation');
+      try {
+        const saved = await access.handle.save(path);
+        return jsonResult({ path: saved.path, notebook_id: saved.notebookId });
+      } catch (error) {
+        throw toToolFailure(error, {
+          wrap: (m) => `Failed to save notebook: ${m}`,
+          codes: { path_already_open: (m) => m, no_path: () => noPathText },
+        });
+      }
+    },
+  });
+
+  const disconnectNotebook = defineChildTool({
+    name: 'disconnect_notebook',
+    description:
+      'Release a session: the active one (no notebook_id) or a given active or parked one. Only this peer leaves; the notebook stays open for others, and the daemon may stop its kernel after a while once no peer is left.',
+    inputSchema: z.object({
+      notebook_id: toolParameters.optionalString('Notebook to release (default: the active session).'),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    handler: async (args) => {
+      const requested = given(args.notebook_id)?.trim();
+      if (requested === undefined) {
+        const removed = deps.slot.disconnect();
+        if (!removed) {
+          throw new ToolError(
+            'No active session to disconnect. Pass notebook_id to disconnect a specific parked session.',
+          );
+        }
+        return textResult(disconnectedText(removed.kind, removed.session.handle.notebookId));
+      }
+      const removed =
+        deps.slot.disconnect(requested) ??
+        (requested.toLowerCase() !== requested ? deps.slot.disconnect(requested.toLowerCase()) : undefined);
+      if (!removed) {
+        throw new ToolError(
+          `No active or parked session with notebook_id '${requested}'. Use list_active_notebooks to see available sessions.`,
+        );
+      }
+      return textResult(disconnectedText(removed.kind, removed.session.handle.notebookId));
+    },
+  });
+
+  const sessionStatus = defineChildTool({
+    name: 'session_status',
+    description:
+      'Where this server stands: the active session (target, readiness, daemon incarnation), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid) and the peer label.',
+    inputSchema: z.object({}),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    handler: async () => {
+      const daemon = await daemonStatus(deps.daemon);
+      // Read the slot after the await, so the answer describes one moment.
+      const { slot } = deps;
+      const active = slot.active;
+      const drop = slot.lastDrop;
+      return jsonResult({
+        active: active ? activeJson(active) : null,
+        parked: slot.parked.map((session) => ({
+          notebook_id: session.handle.notebookId,
+          path: session.handle.notebookPath ?? null,
+        })),
+        last_drop: drop
+          ? {
+              reason: drop.reason,
+              notebook_id: drop.notebookId ?? null,
+              notebook_path: drop.notebookPath ?? null,
+              rejoin_target: drop.rejoinTarget ? describeNotebookTarget(drop.rejoinTarget) : null,
+            }
+          : null,
+        evictions: slot.evictions.map((eviction) => ({
+          notebook_id: eviction.notebookId,
+          notebook_path: eviction.notebookPath ?? null,
+          at: new Date(eviction.at).toISOString(),
+        })),
+        daemon,
+        peer_label: deps.peerLabel(),
+      });
+    },
+  });
+
+  return [listActiveNotebooks, connectNotebook, createNotebook, saveNotebook, disconnectNotebook, sessionStatus];
+}
+
+function disconnectedText(kind: 'active' | 'parked', notebookId: string): string {
+  return kind === 'parked'
+    ? `Disconnected parked session ${notebookId}. Peer connection released; daemon eviction timer will start.`
+    : `Disconnected active session ${notebookId}. No active session now; use connect_notebook or create_notebook to start a new one.`;
+}
+
+function roomJson(room: RoomInfo): Record<string, unknown> {
+  return {
+    notebook_id: room.notebookId,
+    active_peers: room.activePeers,
+    has_kernel: room.hasKernel,
+    kernel_status: room.kernelStatus ?? null,
+    ephemeral: room.ephemeral,
+    notebook_path: room.notebookPath ?? null,
+  };
+}
+
+function activeJson(session: NotebookSession): Record<string, unknown> {
+  const { handle } = session;
+  return {
+    notebook_id: handle.notebookId,
+    path: handle.notebookPath ?? null,
+    target: describeNotebookTarget(session.target),
+    origin: session.origin,
+    activation: session.activation,
+    readiness: handle.readiness(),
+    daemon_incarnation: handle.daemonIncarnation?.toJSON() ?? null,
+  };
+}
+
+async function daemonStatus(daemon: DaemonPort | undefined): Promise<Record<string, unknown>> {
+  if (!daemon) return { live: false, reason: 'no local daemon configured in this server' };
+  let observation: DaemonObservation;
+  try {
+    observation = await daemon.queryInfo();
+  } catch (error) {
+    return { live: 'unknown', error: error instanceof Error ? error.message : String(error) };
+  }
+  if (observation.kind === 'absent') return { live: false, reason: observation.reason };
+  const { info } = observation;
+  return { live: true, version: info.version, pid: info.incarnation.pid, started_at: info.incarnation.startedAt };
+}
+
+/** The cells as known now (the retained projection before convergence); a failure is said, not thrown. */
+async function cellSummary(handle: NotebookHandle): Promise<string> {
+  try {
+    return summarizeCells(await handle.listCells());
+  } catch (error) {
+    return `(cells not available yet: ${error instanceof Error ? error.message : String(error)})`;
+  }
+}
+
+/** `~` expanded, relative to the cwd; must be an existing directory. */
+function resolveWorkingDir(raw: string | undefined, cwd: string): string {
+  if (raw === undefined || raw.trim() === '') return cwd;
+  let expanded = raw.trim();
+  if (expanded === '~') expanded = homedir();
+  else if (expanded.startsWith('~/') || expanded.startsWith('~\\')) expanded = join(homedir(), expanded.slice(2));
+  const absolute = isAbsolute(expanded) ? resolve(expanded) : resolve(cwd, expanded);
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(absolute).isDirectory();
+  } catch {
+    isDirectory = false;
+  }
+  if (!isDirectory) throw new InvalidParamsError(`working_dir '${absolute}' is not an existing directory.`);
+  return absolute;
+}

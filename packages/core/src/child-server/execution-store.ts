@@ -1,0 +1,58 @@
+import type { CellOutput, ExecutionResult, ExecutionState } from '../ports/notebook-handle.js';
+
+/** How an execution looks to an agent (the original server's words). */
+export type ExecutionStatus = 'queued' | 'running' | 'done' | 'error' | 'aborted';
+
+/** The last known state of one execution this child started or read. */
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly notebookId: string;
+  readonly cellId: string;
+  readonly status: ExecutionStatus;
+  readonly outputs: readonly CellOutput[];
+  readonly executionCount: number | null;
+}
+
+/** How many executions the store remembers by default. */
+export const defaultExecutionStoreCapacity = 256;
+
+/** The agent-facing status of a port result or state (`ok` ⇒ `done`, `timeout` ⇒ `running`). */
+export function executionStatusOf(status: ExecutionResult['status'] | ExecutionState['status']): ExecutionStatus {
+  switch (status) {
+    case 'ok':
+      return 'done';
+    case 'timeout':
+      return 'running';
+    default:
+      return status;
+  }
+}
+
+/**
+ * Executions by id (id → notebook, cell, last known state), so `get_results` can find the
+ * notebook of an execution without an active session. Bounded: beyond the capacity the least
+ * recently recorded entry is forgotten. In memory only: it does not survive the child process.
+ */
+export class ExecutionStore {
+  readonly #records = new Map<string, ExecutionRecord>();
+
+  public constructor(private readonly capacity = defaultExecutionStoreCapacity) {}
+
+  /** Records (or refreshes) an execution; it becomes the most recent entry. */
+  public record(record: ExecutionRecord): void {
+    this.#records.delete(record.executionId);
+    this.#records.set(record.executionId, record);
+    while (this.#records.size > this.capacity) {
+      const oldest = this.#records.keys().next().value as string;
+      this.#records.delete(oldest);
+    }
+  }
+
+  public get(executionId: string): ExecutionRecord | undefined {
+    return this.#records.get(executionId);
+  }
+
+  public get size(): number {
+    return this.#records.size;
+  }
+}
