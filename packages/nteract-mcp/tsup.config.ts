@@ -1,3 +1,5 @@
 import { definePackageBuild } from '../../tsup.shared.js';
 
-export default definePackageBuild(['src/index.ts', 'src/nteract-mcp.ts'], { entry: 'src/index.ts' });
+export default definePackageBuild(['src/index.ts', 'src/nteract-mcp.ts', 'src/runt-mcp.ts', 'src/runtimed.ts'], {
+  entry: 'src/index.ts',
+});

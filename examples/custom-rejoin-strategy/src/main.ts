@@ -1,7 +1,7 @@
 import { runArchiveRejoinExample } from './run-archive-rejoin-example.js';
 
 const report = await runArchiveRejoinExample();
-const expected = { archived: 'connected', openedPath: '/archive/report.ipynb', vanished: 'evicted' };
+const expected = { archived: 'published', openedPath: '/archive/report.ipynb', vanished: 'evicted' };
 const problems = Object.entries(expected).filter(([key, value]) => report[key as keyof typeof report] !== value);
 process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
 if (problems.length > 0) {

@@ -6,8 +6,8 @@ import { runArchiveRejoinExample } from './run-archive-rejoin-example.js';
 describe(runArchiveRejoinExample, () => {
   it('finds the archived notebook, opens it from the archive, and evicts the vanished one', async () => {
     expect(await runArchiveRejoinExample()).toEqual({
-      strategies: ['acme.archive-rejoin'],
-      archived: 'connected',
+      strategies: ['acme.archive-rejoin', 'local-daemon.saved-path', 'local-daemon.notebook-id'],
+      archived: 'published',
       openedPath: '/archive/report.ipynb',
       vanished: 'evicted',
     });

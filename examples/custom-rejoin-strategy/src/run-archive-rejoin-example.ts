@@ -2,8 +2,10 @@ import {
   ContributionProvider,
   DaemonPort,
   type NotebookTarget,
-  type RejoinOutcome,
+  RejoinCoordinator,
+  type RejoinResult,
   RejoinStrategy,
+  SessionSlot,
   SourceFileProbe,
 } from '@nteract-mcp/core';
 import { createTestContainer, FakeDaemonPort, FakeSourceFileProbe } from '@nteract-mcp/core/testing';
@@ -12,45 +14,39 @@ import { createArchiveRejoinPlugin } from './create-archive-rejoin-plugin.js';
 
 export interface ExampleReport {
   readonly strategies: readonly string[];
-  readonly archived: RejoinOutcome['kind'];
+  readonly archived: RejoinResult['kind'];
   readonly openedPath: string | undefined;
-  readonly vanished: RejoinOutcome['kind'];
+  readonly vanished: RejoinResult['kind'];
 }
 
 /**
- * Composes the local-daemon plugin with the third-party plugin (the whole composition is the
- * `plugins` list), with a fake daemon and file system in place of the real ones, and tries two
- * rejoins: one notebook that moved to the archive, one that is gone for good.
+ * Composes the third-party plugin with the local-daemon plugin (the whole composition is the
+ * `plugins` list; listed first, its strategy is asked first), with a fake daemon and file system in
+ * place of the real ones, and lets core's RejoinCoordinator bring back two notebooks: one that
+ * moved to the archive (published into the session slot) and one that is gone for good (evicted).
  */
 export async function runArchiveRejoinExample(): Promise<ExampleReport> {
   const daemon = new FakeDaemonPort();
   const files = new FakeSourceFileProbe(['/archive/report.ipynb']);
   const container = createTestContainer({
-    plugins: [createLocalDaemonPlugin(), createArchiveRejoinPlugin({ archiveDir: '/archive' })],
+    plugins: [createArchiveRejoinPlugin({ archiveDir: '/archive' }), createLocalDaemonPlugin()],
   })
     .override(DaemonPort, daemon)
     .override(SourceFileProbe, files)
     .build();
 
-  const strategies = container
-    .get(ContributionProvider, { name: RejoinStrategy })
-    .getContributions() as readonly RejoinStrategy[];
-  const attempt = (target: NotebookTarget): Promise<RejoinOutcome> => {
-    const strategy = strategies.find((candidate) => candidate.supports(target));
-    if (!strategy) throw new Error(`no strategy supports ${target.kind}`);
-    return strategy.rejoin(target, {
-      peerLabel: 'example',
-      signal: new AbortController().signal,
-      expectedIncarnation: daemon.incarnation,
-    });
-  };
+  const strategies = container.get(ContributionProvider, { name: RejoinStrategy }).getContributions();
+  const coordinator = container.get(RejoinCoordinator);
+  const slot = container.get(SessionSlot);
+  const rejoin = (target: NotebookTarget): Promise<RejoinResult> =>
+    coordinator.rejoin(target, { peerLabel: 'example' });
 
-  const archived = await attempt({ kind: 'local-path', path: '/work/report.ipynb', existed: false });
-  const vanished = await attempt({ kind: 'local-path', path: '/work/draft.ipynb', existed: false });
+  const vanished = await rejoin({ kind: 'local-path', path: '/work/draft.ipynb', existed: false });
+  const archived = await rejoin({ kind: 'local-path', path: '/work/report.ipynb', existed: false });
   return {
     strategies: strategies.map((strategy) => strategy.id),
     archived: archived.kind,
-    openedPath: archived.kind === 'connected' ? archived.handle.notebookPath : undefined,
+    openedPath: slot.active?.handle.notebookPath,
     vanished: vanished.kind,
   };
 }

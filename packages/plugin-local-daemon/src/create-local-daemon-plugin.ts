@@ -1,14 +1,27 @@
-import { definePlugin, ExitClassifier, type McpPlugin, TargetKind } from '@nteract-mcp/core';
+import {
+  DaemonPort,
+  definePlugin,
+  ExitClassifier,
+  type McpPlugin,
+  RejoinStrategy,
+  TargetKind,
+} from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
+import { DaemonWatchLoop } from './daemon-watch-loop.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 import { LocalPathTargetKind } from './local-path-target-kind.js';
+import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 import { NotebookIdTargetKind } from './notebook-id-target-kind.js';
+import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
+import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 import { UpgradeHandoffExitClassifier } from './upgrade-handoff-exit-classifier.js';
 
 /**
  * Notebooks in the local daemon `runtimed`: file paths and notebook UUIDs as targets, daemon
- * socket discovery, and exit 75 as the daemon-upgrade handoff.
+ * socket discovery, the daemon itself as the {@link DaemonPort} (optionally auto-started), the
+ * watch loop that reconciles sessions with the live daemon, rejoin by saved path and by UUID, and
+ * exit 75 as the daemon-upgrade handoff.
  */
 export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPlugin {
   const frozen: LocalDaemonOptions = Object.freeze({ ...options });
@@ -17,9 +30,13 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
     module: new ContainerModule(({ bind }) => {
       bind(LocalDaemonOptions).toConstantValue(frozen);
       bind(RuntimedSocketLocator).toSelf().inSingletonScope();
+      bind(DaemonPort).to(RuntimedDaemonPort).inSingletonScope();
       bind(TargetKind).to(LocalPathTargetKind).inSingletonScope();
       bind(TargetKind).to(NotebookIdTargetKind).inSingletonScope();
       bind(ExitClassifier).to(UpgradeHandoffExitClassifier).inSingletonScope();
+      bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
+      bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
+      bind(DaemonWatchLoop).toSelf().inSingletonScope();
     }),
   });
 }

@@ -1,4 +1,11 @@
 export { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
+export type { WatchLoopOptions } from './daemon-watch-loop.js';
+export { DaemonWatchLoop } from './daemon-watch-loop.js';
 export { LocalDaemonOptions } from './local-daemon-options.js';
+export { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
+export { RuntimedDaemonPort } from './runtimed-daemon-port.js';
+export type { RuntimedNotebookHandleOptions } from './runtimed-notebook-handle.js';
+export { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 export { RuntimedSocketLocator } from './runtimed-socket-locator.js';
+export { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 export { upgradeHandoffExitCode } from './upgrade-handoff-exit-classifier.js';

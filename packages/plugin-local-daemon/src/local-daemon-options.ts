@@ -6,6 +6,18 @@ export interface LocalDaemonOptions {
   readonly socketPath?: string;
   /** Environment read by socket discovery; defaults to `process.env`. */
   readonly env?: RuntimedSocketEnvironment;
+  /**
+   * How to start the daemon when opening, attaching, creating or listing finds none running
+   * (no socket, or connection refused). The command is spawned detached with stdio ignored and
+   * `RUNTIMED_SOCKET_PATH` set to the socket in use; the caller then waits up to 15 s for the daemon
+   * to answer. Default (`undefined` or `false`): never start one. Identity queries and the event
+   * stream never start a daemon, so the watch loop can still observe absence.
+   */
+  readonly autoStart?: { readonly command: string; readonly args: readonly string[] } | false;
+  /** How often the event stream asks the daemon who it is (a `heartbeat` event each time). Default 10 000 ms. */
+  readonly heartbeatMs?: number;
+  /** Time allowed to connect and for the daemon's first answer (and for control answers). Default 5 000 ms. */
+  readonly connectTimeoutMs?: number;
 }
 
 export const LocalDaemonOptions = defineToken<LocalDaemonOptions>('plugin-local-daemon', 'LocalDaemonOptions');

@@ -95,3 +95,33 @@ describe(RuntimedConnection, () => {
     );
   });
 });
+
+describe('RuntimedConnection backlog', () => {
+  it('keeps frames that arrive right behind the greeting for the first listener', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rconn-'));
+    const path = join(dir, 's.sock');
+    const server = createServer((socket) => {
+      socket.once('data', () =>
+        socket.write(
+          Buffer.concat([
+            encodeRuntimedFrame({ type: 'connected' }),
+            encodeRuntimedFrame({ type: 'broadcast', n: 1 }),
+            encodeRuntimedFrame({ type: 'broadcast', n: 2 }),
+          ]),
+        ),
+      );
+      cleanups.push(() => socket.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(path, resolve));
+    cleanups.push(() => {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const { connection } = await RuntimedConnection.open({ socketPath: path, handshake: { channel: 'control' } });
+    cleanups.push(() => connection.close());
+    await new Promise((resolve) => setImmediate(resolve));
+    const heard: unknown[] = [];
+    connection.onFrame((frame) => heard.push(frame.n));
+    expect(heard).toEqual([1, 2]);
+  });
+});

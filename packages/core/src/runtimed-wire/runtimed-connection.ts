@@ -47,6 +47,8 @@ export class RuntimedConnection {
   readonly #decoder: RuntimedFrameDecoder;
   readonly #pending = new Map<number, { resolve(frame: RuntimedFrame): void; reject(error: Error): void }>();
   readonly #listeners = new Set<(frame: RuntimedFrame) => void>();
+  /** Frames that arrived while nobody listened (e.g. in the same chunk as the greeting); given to the next listener. */
+  readonly #backlog: RuntimedFrame[] = [];
   readonly #closeListeners = new Set<(reason: string) => void>();
   #nextId = 1;
   #closedReason: string | undefined;
@@ -99,9 +101,14 @@ export class RuntimedConnection {
     });
   }
 
-  /** Frames that answer no request: broadcasts and events. */
+  /**
+   * Frames that answer no request: broadcasts and events. Frames that arrived while no listener
+   * was registered (such as broadcasts right behind the greeting) are delivered to the first
+   * listener at once, in order.
+   */
   public onFrame(listener: (frame: RuntimedFrame) => void): Subscription {
     this.#listeners.add(listener);
+    for (const frame of this.#backlog.splice(0)) listener(frame);
     return { dispose: () => this.#listeners.delete(listener) };
   }
 
@@ -165,6 +172,11 @@ export class RuntimedConnection {
       this.#pending.delete(id);
       if (frame.type === 'error') pending.reject(coreErrorFromFrame(frame as unknown as RuntimedErrorFrame));
       else pending.resolve(frame);
+      return;
+    }
+    if (this.#listeners.size === 0) {
+      this.#backlog.push(frame);
+      if (this.#backlog.length > 1024) this.#backlog.shift();
       return;
     }
     for (const listener of [...this.#listeners]) listener(frame);

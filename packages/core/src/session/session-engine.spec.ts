@@ -90,7 +90,10 @@ describe(SessionActivation, () => {
       key: 'a',
       target: pathTarget('a'),
       origin: 'connect' as const,
-      connect: () => (calls++, gate.promise),
+      connect: () => {
+        calls++;
+        return gate.promise;
+      },
     };
     const first = e.activation.activate(request);
     const second = e.activation.activate(request);

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
 
@@ -28,7 +28,11 @@ export interface TestDaemon {
 }
 
 /** The built `runtimed` bin, found through the package itself so this works from src and from dist. */
-const entry = join(dirname(createRequire(import.meta.url).resolve('@nteract-mcp/daemon/package.json')), 'dist', 'runtimed.js');
+const entry = join(
+  dirname(createRequire(import.meta.url).resolve('@nteract-mcp/daemon/package.json')),
+  'dist',
+  'runtimed.js',
+);
 
 /** Starts `runtimed start --foreground` with a private socket and data dir and waits until it answers. */
 export async function startTestDaemon(args: readonly string[] = [], reuse?: { dir: string }): Promise<TestDaemon> {

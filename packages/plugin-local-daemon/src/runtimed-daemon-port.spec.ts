@@ -1,0 +1,338 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CellOutput, CoreError, DaemonPort, Logger, type NotebookHandle } from '@nteract-mcp/core';
+import { encodeRuntimedFrame, type RuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/core/runtimed-wire';
+import { createTestContainer, RecordingLogger } from '@nteract-mcp/core/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
+import type { LocalDaemonOptions } from './local-daemon-options.js';
+import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
+import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function scratchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rtd-unit-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function portFor(socketPath: string, options: LocalDaemonOptions = {}): DaemonPort {
+  return createTestContainer({ plugins: [createLocalDaemonPlugin({ socketPath, ...options })] })
+    .override(Logger, new RecordingLogger())
+    .build()
+    .get(DaemonPort);
+}
+
+async function rejection(promise: Promise<unknown>): Promise<CoreError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (CoreError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** What a scripted connection may do: answer requests and push frames (several frames = one write). */
+interface ScriptedPeer {
+  readonly handshake: RuntimedFrame;
+  send(...frames: RuntimedFrame[]): void;
+}
+
+interface Script {
+  /** Answers the handshake (`send` the greeting, possibly with more frames in the same write). */
+  onHandshake(peer: ScriptedPeer): void;
+  /** Answers a request; returns nothing to stay silent. */
+  onRequest?(request: RuntimedFrame, peer: ScriptedPeer): void;
+}
+
+/** An in-process stand-in for runtimed that speaks the framing and follows a script. */
+async function scriptedDaemon(script: Script): Promise<{ socketPath: string; requests: RuntimedFrame[] }> {
+  const socketPath = join(scratchDir(), 'd.sock');
+  const requests: RuntimedFrame[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+    const decoder = new RuntimedFrameDecoder();
+    let preamble = Buffer.alloc(0);
+    let peer: ScriptedPeer | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      let data = chunk;
+      if (preamble.length < 5) {
+        preamble = Buffer.concat([preamble, chunk]);
+        if (preamble.length < 5) return;
+        data = preamble.subarray(5);
+      }
+      for (const decoded of decoder.push(data)) {
+        if (decoded.kind !== 'frame') return;
+        const frame = decoded.value as RuntimedFrame;
+        if (!peer) {
+          peer = {
+            handshake: frame,
+            send: (...frames) => socket.write(Buffer.concat(frames.map((item) => encodeRuntimedFrame(item)))),
+          };
+          script.onHandshake(peer);
+        } else {
+          requests.push(frame);
+          script.onRequest?.(frame, peer);
+        }
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  return { socketPath, requests };
+}
+
+const startedAt = '2026-01-01T00:00:00.000Z';
+const hello = { type: 'hello', pid: 4242, started_at: startedAt, version: '9.9.9', protocol_version: 1 };
+
+function greeting(fields: Record<string, unknown> = {}): RuntimedFrame {
+  return {
+    type: 'connected',
+    notebook_id: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90',
+    notebook_path: null,
+    ephemeral: true,
+    document_version: 0,
+    cells: [],
+    runtime: { state: 'ready', kernel_status: 'idle' },
+    peer_id: 'p1',
+    daemon_pid: 4242,
+    daemon_started_at: startedAt,
+    ...fields,
+  };
+}
+
+function wireCell(id: string, source: string): RuntimedFrame {
+  return { id, cell_type: 'code', source, outputs: [], execution_count: null, metadata: {} };
+}
+
+const peer = { peerLabel: 'unit' };
+
+describe(RuntimedDaemonPort, () => {
+  it('is what the plugin binds to DaemonPort, also from the tsup build (no decorator metadata)', async () => {
+    expect(portFor('/nowhere/d.sock')).toBeInstanceOf(RuntimedDaemonPort);
+    const built = (await import(
+      /* @vite-ignore */ new URL('../dist/index.js', import.meta.url).href
+    )) as typeof import('./index.js');
+    const { createMcpContainer, DaemonPort: BuiltDaemonPort } = await import('@nteract-mcp/core');
+    const container = createMcpContainer({ plugins: [built.createLocalDaemonPlugin({ socketPath: '/x/d.sock' })] });
+    const port = container.get(BuiltDaemonPort);
+    expect(port).toBeInstanceOf(built.RuntimedDaemonPort);
+    expect(container.get(BuiltDaemonPort)).toBe(port);
+    expect(await port.queryInfo()).toMatchObject({ kind: 'absent' });
+  });
+
+  describe('.queryInfo', () => {
+    it('answers absent when a path component is not a directory', async () => {
+      const dir = scratchDir();
+      writeFileSync(join(dir, 'file'), '');
+      expect(await portFor(join(dir, 'file', 'd.sock')).queryInfo()).toMatchObject({ kind: 'absent' });
+    });
+
+    it('rejects daemonQueryFailed, not absent, when the socket answers garbage', async () => {
+      const socketPath = join(scratchDir(), 'junk.sock');
+      const server = createServer((socket) => {
+        socket.on('error', () => undefined);
+        socket.resume(); // read (and drop) what the client sends, so its close is noticed
+        socket.end('HTTP/1.1 400 Bad Request\r\n\r\nthis is not runtimed');
+      });
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+      cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+      const error = await rejection(portFor(socketPath).queryInfo());
+      expect(error.kind).toBe('daemonQueryFailed');
+      expect(error.message).toContain(socketPath);
+    });
+
+    it('rejects daemonQueryFailed when the daemon greets but never answers', async () => {
+      const { socketPath } = await scriptedDaemon({ onHandshake: (connection) => connection.send(hello) });
+      const error = await rejection(portFor(socketPath, { connectTimeoutMs: 200 }).queryInfo());
+      expect(error.kind).toBe('daemonQueryFailed');
+      expect(error.message).toContain("did not answer 'get_daemon_info' within 200 ms");
+    });
+
+    it('rejects daemonQueryFailed when the daemon names an impossible identity', async () => {
+      const { socketPath } = await scriptedDaemon({
+        onHandshake: (connection) => connection.send(hello),
+        onRequest: (request, connection) =>
+          connection.send({ ...hello, pid: -1, type: 'ok', id: request.id as number }),
+      });
+      const error = await rejection(portFor(socketPath).queryInfo());
+      expect(error.kind).toBe('daemonQueryFailed');
+      expect(error.message).toContain('pid');
+    });
+  });
+
+  it('refuses a greeting that is not a notebook greeting with protocolViolation', async () => {
+    const { socketPath } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ daemon_pid: 'x' })),
+    });
+    const error = await rejection(portFor(socketPath).openNotebook('/tmp/a.ipynb', peer));
+    expect(error.kind).toBe('protocolViolation');
+  });
+
+  it('sends the handshake of each mode in snake_case', async () => {
+    const handshakes: RuntimedFrame[] = [];
+    const { socketPath } = await scriptedDaemon({
+      onHandshake: (connection) => {
+        handshakes.push(connection.handshake);
+        connection.send(greeting());
+      },
+      onRequest: (request, connection) =>
+        connection.send({
+          type: 'ok',
+          id: request.id as number,
+          ...(request.type === 'get_runtime'
+            ? { runtime: { state: 'ready', kernel_status: 'idle' } }
+            : { document_version: 0, cells: [] }),
+        }),
+    });
+    const port = portFor(socketPath);
+    const handles: NotebookHandle[] = [
+      await port.openNotebook('/abs/a.ipynb', peer),
+      await port.attachNotebook('0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90', peer),
+      await port.createNotebook({ runtime: 'python', workingDir: '/abs', ephemeral: false, ...peer }),
+    ];
+    for (const handle of handles) await handle.close();
+    expect(handshakes).toEqual([
+      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit' },
+      { channel: 'notebook', mode: 'attach', notebook_id: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90', peer_label: 'unit' },
+      {
+        channel: 'notebook',
+        mode: 'create',
+        runtime: 'python',
+        working_dir: '/abs',
+        ephemeral: false,
+        peer_label: 'unit',
+      },
+    ]);
+  });
+});
+
+describe(RuntimedNotebookHandle, () => {
+  it('catches up with frames that came in the same read as the greeting', async () => {
+    let runtime: RuntimedFrame = { state: 'not_started', kernel_status: null };
+    let cells = [wireCell('a', 'a')];
+    const { socketPath } = await scriptedDaemon({
+      onHandshake: (connection) => {
+        runtime = { state: 'unavailable', kernel_status: null, reason: 'no ipykernel' };
+        cells = [wireCell('a', 'a'), wireCell('b', 'b')];
+        connection.send(
+          greeting({ runtime: { state: 'not_started', kernel_status: null }, cells: [wireCell('a', 'a')] }),
+          { type: 'broadcast', event: 'runtime', runtime: { state: 'starting', kernel_status: 'starting' } },
+          { type: 'broadcast', event: 'cell_inserted', document_version: 1, index: 1, cell: wireCell('b', 'b') },
+          { type: 'broadcast', event: 'runtime', runtime },
+        );
+      },
+      onRequest: (request, connection) => {
+        if (request.type === 'get_runtime') connection.send({ type: 'ok', id: request.id as number, runtime });
+        if (request.type === 'get_cells') {
+          connection.send({ type: 'ok', id: request.id as number, document_version: 1, cells });
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    expect(await handle.waitUntilReady()).toEqual({
+      document: 'ready',
+      runtime: 'unavailable',
+      reason: 'no ipykernel',
+    });
+    expect((await handle.listCells()).map((cell) => cell.id)).toEqual(['a', 'b']);
+  });
+
+  it('fetches the whole list again after a broadcast it cannot place', async () => {
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ cells: [wireCell('a', 'a')], document_version: 3 })),
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells' && requests.filter((r) => r.type === 'get_cells').length === 1) {
+          connection.send({ type: 'ok', id, document_version: 3, cells: [wireCell('a', 'a')] });
+        } else if (request.type === 'get_cells') {
+          connection.send({ type: 'ok', id, document_version: 6, cells: [wireCell('a', 'a2'), wireCell('c', 'c')] });
+        } else if (request.type === 'insert_cell') {
+          // Version 4 went to someone else and we missed it; ours is 5, then a gap-free broadcast.
+          connection.send(
+            { type: 'ok', id, cell: wireCell('c', 'c'), index: 1, document_version: 5 },
+            { type: 'broadcast', event: 'cell_updated', document_version: 6, cell: wireCell('a', 'a2') },
+          );
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a']);
+    await handle.insertCell({ source: 'c', cellType: 'code' });
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a2', 'c']);
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a2', 'c']);
+    expect(requests.filter((request) => request.type === 'get_cells')).toHaveLength(2);
+  });
+
+  it('sees outputs and the end of an execution that arrive with its answer, and sends the idempotency key', async () => {
+    const output = { output_type: 'stream', name: 'stdout', text: 'hi\n' };
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ cells: [wireCell('a', 'print("hi")')] })),
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        const execution = { execution_id: 'e1', cell_id: 'a', execution_count: 1 };
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells') {
+          connection.send({ type: 'ok', id, document_version: 0, cells: [wireCell('a', 'print("hi")')] });
+        } else if (request.type === 'execute_cell') {
+          connection.send(
+            { type: 'ok', id, ...execution, status: 'queued', outputs: [], execution_count: null },
+            { type: 'broadcast', event: 'execution_output', ...execution, output },
+            { type: 'broadcast', event: 'execution_done', ...execution, status: 'ok' },
+          );
+        } else if (request.type === 'get_execution') {
+          connection.send({ type: 'ok', id, ...execution, status: 'ok', outputs: [output] });
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    const seen: CellOutput[] = [];
+    const result = await handle.executeCell('a', { idempotencyKey: 'key-1', onOutput: (item) => seen.push(item) });
+    expect(result).toEqual({ executionId: 'e1', cellId: 'a', status: 'ok', outputs: [output], executionCount: 1 });
+    expect(seen).toEqual([output]);
+    expect(requests.find((request) => request.type === 'execute_cell')).toMatchObject({
+      cell_id: 'a',
+      idempotency_key: 'key-1',
+    });
+  });
+
+  it('rejects a readiness wait with the signal reason, and with handleClosed when the handle closes first', async () => {
+    const { socketPath } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ runtime: { state: 'starting', kernel_status: null } })),
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    expect(handle.readiness()).toEqual({ document: 'ready', runtime: 'pending' });
+    const controller = new AbortController();
+    const aborted = handle.waitUntilReady(controller.signal);
+    controller.abort(new Error('gave up'));
+    await expect(aborted).rejects.toThrow('gave up');
+    const closing = handle.waitUntilReady();
+    const onClose = vi.fn();
+    handle.onDidClose(onClose);
+    await handle.close();
+    expect((await rejection(closing)).kind).toBe('handleClosed');
+    expect(onClose).toHaveBeenCalledExactlyOnceWith('closed');
+  });
+});

@@ -1,0 +1,309 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  Clock,
+  CoreError,
+  type CreateNotebookOptions,
+  type DaemonEvent,
+  type DaemonObservation,
+  type DaemonPort,
+  Logger,
+  type NotebookHandle,
+  type PeerOptions,
+  type RoomInfo,
+  type Subscription,
+} from '@nteract-mcp/core';
+import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
+import { inject, injectable } from 'inversify';
+import { LocalDaemonOptions } from './local-daemon-options.js';
+import { requestWithin } from './request-within.js';
+import { RuntimedEventPump } from './runtimed-event-pump.js';
+import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
+import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
+import { readDaemonInfo, readRoomList } from './runtimed-wire-readers.js';
+
+const defaultHeartbeatMs = 10_000;
+const defaultConnectTimeoutMs = 5_000;
+/** How long an auto-started daemon has to answer. */
+const autoStartTimeoutMs = 15_000;
+const autoStartPollMs = 100;
+
+/** Socket errors that prove no daemon is listening (as opposed to one that answers badly or slowly). */
+const absenceCodes: ReadonlySet<string> = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTDIR']);
+
+/** The reason, when `error` proves that no daemon runs at the socket; else `undefined`. */
+function absenceReason(error: unknown): string | undefined {
+  return CoreError.is(error, 'daemonUnavailable') && error.code !== undefined && absenceCodes.has(error.code)
+    ? error.message
+    : undefined;
+}
+
+function asCoreError(error: unknown, what: string): CoreError {
+  if (CoreError.is(error)) return error;
+  return new CoreError('daemonUnavailable', `${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+}
+
+/** A command line for messages, with arguments that need it quoted. */
+function formatCommand(command: string, args: readonly string[]): string {
+  return [command, ...args].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part))).join(' ');
+}
+
+/**
+ * The local daemon `runtimed` behind core's {@link DaemonPort}, over its Unix socket.
+ *
+ * Guarantees:
+ * - `queryInfo` opens a fresh control connection and asks the daemon itself (`get_daemon_info`),
+ *   never a cached heartbeat. No socket, a refused connection or a non-directory in the path
+ *   answer `absent`; any other failure (timeout, protocol error, garbage) rejects with
+ *   `daemonQueryFailed`, which is not proof of loss.
+ * - `subscribe`: the first subscriber starts one event connection, the last `dispose()` stops it
+ *   (see {@link RuntimedEventPump}). A subscriber that joins while connected also gets a
+ *   `connected` event with the current identity. Listener exceptions are logged, not propagated.
+ * - `attachNotebook` is attach-only: the daemon refuses an unknown id with `notebookUnavailable`
+ *   (definitive) and creates nothing. Other refusals (`load_failed`, `bad_request`, …) reject
+ *   `invalidRequest` with the daemon's `code`; an unreachable daemon rejects `daemonUnavailable`.
+ * - With `autoStart` configured, open/attach/create/listRooms that find no daemon start it once
+ *   (concurrent callers share the attempt), wait up to 15 s for it to answer and go on; otherwise
+ *   they reject `daemonUnavailable` saying the command could not start it.
+ * - Only {@link CoreError}s are thrown.
+ *
+ * Does not guarantee: event delivery (events are hints; query after each), that a notebook stays
+ * available after a successful attach, or that a daemon it started is stopped again (it outlives us).
+ */
+@injectable()
+export class RuntimedDaemonPort implements DaemonPort {
+  readonly #options: LocalDaemonOptions;
+  readonly #locator: RuntimedSocketLocator;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #handleLogger: Logger;
+  readonly #subscribers = new Set<{ readonly listener: (event: DaemonEvent) => void }>();
+  #pump: RuntimedEventPump | undefined;
+  #starting: Promise<void> | undefined;
+
+  public constructor(
+    @inject(LocalDaemonOptions) options: LocalDaemonOptions,
+    @inject(RuntimedSocketLocator) locator: RuntimedSocketLocator,
+    @inject(Clock) clock: Clock,
+    @inject(Logger) logger: Logger,
+  ) {
+    this.#options = options;
+    this.#locator = locator;
+    this.#clock = clock;
+    this.#logger = logger.child('plugin-local-daemon:RuntimedDaemonPort');
+    this.#handleLogger = logger;
+  }
+
+  public async queryInfo(): Promise<DaemonObservation> {
+    const socketPath = this.#locator.socketPath();
+    let connection: RuntimedConnection;
+    try {
+      ({ connection } = await this.openControl(socketPath));
+    } catch (error) {
+      const absent = absenceReason(error);
+      if (absent !== undefined) return { kind: 'absent', reason: absent };
+      throw this.queryFailed(socketPath, error);
+    }
+    try {
+      const answer = await requestWithin(connection, { type: 'get_daemon_info' }, this.#clock, this.connectTimeoutMs);
+      return { kind: 'live', info: readDaemonInfo(answer) };
+    } catch (error) {
+      throw this.queryFailed(socketPath, error);
+    } finally {
+      connection.close();
+    }
+  }
+
+  public subscribe(listener: (event: DaemonEvent) => void): Subscription {
+    const entry = { listener };
+    this.#subscribers.add(entry);
+    if (!this.#pump) {
+      this.#pump = new RuntimedEventPump({
+        socketPath: this.#locator.socketPath(),
+        heartbeatMs: this.#options.heartbeatMs ?? defaultHeartbeatMs,
+        connectTimeoutMs: this.connectTimeoutMs,
+        clock: this.#clock,
+        logger: this.#logger,
+        emit: (event) => {
+          for (const subscriber of [...this.#subscribers]) this.deliver(subscriber.listener, event);
+        },
+      });
+      this.#pump.start();
+    } else {
+      const info = this.#pump.connectedInfo;
+      if (info) {
+        queueMicrotask(() => {
+          if (this.#subscribers.has(entry)) this.deliver(listener, { kind: 'connected', info });
+        });
+      }
+    }
+    return {
+      dispose: () => {
+        if (!this.#subscribers.delete(entry) || this.#subscribers.size > 0) return;
+        this.#pump?.stop();
+        this.#pump = undefined;
+      },
+    };
+  }
+
+  public listRooms(): Promise<readonly RoomInfo[]> {
+    return this.withAutoStart(async () => {
+      const { connection } = await this.openControl(this.#locator.socketPath());
+      try {
+        return readRoomList(
+          await requestWithin(connection, { type: 'list_rooms' }, this.#clock, this.connectTimeoutMs),
+        );
+      } finally {
+        connection.close();
+      }
+    });
+  }
+
+  public openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle> {
+    return this.connectNotebook({ channel: 'notebook', mode: 'open', path, peer_label: options.peerLabel });
+  }
+
+  public attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle> {
+    return this.connectNotebook({
+      channel: 'notebook',
+      mode: 'attach',
+      notebook_id: notebookId,
+      peer_label: options.peerLabel,
+    });
+  }
+
+  public createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle> {
+    return this.connectNotebook({
+      channel: 'notebook',
+      mode: 'create',
+      runtime: options.runtime,
+      working_dir: options.workingDir,
+      ephemeral: options.ephemeral,
+      peer_label: options.peerLabel,
+    });
+  }
+
+  private get connectTimeoutMs(): number {
+    return this.#options.connectTimeoutMs ?? defaultConnectTimeoutMs;
+  }
+
+  private openControl(socketPath: string): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
+    return RuntimedConnection.open({ socketPath, handshake: { channel: 'control' }, timeoutMs: this.connectTimeoutMs });
+  }
+
+  private connectNotebook(handshake: RuntimedHandshake): Promise<NotebookHandle> {
+    return this.withAutoStart(async () => {
+      const { connection, greeting } = await RuntimedConnection.open({
+        socketPath: this.#locator.socketPath(),
+        handshake,
+        timeoutMs: this.connectTimeoutMs,
+      });
+      try {
+        return new RuntimedNotebookHandle(connection, greeting, { clock: this.#clock, logger: this.#handleLogger });
+      } catch (error) {
+        connection.close();
+        throw error;
+      }
+    });
+  }
+
+  private deliver(listener: (event: DaemonEvent) => void, event: DaemonEvent): void {
+    try {
+      listener(event);
+    } catch (error) {
+      this.#logger.error('a daemon event listener threw', { event: event.kind, error });
+    }
+  }
+
+  private queryFailed(socketPath: string, error: unknown): CoreError {
+    const message = (error as Error)?.message ?? String(error);
+    return new CoreError('daemonQueryFailed', `Could not ask the daemon at ${socketPath} who it is: ${message}`, {
+      cause: error,
+      ...(CoreError.is(error) && error.code !== undefined ? { code: error.code } : {}),
+    });
+  }
+
+  /** Runs `operation`; when it finds no daemon and auto-start is configured, starts one and runs it again. */
+  private async withAutoStart<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      const autoStart = this.#options.autoStart;
+      if (!autoStart || absenceReason(error) === undefined) throw asCoreError(error, 'The daemon request failed');
+      await this.startDaemon(autoStart);
+    }
+    try {
+      return await operation();
+    } catch (error) {
+      throw asCoreError(error, 'The daemon request failed');
+    }
+  }
+
+  /** One start attempt at a time; concurrent callers share it. */
+  private startDaemon(autoStart: { readonly command: string; readonly args: readonly string[] }): Promise<void> {
+    this.#starting ??= this.spawnAndWait(autoStart).finally(() => {
+      this.#starting = undefined;
+    });
+    return this.#starting;
+  }
+
+  private async spawnAndWait(autoStart: { readonly command: string; readonly args: readonly string[] }): Promise<void> {
+    const socketPath = this.#locator.socketPath();
+    const commandLine = formatCommand(autoStart.command, autoStart.args);
+    const failure = (why: string, cause?: unknown): CoreError =>
+      new CoreError('daemonUnavailable', `Could not start the daemon with \`${commandLine}\`: ${why}`, {
+        ...(cause === undefined ? {} : { cause }),
+      });
+    // Someone else may have started it while we were finding out it was not there.
+    if ((await this.queryInfo().catch(() => undefined))?.kind === 'live') return;
+
+    this.#logger.info('starting the daemon', { command: commandLine, socket: socketPath });
+    let child: ChildProcess;
+    try {
+      child = spawn(autoStart.command, [...autoStart.args], {
+        detached: true,
+        stdio: 'ignore',
+        env: { ...process.env, RUNTIMED_SOCKET_PATH: socketPath },
+      });
+    } catch (error) {
+      throw failure((error as Error).message, error);
+    }
+    let spawnError: Error | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    child.once('error', (error) => {
+      spawnError = error;
+    });
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+    });
+    child.unref();
+
+    const deadline = this.#clock.now() + autoStartTimeoutMs;
+    let lastAnswer = 'no answer yet';
+    for (;;) {
+      if (spawnError) throw failure(spawnError.message, spawnError);
+      try {
+        const observation = await this.queryInfo();
+        if (observation.kind === 'live') {
+          this.#logger.info('the daemon started', {
+            pid: observation.info.incarnation.pid,
+            version: observation.info.version,
+          });
+          return;
+        }
+        lastAnswer = observation.reason;
+      } catch (error) {
+        lastAnswer = (error as Error).message;
+      }
+      if (exit && exit.code !== 0) {
+        const how = exit.code === null ? `signal ${exit.signal ?? 'unknown'}` : `code ${exit.code}`;
+        throw failure(`the command exited with ${how} before the daemon answered on ${socketPath}.`);
+      }
+      if (this.#clock.now() >= deadline) {
+        throw failure(
+          `no daemon answered on ${socketPath} within ${autoStartTimeoutMs / 1000} s (last: ${lastAnswer}).`,
+        );
+      }
+      await this.#clock.sleep(autoStartPollMs);
+    }
+  }
+}

@@ -1,0 +1,158 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { startTestDaemon, type TestDaemon } from '@nteract-mcp/daemon/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const runtMcp = fileURLToPath(new URL('../packages/nteract-mcp/dist/runt-mcp.js', import.meta.url));
+const cleanups: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface ToolResult {
+  readonly text: string;
+  readonly isError: boolean;
+  readonly json: Record<string, unknown> | undefined;
+}
+
+/** A real daemon and a real `runt-mcp` child driven by an SDK client. */
+async function start(daemonArgs: readonly string[] = ['--keep-alive-ms', '1000']) {
+  let daemon: TestDaemon = await startTestDaemon(daemonArgs);
+  cleanups.push(() => daemon.dispose());
+  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [runtMcp],
+    env: {
+      ...process.env,
+      RUNTIMED_SOCKET_PATH: daemon.socketPath,
+      NTERACT_MCP_NO_AUTOSTART: '1',
+      NTERACT_MCP_AGENT_SESSION: 's1',
+    } as Record<string, string>,
+    cwd: daemon.dir,
+    stderr: 'pipe',
+  });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  const call = async (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => {
+    const result = (await client.callTool({ name, arguments: args })) as {
+      content: { type: string; text: string }[];
+      isError?: boolean;
+    };
+    const text = result.content.map((item) => item.text).join('\n');
+    let json: Record<string, unknown> | undefined;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { text, isError: result.isError === true, json };
+  };
+  /** Runs code in a new cell of the active notebook and returns its text output. */
+  const run = async (source: string): Promise<string> => {
+    const result = await call('create_cell', { source, and_run: true, timeout_secs: 60 });
+    expect(result.isError, result.text).toBe(false);
+    return result.text;
+  };
+  const restartDaemon = async (): Promise<void> => {
+    await daemon.stop();
+    const next = await daemon.restart();
+    const previous = daemon;
+    daemon = next;
+    cleanups.push(() => next.dispose());
+    void previous;
+  };
+  /** Polls a tool until its result satisfies `accept` (background rejoin takes a moment). */
+  const until = async (
+    name: string,
+    args: Record<string, unknown>,
+    accept: (result: ToolResult) => boolean,
+  ): Promise<ToolResult> => {
+    const deadline = Date.now() + 45_000;
+    for (;;) {
+      const result = await call(name, args);
+      if (accept(result)) return result;
+      if (Date.now() > deadline) throw new Error(`timed out; last ${name} result: ${result.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  };
+  return { client, call, run, restartDaemon, until, daemon: () => daemon };
+}
+
+describe('runt-mcp with a real daemon', () => {
+  it('brings a saved notebook back by itself after a daemon restart: document restored, new kernel', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await start();
+    const created = await t.call('create_notebook', {});
+    expect(created.isError, created.text).toBe(false);
+    expect(await t.run('x = 41')).not.toContain('Error');
+    expect(await t.run('print(x + 1)')).toContain('42');
+    const path = join(t.daemon().dir, 'saved.ipynb');
+    const saved = await t.call('save_notebook', { path });
+    expect(saved.json).toMatchObject({ path, notebook_id: created.json?.notebook_id });
+    await t.restartDaemon();
+    const back = await t.until('get_all_cells', { format: 'json' }, (result) => !result.isError);
+    expect(back.text).toContain('x = 41');
+    const status = await t.call('session_status');
+    expect(status.json).toMatchObject({ active: { notebook_id: created.json?.notebook_id, path } });
+    expect(await t.run('print(x)')).toContain('NameError');
+  });
+
+  it('brings a persisted untitled notebook back, and reports an ephemeral one as evicted', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await start();
+    const kept = await t.call('create_notebook', { ephemeral: false });
+    await t.run('draft = 1');
+    await t.restartDaemon();
+    const back = await t.until(
+      'session_status',
+      {},
+      (result) => (result.json?.active as { notebook_id?: string } | null)?.notebook_id === kept.json?.notebook_id,
+    );
+    expect(back.json?.last_drop).toMatchObject({ reason: 'disconnected' });
+    expect((await t.call('get_all_cells', { format: 'json' })).text).toContain('draft = 1');
+
+    const ephemeral = await t.call('create_notebook', {});
+    await t.run('scratch = 2');
+    await t.restartDaemon();
+    const evicted = await t.until('get_all_cells', {}, (result) => result.isError && result.text.includes('evicted'));
+    expect(evicted.text).toBe(
+      `No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(notebook_id="${String(ephemeral.json?.notebook_id)}")`,
+    );
+    const rooms = await t.call('list_active_notebooks');
+    expect(rooms.text).not.toContain(String(ephemeral.json?.notebook_id));
+  });
+
+  it('switches among three notebooks and back; parked kernels stay alive', { timeout: 120_000 }, async () => {
+    const t = await start();
+    const ids: string[] = [];
+    for (const name of ['alpha', 'beta', 'gamma']) {
+      const created = await t.call('create_notebook', {});
+      ids.push(String(created.json?.notebook_id));
+      await t.run(`who = '${name}'`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const back = await t.call('connect_notebook', { notebook_id: ids[0] });
+    expect(back.json).toMatchObject({ notebook_id: ids[0], switched_from: ids[2] });
+    await t.until(
+      'session_status',
+      {},
+      (result) => (result.json?.active as { readiness?: { runtime?: string } })?.readiness?.runtime === 'ready',
+    );
+    expect(await t.run('print(who)')).toContain('alpha');
+    await t.call('connect_notebook', { notebook_id: ids[1] });
+    await t.until(
+      'session_status',
+      {},
+      (result) => (result.json?.active as { readiness?: { runtime?: string } })?.readiness?.runtime === 'ready',
+    );
+    expect(await t.run('print(who)')).toContain('beta');
+    const status = await t.call('session_status');
+    expect(status.json?.parked).toHaveLength(2);
+  });
+});
