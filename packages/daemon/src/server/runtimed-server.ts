@@ -363,21 +363,8 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = request.id;
-    if (typeof id !== 'number' || typeof request.type !== 'string') {
-      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
-      return;
-    }
-    if (!notebookRequests.has(request.type)) {
-      send(socket, {
-        type: 'error',
-        id,
-        code: 'unknown_request',
-        message: `Unknown notebook request '${request.type}'`,
-      });
-      socket.end();
-      return;
-    }
+    const id = acceptRequest(socket, request, notebookRequests, 'notebook', fail);
+    if (id === undefined) return;
     admission.room.handle(peer, request).then(
       (result) => send(socket, { ...result, type: 'ok', id }),
       (error: unknown) => send(socket, errorFrame(error, id)),
@@ -389,21 +376,8 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = request.id;
-    if (typeof id !== 'number' || typeof request.type !== 'string') {
-      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
-      return;
-    }
-    if (!controlRequests.has(request.type)) {
-      send(socket, {
-        type: 'error',
-        id,
-        code: 'unknown_request',
-        message: `Unknown control request '${request.type}'`,
-      });
-      socket.end();
-      return;
-    }
+    const id = acceptRequest(socket, request, controlRequests, 'control', fail);
+    if (id === undefined) return;
     const answer = (fields: Record<string, unknown>): void => send(socket, { ...fields, type: 'ok', id });
     switch (request.type) {
       case 'ping':
@@ -437,6 +411,36 @@ export class RuntimedServer {
         return;
     }
   }
+}
+
+/**
+ * The id of a well-formed request of a known type. A frame without a numeric id and a string type
+ * fails the connection (`bad_frame`); an unknown type is answered `unknown_request` and the
+ * connection closed. Returns `undefined` in both cases.
+ */
+function acceptRequest(
+  socket: Socket,
+  request: Record<string, unknown>,
+  known: ReadonlySet<string>,
+  channel: 'control' | 'notebook',
+  fail: (code: RuntimedErrorCode, message: string) => void,
+): number | undefined {
+  const id = request.id;
+  if (typeof id !== 'number' || typeof request.type !== 'string') {
+    fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
+    return undefined;
+  }
+  if (!known.has(request.type)) {
+    send(socket, {
+      type: 'error',
+      id,
+      code: 'unknown_request',
+      message: `Unknown ${channel} request '${request.type}'`,
+    });
+    socket.end();
+    return undefined;
+  }
+  return id;
 }
 
 function send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {
