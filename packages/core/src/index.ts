@@ -67,6 +67,61 @@ export type { LineSink } from './ports/stderr-logger.js';
 export { parseLogLevel, StderrLogger } from './ports/stderr-logger.js';
 export { SystemClock } from './ports/system-clock.js';
 export { ChildExitClassification } from './proxy/child-exit-classification.js';
+export type {
+  ChildExitEvent,
+  ChildRefusal,
+  ChildSpawnInfo,
+  ChildSupervisorOptions,
+  ChildSupervisorStatus,
+} from './proxy/child-supervisor.js';
+export { ChildSupervisor, defaultChildKillGraceMs } from './proxy/child-supervisor.js';
+export type {
+  JsonRpcErrorObject,
+  JsonRpcErrorResponse,
+  JsonRpcFrame,
+  JsonRpcFramingFailure,
+  JsonRpcId,
+  JsonRpcLineFramerOptions,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcParams,
+  JsonRpcRequest,
+  JsonRpcResultResponse,
+  JsonRpcValidation,
+} from './proxy/json-rpc-line-framer.js';
+export {
+  defaultMaxJsonRpcLineBytes,
+  JsonRpcLineFramer,
+  jsonRpcInvalidRequestCode,
+  jsonRpcParseErrorCode,
+  serializeJsonRpcLine,
+  validateJsonRpcMessage,
+} from './proxy/json-rpc-line-framer.js';
+export type { McpProxyOptions } from './proxy/mcp-proxy.js';
+export { McpProxy, proxyErrorCode } from './proxy/mcp-proxy.js';
+export type { RejoinTargetTrackerOptions } from './proxy/rejoin-target-tracker.js';
+export {
+  agentSessionEnvironmentVariable,
+  RejoinTargetTracker,
+  rejoinNotebookEnvironmentVariable,
+} from './proxy/rejoin-target-tracker.js';
+export type { BreakerState, RestartDecision, RestartPolicySnapshot } from './proxy/restart-policy.js';
+export {
+  defaultRestartPolicySettings,
+  describeChildExit,
+  RestartPolicy,
+  RestartPolicySettings,
+} from './proxy/restart-policy.js';
+export type { ToolListCacheOptions, ToolListSource, ToolListUpdate } from './proxy/tool-list-cache.js';
+export {
+  defaultToolCachePath,
+  reconnectTool,
+  reconnectToolName,
+  ToolListCache,
+  toolListChangedIncompatiblyMessage,
+} from './proxy/tool-list-cache.js';
+export type { BannerCarrier, RestartBannerInput } from './proxy/version-banner.js';
+export { BannerQueue, bannerPrefix, daemonVersionFromTitle, restartBanner } from './proxy/version-banner.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, sessionRecoveryTarget } from './session/notebook-session.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';

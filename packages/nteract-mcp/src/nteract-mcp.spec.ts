@@ -19,11 +19,11 @@ describe('nteract-mcp (built bin)', () => {
     expect(result.stdout).toContain('--version');
   });
 
-  it('keeps stdout silent when started like an MCP server: help goes to stderr, exit 0', () => {
-    const result = run();
-    expect(result.status).toBe(0);
+  it('gives an install hint on stderr and exits 1 before speaking MCP when the child is missing', () => {
+    const result = run('--child', '/nonexistent/runt-mcp');
+    expect(result.status).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('Usage:');
+    expect(result.stderr).toContain("the MCP server child '/nonexistent/runt-mcp' was not found");
   });
 
   it('prints its version', () => {

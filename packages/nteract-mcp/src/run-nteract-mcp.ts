@@ -1,21 +1,28 @@
-import { NotebookTargetResolver, ProtocolAdmission } from '@nteract-mcp/core';
+import { NotebookTargetResolver, ProtocolAdmission, type RestartPolicySettings } from '@nteract-mcp/core';
 import { createDistributionContainer, distributionPlugins } from './create-distribution-container.js';
+import { runNteractProxy } from './run-nteract-proxy.js';
 
-/** What the command line of `nteract-mcp` accepts today. */
+/** What the command line of `nteract-mcp` accepts. */
 export const nteractMcpUsage = `nteract-mcp: keeps an AI agent's Jupyter notebook, kernel and tools alive across MCP server
 crashes, upgrades and daemon restarts.
 
 Usage:
   nteract-mcp [options]
 
-An MCP client starts this command and speaks MCP (JSON-RPC lines) on its stdin/stdout.
-The supervising proxy is not part of this release yet: started without options, the
-command prints this help on stderr and exits 0, leaving stdout silent.
+An MCP client starts this command and speaks MCP (newline-delimited JSON-RPC) on its
+stdin/stdout. It supervises the MCP server child (runt-mcp), restarts it when it crashes or
+the daemon is upgraded, and hands it the notebook to rejoin. Logs go to stderr.
 
 Options:
-  -h, --help       Show this help on stdout and exit.
-  -V, --version    Print the version and exit.
-  --check          Build the distribution (all plugins) and print what it supports, as JSON.
+  --child CMD            The child MCP server command (default: this distribution's runt-mcp).
+  --child-arg ARG        An argument for --child (repeatable).
+  --crash-budget N       Crash restarts allowed per window (default 5).
+  --crash-window-secs N  The sliding crash window (default 30).
+  --cool-down-secs N     How long the breaker stays open before one more attempt (default 60).
+  --tool-cache PATH      Where the last good tool list is kept (default ~/.cache/nteract-mcp/tool-cache.json).
+  --check                Build the distribution (all plugins) and print what it supports, as JSON.
+  -h, --help             Show this help on stdout and exit.
+  -V, --version          Print the version and exit.
 
 Environment:
   RUNTIMED_SOCKET_PATH   Socket of the local daemon (default: $XDG_RUNTIME_DIR/runt/runtimed.sock,
@@ -29,41 +36,69 @@ export interface CommandIo {
   readonly stderr: { write(text: string): unknown };
 }
 
+const numericOptions: Readonly<Record<string, { key: keyof RestartPolicySettings; scale: number }>> = {
+  '--crash-budget': { key: 'crashBudget', scale: 1 },
+  '--crash-window-secs': { key: 'crashWindowMs', scale: 1000 },
+  '--cool-down-secs': { key: 'coolDownMs', scale: 1000 },
+};
+
 /**
- * Runs the command line and returns the exit code. Writes to stdout only what was asked for
- * (`--help`, `--version`, `--check`): stdout belongs to the MCP protocol otherwise.
+ * Runs the command line and resolves with the exit code. Without `--help`, `--version` or
+ * `--check` it runs the proxy; stdout then carries protocol bytes only.
  */
-export function runNteractMcp(argv: readonly string[], io: CommandIo, version: string): number {
-  const [first, ...rest] = argv;
-  if (rest.length > 0) {
-    io.stderr.write(`nteract-mcp: unexpected argument '${rest[0]}'. Run 'nteract-mcp --help' for usage.\n`);
-    return 2;
-  }
-  switch (first) {
-    case undefined:
-      io.stderr.write(nteractMcpUsage);
-      return 0;
-    case '-h':
-    case '--help':
+export async function runNteractMcp(argv: readonly string[], io: CommandIo, version: string): Promise<number> {
+  let child: string | undefined;
+  const childArgs: string[] = [];
+  const policy: Record<string, number> = {};
+  let toolCachePath: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    const value = (): string | undefined => argv[++index];
+    if (arg === '-h' || arg === '--help') {
       io.stdout.write(nteractMcpUsage);
       return 0;
-    case '-V':
-    case '--version':
+    }
+    if (arg === '-V' || arg === '--version') {
       io.stdout.write(`nteract-mcp ${version}\n`);
       return 0;
-    case '--check': {
-      const container = createDistributionContainer();
-      const report = {
-        version,
-        plugins: distributionPlugins().map((plugin) => plugin.id),
-        targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
-        protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
-      };
-      io.stdout.write(`${JSON.stringify(report)}\n`);
-      return 0;
     }
-    default:
-      io.stderr.write(`nteract-mcp: unknown option '${first}'. Run 'nteract-mcp --help' for usage.\n`);
+    if (arg === '--check') return check(io, version);
+    if (arg === '--child') child = value();
+    else if (arg === '--child-arg') childArgs.push(value() ?? '');
+    else if (arg === '--tool-cache') toolCachePath = value();
+    else if (arg in numericOptions) {
+      const spec = numericOptions[arg] as (typeof numericOptions)[string];
+      const text = value() ?? '';
+      if (!/^\d+$/.test(text) || Number(text) < 1) {
+        io.stderr.write(`nteract-mcp: ${arg} needs a whole number of at least 1, got '${text}'.\n`);
+        return 2;
+      }
+      policy[spec.key] = Number(text) * spec.scale;
+    } else {
+      io.stderr.write(`nteract-mcp: unknown option '${arg}'. Run 'nteract-mcp --help' for usage.\n`);
       return 2;
+    }
   }
+  if (child === '' || (child === undefined && childArgs.length > 0)) {
+    io.stderr.write('nteract-mcp: --child needs a command (and --child-arg needs --child).\n');
+    return 2;
+  }
+  return runNteractProxy({
+    version,
+    childCommand: child === undefined ? undefined : [child, ...childArgs],
+    restartPolicy: Object.keys(policy).length > 0 ? (policy as Partial<RestartPolicySettings>) : undefined,
+    toolCachePath,
+  });
+}
+
+function check(io: CommandIo, version: string): number {
+  const container = createDistributionContainer();
+  const report = {
+    version,
+    plugins: distributionPlugins().map((plugin) => plugin.id),
+    targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
+    protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
+  };
+  io.stdout.write(`${JSON.stringify(report)}\n`);
+  return 0;
 }

@@ -29,6 +29,7 @@ Environment:
   RUNTIMED_SOCKET_PATH          The local daemon's socket (discovered like runtimed does when unset).
   NTERACT_MCP_REJOIN_NOTEBOOK   A notebook to rejoin at start (path, UUID); set by the proxy on restarts.
   NTERACT_MCP_AGENT_SESSION     The <session> part of the peer label suffix agent:<slug>:<session>.
+  NTERACT_MCP_PEER_LABEL        The peer label to use until the client's initialize arrives (set by the proxy).
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers.
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
 Exits 75 when the daemon's version changed under it, so the proxy starts the new version.
@@ -92,22 +93,39 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
       await Promise.all([slot.active, ...slot.parked].map((session) => session?.handle.close().catch(() => undefined)));
       resolve(code);
     };
-    child.server.oninitialized = () => {
+    const startWatching = (): void =>
       loop.start({
-        peerLabel: () => child.peerLabel(),
+        // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
+        peerLabel: () =>
+          child.server.getClientVersion() ? child.peerLabel() : env.NTERACT_MCP_PEER_LABEL?.trim() || child.peerLabel(),
         handoffTarget,
         onVersionChange: (from, to) => {
           logger.info('daemon upgraded; exiting 75 for a restart', { from, to });
           void finish(daemonUpgradeExitCode, `daemon version changed from ${from} to ${to}`);
         },
       });
+    let watching = false;
+    child.server.oninitialized = () => {
+      if (!watching) startWatching();
+      watching = true;
     };
     child.server.onclose = () => void finish(0, 'the MCP transport closed');
     process.stdin.once('end', () => void finish(0, 'stdin closed'));
-    child.server.connect(transport).catch((error: unknown) => {
-      logger.error('could not start the MCP transport', { error });
-      void finish(1, 'transport failed');
-    });
+    // With a handoff target (a restart by the proxy), rejoin before serving, so the first call
+    // after the restart finds the notebook installed (bounded: the call still comes if it fails).
+    const ready = handoffTarget
+      ? (() => {
+          watching = true;
+          startWatching();
+          return Promise.race([loop.idle(), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
+        })()
+      : Promise.resolve();
+    void ready
+      .then(() => child.server.connect(transport))
+      .catch((error: unknown) => {
+        logger.error('could not start the MCP transport', { error });
+        void finish(1, 'transport failed');
+      });
   });
 }
 

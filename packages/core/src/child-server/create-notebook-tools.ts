@@ -5,6 +5,7 @@ import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import {
   defineChildTool,
+  idempotencyMetaKey,
   jsonResult,
   type RegisteredChildTool,
   type ToolCallContext,
@@ -34,6 +35,12 @@ const cellTypeSchema = z
  * `<key>:insert`, `<key>:update`, `<key>:execute`… so a replay applies each once. `get_results`
  * works without an active session.
  */
+
+/**
+ * Advertised on tools that pass the request's idempotency key to the daemon for every mutation,
+ * so the proxy may send them again after a child crash without applying anything twice.
+ */
+const keyHonoured: Readonly<Record<string, unknown>> = Object.freeze({ [idempotencyMetaKey]: 'honored' });
 export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   /** Runs one cell on the accessed session, records the execution and renders it. */
   const runCell = async (
@@ -145,6 +152,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const cellType: CellType = given(args.cell_type) ?? 'code';
@@ -181,6 +189,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const source = given(args.source);
@@ -222,6 +231,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     name: 'delete_cell',
     description: 'Delete a cell from the active notebook.',
     inputSchema: z.object({ cell_id: toolParameters.requiredString('The cell id.') }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args, context) => {
       const access = deps.slot.access('mutation');
@@ -238,6 +248,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       cell_id: toolParameters.requiredString('The cell to move.'),
       after_cell_id: toolParameters.optionalString('Put it after this cell (absent or null: at the start).'),
     }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, context) => {
       const after = given(args.after_cell_id);
@@ -257,6 +268,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const access = deps.slot.access('runtime');
@@ -279,6 +291,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       ),
       wait: toolParameters.optionalBoolean('Wait for the results (default true).'),
     }),
+    meta: keyHonoured,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const wait = given(args.wait) ?? true;

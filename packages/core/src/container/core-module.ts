@@ -12,6 +12,8 @@ import { SourceFileProbe } from '../ports/source-file-probe.js';
 import { StderrLogger } from '../ports/stderr-logger.js';
 import { SystemClock } from '../ports/system-clock.js';
 import { ChildExitClassification } from '../proxy/child-exit-classification.js';
+import { ChildSupervisor } from '../proxy/child-supervisor.js';
+import { defaultRestartPolicySettings, RestartPolicy, RestartPolicySettings } from '../proxy/restart-policy.js';
 import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionSlot } from '../session/session-slot.js';
@@ -32,6 +34,9 @@ export function createCoreModule(): ContainerModule {
     options.bind(SourceFileProbe).toConstantValue(new NodeSourceFileProbe());
     options.bind(NotebookTargetResolver).toSelf().inSingletonScope();
     options.bind(ChildExitClassification).toSelf().inSingletonScope();
+    options.bind(RestartPolicySettings).toConstantValue(defaultRestartPolicySettings);
+    options.bind(RestartPolicy).toSelf().inSingletonScope();
+    options.bind(ChildSupervisor).toSelf().inSingletonScope();
     options.bind(SessionSlot).toSelf().inSingletonScope();
     options.bind(SessionActivation).toSelf().inSingletonScope();
     options.bind(RejoinCoordinator).toSelf().inSingletonScope();

@@ -30,6 +30,11 @@
  * - `runtimeNotReady`: the kernel is not ready (starting, stopped or unavailable; the message says).
  * - `localSyncFailed`: the connection to the notebook's room is lost; rejoin is automatic.
  * - `sourceDegraded`: the notebook's source could not be loaded (the daemon said why).
+ * - `restartBudgetExhausted`: the proxy's restart breaker is open after repeated child failures;
+ *   the message names the last exit and when the next attempt happens (or to call `reconnect`).
+ * - `childStartFailed`: the child cannot run (missing binary, an exit classified `fatal`); it is
+ *   not restarted by itself; the message names the exit and says to call `reconnect`.
+ * - `childUnavailable`: no child came up in time, or the supervisor is stopped or not started.
  * - `notModelled`: a test fake was asked to do something it does not model.
  */
 export type CoreErrorKind =
@@ -55,6 +60,9 @@ export type CoreErrorKind =
   | 'runtimeNotReady'
   | 'localSyncFailed'
   | 'sourceDegraded'
+  | 'restartBudgetExhausted'
+  | 'childStartFailed'
+  | 'childUnavailable'
   | 'notModelled';
 
 /** Options of a {@link CoreError}: the cause, and the daemon's machine-readable code when it answered one. */

@@ -1,0 +1,66 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  ChildSupervisor,
+  Clock,
+  Logger,
+  McpProxy,
+  RejoinTargetTracker,
+  RestartPolicySettings,
+  ToolListCache,
+} from '@nteract-mcp/core';
+import { createDistributionContainer } from './create-distribution-container.js';
+
+export interface ProxyCommandOptions {
+  /** The child command and its arguments; default: this distribution's `runt-mcp`. */
+  readonly childCommand?: readonly string[];
+  readonly restartPolicy?: Partial<RestartPolicySettings>;
+  readonly toolCachePath?: string;
+  readonly version: string;
+}
+
+/** The distribution's `runt-mcp` entry (next to this file once built). */
+export function bundledChildEntry(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), 'runt-mcp.js');
+}
+
+/**
+ * Runs the proxy on this process's stdin/stdout until stdin closes. Resolves with the exit code.
+ * A missing child binary is reported with an install hint on stderr and exit 1, before any MCP.
+ */
+export async function runNteractProxy(options: ProxyCommandOptions): Promise<number> {
+  const [command, ...args] = options.childCommand ?? [process.execPath, bundledChildEntry()];
+  const childPath = options.childCommand ? command : args[0];
+  if (!command || (childPath !== undefined && childPath.includes('/') && !existsSync(childPath))) {
+    process.stderr.write(
+      `nteract-mcp: the MCP server child '${childPath ?? command ?? ''}' was not found.\n` +
+        'Install or build nteract-mcp (npm ci && npx turbo run build), or pass --child <command>.\n',
+    );
+    return 1;
+  }
+  const container = createDistributionContainer();
+  if (options.restartPolicy) container.rebind(RestartPolicySettings).toConstantValue(options.restartPolicy);
+  const logger = container.get(Logger).child('nteract-mcp');
+  const tracker = new RejoinTargetTracker();
+  const tools = new ToolListCache({
+    builtInTools: [],
+    logger,
+    ...(options.toolCachePath ? { filePath: options.toolCachePath } : {}),
+  });
+  return new Promise<number>((resolve) => {
+    const proxy = new McpProxy({
+      input: process.stdin,
+      output: process.stdout,
+      supervisor: container.get(ChildSupervisor),
+      tracker,
+      tools,
+      clock: container.get(Clock),
+      logger,
+      version: options.version,
+      resolveChild: () => ({ command, args, env: process.env }),
+      onExit: resolve,
+    });
+    void proxy.start();
+  });
+}
