@@ -32,7 +32,7 @@ export function bundledChildEntry(): string {
 export async function runNteractProxy(options: ProxyCommandOptions): Promise<number> {
   const [command, ...args] = options.childCommand ?? [process.execPath, bundledChildEntry()];
   const childPath = options.childCommand ? command : args[0];
-  if (!command || (childPath !== undefined && childPath.includes('/') && !existsSync(childPath))) {
+  if (!command || (childPath?.includes('/') && !existsSync(childPath))) {
     process.stderr.write(
       `nteract-mcp: the MCP server child '${childPath ?? command ?? ''}' was not found.\n` +
         'Install or build nteract-mcp (npm ci && npx turbo run build), or pass --child <command>.\n',

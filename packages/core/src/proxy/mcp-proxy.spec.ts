@@ -46,6 +46,10 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The idempotency key in a request's `_meta`, if any. */
+const metaKey = (params: Record<string, unknown> | undefined): unknown =>
+  (params?._meta as Record<string, unknown> | undefined)?.[idempotencyMetaKey];
+
 const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 };
@@ -186,7 +190,7 @@ describe(McpProxy, () => {
       params: { name: 'create_cell', arguments: {}, _meta: { [idempotencyMetaKey]: 'mine' } },
     });
     const calls = (t.received.get(t.port.latest) ?? []).filter((message) => message.method === 'tools/call');
-    const keys = calls.map((call) => (call.params?._meta as Record<string, unknown>)[idempotencyMetaKey]);
+    const keys = calls.map((call) => metaKey(call.params));
     expect(typeof keys[0]).toBe('string');
     expect(keys[1]).toBe('mine');
   });
@@ -201,12 +205,7 @@ describe(McpProxy, () => {
     await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
     await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
     await t.send({ jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'nteract://notebook/x' } });
-    const firstKey = (
-      (t.received.get(t.port.latest) ?? []).find((m) => m.method === 'tools/call')?.params?._meta as Record<
-        string,
-        unknown
-      >
-    )[idempotencyMetaKey];
+    const firstKey = metaKey((t.received.get(t.port.latest) ?? []).find((m) => m.method === 'tools/call')?.params);
     hold = false;
     await t.crash();
     expect(t.answerTo(2)?.result).toEqual({
@@ -220,7 +219,7 @@ describe(McpProxy, () => {
     expect(t.answerTo(4)?.result).toBeDefined();
     const second = (t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/call');
     expect(second.map((m) => (m.params as { name: string }).name)).toEqual(['create_cell']);
-    expect((second[0]?.params?._meta as Record<string, unknown>)[idempotencyMetaKey]).toBe(firstKey);
+    expect(metaKey(second[0]?.params)).toBe(firstKey);
   });
 
   it('sends a request again only once: a second crash makes it outcome unknown', async () => {
@@ -283,7 +282,7 @@ describe(McpProxy, () => {
     expect(t.lines().find((line) => line.error?.code === -32700)?.id).toBeNull();
     expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
-    const listed = (t.answerTo(5)?.result?.tools as { name: string }[]).map((tool) => tool.name);
+    const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
     expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
   });
 

@@ -394,7 +394,7 @@ export class McpProxy {
   private withProxyStatus(result: Record<string, unknown>): Record<string, unknown> {
     const content = result.content as { type: string; text: string }[] | undefined;
     const first = content?.[0];
-    if (!first || first.type !== 'text') return result;
+    if (first?.type !== 'text') return result;
     try {
       const status = JSON.parse(first.text) as Record<string, unknown>;
       const supervision = this.#options.supervisor.status();
