@@ -19,7 +19,8 @@ import { McpProxy } from './mcp-proxy.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { ToolListCache } from './tool-list-cache.js';
 
-const tools = [
+let tools: object[] = [];
+const allTools = [
   { name: 'connect_notebook', inputSchema: { type: 'object' }, annotations: { idempotentHint: true } },
   { name: 'create_notebook', inputSchema: { type: 'object' }, annotations: { idempotentHint: false } },
   {
@@ -64,6 +65,7 @@ async function setup(
     request: { id: number; method: string; params?: Record<string, unknown> },
   ) => unknown,
 ) {
+  tools = [...allTools];
   const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
   dirs.push(dir);
   const clock = new ManualClock(0);
@@ -284,6 +286,24 @@ describe(McpProxy, () => {
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
     const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
     expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
+  });
+
+  it('tells the client list_changed only when the tool list really changed, and exits when an upgrade removed a tool', async () => {
+    const t = await setup(() => undefined);
+    const changes = () => t.lines().filter((line) => line.method === 'notifications/tools/list_changed').length;
+    expect(changes()).toBe(1);
+    await t.crash();
+    expect(changes()).toBe(1);
+    tools = allTools.filter((tool) => (tool as { name: string }).name !== 'create_cell');
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    await t.crash();
+    expect(t.answerTo(2)?.error?.message).toBe(
+      'Tool list changed incompatibly after daemon upgrade. The MCP server will exit so your client can reconnect with the updated tools. You may need to reinstall the nteract extension.',
+    );
+    expect(t.exits).toEqual([]);
+    t.clock.advance(200);
+    await settle();
+    expect(t.exits).toEqual([0]);
   });
 
   it('fails calls fast with a typed error once the breaker is open', async () => {

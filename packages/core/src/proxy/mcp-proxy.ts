@@ -314,28 +314,56 @@ export class McpProxy {
       );
     }
     this.#previousDaemonVersion = link.daemonVersion ?? this.#previousDaemonVersion;
+    // The tool list first: after an upgrade that removed tools, pending calls get that answer.
+    const tools = await this.fetchTools(link);
+    if (this.#child !== link) return;
+    if (tools && this.removedTools(tools).length > 0) {
+      this.incompatibleToolList(this.removedTools(tools));
+      return;
+    }
     for (const pending of [...this.#pending.values()]) this.redeliver(pending, link);
-    await this.refreshTools(link);
+    if (tools) await this.publishTools(tools);
+  }
+
+  private async fetchTools(link: ChildLink): Promise<Tool[] | undefined> {
+    const answer = await this.internalRequest(link, 'tools/list', {});
+    const tools = (answer as { result?: { tools?: Tool[] } }).result?.tools;
+    return tools && tools.length > 0 ? tools : undefined;
+  }
+
+  /** Names served before (from a live or cached list, not the built-in one) that `tools` lacks. */
+  private removedTools(tools: readonly Tool[]): string[] {
+    if (this.#options.tools.source() === 'built-in') return [];
+    const live = new Set(tools.map((tool) => tool.name));
+    return this.#options.tools
+      .current()
+      .map((tool) => tool.name)
+      .filter((name) => !live.has(name));
+  }
+
+  private incompatibleToolList(removed: readonly string[]): void {
+    this.#options.logger.error('tools were removed or renamed by an upgrade; exiting so the client reconnects', {
+      removed,
+    });
+    this.#incompatible = true;
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.toolName !== undefined)
+        this.reply(pending, undefined, { code: proxyErrorCode, message: toolListChangedIncompatiblyMessage });
+    }
+    this.#options.clock.setTimer(200, () => void this.close(0));
+  }
+
+  private async publishTools(tools: readonly Tool[]): Promise<void> {
+    const update = await this.#options.tools.update(tools);
+    if (update.changed) this.upstream({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   }
 
   private async refreshTools(link: ChildLink): Promise<void> {
-    const answer = await this.internalRequest(link, 'tools/list', {});
-    const tools = (answer as { result?: { tools?: Tool[] } }).result?.tools;
-    if (!tools || tools.length === 0) return;
-    const update = await this.#options.tools.update(tools);
-    if (update.removed.length > 0 && update.comparedWith !== 'built-in') {
-      this.#options.logger.error('tools were removed or renamed by an upgrade; exiting so the client reconnects', {
-        removed: update.removed,
-      });
-      this.#incompatible = true;
-      for (const pending of [...this.#pending.values()]) {
-        if (pending.toolName !== undefined)
-          this.reply(pending, undefined, { code: proxyErrorCode, message: toolListChangedIncompatiblyMessage });
-      }
-      this.#options.clock.setTimer(200, () => void this.close(0));
-      return;
-    }
-    if (update.changed) this.upstream({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    const tools = await this.fetchTools(link);
+    if (!tools || this.#child !== link) return;
+    const removed = this.removedTools(tools);
+    if (removed.length > 0) this.incompatibleToolList(removed);
+    else await this.publishTools(tools);
   }
 
   private internalRequest(link: ChildLink, method: string, params: unknown): Promise<JsonRpcMessage> {
