@@ -216,7 +216,17 @@ describe('nteract-mcp proxy with a real child and daemon', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const proxy = spawn(
       process.execPath,
-      [proxyBin, '--tool-cache', join(dir, 't.json'), '--child', process.execPath, '--child-arg', everything],
+      [
+        proxyBin,
+        '--tool-cache',
+        join(dir, 't.json'),
+        '--max-line-bytes',
+        '4096',
+        '--child',
+        process.execPath,
+        '--child-arg',
+        everything,
+      ],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
       },
@@ -266,6 +276,20 @@ describe('nteract-mcp proxy with a real child and daemon', () => {
       lines().filter((line) => (line.result as { serverInfo?: unknown } | undefined)?.serverInfo !== undefined),
     ).toHaveLength(1);
     expect(lines().some((line) => line.method === 'initialize')).toBe(false);
+    send({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { message: 'x'.repeat(5000) } },
+    });
+    expect((await answerTo(5)).error).toMatchObject({ code: -32600 });
+    send({
+      jsonrpc: '2.0',
+      id: 6,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { message: 'after the long line' } },
+    });
+    expect(JSON.stringify(await answerTo(6))).toContain('after the long line');
   });
 
   it('keeps a third-party server usable: kill server-everything, the next echo still works', {

@@ -19,6 +19,7 @@ Options:
   --crash-budget N       Crash restarts allowed per window (default 5).
   --crash-window-secs N  The sliding crash window (default 30).
   --cool-down-secs N     How long the breaker stays open before one more attempt (default 60).
+  --max-line-bytes N     Largest JSON-RPC line accepted from the client (default 16777216).
   --tool-cache PATH      Where the last good tool list is kept (default ~/.cache/nteract-mcp/tool-cache.json).
   --check                Build the distribution (all plugins) and print what it supports, as JSON.
   -h, --help             Show this help on stdout and exit.
@@ -51,6 +52,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
   const childArgs: string[] = [];
   const policy: Record<string, number> = {};
   let toolCachePath: string | undefined;
+  let maxLineBytes: number | undefined;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] as string;
     const value = (): string | undefined => argv[++index];
@@ -66,7 +68,14 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     if (arg === '--child') child = value();
     else if (arg === '--child-arg') childArgs.push(value() ?? '');
     else if (arg === '--tool-cache') toolCachePath = value();
-    else if (arg in numericOptions) {
+    else if (arg === '--max-line-bytes') {
+      const text = value() ?? '';
+      if (!/^\d+$/.test(text) || Number(text) < 1024) {
+        io.stderr.write(`nteract-mcp: --max-line-bytes needs a whole number of at least 1024, got '${text}'.\n`);
+        return 2;
+      }
+      maxLineBytes = Number(text);
+    } else if (arg in numericOptions) {
       const spec = numericOptions[arg] as (typeof numericOptions)[string];
       const text = value() ?? '';
       if (!/^\d+$/.test(text) || Number(text) < 1) {
@@ -88,6 +97,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     childCommand: child === undefined ? undefined : [child, ...childArgs],
     restartPolicy: Object.keys(policy).length > 0 ? (policy as Partial<RestartPolicySettings>) : undefined,
     toolCachePath,
+    maxLineBytes,
   });
 }
 

@@ -17,6 +17,7 @@ export interface ProxyCommandOptions {
   readonly childCommand?: readonly string[];
   readonly restartPolicy?: Partial<RestartPolicySettings>;
   readonly toolCachePath?: string;
+  readonly maxLineBytes?: number;
   readonly version: string;
 }
 
@@ -59,6 +60,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       logger,
       version: options.version,
       resolveChild: () => ({ command, args, env: process.env }),
+      maxLineBytes: options.maxLineBytes,
       onExit: resolve,
     });
     void proxy.start();

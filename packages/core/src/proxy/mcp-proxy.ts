@@ -48,6 +48,8 @@ export interface McpProxyOptions {
     readonly env: Readonly<Record<string, string | undefined>>;
   };
   readonly version: string;
+  /** Largest upstream line accepted (default 16 MiB); a longer one gets an error and is skipped. */
+  readonly maxLineBytes?: number;
   /** How long a request waits for a child that is (re)starting. Default 60 s. */
   readonly childWaitMs?: number;
   /** Called when the proxy is done (upstream closed, or an incompatible tool list after an upgrade). */
@@ -87,7 +89,7 @@ interface ChildLink {
  */
 export class McpProxy {
   readonly #options: McpProxyOptions;
-  readonly #framer = new JsonRpcLineFramer();
+  readonly #framer: JsonRpcLineFramer;
   readonly #pending = new Map<string, Pending>();
   readonly #banner = new BannerQueue();
   #initialize: JsonRpcRequest | undefined;
@@ -100,6 +102,9 @@ export class McpProxy {
 
   public constructor(options: McpProxyOptions) {
     this.#options = options;
+    this.#framer = new JsonRpcLineFramer(
+      options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
+    );
   }
 
   /** Starts reading upstream; the child is spawned once the upstream sent `notifications/initialized`. */
