@@ -4,32 +4,16 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
+  invalidParams,
   resultText,
   startChildServerTestHarness,
+  toolError,
 } from './start-child-server-test-harness.js';
 
 const missingText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
 const ambiguousText = "Ambiguous parameters: provide either 'path' or 'notebook_id', not both.";
 const noSessionText = 'No active notebook session. Call connect_notebook or create_notebook first.';
-
-/** The rejection of a call, which must be a JSON-RPC invalid-params error; its text without the client's prefix. */
-async function invalidParams(call: Promise<unknown>): Promise<string> {
-  const error = await call.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-  return (error as McpError).message.replace(/^MCP error -32602: /, '');
-}
-
-/** The text of a tool-level failure (`isError: true`). */
-async function toolError(call: Promise<{ isError?: boolean; content: unknown[] }>): Promise<string> {
-  const result = await call;
-  expect(result.isError).toBe(true);
-  return resultText(result as Parameters<typeof resultText>[0]);
-}
 
 describe('session tools', () => {
   let harness: ChildServerTestHarness;

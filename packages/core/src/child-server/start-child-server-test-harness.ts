@@ -6,10 +6,13 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   type CallToolResult,
   CallToolResultSchema,
+  ErrorCode,
+  McpError,
   type Progress,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type Container, ContainerModule } from 'inversify';
+import { expect } from 'vitest';
 import { definePlugin } from '../container/mcp-plugin.js';
 import { TargetKind } from '../contributions/target-kind.js';
 import { DaemonPort } from '../ports/daemon-port.js';
@@ -172,4 +175,22 @@ export async function startChildServerTestHarness(
       rmSync(cwd, { recursive: true, force: true });
     },
   };
+}
+
+/** The rejection of a call, which must be a JSON-RPC invalid-params error; its text without the client's prefix. */
+export async function invalidParams(call: Promise<unknown>): Promise<string> {
+  const error = await call.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(McpError);
+  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+  return (error as McpError).message.replace(/^MCP error -32602: /, '');
+}
+
+/** The text of a tool-level failure (`isError: true`). */
+export async function toolError(call: Promise<{ isError?: boolean; content: unknown[] }>): Promise<string> {
+  const result = await call;
+  expect(result.isError).toBe(true);
+  return resultText(result as Parameters<typeof resultText>[0]);
 }
