@@ -51,6 +51,14 @@ afterEach(() => {
 const metaKey = (params: Record<string, unknown> | undefined): unknown =>
   (params?._meta as Record<string, unknown> | undefined)?.[idempotencyMetaKey];
 
+/**
+ * Lets I/O (the tool cache's file writes) and continuations run until `check` holds, or for about
+ * a second when it never does (used to give a wrong event every chance to show up).
+ */
+async function eventually(check: () => boolean): Promise<void> {
+  for (let round = 0; round < 500 && !check(); round++) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
 const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 };
@@ -156,9 +164,11 @@ async function setup(
   await settle();
   /** Kills the child and lets the supervisor's delay (at most 5 s) pass. */
   const crash = async () => {
+    const before = port.spawned.length;
     port.latest.exit(null, 'SIGKILL');
     await settle();
     clock.advance(5000);
+    await eventually(() => port.spawned.length > before || exits.length > 0);
     await settle();
   };
   const rawLine = async (text: string) => {
@@ -239,11 +249,11 @@ describe(McpProxy, () => {
     await t.crash();
     // The second crash in a row waits 250 ms before the restart.
     t.port.latest.exit(1);
-    await settle();
+    await eventually(() => false);
     await t.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
     expect(t.answerTo(7)).toBeUndefined();
     t.clock.advance(250);
-    await settle();
+    await eventually(() => t.answerTo(7) !== undefined);
     expect(t.answerTo(7)?.result?.content).toEqual([
       { type: 'text', text: '[nteract] MCP server restarted\n' },
       { type: 'text', text: 'ok' },
@@ -291,8 +301,10 @@ describe(McpProxy, () => {
   it('tells the client list_changed only when the tool list really changed, and exits when an upgrade removed a tool', async () => {
     const t = await setup(() => undefined);
     const changes = () => t.lines().filter((line) => line.method === 'notifications/tools/list_changed').length;
+    await eventually(() => changes() === 1);
     expect(changes()).toBe(1);
     await t.crash();
+    await eventually(() => changes() > 1);
     expect(changes()).toBe(1);
     tools = allTools.filter((tool) => (tool as { name: string }).name !== 'create_cell');
     await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
