@@ -12,7 +12,7 @@ export type { DaemonLayout, DaemonLayoutOptions } from './resolve-daemon-layout.
 export { resolveDaemonLayout } from './resolve-daemon-layout.js';
 export { JupyterKernelLauncher } from './room/jupyter-kernel-launcher.js';
 export type { KernelLaunch, KernelLauncher, RoomKernel } from './room/kernel-launcher.js';
-export type { RoomPeer, RoomSettings } from './room/notebook-room.js';
+export type { RoomCloseCause, RoomPeer, RoomSettings } from './room/notebook-room.js';
 export { NotebookRoom } from './room/notebook-room.js';
 export type { Admission, ReaperSettings } from './room/room-catalog.js';
 export { RoomCatalog } from './room/room-catalog.js';

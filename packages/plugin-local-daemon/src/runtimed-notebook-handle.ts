@@ -53,9 +53,6 @@ interface EarlyExecutionEvents {
   done: FinalExecutionStatus | undefined;
 }
 
-/** The room_closed reason the daemon gives when the whole daemon stops (not just this room). */
-const daemonShutdownPattern = /daemon is shutting down/i;
-
 /**
  * One peer connection to a room of the local daemon `runtimed` (notebook channel), behind core's
  * {@link NotebookHandle} port. Built by `RuntimedDaemonPort` from an open connection and the
@@ -383,7 +380,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     if (this.#closedReason !== undefined) return;
     if (frame.type === 'room_closed') {
       const why = typeof frame.reason === 'string' ? frame.reason : 'the room was closed';
-      this.finish(daemonShutdownPattern.test(why) ? 'disconnected' : 'room-removed', why);
+      // A room that closed because the whole daemon stops is a lost connection (rejoin later),
+      // not a removed notebook.
+      this.finish(frame.code === 'daemon_shutdown' ? 'disconnected' : 'room-removed', why);
       this.#connection.close();
       return;
     }

@@ -21,13 +21,16 @@ export interface RoomSettings {
   readonly executionHistory: number;
 }
 
+/** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
+export type RoomCloseCause = 'daemon_shutdown' | 'notebook_shutdown';
+
 /** A connection taking part in a room. */
 export interface RoomPeer {
   readonly id: string;
   readonly label: string;
   send(frame: Readonly<Record<string, unknown>>): void;
-  /** Ends the peer's connection because the room is gone. */
-  disconnect(reason: string): void;
+  /** Ends the peer's connection because the room is gone; `cause` says whether the whole daemon stops. */
+  disconnect(reason: string, cause: RoomCloseCause): void;
 }
 
 /** What the room tells the daemon (for `subscribe` streams). */
@@ -279,10 +282,10 @@ export class NotebookRoom {
   }
 
   /** Shuts the kernel and tells the peers the room is gone. Used by `shutdown_notebook` and daemon shutdown. */
-  public async close(reason: string): Promise<void> {
+  public async close(reason: string, cause: RoomCloseCause): Promise<void> {
     this.#closed = true;
     this.#teardownTimer?.cancel();
-    for (const peer of this.#peers.values()) peer.disconnect(reason);
+    for (const peer of this.#peers.values()) peer.disconnect(reason, cause);
     this.#peers.clear();
     await this.stopKernel();
     await this.flush().catch((error: unknown) => this.#init.logger.error('final save failed', { error }));

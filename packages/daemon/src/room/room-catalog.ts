@@ -130,7 +130,7 @@ export class RoomCatalog {
     const room = this.#rooms.get(notebookId);
     if (!room) return false;
     this.remove(room);
-    await room.close('the notebook was shut down');
+    await room.close('the notebook was shut down', 'notebook_shutdown');
     return true;
   }
 
@@ -161,7 +161,7 @@ export class RoomCatalog {
     this.#reaperTimer?.cancel();
     const rooms = [...this.#rooms.values()];
     for (const room of rooms) this.remove(room);
-    await Promise.all(rooms.map((room) => room.close(reason)));
+    await Promise.all(rooms.map((room) => room.close(reason, 'daemon_shutdown')));
   }
 
   private async sweepOnce(): Promise<readonly string[]> {

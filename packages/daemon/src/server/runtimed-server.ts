@@ -293,8 +293,8 @@ export class RuntimedServer {
               const attached: RoomPeer = {
                 ...peer,
                 send: (message) => send(socket, message),
-                disconnect: (why) => {
-                  send(socket, { type: 'room_closed', reason: why });
+                disconnect: (why, cause) => {
+                  send(socket, { type: 'room_closed', reason: why, code: cause });
                   socket.end();
                 },
               };
