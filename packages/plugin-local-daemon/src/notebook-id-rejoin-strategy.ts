@@ -1,5 +1,4 @@
 import {
-  CoreError,
   DaemonPort,
   type NotebookTarget,
   type RejoinContext,
@@ -7,7 +6,7 @@ import {
   type RejoinStrategy,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { openReadyOrClose } from './open-ready-or-close.js';
+import { rejoinByOpening } from './rejoin-by-opening.js';
 
 /**
  * Rejoin by notebook UUID, trusting the daemon's attach-only admission: `notebookUnavailable` is
@@ -27,16 +26,9 @@ export class NotebookIdRejoinStrategy implements RejoinStrategy {
 
   public async rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
     if (target.kind !== 'notebook-id') return { kind: 'evicted', reason: `${this.id} handles notebook ids only` };
-    try {
-      const handle = await openReadyOrClose(
-        () => this.daemon.attachNotebook(target.notebookId, { peerLabel: context.peerLabel }),
-        context.signal,
-      );
-      return { kind: 'connected', handle };
-    } catch (error) {
-      if (CoreError.is(error, 'notebookUnavailable')) return { kind: 'evicted', reason: error.message };
-      if (CoreError.is(error)) return { kind: 'retry-later', reason: error.message };
-      throw error;
-    }
+    return rejoinByOpening(
+      () => this.daemon.attachNotebook(target.notebookId, { peerLabel: context.peerLabel }),
+      context.signal,
+    );
   }
 }

@@ -1,5 +1,4 @@
 import {
-  CoreError,
   DaemonPort,
   type NotebookTarget,
   type RejoinContext,
@@ -8,7 +7,7 @@ import {
   SourceFileProbe,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { openReadyOrClose } from './open-ready-or-close.js';
+import { rejoinByOpening } from './rejoin-by-opening.js';
 
 /**
  * Rejoin by saved file: the preferred way back after a daemon restart. The source file must still
@@ -36,15 +35,9 @@ export class SavedPathRejoinStrategy implements RejoinStrategy {
       return { kind: 'evicted', reason: `The saved notebook ${target.path} no longer exists` };
     if (source.kind === 'unknown')
       return { kind: 'retry-later', reason: `Cannot inspect ${target.path}: ${source.reason}` };
-    try {
-      const handle = await openReadyOrClose(
-        () => this.daemon.openNotebook(source.canonicalPath, { peerLabel: context.peerLabel }),
-        context.signal,
-      );
-      return { kind: 'connected', handle };
-    } catch (error) {
-      if (CoreError.is(error)) return { kind: 'retry-later', reason: error.message };
-      throw error;
-    }
+    return rejoinByOpening(
+      () => this.daemon.openNotebook(source.canonicalPath, { peerLabel: context.peerLabel }),
+      context.signal,
+    );
   }
 }

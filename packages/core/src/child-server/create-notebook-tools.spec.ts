@@ -1,4 +1,4 @@
-import { ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {

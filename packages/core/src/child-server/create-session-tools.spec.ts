@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {

@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import { inject, injectable } from 'inversify';
 import type { ChildExitClass } from '../contributions/exit-classifier.js';
 import { CoreError } from '../errors/core-error.js';
@@ -9,6 +8,7 @@ import {
   type ChildSpawnSpec,
 } from '../ports/child-process-port.js';
 import { Clock, type Timer } from '../ports/clock.js';
+import { failedChildHandle } from '../ports/failed-child-handle.js';
 import { Logger } from '../ports/logger.js';
 import type { Subscription } from '../ports/notebook-handle.js';
 import { ChildExitClassification } from './child-exit-classification.js';
@@ -318,7 +318,7 @@ export class ChildSupervisor {
       handle = this.port.spawn(resolve());
     } catch (error) {
       const spawnError = error instanceof Error ? error.message : String(error);
-      handle = failedHandle(spawnError);
+      handle = failedChildHandle(spawnError);
     }
     if (handle.pid === undefined) return { handle, exited: handle.exited };
 
@@ -473,17 +473,4 @@ export class ChildSupervisor {
       this.#logger.error('a ChildSupervisor listener threw', { error });
     }
   }
-}
-
-/** A handle for a spawn that threw (e.g. `resolveCommand` failed): no pid, ended pipes, exits at once. */
-function failedHandle(spawnError: string): ChildProcessHandle {
-  const stdout = new PassThrough();
-  stdout.end();
-  return {
-    pid: undefined,
-    stdin: new PassThrough(),
-    stdout,
-    exited: Promise.resolve({ code: null, signal: null, spawnError }),
-    kill: () => undefined,
-  };
 }

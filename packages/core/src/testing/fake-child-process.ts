@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { CoreError } from '../errors/core-error.js';
 import type { ChildExit, ChildProcessHandle, ChildProcessPort, ChildSpawnSpec } from '../ports/child-process-port.js';
+import { failedChildHandle } from '../ports/failed-child-handle.js';
 
 /**
  * A child process made of two in-memory pipes. The test reads what the parent wrote
@@ -88,15 +89,7 @@ export class FakeChildProcessPort implements ChildProcessPort {
     const failure = this.#spawnFailures.shift();
     if (failure !== undefined) {
       this.failedSpawns.push(spec);
-      const stdout = new PassThrough();
-      stdout.end();
-      return {
-        pid: undefined,
-        stdin: new PassThrough(),
-        stdout,
-        exited: Promise.resolve({ code: null, signal: null, spawnError: failure }),
-        kill: () => undefined,
-      };
+      return failedChildHandle(failure);
     }
     const child = new FakeChildProcess(spec, this.#nextPid++);
     this.spawned.push(child);
