@@ -4,10 +4,15 @@
 //
 //   node scripts/bootstrap.mjs start [args…]  install/build when needed, then run nteract-mcp
 //   node scripts/bootstrap.mjs test           install/build when needed, lint, typecheck, all tests
+//
+// `test` and `bench` first make sure the system prerequisites (a Python with ipykernel) are there:
+// installed with apt-get when it can (root, or `sudo -n`), else it stops at once with one line
+// naming what is missing and the command that installs it. `start` only warns: a session works
+// without a kernel (the runtime is reported unavailable, with the same hint).
 //   node scripts/bootstrap.mjs bench          install/build when needed, then run the benchmarks
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -69,6 +74,113 @@ export function stalePackages(dir) {
   return stale;
 }
 
+/**
+ * What the tests and a working session need from the system, beyond npm packages. `module` is
+ * imported by a Python interpreter to check it; `debian` installs it there; `pip` elsewhere.
+ * Later needs (more kernels, plotting libraries) are added here, and nowhere else.
+ */
+export const systemPrerequisites = [
+  {
+    name: 'ipykernel',
+    module: 'ipykernel',
+    debian: 'python3-ipykernel',
+    pip: 'ipykernel',
+    why: 'runs Python code in notebooks (the real Jupyter kernel)',
+  },
+];
+
+/** The interpreters looked at, in the daemon's own order: `$RUNTIMED_PYTHON`, then PATH names, then fixed paths. */
+export function pythonCandidates(env = process.env) {
+  const names = [env.RUNTIMED_PYTHON?.trim() ?? '', 'python3', 'python', '/usr/bin/python3', '/usr/local/bin/python3'];
+  return [...new Set(names.filter((name) => name !== ''))];
+}
+
+/** The first absolute path of `program` that is executable: itself when it has a slash, else on PATH. */
+function executablePath(program, env) {
+  const paths = program.includes('/')
+    ? [program]
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter((dir) => isAbsolute(dir))
+        .map((dir) => join(dir, program));
+  for (const path of paths) {
+    try {
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not there or not executable: the next one
+    }
+  }
+  return undefined;
+}
+
+/** Whether some candidate interpreter imports `module` (each probe bounded to 20 s). */
+function someInterpreterImports(module, env) {
+  return pythonCandidates(env).some((candidate) => {
+    const program = executablePath(candidate, env);
+    if (program === undefined) return false;
+    const probe = spawnSync(program, ['-c', `import ${module}`], { stdio: 'ignore', timeout: 20_000, env });
+    return probe.status === 0;
+  });
+}
+
+/** The prerequisites that no candidate interpreter provides. `imports` is the probe (replaced in tests). */
+export function missingPrerequisites(imports = (module) => someInterpreterImports(module, process.env)) {
+  return systemPrerequisites.filter((prerequisite) => !imports(prerequisite.module));
+}
+
+/**
+ * How the missing prerequisites can be installed here: `apt-get` run directly (root) or through
+ * `sudo -n` (a user allowed to, without a password prompt); `undefined` when neither works.
+ */
+export function installPlan(missing, host) {
+  if (missing.length === 0 || !host.hasAptGet) return undefined;
+  const packages = missing.map((prerequisite) => prerequisite.debian);
+  if (host.uid === 0) return { prefix: [], packages };
+  if (host.sudoWithoutPassword) return { prefix: ['sudo', '-n'], packages };
+  return undefined;
+}
+
+/** One line: what is missing, what it is for, and the command that installs it. */
+export function missingHint(missing, host) {
+  const what = missing.map((prerequisite) => `${prerequisite.name} (${prerequisite.why})`).join(', ');
+  const command = host.hasAptGet
+    ? `sudo apt-get install -y ${missing.map((prerequisite) => prerequisite.debian).join(' ')}`
+    : `python3 -m pip install ${missing.map((prerequisite) => prerequisite.pip).join(' ')}`;
+  return `missing ${what}; install it with: ${command}`;
+}
+
+function describeHost() {
+  const hasAptGet = executablePath('apt-get', process.env) !== undefined;
+  const uid = process.getuid?.() ?? -1;
+  const sudoWithoutPassword =
+    uid !== 0 &&
+    executablePath('sudo', process.env) !== undefined &&
+    spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore', timeout: 10_000 }).status === 0;
+  return { hasAptGet, uid, sudoWithoutPassword };
+}
+
+/**
+ * Makes the system prerequisites present when it can (apt-get as root or through `sudo -n`).
+ * Returns `undefined` when all are there, else the one-line hint of what is still missing.
+ */
+function ensureSystemPrerequisites() {
+  const missing = missingPrerequisites();
+  if (missing.length === 0) return undefined;
+  const host = describeHost();
+  const plan = installPlan(missing, host);
+  if (plan) {
+    const [command, ...prefixArgs] = [...plan.prefix, 'apt-get'];
+    say(`installing ${plan.packages.join(' ')} with apt-get`);
+    const env = { DEBIAN_FRONTEND: 'noninteractive' };
+    if (run(command, [...prefixArgs, 'update', '-qq'], { env }) === 0) {
+      run(command, [...prefixArgs, 'install', '-y', '-qq', '--no-install-recommends', ...plan.packages], { env });
+    }
+  }
+  const still = plan ? missingPrerequisites() : missing;
+  return still.length === 0 ? undefined : missingHint(still, host);
+}
+
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, {
     cwd: root,
@@ -101,11 +213,37 @@ function ensureReady() {
   return undefined;
 }
 
+/** Why this Node.js cannot run the project, or undefined. */
+export function nodeTooOld(version = process.versions.node) {
+  const [major, minor] = version.split('.').map(Number);
+  return major < 20 || (major === 20 && minor < 19)
+    ? `Node.js ${version} is too old: nteract-mcp needs >= 20.19`
+    : undefined;
+}
+
 function main(argv) {
   const [command, ...args] = argv;
+  const tooOld = nodeTooOld();
+  if (tooOld) {
+    say(tooOld);
+    if (command === 'test') console.log('0 passed, 1 failed');
+    return 1;
+  }
   if (!['start', 'test', 'bench'].includes(command)) {
     say('usage: node scripts/bootstrap.mjs <start|test|bench> [args…]');
     return 2;
+  }
+  if (command === 'start') {
+    // A session works without a kernel (the runtime is reported unavailable, with this hint).
+    const missing = missingPrerequisites();
+    if (missing.length > 0) say(`note: code will not run in notebooks: ${missingHint(missing, describeHost())}`);
+  } else {
+    const hint = ensureSystemPrerequisites();
+    if (hint) {
+      say(`cannot ${command}: ${hint}`);
+      if (command === 'test') console.log('0 passed, 1 failed');
+      return 1;
+    }
   }
   const failure = ensureReady();
   if (failure) {

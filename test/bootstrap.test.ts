@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { installReason, stalePackages } from '../scripts/bootstrap.mjs';
+import {
+  installPlan,
+  installReason,
+  missingHint,
+  missingPrerequisites,
+  nodeTooOld,
+  pythonCandidates,
+  stalePackages,
+  systemPrerequisites,
+} from '../scripts/bootstrap.mjs';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dirs: string[] = [];
@@ -68,5 +77,62 @@ describe('npm start', () => {
     });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench>');
+  });
+});
+
+describe('bootstrap: system prerequisites', () => {
+  const ipykernel = systemPrerequisites.find((prerequisite) => prerequisite.name === 'ipykernel');
+
+  it('checks each prerequisite with the probe and reports only those no interpreter imports', () => {
+    const asked: string[] = [];
+    expect(
+      missingPrerequisites((module: string) => {
+        asked.push(module);
+        return true;
+      }),
+    ).toEqual([]);
+    expect(asked).toEqual(systemPrerequisites.map((prerequisite) => prerequisite.module));
+    expect(missingPrerequisites(() => false)).toEqual(systemPrerequisites);
+  });
+
+  it('installs with apt-get as root, through sudo -n when allowed, and not at all otherwise', () => {
+    const missing = [ipykernel];
+    expect(installPlan(missing, { hasAptGet: true, uid: 0, sudoWithoutPassword: false })).toEqual({
+      prefix: [],
+      packages: ['python3-ipykernel'],
+    });
+    expect(installPlan(missing, { hasAptGet: true, uid: 1000, sudoWithoutPassword: true })).toEqual({
+      prefix: ['sudo', '-n'],
+      packages: ['python3-ipykernel'],
+    });
+    expect(installPlan(missing, { hasAptGet: true, uid: 1000, sudoWithoutPassword: false })).toBeUndefined();
+    expect(installPlan(missing, { hasAptGet: false, uid: 0, sudoWithoutPassword: false })).toBeUndefined();
+    expect(installPlan([], { hasAptGet: true, uid: 0, sudoWithoutPassword: false })).toBeUndefined();
+  });
+
+  it('names what is missing, what it is for and the command that installs it, in one line', () => {
+    const onDebian = missingHint([ipykernel], { hasAptGet: true });
+    expect(onDebian).toBe(
+      'missing ipykernel (runs Python code in notebooks (the real Jupyter kernel)); install it with: sudo apt-get install -y python3-ipykernel',
+    );
+    expect(missingHint([ipykernel], { hasAptGet: false })).toContain('python3 -m pip install ipykernel');
+    expect(onDebian).not.toContain('\n');
+  });
+
+  it('looks at the interpreters the daemon looks at, RUNTIMED_PYTHON first', () => {
+    expect(pythonCandidates({ RUNTIMED_PYTHON: ' /opt/py/bin/python ' })).toEqual([
+      '/opt/py/bin/python',
+      'python3',
+      'python',
+      '/usr/bin/python3',
+      '/usr/local/bin/python3',
+    ]);
+  });
+
+  it('refuses a Node.js older than 20.19', () => {
+    expect(nodeTooOld('20.18.3')).toContain('needs >= 20.19');
+    expect(nodeTooOld('18.20.0')).toContain('too old');
+    expect(nodeTooOld('20.19.0')).toBeUndefined();
+    expect(nodeTooOld('22.1.0')).toBeUndefined();
   });
 });

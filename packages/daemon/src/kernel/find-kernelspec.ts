@@ -113,7 +113,7 @@ function unavailableReason(
   }
   return (
     `No usable Jupyter kernel '${name}': no working kernelspec${found}, and none of ${describeList(candidates)} can import ipykernel. ` +
-    'Install ipykernel: `apt install python3-ipykernel` on Debian/Ubuntu, or `python3 -m pip install ipykernel`; ' +
+    'Install ipykernel: `sudo apt-get install -y python3-ipykernel` on Debian/Ubuntu, or `python3 -m pip install ipykernel`; ' +
     'or set RUNTIMED_PYTHON to an interpreter that has it.'
   );
 }
