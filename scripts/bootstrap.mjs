@@ -82,7 +82,7 @@ export function stalePackages(dir) {
 export const systemPrerequisites = [
   {
     name: 'ipykernel',
-    module: 'ipykernel',
+    module: 'ipykernel.kernelapp',
     debian: 'python3-ipykernel',
     pip: 'ipykernel',
     why: 'runs Python code in notebooks (the real Jupyter kernel)',

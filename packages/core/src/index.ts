@@ -3,8 +3,6 @@ export type { ChildMcpServer, ChildServerOptions } from './child-server/create-c
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
 export type { PeerLabelClient } from './child-server/format-peer-label.js';
 export { formatPeerLabel } from './child-server/format-peer-label.js';
-export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
-export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
@@ -15,6 +13,8 @@ export type { Token } from './container/define-token.js';
 export { defineToken } from './container/define-token.js';
 export type { McpPlugin } from './container/mcp-plugin.js';
 export { definePlugin } from './container/mcp-plugin.js';
+export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
+export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
