@@ -7,8 +7,8 @@
 //
 // `test` and `bench` first make sure the system prerequisites (a Python with ipykernel) are there:
 // installed with apt-get when it can (root, or `sudo -n`), else it stops at once with one line
-// naming what is missing and the command that installs it. `start` only warns: a session works
-// without a kernel (the runtime is reported unavailable, with the same hint).
+// naming what is missing and the command that installs it. `start` does not check: a session works
+// without a kernel (the daemon reports the runtime unavailable, with the same install command).
 //   node scripts/bootstrap.mjs bench          install/build when needed, then run the benchmarks
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
@@ -85,7 +85,7 @@ export const systemPrerequisites = [
     module: 'ipykernel.kernelapp',
     debian: 'python3-ipykernel',
     pip: 'ipykernel',
-    why: 'runs Python code in notebooks (the real Jupyter kernel)',
+    why: 'the Jupyter kernel that runs Python code in notebooks',
   },
 ];
 
@@ -233,11 +233,9 @@ function main(argv) {
     say('usage: node scripts/bootstrap.mjs <start|test|bench> [args…]');
     return 2;
   }
-  if (command === 'start') {
-    // A session works without a kernel (the runtime is reported unavailable, with this hint).
-    const missing = missingPrerequisites();
-    if (missing.length > 0) say(`note: code will not run in notebooks: ${missingHint(missing, describeHost())}`);
-  } else {
+  // `start` does not probe: a session works without a kernel, and the daemon reports the runtime
+  // unavailable with the same install hint.
+  if (command !== 'start') {
     const hint = ensureSystemPrerequisites();
     if (hint) {
       say(`cannot ${command}: ${hint}`);

@@ -113,7 +113,7 @@ describe('bootstrap: system prerequisites', () => {
   it('names what is missing, what it is for and the command that installs it, in one line', () => {
     const onDebian = missingHint([ipykernel], { hasAptGet: true });
     expect(onDebian).toBe(
-      'missing ipykernel (runs Python code in notebooks (the real Jupyter kernel)); install it with: sudo apt-get install -y python3-ipykernel',
+      'missing ipykernel (the Jupyter kernel that runs Python code in notebooks); install it with: sudo apt-get install -y python3-ipykernel',
     );
     expect(missingHint([ipykernel], { hasAptGet: false })).toContain('python3 -m pip install ipykernel');
     expect(onDebian).not.toContain('\n');
