@@ -43,8 +43,11 @@ const handoff = definePlugin({
 });
 
 const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+const proxies: McpProxy[] = [];
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close(0);
+  // A tool-cache write of the last handshake may still be renaming its file: retry until it is done.
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
 });
 
 /** The idempotency key in a request's `_meta`, if any. */
@@ -72,6 +75,8 @@ interface SetupOptions {
   readonly cachedTools?: readonly object[];
   /** `McpProxyOptions.toolListWaitMs`. */
   readonly toolListWaitMs?: number;
+  /** The first spawn fails as a missing binary does. */
+  readonly failFirstSpawn?: boolean;
 }
 
 /**
@@ -93,6 +98,7 @@ async function setup(
   const heldInitialize: (() => void)[] = [];
   const clock = new ManualClock(0);
   const port = new FakeChildProcessPort();
+  if (options.failFirstSpawn) port.failNextSpawn();
   const logger = new RecordingLogger();
   const container = createTestContainer({ plugins: [handoff] })
     .override(ChildProcessPort, port)
@@ -154,6 +160,7 @@ async function setup(
     ...(options.toolListWaitMs === undefined ? {} : { toolListWaitMs: options.toolListWaitMs }),
     onExit: (code) => exits.push(code),
   });
+  proxies.push(proxy);
   await proxy.start();
   const send = async (message: object) => {
     input.write(`${JSON.stringify(message)}\n`);
@@ -739,6 +746,15 @@ describe(McpProxy, () => {
       await t.releaseInitialize();
       await eventually(() => false);
       expect(t.lines().filter((line) => line.id === 5)).toHaveLength(1);
+    });
+
+    it('answers with the known list at once, not an error, when the child cannot start at all', async () => {
+      const t = await setup(() => undefined, { failFirstSpawn: true });
+      expect(t.port.spawned).toHaveLength(0);
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      expect(names(t.answerTo(5))).toEqual(['reconnect']);
+      await t.send({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+      expect(t.answerTo(6)?.error?.code).toBe(-32000);
     });
 
     it('with a cached list, answers at once from the cache while the child starts', async () => {

@@ -321,8 +321,12 @@ export class McpProxy {
     const params = (request.params ?? {}) as { name?: unknown; _meta?: Record<string, unknown> };
     const toolName = request.method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
     if (toolName === reconnectToolName) {
-      this.#local.set(requestKey(request.id), request.id);
-      void this.reconnect(request);
+      const key = requestKey(request.id);
+      this.#local.set(key, request.id);
+      void this.reconnect(request).catch((error: unknown) => {
+        this.#options.logger.error('the reconnect tool failed', { error });
+        this.answerLocal(key, { code: -32603, message: `Child restart failed: ${String(error)}` });
+      });
       return;
     }
     if (toolName !== undefined && this.#incompatible) {
@@ -355,11 +359,25 @@ export class McpProxy {
         this.#options.logger.warn('the child did not list its tools in time; serving the known tool list', {
           tools: this.#options.tools.current().length,
         });
-        this.reply(pending, { tools: this.#options.tools.withReconnect(this.#options.tools.current()) }, undefined);
+        this.serveKnownTools(pending);
       });
     }
     if (this.#child?.ready) this.send(pending, this.#child);
     else this.waitForChild(pending);
+  }
+
+  /** Answers a `tools/list` with the list known now (cache or built-in) plus `reconnect`. */
+  private serveKnownTools(pending: Pending): void {
+    this.reply(pending, { tools: this.#options.tools.withReconnect(this.#options.tools.current()) }, undefined);
+  }
+
+  /**
+   * Answers a pending request with `error`; a cold-start `tools/list` gets the known tool list
+   * instead (`reconnect` stays callable when the child cannot start).
+   */
+  private fail(pending: Pending, error: { code: number; message: string }): void {
+    if (pending.fallback) this.serveKnownTools(pending);
+    else this.reply(pending, undefined, error);
   }
 
   /** The error for a request the proxy refuses before looking at its method, if it does. */
@@ -755,7 +773,7 @@ export class McpProxy {
     pending.timer?.cancel();
     pending.timer = this.#options.clock.setTimer(this.#options.childWaitMs ?? 60_000, () => {
       pending.timer = undefined;
-      this.reply(pending, undefined, {
+      this.fail(pending, {
         code: proxyErrorCode,
         message: 'The nteract MCP server is not running (it did not come back in time). Call reconnect to try again.',
       });
@@ -763,7 +781,7 @@ export class McpProxy {
     const decision = this.#options.supervisor.status();
     if (decision.breaker === 'open') {
       void this.#options.supervisor.waitForChild(0).catch((error: unknown) => {
-        this.reply(pending, undefined, {
+        this.fail(pending, {
           code: proxyErrorCode,
           message: CoreError.is(error) ? error.message : String(error),
         });
@@ -772,8 +790,7 @@ export class McpProxy {
   }
 
   private failAll(reason: string): void {
-    for (const pending of [...this.#pending.values()])
-      this.reply(pending, undefined, { code: proxyErrorCode, message: reason });
+    for (const pending of [...this.#pending.values()]) this.fail(pending, { code: proxyErrorCode, message: reason });
   }
 
   /**
