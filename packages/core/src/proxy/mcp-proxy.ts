@@ -375,7 +375,7 @@ export class McpProxy {
    * Answers a pending request with `error`; a cold-start `tools/list` gets the known tool list
    * instead (`reconnect` stays callable when the child cannot start).
    */
-  private fail(pending: Pending, error: { code: number; message: string }): void {
+  private fail(pending: Pending, error: { code: number; message: string; data?: unknown }): void {
     if (pending.fallback) this.serveKnownTools(pending);
     else this.reply(pending, undefined, error);
   }
@@ -632,7 +632,7 @@ export class McpProxy {
       return;
     }
     if ('error' in message) {
-      this.reply(pending, undefined, message.error);
+      this.fail(pending, message.error);
       return;
     }
     const raw = (message as { result: unknown }).result;
@@ -820,7 +820,7 @@ export class McpProxy {
         content: [
           {
             type: 'text',
-            text: `The MCP server was restarted but is not ready: it did not finish starting within ${reconnectReadyWaitMs / 1000} s. Call reconnect again, or session_status to see what it is doing.\n\n${counts}`,
+            text: `The MCP server was restarted but is not ready: it exited during its start or did not finish it within ${reconnectReadyWaitMs / 1000} s. Call reconnect again, or session_status to see what it is doing.\n\n${counts}`,
           },
         ],
       });
