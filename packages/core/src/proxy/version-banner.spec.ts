@@ -70,6 +70,14 @@ describe(restartBanner, () => {
     );
   });
 
+  it('names a bare notebook id as a notebook', () => {
+    const id = '7cad5bab-88fc-48c7-8df8-37e4bcba1f43';
+    const handedOff: RestartNotice = { ...restarted, handedOff: id };
+    expect(restartBanner(handedOff, { target: id, rejoin: { requested: id, outcome: 'rejoined' } })).toBe(
+      `MCP server restarted, session reconnected to notebook ${id}`,
+    );
+  });
+
   it('says a pending rejoin is still in progress and tells the agent to retry', () => {
     const text = restartBanner(restarted, report('pending'));
     expect(text).toMatch(/^MCP server restarted; the session is not reconnected yet/);

@@ -42,7 +42,10 @@ export function restartHeadline(notice: Pick<RestartNotice, 'previousVersion' | 
     : 'MCP server restarted';
 }
 
-/** The rejoin part of a banner: which outcome the child reported for the target it was handed. */
+/**
+ * The rejoin part of a banner: which outcome the child reported for the target it was handed
+ * (`target` is named for the agent: a bare notebook id reads `notebook <id>`).
+ */
 export type RejoinBannerState =
   | { readonly outcome: 'rejoined' | 'pending'; readonly target: string }
   | { readonly outcome: 'failed'; readonly target: string; readonly reason: string | undefined };
@@ -58,9 +61,15 @@ export function rejoinBannerState(
 ): RejoinBannerState | undefined {
   const rejoin = report?.rejoin;
   if (handedOff === undefined || rejoin === undefined || rejoin.requested !== handedOff) return undefined;
+  const target = nameTarget(handedOff);
   return rejoin.outcome === 'failed'
-    ? { outcome: 'failed', target: handedOff, reason: rejoin.reason }
-    : { outcome: rejoin.outcome, target: handedOff };
+    ? { outcome: 'failed', target, reason: rejoin.reason }
+    : { outcome: rejoin.outcome, target };
+}
+
+/** A target as the agent reads it: a path or URL as is, a bare notebook id as `notebook <id>`. */
+function nameTarget(target: string): string {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target) ? `notebook ${target}` : target;
 }
 
 /**
