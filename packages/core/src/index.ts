@@ -100,8 +100,8 @@ export {
   validateJsonRpcMessage,
 } from './proxy/json-rpc-line-framer.js';
 export type { McpProxyOptions } from './proxy/mcp-proxy.js';
-export { McpProxy, proxyErrorCode } from './proxy/mcp-proxy.js';
-export type { RejoinTargetTrackerOptions } from './proxy/rejoin-target-tracker.js';
+export { defaultToolListWaitMs, McpProxy, proxyErrorCode } from './proxy/mcp-proxy.js';
+export type { RejoinTargetSource, RejoinTargetTrackerOptions } from './proxy/rejoin-target-tracker.js';
 export {
   agentSessionEnvironmentVariable,
   RejoinTargetTracker,
@@ -114,7 +114,12 @@ export {
   RestartPolicy,
   RestartPolicySettings,
 } from './proxy/restart-policy.js';
-export type { ToolListCacheOptions, ToolListSource, ToolListUpdate } from './proxy/tool-list-cache.js';
+export type {
+  ToolCacheEnvironment,
+  ToolListCacheOptions,
+  ToolListSource,
+  ToolListUpdate,
+} from './proxy/tool-list-cache.js';
 export {
   defaultToolCachePath,
   reconnectTool,
@@ -122,8 +127,16 @@ export {
   ToolListCache,
   toolListChangedIncompatiblyMessage,
 } from './proxy/tool-list-cache.js';
-export type { BannerCarrier, RestartBannerInput } from './proxy/version-banner.js';
-export { BannerQueue, bannerPrefix, daemonVersionFromTitle, restartBanner } from './proxy/version-banner.js';
+export type { BannerCarrier, RejoinBannerState, RestartNotice } from './proxy/version-banner.js';
+export {
+  BannerQueue,
+  bannerPrefix,
+  daemonVersionFromTitle,
+  rejoinBannerState,
+  rejoinSettledBanner,
+  restartBanner,
+  restartHeadline,
+} from './proxy/version-banner.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, sessionRecoveryTarget } from './session/notebook-session.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';

@@ -41,6 +41,18 @@ describe('nteract-mcp (built bin)', () => {
     expect(result.stdout + result.stderr).not.toContain('never-printed');
   });
 
+  it('documents the tool cache under $XDG_CACHE_HOME and refuses a bad --tool-list-wait-secs with exit 2', () => {
+    expect(run('--help').stdout).toContain('$XDG_CACHE_HOME/nteract-mcp/tool-cache.json');
+    for (const value of ['0', 'abc', '601']) {
+      const result = run('--tool-list-wait-secs', value);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe(
+        `nteract-mcp: --tool-list-wait-secs needs a whole number from 1 to 600, got '${value}'.\n`,
+      );
+    }
+  });
+
   it('refuses unknown options with exit 2 and a hint on stderr', () => {
     const result = run('--frobnicate');
     expect(result.status).toBe(2);

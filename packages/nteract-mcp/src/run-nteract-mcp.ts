@@ -20,7 +20,10 @@ Options:
   --crash-window-secs N  The sliding crash window (default 30).
   --cool-down-secs N     How long the breaker stays open before one more attempt (default 60).
   --max-line-bytes N     Largest JSON-RPC line accepted from the client (default 16777216).
-  --tool-cache PATH      Where the last good tool list is kept (default ~/.cache/nteract-mcp/tool-cache.json).
+  --tool-cache PATH      Where the last good tool list is kept (default
+                         $XDG_CACHE_HOME/nteract-mcp/tool-cache.json, else ~/.cache/nteract-mcp/tool-cache.json).
+  --tool-list-wait-secs N  With no tool list known yet (first start, no cache), how long the first
+                         tools/list waits for the MCP server's list (default 10).
   --check                Build the distribution (all plugins) and print what it supports, as JSON.
   -h, --help             Show this help on stdout and exit.
   -V, --version          Print the version and exit.
@@ -29,6 +32,7 @@ Environment:
   RUNTIMED_SOCKET_PATH   Socket of the local daemon (default: $XDG_RUNTIME_DIR/runt/runtimed.sock,
                          else ~/.cache/runt/runtimed.sock).
   JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged.
+  XDG_CACHE_HOME         Base of the default tool cache path.
   NTERACT_MCP_LOG_LEVEL  debug | info | warn | error (logs go to stderr).
 `;
 
@@ -53,6 +57,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
   const policy: Record<string, number> = {};
   let toolCachePath: string | undefined;
   let maxLineBytes: number | undefined;
+  let toolListWaitMs: number | undefined;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] as string;
     const value = (): string | undefined => argv[++index];
@@ -68,7 +73,14 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     if (arg === '--child') child = value();
     else if (arg === '--child-arg') childArgs.push(value() ?? '');
     else if (arg === '--tool-cache') toolCachePath = value();
-    else if (arg === '--max-line-bytes') {
+    else if (arg === '--tool-list-wait-secs') {
+      const text = value() ?? '';
+      if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 600) {
+        io.stderr.write(`nteract-mcp: --tool-list-wait-secs needs a whole number from 1 to 600, got '${text}'.\n`);
+        return 2;
+      }
+      toolListWaitMs = Number(text) * 1000;
+    } else if (arg === '--max-line-bytes') {
       const text = value() ?? '';
       if (!/^\d+$/.test(text) || Number(text) < 1024) {
         io.stderr.write(`nteract-mcp: --max-line-bytes needs a whole number of at least 1024, got '${text}'.\n`);
@@ -98,6 +110,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     restartPolicy: Object.keys(policy).length > 0 ? (policy as Partial<RestartPolicySettings>) : undefined,
     toolCachePath,
     maxLineBytes,
+    toolListWaitMs,
   });
 }
 

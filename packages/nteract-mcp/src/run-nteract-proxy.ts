@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import {
   ChildSupervisor,
   Clock,
+  defaultToolCachePath,
   Logger,
   McpProxy,
   RejoinTargetTracker,
@@ -18,6 +19,8 @@ export interface ProxyCommandOptions {
   readonly restartPolicy?: Partial<RestartPolicySettings>;
   readonly toolCachePath?: string;
   readonly maxLineBytes?: number;
+  /** See `McpProxyOptions.toolListWaitMs`. */
+  readonly toolListWaitMs?: number;
   readonly version: string;
 }
 
@@ -47,7 +50,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
   const tools = new ToolListCache({
     builtInTools: [],
     logger,
-    ...(options.toolCachePath ? { filePath: options.toolCachePath } : {}),
+    filePath: options.toolCachePath || defaultToolCachePath(process.env),
   });
   return new Promise<number>((resolve) => {
     const proxy = new McpProxy({
@@ -61,6 +64,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       version: options.version,
       resolveChild: () => ({ command, args, env: process.env }),
       maxLineBytes: options.maxLineBytes,
+      toolListWaitMs: options.toolListWaitMs,
       onExit: resolve,
     });
     void proxy.start();

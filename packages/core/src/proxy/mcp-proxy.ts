@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { idempotencyMetaKey } from '../child-server/child-tool-registry.js';
+import { readSessionReport, type SessionReport } from '../contract/session-report.js';
 import { CoreError } from '../errors/core-error.js';
 import type { ChildProcessHandle, ChildSpawnSpec } from '../ports/child-process-port.js';
 import type { Clock } from '../ports/clock.js';
@@ -14,12 +15,26 @@ import {
   type JsonRpcRequest,
   serializeJsonRpcLine,
 } from './json-rpc-line-framer.js';
-import type { RejoinTargetTracker } from './rejoin-target-tracker.js';
+import { type RejoinTargetTracker, rejoinNotebookEnvironmentVariable } from './rejoin-target-tracker.js';
 import { reconnectToolName, type ToolListCache, toolListChangedIncompatiblyMessage } from './tool-list-cache.js';
-import { BannerQueue, daemonVersionFromTitle, restartBanner } from './version-banner.js';
+import { BannerQueue, daemonVersionFromTitle, type RestartNotice, restartBanner } from './version-banner.js';
 
 /** JSON-RPC code of the proxy's own errors (restart budget exhausted, outcome unknown, …). */
 export const proxyErrorCode = -32000;
+
+/** JSON-RPC "Invalid params". */
+const invalidParamsCode = -32602;
+/** JSON-RPC "Invalid Request". */
+const invalidRequestCode = -32600;
+
+/** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
+export const defaultToolListWaitMs = 10_000;
+
+/** How long the `reconnect` tool waits for the new child to finish its handshake. */
+const reconnectReadyWaitMs = 30_000;
+
+/** How long the proxy's own `session_status` call to a new child may take. */
+const internalStatusWaitMs = 10_000;
 
 /** Methods safe to send again after the child died with them unanswered: they change nothing. */
 const readMethods: ReadonlySet<string> = new Set([
@@ -52,6 +67,12 @@ export interface McpProxyOptions {
   readonly maxLineBytes?: number;
   /** How long a request waits for a child that is (re)starting. Default 60 s. */
   readonly childWaitMs?: number;
+  /**
+   * How long a `tools/list` waits for the child's list when no list is known at all (first start,
+   * no cache file, no built-in list). When it passes, the known list (possibly just `reconnect`)
+   * is served. Default {@link defaultToolListWaitMs}. With a known list the answer is immediate.
+   */
+  readonly toolListWaitMs?: number;
   /** Called when the proxy is done (upstream closed, or an incompatible tool list after an upgrade). */
   readonly onExit: (code: number) => void;
 }
@@ -65,6 +86,8 @@ interface Pending {
   childId: number | undefined;
   resent: boolean;
   timer: { cancel(): void } | undefined;
+  /** For a cold-start `tools/list`: answers with the known list when the child's list is late. */
+  fallback: { cancel(): void } | undefined;
 }
 
 interface ChildLink {
@@ -72,8 +95,36 @@ interface ChildLink {
   ready: boolean;
   daemonVersion: string | undefined;
   readonly internal: Map<number, (message: JsonRpcMessage) => void>;
-  /** Requests the child sent us (server→client), by the id we gave them upstream. */
+  /** Requests the child sent us (server→client), by the key ({@link requestKey}) of the id we gave them upstream. */
   readonly fromChild: Map<string, JsonRpcId>;
+  /** The rejoin target this child was started with (`NTERACT_MCP_REJOIN_NOTEBOOK`), if any. */
+  readonly handedOff: string | undefined;
+  /** Set once the child sent a session report: its results are then never read as text. */
+  reports: boolean;
+  /** What its start changed, for a child that is not the first one. */
+  notice: RestartNotice | undefined;
+  /** Settles once: `true` when the handshake is done, `false` when the child died before. */
+  readonly readiness: Promise<boolean>;
+  readonly settleReadiness: (ready: boolean) => void;
+}
+
+/** The last session report a child sent, with when and from which child. */
+interface ReceivedReport {
+  readonly report: SessionReport;
+  readonly at: number;
+  readonly childPid: number | undefined;
+}
+
+/**
+ * The pending-map key of a request id: its type and value, so `7` and `"7"` (distinct JSON-RPC
+ * ids) never collide.
+ */
+function requestKey(id: JsonRpcId): string {
+  return `${typeof id}:${String(id)}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -85,16 +136,31 @@ interface ChildLink {
  * one answer — after a child death an unsent request is sent to the next child, a sent one is sent
  * again once only when it is a read, a read-only/idempotent tool, or a tool that honours the
  * idempotency key the proxy stamps; otherwise it is answered "outcome unknown", naming the tool.
+ * Requests the proxy refuses itself: `params` that is not an object (-32602; MCP params are
+ * objects), an id already in use by a pending request (-32600), a `tools/call` without a string
+ * `params.name` (-32602). Ids are told apart by type and value (`7` is not `"7"`).
+ *
+ * Every spawn after the first child is a restart: the next child gets the rejoin target (see
+ * {@link RejoinTargetTracker}), learned from the children's session reports (`session-report.ts`)
+ * and, for a child that sends none, from the text of its results. The restart banner repeats
+ * only what the child's report says about that rejoin (see `version-banner.ts`).
  * Does not guarantee exactly-once for tools that neither honour keys nor declare idempotency.
  */
 export class McpProxy {
   readonly #options: McpProxyOptions;
   readonly #framer: JsonRpcLineFramer;
   readonly #pending = new Map<string, Pending>();
+  /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestKey}. */
+  readonly #local = new Map<string, JsonRpcId>();
   readonly #banner = new BannerQueue();
   #initialize: JsonRpcRequest | undefined;
   #initialized = false;
   #child: ChildLink | undefined;
+  /** Children that came up so far; any spawn after the first is a restart. */
+  #childrenStarted = 0;
+  /** The rejoin target put into the environment of the spawn in progress. */
+  #spawnHandoff: string | undefined;
+  #lastReport: ReceivedReport | undefined;
   #nextChildId = 1;
   #previousDaemonVersion: string | undefined;
   #incompatible = false;
@@ -111,13 +177,13 @@ export class McpProxy {
   public async start(): Promise<void> {
     const { input, supervisor } = this.#options;
     await this.#options.tools.load();
-    supervisor.onDidSpawn((handle, info) => this.attachChild(handle, info.restartCount));
+    supervisor.onDidSpawn((handle) => this.attachChild(handle));
     supervisor.onDidExit((event) => this.childExited(event.decision.kind, event.exitClass));
     supervisor.onDidRefuse((refusal) => this.failAll(refusal.reason));
     input.on('data', (chunk: Buffer) => {
       for (const frame of this.#framer.push(chunk)) {
         if (frame.kind === 'error') this.upstream(frame.response);
-        else this.fromUpstream(frame.message);
+        else this.safelyFromUpstream(frame.message);
       }
     });
     input.on('end', () => void this.close(0));
@@ -132,8 +198,31 @@ export class McpProxy {
       this.reply(pending, undefined, { code: proxyErrorCode, message: 'The nteract MCP proxy is shutting down.' });
     }
     this.#pending.clear();
+    for (const key of [...this.#local.keys()]) {
+      this.answerLocal(key, { code: proxyErrorCode, message: 'The nteract MCP proxy is shutting down.' });
+    }
     await this.#options.supervisor.stop().catch(() => undefined);
     this.#options.onExit(code);
+  }
+
+  /** One upstream message; a fault in handling it answers the request (if any) and never stops the proxy. */
+  private safelyFromUpstream(message: JsonRpcMessage): void {
+    try {
+      this.fromUpstream(message);
+    } catch (error) {
+      this.#options.logger.error('handling an upstream message failed', { error });
+      const id = (message as { id?: unknown }).id;
+      if ('method' in message && (typeof id === 'string' || typeof id === 'number')) {
+        const key = requestKey(id);
+        const pending = this.#pending.get(key);
+        const answer = {
+          code: -32603,
+          message: `Internal error in the nteract MCP proxy: ${error instanceof Error ? error.message : String(error)}`,
+        };
+        if (pending) this.reply(pending, undefined, answer);
+        else if (!this.#local.has(key)) this.upstream({ jsonrpc: '2.0', id, error: answer });
+      }
+    }
   }
 
   private fromUpstream(message: JsonRpcMessage): void {
@@ -146,16 +235,29 @@ export class McpProxy {
       return;
     }
     // A response: the upstream answering a request the child made.
+    const id = (message as { id: JsonRpcId | null }).id;
     const link = this.#child;
-    const key = String((message as { id: JsonRpcId }).id);
-    const childId = link?.fromChild.get(key);
-    if (link && childId !== undefined) {
+    const key = id === null ? undefined : requestKey(id);
+    const childId = key === undefined ? undefined : link?.fromChild.get(key);
+    if (link && key !== undefined && childId !== undefined) {
       link.fromChild.delete(key);
       this.toChild(link, { ...message, id: childId } as JsonRpcMessage);
+      return;
     }
+    this.#options.logger.debug('ignoring an upstream response to no request of the current child', {
+      id,
+      kind: 'error' in message ? 'error' : 'result',
+    });
   }
 
   private upstreamNotification(message: JsonRpcMessage & { method: string }): void {
+    if (Array.isArray((message as { params?: unknown }).params)) {
+      // A notification cannot be answered; MCP params are objects, so it is dropped.
+      this.#options.logger.debug('dropping an upstream notification whose params is an array', {
+        method: message.method,
+      });
+      return;
+    }
     if (message.method === 'notifications/initialized') {
       if (!this.#initialized && this.#initialize) {
         this.#initialized = true;
@@ -166,11 +268,13 @@ export class McpProxy {
       return;
     }
     if (message.method === 'notifications/cancelled') {
-      const requestId = (message as { params?: { requestId?: JsonRpcId } }).params?.requestId;
-      const pending = requestId === undefined ? undefined : this.#pending.get(String(requestId));
-      if (pending) {
-        this.#pending.delete(String(requestId));
+      const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
+      const key = typeof requestId === 'string' || typeof requestId === 'number' ? requestKey(requestId) : undefined;
+      const pending = key === undefined ? undefined : this.#pending.get(key);
+      if (key !== undefined && pending) {
+        this.#pending.delete(key);
         pending.timer?.cancel();
+        pending.fallback?.cancel();
         if (pending.sentTo && pending.childId !== undefined) {
           this.toChild(pending.sentTo, {
             ...message,
@@ -184,6 +288,11 @@ export class McpProxy {
   }
 
   private upstreamRequest(request: JsonRpcRequest): void {
+    const refusal = this.refusal(request);
+    if (refusal !== undefined) {
+      this.upstream({ jsonrpc: '2.0', id: request.id, error: refusal });
+      return;
+    }
     if (request.method === 'initialize') {
       this.answerInitialize(request);
       return;
@@ -200,7 +309,8 @@ export class McpProxy {
       });
       return;
     }
-    if (request.method === 'tools/list' && !this.#child?.ready) {
+    const coldToolList = request.method === 'tools/list' && this.#options.tools.current().length === 0;
+    if (request.method === 'tools/list' && !this.#child?.ready && !coldToolList) {
       this.upstream({
         jsonrpc: '2.0',
         id: request.id,
@@ -211,7 +321,12 @@ export class McpProxy {
     const params = (request.params ?? {}) as { name?: unknown; _meta?: Record<string, unknown> };
     const toolName = request.method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
     if (toolName === reconnectToolName) {
-      void this.reconnect(request);
+      const key = requestKey(request.id);
+      this.#local.set(key, request.id);
+      void this.reconnect(request).catch((error: unknown) => {
+        this.#options.logger.error('the reconnect tool failed', { error });
+        this.answerLocal(key, { code: -32603, message: `Child restart failed: ${String(error)}` });
+      });
       return;
     }
     if (toolName !== undefined && this.#incompatible) {
@@ -234,10 +349,66 @@ export class McpProxy {
       childId: undefined,
       resent: false,
       timer: undefined,
+      fallback: undefined,
     };
-    this.#pending.set(String(request.id), pending);
+    this.#pending.set(requestKey(request.id), pending);
+    if (coldToolList && !this.#child?.ready) {
+      // Nothing to serve yet: wait (bounded) for the child's own list rather than answer `reconnect` alone.
+      pending.fallback = this.#options.clock.setTimer(this.#options.toolListWaitMs ?? defaultToolListWaitMs, () => {
+        pending.fallback = undefined;
+        this.#options.logger.warn('the child did not list its tools in time; serving the known tool list', {
+          tools: this.#options.tools.current().length,
+        });
+        this.serveKnownTools(pending);
+      });
+    }
     if (this.#child?.ready) this.send(pending, this.#child);
     else this.waitForChild(pending);
+  }
+
+  /** Answers a `tools/list` with the list known now (cache or built-in) plus `reconnect`. */
+  private serveKnownTools(pending: Pending): void {
+    this.reply(pending, { tools: this.#options.tools.withReconnect(this.#options.tools.current()) }, undefined);
+  }
+
+  /**
+   * Answers a pending request with `error`; a cold-start `tools/list` gets the known tool list
+   * instead (`reconnect` stays callable when the child cannot start).
+   */
+  private fail(pending: Pending, error: { code: number; message: string; data?: unknown }): void {
+    if (pending.fallback) this.serveKnownTools(pending);
+    else this.reply(pending, undefined, error);
+  }
+
+  /** The error for a request the proxy refuses before looking at its method, if it does. */
+  private refusal(request: JsonRpcRequest): { code: number; message: string } | undefined {
+    if (Array.isArray(request.params)) {
+      return {
+        code: invalidParamsCode,
+        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('${request.method}').`,
+      };
+    }
+    const key = requestKey(request.id);
+    if (this.#pending.has(key) || this.#local.has(key)) {
+      return {
+        code: invalidRequestCode,
+        message: `Invalid Request: the id ${JSON.stringify(request.id)} is already used by a request still in progress; use a new id for each request.`,
+      };
+    }
+    if (request.method === 'tools/call') {
+      const name = (request.params as { name?: unknown } | undefined)?.name;
+      if (request.params === undefined)
+        return {
+          code: invalidParamsCode,
+          message: 'Invalid params: tools/call needs params {"name": "<tool>", "arguments": {...}}; params is missing.',
+        };
+      if (typeof name !== 'string' || name.length === 0)
+        return {
+          code: invalidParamsCode,
+          message: 'Invalid params: tools/call needs params.name, the name of the tool to call, as a non-empty string.',
+        };
+    }
+    return undefined;
   }
 
   private answerInitialize(request: JsonRpcRequest): void {
@@ -268,28 +439,37 @@ export class McpProxy {
 
   private spawnSpec(): ChildSpawnSpec {
     const base = this.#options.resolveChild();
-    const restart =
-      this.#options.supervisor.status().restartCount > 0 ||
-      this.#child !== undefined ||
-      this.#previousDaemonVersion !== undefined;
-    return {
-      ...base,
-      env: {
-        ...base.env,
-        ...this.#options.tracker.childEnvironment({ restart }),
-        NTERACT_MCP_PEER_LABEL: this.#options.tracker.peerLabel(),
-      },
+    // Any spawn after a child came up is a restart, whatever is known about the daemon.
+    const restart = this.#childrenStarted > 0;
+    const env: Record<string, string | undefined> = {
+      ...base.env,
+      ...this.#options.tracker.childEnvironment({ restart }),
+      NTERACT_MCP_PEER_LABEL: this.#options.tracker.peerLabel(),
     };
+    this.#spawnHandoff = env[rejoinNotebookEnvironmentVariable];
+    return { ...base, env };
   }
 
-  private attachChild(handle: ChildProcessHandle, restartCount: number): void {
+  private attachChild(handle: ChildProcessHandle): void {
+    let settleReadiness!: (ready: boolean) => void;
+    const readiness = new Promise<boolean>((resolve) => {
+      settleReadiness = resolve;
+    });
+    const first = this.#childrenStarted === 0;
+    this.#childrenStarted += 1;
     const link: ChildLink = {
       handle,
       ready: false,
       daemonVersion: undefined,
       internal: new Map(),
       fromChild: new Map(),
+      handedOff: this.#spawnHandoff,
+      reports: false,
+      notice: undefined,
+      readiness,
+      settleReadiness,
     };
+    this.#spawnHandoff = undefined;
     this.#child = link;
     const framer = new JsonRpcLineFramer();
     handle.stdout.on('data', (chunk: Buffer) => {
@@ -299,26 +479,31 @@ export class McpProxy {
       }
     });
     handle.stdin.on('error', () => undefined);
-    void this.handshake(link, restartCount);
+    void this.handshake(link, first);
   }
 
-  private async handshake(link: ChildLink, restartCount: number): Promise<void> {
+  private async handshake(link: ChildLink, first: boolean): Promise<void> {
     const init = this.#initialize as JsonRpcRequest;
     const answer = await this.internalRequest(link, 'initialize', init.params);
+    if (this.#child !== link) {
+      // It died during the handshake: it never becomes ready.
+      link.settleReadiness(false);
+      return;
+    }
     const title = (answer as { result?: { serverInfo?: { title?: string } } }).result?.serverInfo?.title;
-    link.daemonVersion = daemonVersionFromTitle(title);
+    link.daemonVersion = daemonVersionFromTitle(typeof title === 'string' ? title : undefined);
     this.toChild(link, { jsonrpc: '2.0', method: 'notifications/initialized' });
     link.ready = true;
-    if (restartCount > 0) {
-      this.#banner.queue(
-        restartBanner({
-          previousVersion: this.#previousDaemonVersion,
-          newVersion: link.daemonVersion,
-          handedOff: this.#options.tracker.current() !== undefined,
-        }),
-      );
+    if (!first) {
+      link.notice = {
+        previousVersion: this.#previousDaemonVersion,
+        newVersion: link.daemonVersion,
+        handedOff: link.handedOff,
+      };
+      this.#banner.queue(link.notice);
     }
     this.#previousDaemonVersion = link.daemonVersion ?? this.#previousDaemonVersion;
+    link.settleReadiness(true);
     // The tool list first: after an upgrade that removed tools, pending calls get that answer.
     const tools = await this.fetchTools(link);
     if (this.#child !== link) return;
@@ -332,8 +517,8 @@ export class McpProxy {
 
   private async fetchTools(link: ChildLink): Promise<Tool[] | undefined> {
     const answer = await this.internalRequest(link, 'tools/list', {});
-    const tools = (answer as { result?: { tools?: Tool[] } }).result?.tools;
-    return tools && tools.length > 0 ? tools : undefined;
+    const tools = (answer as { result?: { tools?: unknown } }).result?.tools;
+    return Array.isArray(tools) && tools.length > 0 ? (tools as Tool[]) : undefined;
   }
 
   /** Names served before (from a live or cached list, not the built-in one) that `tools` lacks. */
@@ -371,20 +556,59 @@ export class McpProxy {
     else await this.publishTools(tools);
   }
 
-  private internalRequest(link: ChildLink, method: string, params: unknown): Promise<JsonRpcMessage> {
+  /**
+   * A request of the proxy's own to the child; resolves with its answer, or with an error message
+   * when the child exits first or `timeoutMs` (if given) passes (a late answer is then ignored).
+   */
+  private internalRequest(
+    link: ChildLink,
+    method: string,
+    params: unknown,
+    timeoutMs?: number,
+  ): Promise<JsonRpcMessage> {
     const id = this.#nextChildId++;
     return new Promise((resolve) => {
-      link.internal.set(id, resolve);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : this.#options.clock.setTimer(timeoutMs, () => {
+              link.internal.delete(id);
+              resolve({ jsonrpc: '2.0', id, error: { code: proxyErrorCode, message: `no answer to ${method}` } });
+            });
+      link.internal.set(id, (message) => {
+        timer?.cancel();
+        resolve(message);
+      });
       this.toChild(link, { jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) } as JsonRpcMessage);
     });
   }
 
+  /** One child message; a fault in handling it is logged (and answers its request) but never stops the proxy. */
   private fromChild(link: ChildLink, message: JsonRpcMessage): void {
+    try {
+      this.handleChildMessage(link, message);
+    } catch (error) {
+      this.#options.logger.error('handling a child message failed', { error });
+      const id = (message as { id?: unknown }).id;
+      const pending =
+        'method' in message
+          ? undefined
+          : [...this.#pending.values()].find((candidate) => candidate.sentTo === link && candidate.childId === id);
+      if (pending) {
+        this.reply(pending, undefined, {
+          code: -32603,
+          message: `Internal error in the nteract MCP proxy while relaying the answer: ${error instanceof Error ? error.message : String(error)}`,
+        });
+      }
+    }
+  }
+
+  private handleChildMessage(link: ChildLink, message: JsonRpcMessage): void {
     if ('method' in message) {
       if ('id' in message) {
         // A request of the child to the client: give it an upstream id of ours.
         const upstreamId = `child-${randomUUID()}`;
-        link.fromChild.set(upstreamId, (message as JsonRpcRequest).id);
+        link.fromChild.set(requestKey(upstreamId), (message as JsonRpcRequest).id);
         this.upstream({ ...message, id: upstreamId } as JsonRpcMessage);
       } else if (message.method !== 'notifications/tools/list_changed') {
         this.upstream(message);
@@ -403,28 +627,64 @@ export class McpProxy {
     const pending = [...this.#pending.values()].find(
       (candidate) => candidate.sentTo === link && candidate.childId === id,
     );
-    if (!pending) return;
-    if ('error' in message) {
-      this.reply(pending, undefined, message.error);
+    if (!pending) {
+      this.#options.logger.debug('ignoring a child response to no pending request', { id });
       return;
     }
-    let result = (message as { result: Record<string, unknown> }).result;
+    if ('error' in message) {
+      this.fail(pending, message.error);
+      return;
+    }
+    const raw = (message as { result: unknown }).result;
+    if (!isRecord(raw)) {
+      this.reply(pending, undefined, {
+        code: -32603,
+        message: `The nteract MCP server answered '${pending.request.method}' with a result that is not an object.`,
+      });
+      return;
+    }
+    let result = raw;
     if (pending.toolName !== undefined) {
-      this.#options.tracker.observeToolResult(
-        pending.toolName,
-        (pending.request.params as { arguments?: unknown })?.arguments,
-        result,
-      );
-      if (pending.toolName === 'session_status') result = this.withProxyStatus(result);
+      this.observeResult(link, pending, result);
+      if (pending.toolName === 'session_status') result = this.withProxyStatus(result, link);
       result = this.#banner.prependTo(result);
     }
     if (pending.request.method === 'tools/list') {
-      result = { ...result, tools: this.#options.tools.withReconnect((result.tools as Tool[]) ?? []) };
+      const live = Array.isArray(result.tools) ? (result.tools as Tool[]) : [];
+      // An empty live list is never served: the known one is better than `reconnect` alone.
+      result = {
+        ...result,
+        tools: this.#options.tools.withReconnect(live.length > 0 ? live : this.#options.tools.current()),
+      };
     }
     this.reply(pending, result, undefined);
   }
 
-  private withProxyStatus(result: Record<string, unknown>): Record<string, unknown> {
+  /**
+   * Learns the rejoin target from a tool result: from its session report when it has one; from
+   * its text only while this child never sent a report (a child that reports is taken at its word).
+   */
+  private observeResult(link: ChildLink, pending: Pending, result: Record<string, unknown>): void {
+    if (this.observeReport(link, result)) return;
+    if (link.reports || pending.toolName === undefined) return;
+    this.#options.tracker.observeToolResult(
+      pending.toolName,
+      (pending.request.params as { arguments?: unknown })?.arguments,
+      result,
+    );
+  }
+
+  /** Stores the session report of `result`, if it has one; tells whether it had. */
+  private observeReport(link: ChildLink, result: unknown): boolean {
+    const report = readSessionReport(result);
+    if (report === undefined) return false;
+    link.reports = true;
+    this.#options.tracker.observeSessionReport(report);
+    this.#lastReport = { report, at: this.#options.clock.now(), childPid: link.handle.pid };
+    return true;
+  }
+
+  private withProxyStatus(result: Record<string, unknown>, link: ChildLink): Record<string, unknown> {
     const content = result.content as { type: string; text: string }[] | undefined;
     const first = content?.[0];
     if (first?.type !== 'text') return result;
@@ -438,6 +698,9 @@ export class McpProxy {
         breaker: supervision.breaker,
         child_pid: supervision.pid ?? null,
         handoff_target: this.#options.tracker.current() ?? null,
+        handoff_target_source: this.#options.tracker.targetSource() ?? null,
+        handed_off_to_child: link.handedOff ?? null,
+        last_report: this.lastReportJson(),
       };
       return {
         ...result,
@@ -448,12 +711,31 @@ export class McpProxy {
     }
   }
 
+  /** The last session report, as `session_status` shows it; `null` before any. */
+  private lastReportJson(): Record<string, unknown> | null {
+    const received = this.#lastReport;
+    if (!received) return null;
+    const { report } = received;
+    return {
+      target: report.target,
+      notebook_id: report.notebookId ?? null,
+      rejoin: report.rejoin
+        ? { requested: report.rejoin.requested, outcome: report.rejoin.outcome, reason: report.rejoin.reason ?? null }
+        : null,
+      child_pid: received.childPid ?? null,
+      at: new Date(received.at).toISOString(),
+    };
+  }
+
   private childExited(decision: string, exitClass: string): void {
     const link = this.#child;
     this.#child = undefined;
-    if (link)
-      for (const resolve of link.internal.values())
+    if (link) {
+      link.settleReadiness(false);
+      for (const resolve of [...link.internal.values()])
         resolve({ jsonrpc: '2.0', id: 0, error: { code: proxyErrorCode, message: 'child exited' } });
+      link.internal.clear();
+    }
     this.#options.logger.info('the child exited', { exitClass, decision });
     if (decision === 'stop') this.failAll('The nteract MCP server stopped.');
     for (const pending of [...this.#pending.values()]) if (!pending.timer) this.waitForChild(pending);
@@ -491,7 +773,7 @@ export class McpProxy {
     pending.timer?.cancel();
     pending.timer = this.#options.clock.setTimer(this.#options.childWaitMs ?? 60_000, () => {
       pending.timer = undefined;
-      this.reply(pending, undefined, {
+      this.fail(pending, {
         code: proxyErrorCode,
         message: 'The nteract MCP server is not running (it did not come back in time). Call reconnect to try again.',
       });
@@ -499,7 +781,7 @@ export class McpProxy {
     const decision = this.#options.supervisor.status();
     if (decision.breaker === 'open') {
       void this.#options.supervisor.waitForChild(0).catch((error: unknown) => {
-        this.reply(pending, undefined, {
+        this.fail(pending, {
           code: proxyErrorCode,
           message: CoreError.is(error) ? error.message : String(error),
         });
@@ -508,31 +790,87 @@ export class McpProxy {
   }
 
   private failAll(reason: string): void {
-    for (const pending of [...this.#pending.values()])
-      this.reply(pending, undefined, { code: proxyErrorCode, message: reason });
+    for (const pending of [...this.#pending.values()]) this.fail(pending, { code: proxyErrorCode, message: reason });
   }
 
+  /**
+   * The `reconnect` tool: restarts the child, waits for its handshake (an event, bounded), asks it
+   * for its session report (`session_status`) and answers with the restart banner for that report,
+   * the same wording a forwarded result would carry, which it consumes.
+   */
   private async reconnect(request: JsonRpcRequest): Promise<void> {
+    const key = requestKey(request.id);
     const before = this.#options.supervisor.status().restartCount;
     try {
       await this.#options.supervisor.restart('the reconnect tool');
-      const deadline = this.#options.clock.now() + 30_000;
-      while (!this.#child?.ready && this.#options.clock.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      const banner = this.#banner.take() ?? 'Child restarted.';
-      const after = this.#options.supervisor.status().restartCount;
-      this.upstream({
-        jsonrpc: '2.0',
-        id: request.id,
-        result: { content: [{ type: 'text', text: `${banner}\n\nRestart #${after} (was #${before}).` }] },
-      });
     } catch (error) {
-      this.upstream({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: { code: -32603, message: `Child restart failed: ${(error as Error).message}` },
+      this.answerLocal(key, {
+        code: -32603,
+        message: `Child restart failed: ${error instanceof Error ? error.message : String(error)}`,
       });
+      return;
     }
+    const link = this.#child;
+    const ready = link !== undefined && (await this.whenReady(link, reconnectReadyWaitMs));
+    const after = this.#options.supervisor.status().restartCount;
+    const counts = `Restart #${after} (was #${before}).`;
+    if (!link || !ready) {
+      this.answerLocal(key, undefined, {
+        isError: true,
+        content: [
+          {
+            type: 'text',
+            text: `The MCP server was restarted but is not ready: it exited during its start or did not finish it within ${reconnectReadyWaitMs / 1000} s. Call reconnect again, or session_status to see what it is doing.\n\n${counts}`,
+          },
+        ],
+      });
+      return;
+    }
+    const report = await this.askSessionReport(link);
+    const notice = link.notice;
+    let banner = 'Child restarted.';
+    if (notice !== undefined) {
+      banner =
+        this.#banner.pending() === notice ? (this.#banner.take(report) as string) : restartBanner(notice, report);
+    }
+    this.answerLocal(key, undefined, { content: [{ type: 'text', text: `${banner}\n\n${counts}` }] });
+  }
+
+  /** `true` once `link` finished its handshake; `false` when it died first or `timeoutMs` passed. */
+  private whenReady(link: ChildLink, timeoutMs: number): Promise<boolean> {
+    if (link.ready) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = this.#options.clock.setTimer(timeoutMs, () => resolve(false));
+      void link.readiness.then((ready) => {
+        timer.cancel();
+        resolve(ready);
+      });
+    });
+  }
+
+  /** The child's session report, from a `session_status` call of the proxy's own; `undefined` if none came. */
+  private async askSessionReport(link: ChildLink): Promise<SessionReport | undefined> {
+    const answer = await this.internalRequest(
+      link,
+      'tools/call',
+      { name: 'session_status', arguments: {} },
+      internalStatusWaitMs,
+    );
+    const result = (answer as { result?: unknown }).result;
+    if (this.#child !== link || !this.observeReport(link, result)) return undefined;
+    return readSessionReport(result);
+  }
+
+  /** Answers a request the proxy handles itself (error, else result), once. */
+  private answerLocal(
+    key: string,
+    error: { code: number; message: string } | undefined,
+    result?: Record<string, unknown>,
+  ): void {
+    const id = this.#local.get(key);
+    if (id === undefined) return;
+    this.#local.delete(key);
+    this.upstream(error ? { jsonrpc: '2.0', id, error } : ({ jsonrpc: '2.0', id, result } as JsonRpcMessage));
   }
 
   private send(pending: Pending, link: ChildLink): void {
@@ -551,9 +889,11 @@ export class McpProxy {
     result: unknown,
     error: { code: number; message: string; data?: unknown } | undefined,
   ): void {
-    if (this.#pending.get(String(pending.upstreamId)) !== pending) return;
-    this.#pending.delete(String(pending.upstreamId));
+    const key = requestKey(pending.upstreamId);
+    if (this.#pending.get(key) !== pending) return;
+    this.#pending.delete(key);
     pending.timer?.cancel();
+    pending.fallback?.cancel();
     this.upstream(
       error
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }

@@ -297,4 +297,30 @@ describe(RejoinTargetTracker, () => {
       expect(rejoinNotebookEnvironmentVariable).toBe('NTERACT_MCP_REJOIN_NOTEBOOK');
     });
   });
+  describe('session reports (the child says what to rejoin)', () => {
+    it('takes the target from a report and clears it on a null target', () => {
+      const tracker = new RejoinTargetTracker();
+      expect(tracker.targetSource()).toBeUndefined();
+      tracker.observeSessionReport({ target: '/w/a.ipynb', notebookId: uuid });
+      expect(tracker.current()).toBe('/w/a.ipynb');
+      expect(tracker.targetSource()).toBe('report');
+      tracker.observeSessionReport({ target: null });
+      expect(tracker.current()).toBeUndefined();
+      expect(tracker.childEnvironment({ restart: true })).not.toHaveProperty(rejoinNotebookEnvironmentVariable);
+    });
+
+    it('keeps the notebook id of a reported target, so a later text-rule save can move it', () => {
+      const tracker = new RejoinTargetTracker();
+      tracker.observeSessionReport({ target: uuid, notebookId: uuid });
+      tracker.observeToolResult('save_notebook', {}, json({ notebook_id: uuid, path: '/w/saved.ipynb' }));
+      expect(tracker.current()).toBe('/w/saved.ipynb');
+      expect(tracker.targetSource()).toBe('tool-text');
+    });
+
+    it('drops credentials from a reported hosted URL', () => {
+      const tracker = new RejoinTargetTracker();
+      tracker.observeSessionReport({ target: 'https://user:pw@hub.example/lab/tree/a.ipynb?token=s3cret' });
+      expect(tracker.current()).toBe('https://hub.example/lab/tree/a.ipynb');
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { formatPeerLabel } from '../child-server/format-peer-label.js';
+import type { SessionReport } from '../contract/session-report.js';
 import { type ClientIdentity, readClientIdentity } from '../contributions/protocol-admission.js';
 
 /** The variable a restarted child reads its rejoin target from (a path, a UUID or a hosted URL). */
@@ -16,9 +17,17 @@ export interface RejoinTargetTrackerOptions {
   readonly agentSession?: string;
 }
 
+/** Where the current target came from: the child's session report, or the text of a tool result. */
+export type RejoinTargetSource = 'report' | 'tool-text';
+
 /**
  * The proxy's one preferred restart target: what it seeds as `NTERACT_MCP_REJOIN_NOTEBOOK` when it
- * starts a new child, learned from the tool results it forwards. Rules:
+ * starts a new child, learned from the tool results it forwards.
+ *
+ * A child that sends session reports (`_meta['nteract/session']`, see `session-report.ts`) is
+ * believed as it is: {@link observeSessionReport} takes the report's target (`null` clears it).
+ * The text rules below are the fallback for a child that sends no report
+ * ({@link observeToolResult}); the proxy decides which one applies to a result.
  *
  * - A successful (`isError` not `true`) `connect_notebook` / `open_notebook` / `create_notebook`
  *   sets it, from the child's JSON text result: a hosted notebook's URL (result `url`, else the
@@ -47,6 +56,7 @@ export class RejoinTargetTracker {
   /** The daemon notebook id the target was learned with, when known (for save/disconnect matching). */
   #targetNotebookId: string | undefined;
   #client: ClientIdentity | undefined;
+  #source: RejoinTargetSource | undefined;
 
   public constructor(options: RejoinTargetTrackerOptions = {}) {
     this.#agentSession = options.agentSession?.trim() || randomBytes(4).toString('hex');
@@ -57,7 +67,22 @@ export class RejoinTargetTracker {
     return this.#target;
   }
 
-  /** Updates the target from one forwarded `tools/call` and its result (see the class rules). */
+  /** Where {@link current} came from; `undefined` while nothing set it. */
+  public targetSource(): RejoinTargetSource | undefined {
+    return this.#source;
+  }
+
+  /**
+   * Takes the target from a child's session report: its `target` (`null` clears), with its
+   * `notebookId`. A hosted URL loses any credentials (user info, `token`) even if the child left
+   * them in, so they never reach a child environment or `session_status`.
+   */
+  public observeSessionReport(report: SessionReport): void {
+    const target = report.target === null ? undefined : (hostedIdentity(report.target) ?? report.target.trim());
+    this.#set(target, target === undefined ? undefined : report.notebookId, 'report');
+  }
+
+  /** Updates the target from one forwarded `tools/call` and its result (the text rules of the class). */
   public observeToolResult(toolName: string, args: unknown, result: unknown): void {
     if (!isRecord(result) || result.isError === true) return;
     const argumentsRecord = isRecord(args) ? args : {};
@@ -105,7 +130,7 @@ export class RejoinTargetTracker {
 
   #observeActivation(args: Record<string, unknown>, result: Record<string, unknown>): void {
     const chosen = activatedTarget(args, firstJsonObject(result));
-    if (chosen) this.#set(chosen.target, chosen.notebookId);
+    if (chosen) this.#set(chosen.target, chosen.notebookId, 'tool-text');
   }
 
   #observeSave(result: Record<string, unknown>): void {
@@ -114,7 +139,8 @@ export class RejoinTargetTracker {
     const savedId = nonEmptyString(reply?.notebook_id);
     if (savedPath === undefined || savedId === undefined || this.#target === undefined) return;
     if (hostedIdentity(this.#target) !== undefined) return;
-    if (sameId(this.#target, savedId) || sameId(this.#targetNotebookId, savedId)) this.#set(savedPath, savedId);
+    if (sameId(this.#target, savedId) || sameId(this.#targetNotebookId, savedId))
+      this.#set(savedPath, savedId, 'tool-text');
   }
 
   #observeDisconnect(args: Record<string, unknown>, result: Record<string, unknown>): void {
@@ -126,12 +152,13 @@ export class RejoinTargetTracker {
       requested === null ||
       reply.startsWith('Disconnected active session') ||
       (typeof requested === 'string' && (sameId(this.#target, requested) || sameId(this.#targetNotebookId, requested)));
-    if (activeReleased) this.#set(undefined, undefined);
+    if (activeReleased) this.#set(undefined, undefined, 'tool-text');
   }
 
-  #set(target: string | undefined, notebookId: string | undefined): void {
+  #set(target: string | undefined, notebookId: string | undefined, source: RejoinTargetSource): void {
     this.#target = target;
     this.#targetNotebookId = notebookId;
+    this.#source = source;
   }
 }
 

@@ -246,8 +246,20 @@ describe(ToolListCache, () => {
     expect(reconnectTool.description).toMatch(/not the daemon/);
   });
 
-  it('defaults to ~/.cache/nteract-mcp/tool-cache.json and exports the original incompatibility text', () => {
-    expect(defaultToolCachePath('/home/me')).toBe('/home/me/.cache/nteract-mcp/tool-cache.json');
+  it('lives under $XDG_CACHE_HOME, else ~/.cache (~/Library/Caches on macOS), and exports the original incompatibility text', () => {
+    expect(defaultToolCachePath({ XDG_CACHE_HOME: '/xdg/cache', HOME: '/home/me' }, 'linux')).toBe(
+      '/xdg/cache/nteract-mcp/tool-cache.json',
+    );
+    expect(defaultToolCachePath({ HOME: '/home/me' }, 'linux')).toBe('/home/me/.cache/nteract-mcp/tool-cache.json');
+    expect(defaultToolCachePath({ XDG_CACHE_HOME: 'relative/dir', HOME: '/home/me' }, 'linux')).toBe(
+      '/home/me/.cache/nteract-mcp/tool-cache.json',
+    );
+    expect(defaultToolCachePath({ XDG_CACHE_HOME: '  ', HOME: '/home/me' }, 'linux')).toBe(
+      '/home/me/.cache/nteract-mcp/tool-cache.json',
+    );
+    expect(defaultToolCachePath({ HOME: '/Users/me' }, 'darwin')).toBe(
+      '/Users/me/Library/Caches/nteract-mcp/tool-cache.json',
+    );
     expect(new ToolListCache({ builtInTools }).filePath).toBe(defaultToolCachePath());
     expect(toolListChangedIncompatiblyMessage).toBe(
       'Tool list changed incompatibly after daemon upgrade. The MCP server will exit so your client can reconnect with the updated tools. You may need to reinstall the nteract extension.',
