@@ -4,6 +4,13 @@ export { createChildMcpServer } from './child-server/create-child-mcp-server.js'
 export type { PeerLabelClient } from './child-server/format-peer-label.js';
 export { formatPeerLabel } from './child-server/format-peer-label.js';
 export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
+export {
+  defaultMaxChildMessageBytes,
+  defaultMaxUpstreamMessageBytes,
+  defaultToolResultBudgetBytes,
+  describeMiB,
+  mcpClientBufferBytes,
+} from './contract/mcp-message-limits.js';
 export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';

@@ -54,7 +54,7 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResul
  * - `invalid-request`: JSON, but not a JSON-RPC 2.0 message; -32600 with the id when readable.
  * - `batch`: a JSON array (MCP removed JSON-RPC batching); -32600 with id `null`.
  * - `line-too-long`: the line exceeded the cap; -32600 with the top-level id when it could be
- *   read from the start of the line, else `null`.
+ *   read from the start or the end of the line, else `null`.
  */
 export type JsonRpcFramingFailure = 'parse-error' | 'invalid-request' | 'batch' | 'line-too-long';
 
@@ -89,9 +89,12 @@ const newline = 0x0a;
  *
  * Guarantees: lines are delivered in order; `\n` and `\r\n` both end a line; empty and
  * whitespace-only lines are ignored; bytes split anywhere (even inside a UTF-8 character) are
- * reassembled; a line over the cap yields one error as soon as the cap is passed and the rest of
- * that line is dropped as it arrives, never held in memory (at most `maxLineBytes` plus the
- * current chunk are buffered); the next line is parsed normally.
+ * reassembled; a line over the cap yields one error and the rest of that line is dropped as it
+ * arrives, never held in memory (at most `maxLineBytes` plus the current chunk are buffered, then
+ * only the last 64 KiB of the skipped line); the error comes as soon as the cap is passed when the
+ * start of the line holds its top-level `id`, else when the line ends, with the `id` read from the
+ * end of the line (where the MCP SDK writes the `id` of a response) or `null`; the next line is
+ * parsed normally.
  * Does not guarantee: that a `message` makes sense to MCP (method names and params are not
  * checked), or that an error response is welcome (a broken *response* line also gets one).
  * Pure: no I/O.
@@ -101,7 +104,8 @@ export class JsonRpcLineFramer {
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   #parts: Buffer[] = [];
   #size = 0;
-  #discarding = false;
+  /** Set while the rest of an oversized line is skipped: whether it was reported, and its last bytes. */
+  #skipping: { reported: boolean; tail: Buffer } | undefined;
 
   public constructor(options: JsonRpcLineFramerOptions = {}) {
     const max = options.maxLineBytes ?? defaultMaxJsonRpcLineBytes;
@@ -116,7 +120,7 @@ export class JsonRpcLineFramer {
     return this.#maxLineBytes;
   }
 
-  /** Bytes of an unfinished line held so far (0 while skipping an oversized line). */
+  /** Bytes of an unfinished line held so far (0 while skipping an oversized line, but for its bounded tail). */
   public get pendingBytes(): number {
     return this.#size;
   }
@@ -129,11 +133,19 @@ export class JsonRpcLineFramer {
     while (start < bytes.length) {
       const end = bytes.indexOf(newline, start);
       const piece = bytes.subarray(start, end === -1 ? bytes.length : end);
-      if (this.#discarding) {
-        if (end !== -1) this.#discarding = false;
+      if (this.#skipping) {
+        if (!this.#skipping.reported) this.#skipping.tail = keepTail(this.#skipping.tail, piece);
+        if (end !== -1) {
+          if (!this.#skipping.reported) frames.push(this.#oversized(sniffTail(this.#skipping.tail)));
+          this.#skipping = undefined;
+        }
       } else if (this.#size + piece.length > this.#maxLineBytes) {
-        frames.push(this.#oversized(piece));
-        this.#discarding = end === -1;
+        const headId = sniffTopLevelId(new TextDecoder('utf-8').decode(this.#head(piece)));
+        const tail = keepTail(keepTail(Buffer.alloc(0), ...this.#parts), piece);
+        this.#reset();
+        if (headId !== null) frames.push(this.#oversized(headId));
+        if (end === -1) this.#skipping = { reported: headId !== null, tail };
+        else if (headId === null) frames.push(this.#oversized(sniffTail(tail)));
       } else if (end === -1) {
         if (piece.length > 0) {
           this.#parts.push(Buffer.from(piece));
@@ -156,7 +168,8 @@ export class JsonRpcLineFramer {
     this.#size = 0;
   }
 
-  #oversized(piece: Buffer): JsonRpcFrame {
+  /** The first {@link idSniffBytes} of the line held so far followed by `piece`. */
+  #head(piece: Buffer): Buffer {
     const head: Buffer[] = [];
     let headBytes = 0;
     for (const part of [...this.#parts, piece]) {
@@ -165,8 +178,10 @@ export class JsonRpcLineFramer {
       head.push(slice);
       headBytes += slice.length;
     }
-    this.#reset();
-    const id = sniffTopLevelId(new TextDecoder('utf-8').decode(Buffer.concat(head)));
+    return Buffer.concat(head);
+  }
+
+  #oversized(id: JsonRpcId | null): JsonRpcFrame {
     return errorFrame(
       'line-too-long',
       id,
@@ -271,6 +286,20 @@ function refuse(reason: 'invalid-request' | 'batch', id: JsonRpcId | null, detai
 
 function errorFrame(reason: JsonRpcFramingFailure, id: JsonRpcId | null, code: number, message: string): JsonRpcFrame {
   return { kind: 'error', reason, response: { jsonrpc: '2.0', id, error: { code, message } } };
+}
+
+/** `into` followed by `parts`, cut to its last {@link idSniffBytes}. */
+function keepTail(into: Buffer, ...parts: Buffer[]): Buffer {
+  let tail = into;
+  for (const part of parts) {
+    const joined = Buffer.concat([tail, part.subarray(Math.max(0, part.length - idSniffBytes))]);
+    tail = Buffer.from(joined.subarray(Math.max(0, joined.length - idSniffBytes)));
+  }
+  return tail;
+}
+
+function sniffTail(tail: Buffer): JsonRpcId | null {
+  return sniffTrailingId(new TextDecoder('utf-8').decode(tail));
 }
 
 function describeMiB(bytes: number): string {
