@@ -1,17 +1,10 @@
+export type { BoundedMessageTransportOptions } from './child-server/bounded-message-transport.js';
+export { BoundedMessageTransport, messageTooLargeErrorCode } from './child-server/bounded-message-transport.js';
 export { idempotencyMetaKey } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
 export type { PeerLabelClient } from './child-server/format-peer-label.js';
 export { formatPeerLabel } from './child-server/format-peer-label.js';
-export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
-export {
-  defaultMaxChildMessageBytes,
-  defaultMaxUpstreamMessageBytes,
-  defaultToolResultBudgetBytes,
-  describeMiB,
-  mcpClientBufferBytes,
-} from './contract/mcp-message-limits.js';
-export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
@@ -22,6 +15,15 @@ export type { Token } from './container/define-token.js';
 export { defineToken } from './container/define-token.js';
 export type { McpPlugin } from './container/mcp-plugin.js';
 export { definePlugin } from './container/mcp-plugin.js';
+export {
+  defaultMaxChildMessageBytes,
+  defaultMaxUpstreamMessageBytes,
+  defaultToolResultBudgetBytes,
+  describeMiB,
+  mcpClientBufferBytes,
+} from './contract/mcp-message-limits.js';
+export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
+export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
