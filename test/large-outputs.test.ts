@@ -196,7 +196,7 @@ describe('large outputs through the shipped proxy (real kernel, auto-started dae
     }
   });
 
-  it('answers get_all_cells over four 5 MB cells in json with what fits and where to go on, never a hang', {
+  it('answers get_all_cells over four 5 MB cells in json with what fits and where to go on, never a hang; takes a 12 MB cell', {
     timeout: 600_000,
   }, async () => {
     const user = freshUser();
@@ -221,6 +221,12 @@ describe('large outputs through the shipped proxy (real kernel, auto-started dae
       start = truncated.next_start;
     }
     expect(seen).toEqual(ids);
+    // A request larger than the SDK's default 10 MiB read buffer reaches the child, and the cell
+    // larger than a result comes back cut, saying so.
+    const huge = json(await session.call('create_cell', { source: 'e'.repeat(12_000_000) }));
+    const cut = json(await session.call('get_cell', { cell_id: String(huge.cell_id) }));
+    expect(String(cut.source).startsWith('eeee')).toBe(true);
+    expect(cut.source).toMatch(/more characters not shown: one tool result is limited to 8 MiB\]$/);
     const rich = await session.call('get_all_cells', { format: 'rich' });
     expect(rich.isError).toBe(false);
     expect(rich.text).toContain('are not shown: one tool result is limited to 8 MiB');

@@ -16,6 +16,7 @@ export { defineToken } from './container/define-token.js';
 export type { McpPlugin } from './container/mcp-plugin.js';
 export { definePlugin } from './container/mcp-plugin.js';
 export {
+  defaultChildInputBufferBytes,
   defaultMaxChildMessageBytes,
   defaultMaxUpstreamMessageBytes,
   defaultToolResultBudgetBytes,

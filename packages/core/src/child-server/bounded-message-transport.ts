@@ -1,6 +1,11 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { defaultMaxChildMessageBytes, describeMiB } from '../contract/mcp-message-limits.js';
+import {
+  defaultChildInputBufferBytes,
+  defaultMaxChildMessageBytes,
+  describeMiB,
+} from '../contract/mcp-message-limits.js';
 import type { Logger } from '../ports/logger.js';
 
 /** JSON-RPC "internal error": the code of the answer that replaces one too large to send. */
@@ -34,6 +39,17 @@ export class BoundedMessageTransport implements Transport {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
     inner.onmessage = (message, extra) => this.onmessage?.(message, extra);
+  }
+
+  /**
+   * The child's transport on this process's stdin/stdout: reads request lines as large as the
+   * proxy forwards (17 MiB, not the SDK's 10 MiB, past which it would close), writes none over the limit.
+   */
+  public static overStdio(options: BoundedMessageTransportOptions = {}): BoundedMessageTransport {
+    return new BoundedMessageTransport(
+      new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: defaultChildInputBufferBytes }),
+      options,
+    );
   }
 
   public get sessionId(): string | undefined {

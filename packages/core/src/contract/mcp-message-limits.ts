@@ -19,6 +19,13 @@ export const defaultMaxUpstreamMessageBytes = mcpClientBufferBytes - 256 * 1024;
 export const defaultMaxChildMessageBytes = mcpClientBufferBytes - 512 * 1024;
 
 /**
+ * The child's stdin buffer: the proxy forwards request lines of up to 16 MiB (its upstream line
+ * cap), so the child reads up to 17 MiB instead of the SDK's default 10 MiB, which would close its
+ * transport on a large request (say, a cell source of 12 MB).
+ */
+export const defaultChildInputBufferBytes = 17 * 1024 * 1024;
+
+/**
  * The size a tool result aims to stay under, measured as its serialized JSON (8 MiB): the tools
  * cut what does not fit and say so, well before the child's hard limit.
  */
