@@ -101,11 +101,9 @@ export class RuntimedFrameDecoder {
   /** Set while a message over the cap is being skipped: its first and last bytes. */
   #skipping: { head: Buffer; tail: Buffer } | undefined;
 
-  /** `limits` as a number is the frame cap (and the message cap when it is smaller than the default). */
-  public constructor(limits: RuntimedDecoderLimits | number = {}) {
-    const given = typeof limits === 'number' ? { maxFrameBytes: limits } : limits;
-    this.#maxFrameBytes = given.maxFrameBytes ?? defaultMaxFrameBytes;
-    this.#maxMessageBytes = given.maxMessageBytes ?? Math.max(defaultMaxMessageBytes, this.#maxFrameBytes);
+  public constructor(limits: RuntimedDecoderLimits = {}) {
+    this.#maxFrameBytes = limits.maxFrameBytes ?? defaultMaxFrameBytes;
+    this.#maxMessageBytes = limits.maxMessageBytes ?? defaultMaxMessageBytes;
   }
 
   /** Changes the message cap for the messages still to come (e.g. after the handshake). */
