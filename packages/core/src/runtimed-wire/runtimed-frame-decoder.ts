@@ -145,8 +145,14 @@ export class RuntimedFrameDecoder {
   #take(body: Buffer, more: boolean): DecodedFrame | undefined {
     const total = this.#size + body.length;
     if (this.#skipping === undefined && total > this.#maxMessageBytes) {
-      const start = Buffer.concat([...this.#parts, body.subarray(0, idSniffBytes)]);
-      this.#skipping = { head: Buffer.from(start.subarray(0, idSniffBytes)), tail: Buffer.alloc(0) };
+      const head: Buffer[] = [];
+      let headBytes = 0;
+      for (const part of [...this.#parts, body]) {
+        if (headBytes >= idSniffBytes) break;
+        head.push(Buffer.from(part.subarray(0, idSniffBytes - headBytes)));
+        headBytes += Math.min(part.length, idSniffBytes - headBytes);
+      }
+      this.#skipping = { head: Buffer.concat(head), tail: Buffer.alloc(0) };
       this.#parts = [];
     }
     this.#size = total;
