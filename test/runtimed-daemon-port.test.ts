@@ -12,6 +12,7 @@ import {
   type NotebookHandle,
   type NotebookHandleCloseReason,
 } from '@nteract-mcp/core';
+import { runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
 import { createTestContainer, ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
 import { startTestDaemon, type TestDaemon } from '@nteract-mcp/daemon/testing';
 import { createLocalDaemonPlugin, type LocalDaemonOptions } from '@nteract-mcp/plugin-local-daemon';
@@ -109,7 +110,7 @@ describe('RuntimedDaemonPort: identity', () => {
     expect(first.info.incarnation.pid).toBe(daemon.process.pid);
     expect(first.info.incarnation.equals(second.info.incarnation)).toBe(true);
     expect(first.info.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(first.info.protocolVersion).toBe(1);
+    expect(first.info.protocolVersion).toBe(runtimedProtocolVersion);
   });
 
   it('answers absent when no daemon runs, and after a crash left its socket behind', async () => {

@@ -1,3 +1,5 @@
+export type { BoundedMessageTransportOptions } from './child-server/bounded-message-transport.js';
+export { BoundedMessageTransport, messageTooLargeErrorCode } from './child-server/bounded-message-transport.js';
 export { idempotencyMetaKey } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
@@ -13,6 +15,14 @@ export type { Token } from './container/define-token.js';
 export { defineToken } from './container/define-token.js';
 export type { McpPlugin } from './container/mcp-plugin.js';
 export { definePlugin } from './container/mcp-plugin.js';
+export {
+  defaultChildInputBufferBytes,
+  defaultMaxChildMessageBytes,
+  defaultMaxUpstreamMessageBytes,
+  defaultToolResultBudgetBytes,
+  describeMiB,
+  mcpClientBufferBytes,
+} from './contract/mcp-message-limits.js';
 export type { RejoinReport, RejoinReportOutcome, SessionReport } from './contract/session-report.js';
 export { readSessionReport, sessionReportMetaKey, withSessionReport } from './contract/session-report.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';

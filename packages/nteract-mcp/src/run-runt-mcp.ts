@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
+  BoundedMessageTransport,
   type ChildMcpServer,
   CoreError,
   createChildMcpServer,
@@ -78,7 +78,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     agentSession: env.NTERACT_MCP_AGENT_SESSION?.trim() || undefined,
   });
   const handoffTarget = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
-  const transport = new StdioServerTransport();
+  const transport = BoundedMessageTransport.overStdio({ logger });
   const loop = container.get(DaemonWatchLoop);
 
   return new Promise<number>((resolve) => {

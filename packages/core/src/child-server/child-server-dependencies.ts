@@ -18,6 +18,8 @@ export interface ChildServerDependencies {
   readonly executions: ExecutionStore;
   /** Relative paths and the default working directory resolve against it. */
   readonly cwd: string;
+  /** The serialized size no tool result exceeds; tools that list many cells stop at it. */
+  readonly resultBudgetBytes: number;
   /** The peer label as of now (it changes once the client has named itself). */
   peerLabel(): string;
 }

@@ -1,6 +1,8 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { defaultToolResultBudgetBytes } from '../contract/mcp-message-limits.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+import { fitToolResult } from './tool-result-budget.js';
 
 /**
  * The `_meta` key of a `tools/call` request that carries its idempotency key. The proxy stamps it
@@ -69,8 +71,14 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
 /** The tools a server advertises and dispatches, by name. */
 export class ChildToolRegistry {
   readonly #tools = new Map<string, RegisteredChildTool>();
+  readonly #resultBudgetBytes: number;
 
-  public constructor(tools: readonly RegisteredChildTool[] = []) {
+  /** `resultBudgetBytes`: the serialized size no result exceeds (default 8 MiB); see {@link fitToolResult}. */
+  public constructor(
+    tools: readonly RegisteredChildTool[] = [],
+    options: { readonly resultBudgetBytes?: number } = {},
+  ) {
+    this.#resultBudgetBytes = options.resultBudgetBytes ?? defaultToolResultBudgetBytes;
     for (const tool of tools) this.register(tool);
   }
 
@@ -89,13 +97,13 @@ export class ChildToolRegistry {
   /**
    * Runs a tool. Unknown tool or invalid arguments ⇒ throws invalid params (a JSON-RPC error); a
    * failure inside the tool ⇒ a result with `isError: true` and one text item; a JSON-RPC error a
-   * tool throws on purpose is rethrown.
+   * tool throws on purpose is rethrown. A result over the budget is cut to fit, saying so.
    */
   public async call(name: string, args: unknown, context: ToolCallContext): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
     if (!tool) throw new InvalidParamsError(`Unknown tool: ${name}`);
     try {
-      return await tool.call(args, context);
+      return fitToolResult(await tool.call(args, context), this.#resultBudgetBytes);
     } catch (error) {
       const failure = toToolFailure(error);
       if (failure instanceof ToolError) return errorResult(failure.message);

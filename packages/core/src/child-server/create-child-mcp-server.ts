@@ -9,6 +9,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
+import { defaultToolResultBudgetBytes } from '../contract/mcp-message-limits.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
@@ -33,6 +34,8 @@ export interface ChildServerOptions {
   readonly cwd: string;
   /** The `<session>` of the peer label's `agent:<slug>:<session>` suffix; random 8 hex digits when absent. */
   readonly agentSession?: string;
+  /** The serialized size no tool result exceeds (default 8 MiB, under the client's 10 MiB buffer). */
+  readonly resultBudgetBytes?: number;
 }
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
@@ -89,9 +92,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     logger,
     executions: new ExecutionStore(),
     cwd: options.cwd,
+    resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
   };
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...createNotebookTools(deps)]);
+  const registry = new ChildToolRegistry([...createSessionTools(deps), ...createNotebookTools(deps)], {
+    resultBudgetBytes: deps.resultBudgetBytes,
+  });
   const resources = new NotebookResources(slot);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));

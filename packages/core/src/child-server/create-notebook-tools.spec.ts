@@ -8,6 +8,7 @@ import {
   startChildServerTestHarness,
   toolError,
 } from './start-child-server-test-harness.js';
+import { resultBytes } from './tool-result-budget.js';
 
 describe('notebook tools', () => {
   let harness: ChildServerTestHarness;
@@ -256,5 +257,70 @@ describe('notebook tools', () => {
     const executionId = /get_results\(execution_id="([^"]+)"\)/.exec(text)?.[1];
     expect(executionId).toBeDefined();
     expect(await harness.callJson('get_results', { execution_id: executionId })).toMatchObject({ status: 'done' });
+  });
+
+  describe('with results over the budget', () => {
+    const budget = 200_000;
+
+    async function withLargeCells(sources: readonly string[]): Promise<void> {
+      harness = await startChildServerTestHarness({ server: { resultBudgetBytes: budget } });
+      await harness.callJson('create_notebook');
+      for (const source of sources) await harness.callJson('create_cell', { source, and_run: true });
+    }
+
+    it("lists in 'json' the cells that fit, says which were cut and where to start next", async () => {
+      await withLargeCells(['a', 'b', 'c', 'd', 'e'].map((letter) => letter.repeat(40_000)));
+      const result = await harness.call('get_all_cells', { format: 'json' });
+      expect(resultBytes(result)).toBeLessThanOrEqual(budget);
+      const first = JSON.parse(resultText(result));
+      expect(first.total_cells).toBe(5);
+      expect(first.truncated).toEqual({
+        shown_cells: 4,
+        next_start: 4,
+        note: 'Cut to fit the 0.19 MiB limit of one tool result: cells 4–4 are not shown. Read them with get_all_cells(format="json", start=4), or one at a time with get_cell(cell_id=...).',
+      });
+      expect(first.cells.map((cell: { source: string }) => cell.source)).toEqual(
+        ['a', 'b', 'c', 'd'].map((letter) => letter.repeat(40_000)),
+      );
+      const rest = await harness.callJson('get_all_cells', { format: 'json', start: first.truncated.next_start });
+      expect(rest.truncated).toBeUndefined();
+      expect((rest.cells as { source: string }[]).map((cell) => cell.source)).toEqual(['e'.repeat(40_000)]);
+    });
+
+    it("stops 'rich' text at the budget with a last line that says how to read the rest", async () => {
+      await withLargeCells(['a', 'b', 'c', 'd', 'e'].map((letter) => letter.repeat(40_000)));
+      const result = await harness.call('get_all_cells', { format: 'rich' });
+      expect(resultBytes(result)).toBeLessThanOrEqual(budget);
+      const text = resultText(result);
+      expect(text).toContain('d'.repeat(40_000));
+      expect(text).not.toContain('e'.repeat(100));
+      expect(text.split('\n').at(-1)).toBe(
+        '── … cells 4–4 are not shown: one tool result is limited to 0.19 MiB. Read them with get_all_cells(format="rich", start=4), or one at a time with get_cell(cell_id=...).',
+      );
+    });
+
+    it('cuts one cell larger than the budget, in json and with full_output, and marks each cut', async () => {
+      await withLargeCells(['x'.repeat(250_000)]);
+      const marker = /\n… \[\d+ more characters not shown: one tool result is limited to 0\.19 MiB\]$/;
+      const full = await harness.call('get_cell', { cell_id: 'cell-1', full_output: true });
+      expect(resultBytes(full)).toBeLessThanOrEqual(budget);
+      const cell = JSON.parse(resultText(full));
+      expect(cell.cell_id).toBe('cell-1');
+      expect(cell.outputs[0].text).toMatch(marker);
+      expect(cell.source.startsWith('x'.repeat(1000))).toBe(true);
+      expect(cell.source).toMatch(marker);
+      const listed = await harness.call('get_all_cells', { format: 'json' });
+      expect(resultBytes(listed)).toBeLessThanOrEqual(budget);
+      const [only] = JSON.parse(resultText(listed)).cells;
+      expect(only.source).toMatch(marker);
+      expect(only.outputs[0].text).toContain('pass full_output=true');
+      const executed = await harness.callJson('execute_cell', { cell_id: 'cell-1' });
+      const results = await harness.call('get_results', { execution_id: executed.execution_id, full_output: true });
+      expect(resultBytes(results)).toBeLessThanOrEqual(budget);
+      const record = JSON.parse(resultText(results));
+      expect(record.status).toBe('done');
+      expect(record.outputs[0].text.startsWith(`out: ${'x'.repeat(1000)}`)).toBe(true);
+      expect(record.outputs[0].text).toMatch(marker);
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeMiB } from '../contract/mcp-message-limits.js';
 import { CoreError } from '../errors/core-error.js';
 import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
@@ -12,9 +13,10 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
-import { renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
+import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
 import { InvalidParamsError, ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
+import { countThatFit, escapedBytes } from './tool-result-budget.js';
 
 /** Seconds a single execution is waited for unless `timeout_secs` says otherwise. */
 export const defaultExecuteTimeoutSecs = 30;
@@ -123,16 +125,35 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         case 'summary':
           return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
         case 'rich':
-          return textResult(renderCellsRich(cells, { start, count, includeOutputs, fullOutput: false }));
+          return textResult(
+            renderCellsRich(cells, {
+              start,
+              count,
+              includeOutputs,
+              fullOutput: false,
+              budgetBytes: deps.resultBudgetBytes,
+            }),
+          );
         case 'json': {
           const first = start ?? 0;
-          const window = cells.slice(first, count === undefined ? undefined : first + count);
+          const window = cells
+            .slice(first, count === undefined ? undefined : first + count)
+            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, fullOutput: false }));
+          const shown = countThatFit(window, jsonCellCost, deps.resultBudgetBytes * 0.97 - 4096);
+          const next = first + shown;
           return jsonResult({
             notebook_id: access.handle.notebookId,
             total_cells: cells.length,
-            cells: window.map((cell, offset) =>
-              renderCell(cell, { index: first + offset, includeOutputs, fullOutput: false }),
-            ),
+            ...(shown < window.length
+              ? {
+                  truncated: {
+                    shown_cells: shown,
+                    next_start: next,
+                    note: `Cut to fit the ${describeMiB(deps.resultBudgetBytes)} limit of one tool result: cells ${next}–${first + window.length - 1} are not shown. Read them with get_all_cells(format="json", start=${next}), or one at a time with get_cell(cell_id=...).`,
+                  },
+                }
+              : {}),
+            cells: window.slice(0, shown),
           });
         }
       }
@@ -419,6 +440,12 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     interruptKernel,
     restartKernel,
   ];
+}
+
+/** What one cell adds to a `get_all_cells` JSON result: its pretty JSON (two levels deep) as escaped text. */
+function jsonCellCost(cell: RenderedCell): number {
+  const text = JSON.stringify(cell, null, 2);
+  return escapedBytes(text) + 8 * (text.split('\n').length + 1);
 }
 
 /** A key for one of several mutations of a call; `undefined` when the call carried none. */

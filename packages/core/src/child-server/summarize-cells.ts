@@ -1,3 +1,4 @@
+import { describeMiB } from '../contract/mcp-message-limits.js';
 import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
 
 /** Characters of one output's text shown unless `full_output` is asked for. */
@@ -90,11 +91,18 @@ export function renderCellsRich(
     readonly count?: number;
     readonly includeOutputs: boolean;
     readonly fullOutput: boolean;
+    /**
+     * When set, the blocks stop before the text (as escaped JSON) would pass it, and a last line
+     * says which cells were left out and how to read them (at least one cell is always shown).
+     */
+    readonly budgetBytes?: number;
   },
 ): string {
   const start = Math.max(0, options.start ?? 0);
   const end = options.count === undefined ? cells.length : Math.min(cells.length, start + Math.max(0, options.count));
   const blocks: string[] = [];
+  const budget = options.budgetBytes === undefined ? undefined : options.budgetBytes * 0.97 - 4096;
+  let used = 0;
   for (let index = start; index < end; index += 1) {
     const cell = cells[index] as NotebookCell;
     const count = cell.cellType === 'code' ? ` [${cell.executionCount ?? ' '}]` : '';
@@ -103,7 +111,15 @@ export function renderCellsRich(
       parts.push('── outputs');
       for (const output of renderOutputs(cell.outputs, options.fullOutput)) parts.push(outputText(output));
     }
-    blocks.push(parts.join('\n'));
+    const block = parts.join('\n');
+    used += Buffer.byteLength(JSON.stringify(block)) + 4;
+    if (budget !== undefined && used > budget && blocks.length > 0) {
+      blocks.push(
+        `── … cells ${index}–${end - 1} are not shown: one tool result is limited to ${describeMiB(options.budgetBytes as number)}. Read them with get_all_cells(format="rich", start=${index}), or one at a time with get_cell(cell_id=...).`,
+      );
+      break;
+    }
+    blocks.push(block);
   }
   return blocks.length > 0 ? blocks.join('\n\n') : '(no cells)';
 }

@@ -21,6 +21,8 @@
  *   without a path); the message says what to change.
  * - `unsafeSocket`: the daemon socket belongs to another user; we refuse to talk to it.
  * - `protocolViolation`: the other end broke the daemon wire protocol (bad preamble, bad frame).
+ * - `messageTooLarge`: a message is over a size limit (a daemon wire message over its cap, an MCP
+ *   message over what the client accepts); the message names the size and the limit.
  * - `noSession`: a notebook tool was called with no active session; the message says how to
  *   reconnect (and why the last session was dropped, when known).
  * - `supersededActivation`: a newer connect/create replaced this one before it finished, or the
@@ -54,6 +56,7 @@ export type CoreErrorKind =
   | 'invalidRequest'
   | 'unsafeSocket'
   | 'protocolViolation'
+  | 'messageTooLarge'
   | 'noSession'
   | 'supersededActivation'
   | 'documentNotReady'

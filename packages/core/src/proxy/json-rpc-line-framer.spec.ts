@@ -122,21 +122,43 @@ describe(JsonRpcLineFramer, () => {
   it('reports an oversized line once, skips it without buffering it, and parses the next line', () => {
     const framer = new JsonRpcLineFramer({ maxLineBytes: 64 });
     const head = '{"jsonrpc":"2.0","method":"tools/call","params":{"id":99,"blob":"';
-    const first = framer.push(head);
-    const [frame] = first;
-    expect(first).toHaveLength(1);
-    expect(errorOf(frame)).toMatchObject({ reason: 'line-too-long', response: { error: { code: -32600 } } });
-    expect(errorOf(frame).response.error.message).toMatch(/too long/);
-    expect(errorOf(frame).response.error.message).toContain('64');
-    // no top-level id before the cap: the nested "id" of params must not be taken
-    expect(errorOf(frame).response.id).toBeNull();
+    // no top-level id before the cap: the error waits for the end of the line, where it may be
+    expect(framer.push(head)).toEqual([]);
     for (let index = 0; index < 100; index += 1) {
       expect(framer.push('x'.repeat(1000))).toEqual([]);
       expect(framer.pendingBytes).toBe(0);
     }
-    expect(framer.push(`"}}\n${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`)).toEqual([
-      { kind: 'message', message: { jsonrpc: '2.0', id: 1, method: 'ping' } },
-    ]);
+    const frames = framer.push(`"}}\n${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`);
+    expect(frames).toHaveLength(2);
+    const [frame] = frames;
+    expect(errorOf(frame)).toMatchObject({ reason: 'line-too-long', response: { error: { code: -32600 } } });
+    expect(errorOf(frame).response.error.message).toMatch(/too long/);
+    expect(errorOf(frame).response.error.message).toContain('64');
+    // the nested "id" of params must not be taken
+    expect(errorOf(frame).response.id).toBeNull();
+    expect(frames[1]).toEqual({ kind: 'message', message: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+  });
+
+  it('finds the id of an oversized response at the end of the line (the MCP SDK writes it last)', () => {
+    const framer = new JsonRpcLineFramer({ maxLineBytes: 1000 });
+    const response = (id: number | string) =>
+      line({
+        result: { content: [{ type: 'text', text: `{"id": 5, "s": "${'y'.repeat(300_000)}"}` }] },
+        jsonrpc: '2.0',
+        id,
+      });
+    const numeric = response(17);
+    const frames: JsonRpcFrame[] = [];
+    for (let offset = 0; offset < numeric.length; offset += 4096)
+      frames.push(...framer.push(numeric.slice(offset, offset + 4096)));
+    expect(frames).toHaveLength(1);
+    expect(errorOf(frames[0])).toMatchObject({ reason: 'line-too-long', response: { id: 17 } });
+    expect(framer.pendingBytes).toBe(0);
+    expect(errorOf(framer.push(response('req-"9"'))[0]).response.id).toBe('req-"9"');
+    // a nested object's id at the end is not the message's
+    const nested = line({ jsonrpc: '2.0', method: 'x', params: { s: 'q'.repeat(2000), id: 3 } });
+    expect(errorOf(framer.push(nested)[0]).response.id).toBeNull();
+    expect(framer.push(line(request))).toEqual([{ kind: 'message', message: request }]);
   });
 
   it('answers an oversized request with its top-level id when the start of the line holds it', () => {

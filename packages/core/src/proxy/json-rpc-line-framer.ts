@@ -1,3 +1,5 @@
+import { sniffTopLevelId, sniffTrailingId } from '../json/sniff-top-level-id.js';
+
 /** Default cap on one newline-delimited JSON-RPC line: 16 MiB. */
 export const defaultMaxJsonRpcLineBytes = 16 * 1024 * 1024;
 
@@ -52,7 +54,7 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResul
  * - `invalid-request`: JSON, but not a JSON-RPC 2.0 message; -32600 with the id when readable.
  * - `batch`: a JSON array (MCP removed JSON-RPC batching); -32600 with id `null`.
  * - `line-too-long`: the line exceeded the cap; -32600 with the top-level id when it could be
- *   read from the start of the line, else `null`.
+ *   read from the start or the end of the line, else `null`.
  */
 export type JsonRpcFramingFailure = 'parse-error' | 'invalid-request' | 'batch' | 'line-too-long';
 
@@ -87,9 +89,12 @@ const newline = 0x0a;
  *
  * Guarantees: lines are delivered in order; `\n` and `\r\n` both end a line; empty and
  * whitespace-only lines are ignored; bytes split anywhere (even inside a UTF-8 character) are
- * reassembled; a line over the cap yields one error as soon as the cap is passed and the rest of
- * that line is dropped as it arrives, never held in memory (at most `maxLineBytes` plus the
- * current chunk are buffered); the next line is parsed normally.
+ * reassembled; a line over the cap yields one error and the rest of that line is dropped as it
+ * arrives, never held in memory (at most `maxLineBytes` plus the current chunk are buffered, then
+ * only the last 64 KiB of the skipped line); the error comes as soon as the cap is passed when the
+ * start of the line holds its top-level `id`, else when the line ends, with the `id` read from the
+ * end of the line (where the MCP SDK writes the `id` of a response) or `null`; the next line is
+ * parsed normally.
  * Does not guarantee: that a `message` makes sense to MCP (method names and params are not
  * checked), or that an error response is welcome (a broken *response* line also gets one).
  * Pure: no I/O.
@@ -99,7 +104,8 @@ export class JsonRpcLineFramer {
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   #parts: Buffer[] = [];
   #size = 0;
-  #discarding = false;
+  /** Set while the rest of an oversized line is skipped: whether it was reported, and its last bytes. */
+  #skipping: { reported: boolean; tail: Buffer } | undefined;
 
   public constructor(options: JsonRpcLineFramerOptions = {}) {
     const max = options.maxLineBytes ?? defaultMaxJsonRpcLineBytes;
@@ -114,7 +120,7 @@ export class JsonRpcLineFramer {
     return this.#maxLineBytes;
   }
 
-  /** Bytes of an unfinished line held so far (0 while skipping an oversized line). */
+  /** Bytes of an unfinished line held so far (0 while skipping an oversized line, but for its bounded tail). */
   public get pendingBytes(): number {
     return this.#size;
   }
@@ -127,11 +133,19 @@ export class JsonRpcLineFramer {
     while (start < bytes.length) {
       const end = bytes.indexOf(newline, start);
       const piece = bytes.subarray(start, end === -1 ? bytes.length : end);
-      if (this.#discarding) {
-        if (end !== -1) this.#discarding = false;
+      if (this.#skipping) {
+        if (!this.#skipping.reported) this.#skipping.tail = keepTail(this.#skipping.tail, piece);
+        if (end !== -1) {
+          if (!this.#skipping.reported) frames.push(this.#oversized(sniffTail(this.#skipping.tail)));
+          this.#skipping = undefined;
+        }
       } else if (this.#size + piece.length > this.#maxLineBytes) {
-        frames.push(this.#oversized(piece));
-        this.#discarding = end === -1;
+        const headId = sniffTopLevelId(new TextDecoder('utf-8').decode(this.#head(piece)));
+        const tail = keepTail(keepTail(Buffer.alloc(0), ...this.#parts), piece);
+        this.#reset();
+        if (headId !== null) frames.push(this.#oversized(headId));
+        if (end === -1) this.#skipping = { reported: headId !== null, tail };
+        else if (headId === null) frames.push(this.#oversized(sniffTail(tail)));
       } else if (end === -1) {
         if (piece.length > 0) {
           this.#parts.push(Buffer.from(piece));
@@ -154,7 +168,8 @@ export class JsonRpcLineFramer {
     this.#size = 0;
   }
 
-  #oversized(piece: Buffer): JsonRpcFrame {
+  /** The first {@link idSniffBytes} of the line held so far followed by `piece`. */
+  #head(piece: Buffer): Buffer {
     const head: Buffer[] = [];
     let headBytes = 0;
     for (const part of [...this.#parts, piece]) {
@@ -163,8 +178,10 @@ export class JsonRpcLineFramer {
       head.push(slice);
       headBytes += slice.length;
     }
-    this.#reset();
-    const id = sniffTopLevelId(new TextDecoder('utf-8').decode(Buffer.concat(head)));
+    return Buffer.concat(head);
+  }
+
+  #oversized(id: JsonRpcId | null): JsonRpcFrame {
     return errorFrame(
       'line-too-long',
       id,
@@ -271,6 +288,20 @@ function errorFrame(reason: JsonRpcFramingFailure, id: JsonRpcId | null, code: n
   return { kind: 'error', reason, response: { jsonrpc: '2.0', id, error: { code, message } } };
 }
 
+/** `into` followed by `parts`, cut to its last {@link idSniffBytes}. */
+function keepTail(into: Buffer, ...parts: Buffer[]): Buffer {
+  let tail = into;
+  for (const part of parts) {
+    const joined = Buffer.concat([tail, part.subarray(Math.max(0, part.length - idSniffBytes))]);
+    tail = Buffer.from(joined.subarray(Math.max(0, joined.length - idSniffBytes)));
+  }
+  return tail;
+}
+
+function sniffTail(tail: Buffer): JsonRpcId | null {
+  return sniffTrailingId(new TextDecoder('utf-8').decode(tail));
+}
+
 function describeMiB(bytes: number): string {
   const mib = bytes / (1024 * 1024);
   return Number.isInteger(mib) ? `, ${mib} MiB` : '';
@@ -282,100 +313,4 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function isJsonRpcId(value: unknown): value is JsonRpcId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
-}
-
-/**
- * The top-level `"id"` of a (possibly truncated) JSON object text, when it is a string or a
- * number that ends before the text does; else `null`. Nested `"id"` keys are skipped, so a
- * tool argument named `id` is never mistaken for the request id.
- */
-function sniffTopLevelId(text: string): JsonRpcId | null {
-  let index = skipWhitespace(text, 0);
-  if (text[index] !== '{') return null;
-  index += 1;
-  for (;;) {
-    index = skipWhitespace(text, index);
-    if (text[index] !== '"') return null;
-    const keyEnd = endOfString(text, index);
-    if (keyEnd === -1) return null;
-    const key = parseJsonFragment(text.slice(index, keyEnd));
-    index = skipWhitespace(text, keyEnd);
-    if (text[index] !== ':') return null;
-    index = skipWhitespace(text, index + 1);
-    if (key === 'id') return readIdValue(text, index);
-    index = endOfValue(text, index);
-    if (index === -1) return null;
-    index = skipWhitespace(text, index);
-    if (text[index] !== ',') return null;
-    index += 1;
-  }
-}
-
-function readIdValue(text: string, index: number): JsonRpcId | null {
-  if (text[index] === '"') {
-    const end = endOfString(text, index);
-    if (end === -1) return null;
-    const value = parseJsonFragment(text.slice(index, end));
-    return typeof value === 'string' ? value : null;
-  }
-  const match = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(index, index + 64));
-  if (!match) return null;
-  const after = text[index + match[0].length];
-  if (after === undefined || !/[\s,}]/.test(after)) return null;
-  const value = Number(match[0]);
-  return Number.isFinite(value) ? value : null;
-}
-
-function parseJsonFragment(fragment: string): unknown {
-  try {
-    return JSON.parse(fragment);
-  } catch {
-    return undefined;
-  }
-}
-
-function skipWhitespace(text: string, index: number): number {
-  let position = index;
-  while (position < text.length && /\s/.test(text[position] as string)) position += 1;
-  return position;
-}
-
-/** Index just past the closing quote of the string starting at `index`, or -1 if it does not end. */
-function endOfString(text: string, index: number): number {
-  let position = index + 1;
-  while (position < text.length) {
-    const char = text[position];
-    if (char === '\\') position += 2;
-    else if (char === '"') return position + 1;
-    else position += 1;
-  }
-  return -1;
-}
-
-/** Index just past the JSON value starting at `index`, or -1 if the text ends first. */
-function endOfValue(text: string, index: number): number {
-  const first = text[index];
-  if (first === '"') return endOfString(text, index);
-  if (first === '{' || first === '[') {
-    let depth = 0;
-    let position = index;
-    while (position < text.length) {
-      const char = text[position];
-      if (char === '"') {
-        position = endOfString(text, position);
-        if (position === -1) return -1;
-        continue;
-      }
-      if (char === '{' || char === '[') depth += 1;
-      else if (char === '}' || char === ']') {
-        depth -= 1;
-        if (depth === 0) return position + 1;
-      }
-      position += 1;
-    }
-    return -1;
-  }
-  let position = index;
-  while (position < text.length && !/[\s,}\]]/.test(text[position] as string)) position += 1;
-  return position < text.length ? position : -1;
 }

@@ -764,3 +764,35 @@ describe(McpProxy, () => {
     });
   });
 });
+
+describe('McpProxy with answers too large to carry', () => {
+  it('answers a call whose reply is over the child line cap, or over the client limit, with an error to its id', async () => {
+    const t = await setup((child, request) => {
+      const name = (request.params as { name: string }).name;
+      const text = (bytes: number) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] });
+      // The MCP SDK writes the id last: {"result":…,"jsonrpc":"2.0","id":N}.
+      if (name === 'create_notebook') {
+        child.writeStdout(`${JSON.stringify({ result: text(17 * 1024 * 1024), jsonrpc: '2.0', id: request.id })}\n`);
+        return undefined;
+      }
+      if (name === 'create_cell') return text(11 * 1024 * 1024);
+      return text(10);
+    });
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    await eventually(() => t.answerTo(2) !== undefined);
+    expect(t.answerTo(2)?.error?.code).toBe(-32000);
+    expect(t.answerTo(2)?.error?.message).toBe(
+      "The answer was too large to deliver: runt-mcp wrote a message over the proxy's 16777216-byte (16 MiB) limit, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs without full_output.",
+    );
+    await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+    await eventually(() => t.answerTo(3) !== undefined);
+    expect(t.answerTo(3)?.error?.code).toBe(-32000);
+    expect(t.answerTo(3)?.error?.message).toMatch(
+      /^The answer was too large to deliver: it is \d+ bytes \(11 MiB\), over the 10223616-byte \(9\.75 MiB\) limit of one message to the MCP client, so it was dropped\./,
+    );
+    await t.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'connect_notebook', arguments: {} } });
+    await eventually(() => t.answerTo(4) !== undefined);
+    expect(t.answerTo(4)?.result?.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }]);
+    expect(t.lines().filter((line) => line.id === 2 || line.id === 3)).toHaveLength(2);
+  });
+});

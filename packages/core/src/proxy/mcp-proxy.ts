@@ -2,11 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { idempotencyMetaKey } from '../child-server/child-tool-registry.js';
+import { defaultMaxUpstreamMessageBytes } from '../contract/mcp-message-limits.js';
 import { readSessionReport, type SessionReport } from '../contract/session-report.js';
 import { CoreError } from '../errors/core-error.js';
 import type { ChildProcessHandle, ChildSpawnSpec } from '../ports/child-process-port.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import { answerTooLargeMessage } from './answer-too-large-message.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import {
   type JsonRpcId,
@@ -65,6 +67,11 @@ export interface McpProxyOptions {
   readonly version: string;
   /** Largest upstream line accepted (default 16 MiB); a longer one gets an error and is skipped. */
   readonly maxLineBytes?: number;
+  /**
+   * Largest line written to the client (default 10 MiB minus 256 KiB, under the MCP SDK's 10 MiB
+   * read buffer); a longer answer is replaced by an error answer to the same id.
+   */
+  readonly maxUpstreamMessageBytes?: number;
   /** How long a request waits for a child that is (re)starting. Default 60 s. */
   readonly childWaitMs?: number;
   /**
@@ -475,7 +482,18 @@ export class McpProxy {
     handle.stdout.on('data', (chunk: Buffer) => {
       for (const frame of framer.push(chunk)) {
         if (frame.kind === 'message') this.fromChild(link, frame.message);
-        else this.#options.logger.warn('the child wrote a line that is not JSON-RPC', { reason: frame.reason });
+        else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
+          // An answer too large to carry: its request gets an error answer instead of silence.
+          this.#options.logger.warn('the child wrote an answer over the line limit', { id: frame.response.id });
+          this.fromChild(link, {
+            jsonrpc: '2.0',
+            id: frame.response.id,
+            error: {
+              code: proxyErrorCode,
+              message: answerTooLargeMessage({ limit: framer.maxLineBytes, stage: 'child' }),
+            },
+          });
+        } else this.#options.logger.warn('the child wrote a line that is not JSON-RPC', { reason: frame.reason });
       }
     });
     handle.stdin.on('error', () => undefined);
@@ -906,8 +924,30 @@ export class McpProxy {
     link.handle.stdin.write(serializeJsonRpcLine(message));
   }
 
+  /**
+   * Writes one message to the client. A line over the client's limit is never written: a response
+   * becomes an error answer to the same id, anything else is dropped and logged.
+   */
   private upstream(message: JsonRpcMessage): void {
     if (!this.#options.output.writable) return;
-    this.#options.output.write(serializeJsonRpcLine(message));
+    const line = serializeJsonRpcLine(message);
+    const limit = this.#options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes;
+    const bytes = line.length * 3 <= limit ? line.length : Buffer.byteLength(line);
+    if (bytes <= limit) {
+      this.#options.output.write(line);
+      return;
+    }
+    if ('method' in message || !('id' in message) || message.id === null) {
+      this.#options.logger.warn('dropped a message to the client over the size limit', { bytes, limit });
+      return;
+    }
+    this.#options.logger.warn('replaced an answer over the client size limit by an error', { bytes, limit });
+    this.#options.output.write(
+      serializeJsonRpcLine({
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: proxyErrorCode, message: answerTooLargeMessage({ bytes, limit, stage: 'client' }) },
+      }),
+    );
   }
 }

@@ -1,7 +1,7 @@
 export type { RuntimedConnectionOptions, RuntimedFrame } from './runtimed-connection.js';
 export { assertSocketIsOurs, coreErrorFromFrame, RuntimedConnection } from './runtimed-connection.js';
-export type { DecodedFrame } from './runtimed-frame-decoder.js';
-export { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
+export type { DecodedFrame, RuntimedDecoderLimits, RuntimedEncodeOptions } from './runtimed-frame-decoder.js';
+export { encodeRuntimedFrame, RuntimedFrameDecoder, sniffMessageId } from './runtimed-frame-decoder.js';
 export type {
   RuntimedErrorCode,
   RuntimedErrorFrame,
@@ -17,7 +17,10 @@ export type {
 } from './runtimed-messages.js';
 export {
   defaultMaxFrameBytes,
+  defaultMaxMessageBytes,
   maxHandshakeFrameBytes,
+  runtimedChunkBytes,
+  runtimedContinuationBit,
   runtimedMagic,
   runtimedPreamble,
   runtimedProtocolVersion,

@@ -96,6 +96,49 @@ describe(RuntimedConnection, () => {
   });
 });
 
+describe('RuntimedConnection with messages larger than a frame', () => {
+  it('sends and receives messages of several MiB whole, as continuation frames both ways', async () => {
+    const seen: number[] = [];
+    const path = await fakeDaemon((frame, reply) => {
+      seen.push(String(frame.payload).length);
+      reply({ type: 'ok', id: frame.id, payload: `${String(frame.payload)}!` });
+    });
+    const { connection } = await RuntimedConnection.open({ socketPath: path, handshake: { channel: 'control' } });
+    cleanups.push(() => connection.close());
+    const payload = 'ü'.repeat(3 * 1024 * 1024);
+    const [answer, small] = await Promise.all([
+      connection.request({ type: 'echo', payload }),
+      connection.request({ type: 'echo', payload: 'tiny' }),
+    ]);
+    expect(answer.payload).toBe(`${payload}!`);
+    expect(small.payload).toBe('tiny!');
+    expect(seen).toEqual([payload.length, 4]);
+  });
+
+  it('refuses to send a request over the message cap, and rejects an answer over it; the connection goes on', async () => {
+    const seen: string[] = [];
+    const path = await fakeDaemon((frame, reply) => {
+      seen.push(String(frame.type));
+      reply({ type: 'ok', id: frame.id, payload: frame.type === 'big' ? 'y'.repeat(300_000) : 'fine' });
+    });
+    const { connection } = await RuntimedConnection.open({
+      socketPath: path,
+      handshake: { channel: 'control' },
+      maxMessageBytes: 200_000,
+    });
+    cleanups.push(() => connection.close());
+    const refused = await connection.request({ type: 'send', payload: 'x'.repeat(250_000) }).catch((error) => error);
+    expect(CoreError.is(refused, 'messageTooLarge')).toBe(true);
+    expect((refused as Error).message).toMatch(/^The message is \d+ bytes, over the 200000-byte limit/);
+    const tooBig = await connection.request({ type: 'big' }).catch((error) => error);
+    expect(CoreError.is(tooBig, 'messageTooLarge')).toBe(true);
+    expect((tooBig as Error).message).toMatch(/^The daemon's answer is \d+ bytes, over the 200000-byte limit/);
+    expect((await connection.request({ type: 'after' })).payload).toBe('fine');
+    expect(seen).toEqual(['big', 'after']);
+    expect(connection.isClosed).toBe(false);
+  });
+});
+
 describe('RuntimedConnection backlog', () => {
   it('keeps frames that arrive right behind the greeting for the first listener', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rconn-'));

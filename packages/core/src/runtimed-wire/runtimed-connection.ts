@@ -4,7 +4,7 @@ import { CoreError, type CoreErrorKind } from '../errors/core-error.js';
 import type { Subscription } from '../ports/notebook-handle.js';
 import { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
 import type { RuntimedErrorFrame, RuntimedHandshake } from './runtimed-messages.js';
-import { defaultMaxFrameBytes, runtimedPreamble } from './runtimed-wire-constants.js';
+import { defaultMaxFrameBytes, defaultMaxMessageBytes, runtimedPreamble } from './runtimed-wire-constants.js';
 
 /** A frame from the daemon, as parsed JSON. */
 export type RuntimedFrame = Readonly<Record<string, unknown>>;
@@ -14,7 +14,14 @@ export interface RuntimedConnectionOptions {
   readonly handshake: RuntimedHandshake;
   /** Time allowed for connecting and the daemon's first answer (default 5 s). */
   readonly timeoutMs?: number;
+  /** Largest frame accepted from the daemon (default 1 MiB); a bigger one closes the connection. */
   readonly maxFrameBytes?: number;
+  /**
+   * Largest message sent or accepted (default 256 MiB). A request over it rejects with
+   * `messageTooLarge` without being sent; an answer over it rejects its request the same way,
+   * and the connection goes on.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 const codeKinds: Readonly<Record<string, CoreErrorKind>> = {
@@ -25,6 +32,7 @@ const codeKinds: Readonly<Record<string, CoreErrorKind>> = {
   unsupported_protocol: 'protocolViolation',
   bad_frame: 'protocolViolation',
   oversized_frame: 'protocolViolation',
+  oversized_message: 'messageTooLarge',
   unknown_channel: 'protocolViolation',
 };
 
@@ -50,12 +58,14 @@ export class RuntimedConnection {
   /** Frames that arrived while nobody listened (e.g. in the same chunk as the greeting); given to the next listener. */
   readonly #backlog: RuntimedFrame[] = [];
   readonly #closeListeners = new Set<(reason: string) => void>();
+  readonly #maxMessageBytes: number;
   #nextId = 1;
   #closedReason: string | undefined;
 
-  private constructor(socket: Socket, decoder: RuntimedFrameDecoder) {
+  private constructor(socket: Socket, decoder: RuntimedFrameDecoder, maxMessageBytes: number) {
     this.#socket = socket;
     this.#decoder = decoder;
+    this.#maxMessageBytes = maxMessageBytes;
   }
 
   /**
@@ -67,9 +77,11 @@ export class RuntimedConnection {
   ): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
     await assertSocketIsOurs(options.socketPath);
     const socket = await connectSocket(options.socketPath, options.timeoutMs ?? 5000);
+    const maxMessageBytes = options.maxMessageBytes ?? defaultMaxMessageBytes;
     const connection = new RuntimedConnection(
       socket,
-      new RuntimedFrameDecoder(options.maxFrameBytes ?? defaultMaxFrameBytes),
+      new RuntimedFrameDecoder({ maxFrameBytes: options.maxFrameBytes ?? defaultMaxFrameBytes, maxMessageBytes }),
+      maxMessageBytes,
     );
     const greeting = connection.firstFrame(options.timeoutMs ?? 5000);
     connection.attach();
@@ -95,9 +107,15 @@ export class RuntimedConnection {
       );
     }
     const id = this.#nextId++;
+    let bytes: Buffer;
+    try {
+      bytes = encodeRuntimedFrame({ ...message, id }, { maxMessageBytes: this.#maxMessageBytes });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#socket.write(encodeRuntimedFrame({ ...message, id }));
+      this.#socket.write(bytes);
     });
   }
 
@@ -153,8 +171,16 @@ export class RuntimedConnection {
   private attach(): void {
     this.#socket.on('data', (chunk: Buffer) => {
       for (const decoded of this.#decoder.push(chunk)) {
+        if (decoded.kind === 'oversized') {
+          this.oversized(decoded.bytes, decoded.limit, decoded.id);
+          continue;
+        }
         if (decoded.kind !== 'frame') {
-          this.finish(decoded.kind === 'oversized' ? `daemon sent a ${decoded.bytes}-byte frame` : decoded.reason);
+          this.finish(
+            decoded.kind === 'frame-too-large'
+              ? `daemon sent a ${decoded.bytes}-byte frame, over the ${decoded.limit}-byte frame limit`
+              : decoded.reason,
+          );
           this.#socket.destroy();
           return;
         }
@@ -163,6 +189,24 @@ export class RuntimedConnection {
     });
     this.#socket.on('close', () => this.finish('daemon closed the connection'));
     this.#socket.on('error', (error) => this.finish(error.message));
+  }
+
+  /**
+   * A message over our cap was skipped: its request (when its id could be read) rejects with
+   * `messageTooLarge`; a skipped broadcast is lost, and the document version gap it leaves makes
+   * the handle's cache stale.
+   */
+  private oversized(bytes: number, limit: number, id: number | undefined): void {
+    const pending = id === undefined ? undefined : this.#pending.get(id);
+    if (!pending || id === undefined) return;
+    this.#pending.delete(id);
+    pending.reject(
+      new CoreError(
+        'messageTooLarge',
+        `The daemon's answer is ${bytes} bytes, over the ${limit}-byte limit of one daemon message`,
+        { code: 'oversized_message' },
+      ),
+    );
   }
 
   private dispatch(frame: RuntimedFrame): void {

@@ -23,6 +23,7 @@ export type RuntimedErrorCode =
   | 'unsupported_protocol'
   | 'bad_frame'
   | 'oversized_frame'
+  | 'oversized_message'
   | 'unknown_channel'
   | 'bad_request'
   | 'unknown_request'

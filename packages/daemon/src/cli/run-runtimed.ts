@@ -79,6 +79,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     }),
     clock: new SystemClock(),
     logger,
+    ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
   });
   const stopped = new Promise<void>((resolve) => server.onStopped(resolve));
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -17,6 +17,8 @@ export interface RuntimedOptions {
   readonly roomSoftCap: number;
   readonly autosaveDebounceMs: number;
   readonly autosaveMaxDelayMs: number;
+  /** Largest wire message sent or accepted (default: the wire contract's 256 MiB). */
+  readonly maxMessageBytes?: number;
 }
 
 export const runtimedUsage = `runtimed: the local notebook daemon of nteract-mcp (rooms, peers, autosave, Jupyter kernels).
@@ -37,6 +39,8 @@ start options:
   --python PATH          Use this interpreter (it must have ipykernel) instead of searching.
   --kernelspec-dir DIR   Look for kernelspecs only in DIR (default: the Jupyter data dirs).
   --log-file PATH        Where a detached daemon logs.
+  --max-message-mib N    Largest message on the wire, e.g. a notebook with its outputs
+                         (default 256; sent as 1 MiB frames). A bigger answer is refused with an error.
 
 tuning (milliseconds unless said; mostly for tests):
   --keep-alive-ms N  --reaper-interval-ms N (300000)  --room-ttl-ms N (86400000)
@@ -53,6 +57,7 @@ const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: numb
   '--room-soft-cap': { key: 'roomSoftCap', scale: 1, max: 100_000 },
   '--autosave-debounce-ms': { key: 'autosaveDebounceMs', scale: 1, max: 3_600_000 },
   '--autosave-max-ms': { key: 'autosaveMaxDelayMs', scale: 1, max: 3_600_000 },
+  '--max-message-mib': { key: 'maxMessageBytes', scale: 1024 * 1024, max: 512 },
 };
 
 const textual: Readonly<Record<string, keyof RuntimedOptions>> = {
@@ -117,6 +122,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
       return { ...(options as unknown as RuntimedOptions), command: 'help' };
     else throw new DaemonError('invalidOption', `Unknown option '${arg}' for 'runtimed ${command}' (runtimed --help).`);
   }
+  if (options.maxMessageBytes === 0) throw new DaemonError('invalidOption', '--max-message-mib must be at least 1');
   if ((options.roomSoftCap as number) < 1) throw new DaemonError('invalidOption', '--room-soft-cap must be at least 1');
   if ((options.reaperIntervalMs as number) < 1)
     throw new DaemonError('invalidOption', '--reaper-interval-ms must be at least 1');

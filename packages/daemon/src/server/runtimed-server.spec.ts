@@ -7,6 +7,7 @@ import {
   encodeRuntimedFrame,
   type RuntimedConnection,
   runtimedPreamble,
+  runtimedProtocolVersion,
   type WireRoomInfo,
 } from '@nteract-mcp/core/runtimed-wire';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -71,7 +72,7 @@ describe('runtimed (real process)', () => {
     const second = await d.control({ type: 'get_daemon_info' });
     expect(second.started_at).toBe(first.started_at);
     expect(second.pid).toBe(first.pid);
-    expect(first).toMatchObject({ version: '0.1.0', protocol_version: 1 });
+    expect(first).toMatchObject({ version: '0.1.0', protocol_version: runtimedProtocolVersion });
     await d.stop();
     const again = await d.restart();
     daemons.push(again);
@@ -327,6 +328,77 @@ describe('runtimed (real process)', () => {
     expect(((await connection.request({ type: 'get_cells' })).cells as { source: string }[])[0]?.source).toBe(
       'still here',
     );
+  });
+
+  it('carries a 20 MB cell in 1 MiB frames both ways, to other peers, and across a save and a restart', async () => {
+    const d = await daemon();
+    const path = join(d.dir, 'large.ipynb');
+    const a = await peer(d, { channel: 'notebook', mode: 'open', path, peer_label: 'a' });
+    const b = await peer(d, { channel: 'notebook', mode: 'open', path, peer_label: 'b' });
+    const seenByB: Record<string, unknown>[] = [];
+    b.connection.onFrame((frame) => seenByB.push(frame));
+    // Every client decoder refuses a frame over 1 MiB, so each answer below proves the daemon split it.
+    const source = `# ${'ü'.repeat(10 * 1024 * 1024)}`;
+    const inserted = await a.connection.request({ type: 'insert_cell', source });
+    expect((inserted.cell as { source: string }).source).toBe(source);
+    const broadcast = await until(
+      async () => seenByB.find((frame) => frame.event === 'cell_inserted'),
+      (frame) => frame !== undefined,
+      'the broadcast of the large cell',
+    );
+    expect((broadcast?.cell as { source?: string } | undefined)?.source).toBe(source);
+    await a.connection.request({ type: 'save', path });
+    await d.stop();
+    const again = await d.restart();
+    daemons.push(again);
+    const reopened = await peer(again, { channel: 'notebook', mode: 'open', path, peer_label: 'c' });
+    expect((reopened.greeting.cells as { source: string }[]).map((cell) => cell.source)).toEqual([source]);
+    const cells = await reopened.connection.request({ type: 'get_cells' });
+    expect((cells.cells as { source: string }[])[0]?.source).toBe(source);
+  }, 120_000);
+
+  it('answers a message over --max-message-mib with oversized_message and keeps the connection', async () => {
+    const d = await daemon([...fast, '--max-message-mib', '1']);
+    const { connection } = await peer(d, {
+      channel: 'notebook',
+      mode: 'open',
+      path: join(d.dir, 'capped.ipynb'),
+      peer_label: 'a',
+    });
+    const refused = await rejection(connection.request({ type: 'insert_cell', source: 'x'.repeat(2 * 1024 * 1024) }));
+    expect(refused.kind).toBe('messageTooLarge');
+    expect(refused.code).toBe('oversized_message');
+    expect(refused.message).toMatch(/^Message of \d+ bytes is over the limit of 1048576$/);
+    await connection.request({ type: 'insert_cell', source: 'y'.repeat(600 * 1024) });
+    await connection.request({ type: 'insert_cell', source: 'z'.repeat(600 * 1024) });
+    const tooBig = await rejection(connection.request({ type: 'get_cells' }));
+    expect(tooBig.kind).toBe('messageTooLarge');
+    expect(tooBig.message).toMatch(
+      /^The answer could not be sent: The message is \d+ bytes, over the 1048576-byte limit of one daemon message$/,
+    );
+    expect((await connection.request({ type: 'get_cell', cell_id: 'nope' }).catch((error) => error)).code).toBe(
+      'cell_not_found',
+    );
+    expect(connection.isClosed).toBe(false);
+  });
+
+  it('refuses a client of another protocol version with a clear unsupported_protocol error', async () => {
+    const d = await daemon();
+    const answer = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const socket = connect(d.socketPath);
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk) => {
+        received = Buffer.concat([received, chunk]);
+      });
+      socket.on('close', () => resolve(JSON.parse(received.subarray(4).toString()) as Record<string, unknown>));
+      socket.on('error', reject);
+      socket.write(Buffer.concat([runtimedPreamble(1), encodeRuntimedFrame({ channel: 'control' })]));
+    });
+    expect(answer).toEqual({
+      type: 'error',
+      code: 'unsupported_protocol',
+      message: `Protocol version 1 is not supported; this daemon (0.1.0) speaks ${runtimedProtocolVersion}. Stop it (runtimed stop) so a matching one can start.`,
+    });
   });
 
   it('keeps its socket 0600 in a 0700 directory and refuses a second daemon', async () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { Clock, Logger } from '@nteract-mcp/core';
+import { type Clock, CoreError, type Logger } from '@nteract-mcp/core';
 import {
   defaultMaxFrameBytes,
+  defaultMaxMessageBytes,
   encodeRuntimedFrame,
   maxHandshakeFrameBytes,
   type RuntimedErrorCode,
@@ -30,7 +31,10 @@ export interface RuntimedServerOptions {
   readonly launcher: KernelLauncher;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Largest frame accepted (default 1 MiB, the chunk size); a bigger one closes the connection. */
   readonly maxFrameBytes?: number;
+  /** Largest message sent or accepted after the handshake (default 256 MiB). */
+  readonly maxMessageBytes?: number;
   readonly handshakeTimeoutMs?: number;
 }
 
@@ -196,7 +200,12 @@ export class RuntimedServer {
   }
 
   private publish(event: WireDaemonEvent): void {
-    for (const socket of this.#subscribers) send(socket, { type: 'event', ...event });
+    for (const socket of this.#subscribers) this.send(socket, { type: 'event', ...event });
+  }
+
+  /** Writes one message; one over the message cap is answered `oversized_message` (or, unanswerable, dropped and logged). */
+  private send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {
+    sendFrame(socket, frame, this.#options.maxMessageBytes ?? defaultMaxMessageBytes, this.#options.logger);
   }
 
   private accept(socket: Socket): void {
@@ -206,7 +215,10 @@ export class RuntimedServer {
     }
     this.#sockets.add(socket);
     socket.on('error', () => undefined);
-    const decoder = new RuntimedFrameDecoder(maxHandshakeFrameBytes);
+    const decoder = new RuntimedFrameDecoder({
+      maxFrameBytes: this.#options.maxFrameBytes ?? defaultMaxFrameBytes,
+      maxMessageBytes: maxHandshakeFrameBytes,
+    });
     let preamble: Buffer | undefined = Buffer.alloc(0);
     let handler: ((frame: Record<string, unknown>) => void) | undefined;
     let cleanup: (() => void) | undefined;
@@ -217,7 +229,7 @@ export class RuntimedServer {
     handshakeTimer.unref();
 
     const fail = (code: RuntimedErrorCode, message: string): void => {
-      send(socket, { type: 'error', code, message });
+      this.send(socket, { type: 'error', code, message });
       socket.end();
       setTimeout(() => socket.destroy(), 100).unref();
     };
@@ -241,7 +253,7 @@ export class RuntimedServer {
         if (version !== runtimedProtocolVersion) {
           fail(
             'unsupported_protocol',
-            `Protocol version ${version} is not supported; this daemon speaks ${runtimedProtocolVersion}`,
+            `Protocol version ${version} is not supported; this daemon (${this.info.version}) speaks ${runtimedProtocolVersion}. Stop it (runtimed stop) so a matching one can start.`,
           );
           return;
         }
@@ -249,8 +261,18 @@ export class RuntimedServer {
         preamble = undefined;
       }
       for (const decoded of decoder.push(data)) {
-        if (decoded.kind === 'oversized') {
+        if (decoded.kind === 'frame-too-large') {
           fail('oversized_frame', `Frame of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`);
+          return;
+        }
+        if (decoded.kind === 'oversized') {
+          const message = `Message of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`;
+          // A request we can name is answered and the connection goes on; anything else ends it.
+          if (handler && decoded.id !== undefined) {
+            this.send(socket, { type: 'error', id: decoded.id, code: 'oversized_message', message });
+            continue;
+          }
+          fail(handler ? 'oversized_message' : 'oversized_frame', message);
           return;
         }
         if (
@@ -268,17 +290,17 @@ export class RuntimedServer {
           continue;
         }
         clearTimeout(handshakeTimer);
-        decoder.setMaxFrameBytes(this.#options.maxFrameBytes ?? defaultMaxFrameBytes);
+        decoder.setMaxMessageBytes(this.#options.maxMessageBytes ?? defaultMaxMessageBytes);
         if (frame.channel === 'control') {
           handler = (request) => this.control(socket, request, fail);
-          send(socket, { type: 'hello', ...this.info });
+          this.send(socket, { type: 'hello', ...this.info });
         } else if (frame.channel === 'notebook') {
           const pending: Record<string, unknown>[] = [];
           handler = (request) => pending.push(request);
           void this.admitNotebook(frame).then(
             ({ admission, peer }) => {
               const { room } = admission;
-              send(socket, {
+              this.send(socket, {
                 type: 'connected',
                 notebook_id: room.notebookId,
                 notebook_path: room.path ?? null,
@@ -292,9 +314,9 @@ export class RuntimedServer {
               });
               const attached: RoomPeer = {
                 ...peer,
-                send: (message) => send(socket, message),
+                send: (message) => this.send(socket, message),
                 disconnect: (why, cause) => {
-                  send(socket, { type: 'room_closed', reason: why, code: cause });
+                  this.send(socket, { type: 'room_closed', reason: why, code: cause });
                   socket.end();
                 },
               };
@@ -366,8 +388,8 @@ export class RuntimedServer {
     const id = acceptRequest(socket, request, notebookRequests, 'notebook', fail);
     if (id === undefined) return;
     admission.room.handle(peer, request).then(
-      (result) => send(socket, { ...result, type: 'ok', id }),
-      (error: unknown) => send(socket, errorFrame(error, id)),
+      (result) => this.send(socket, { ...result, type: 'ok', id }),
+      (error: unknown) => this.send(socket, errorFrame(error, id)),
     );
   }
 
@@ -378,7 +400,7 @@ export class RuntimedServer {
   ): void {
     const id = acceptRequest(socket, request, controlRequests, 'control', fail);
     if (id === undefined) return;
-    const answer = (fields: Record<string, unknown>): void => send(socket, { ...fields, type: 'ok', id });
+    const answer = (fields: Record<string, unknown>): void => this.send(socket, { ...fields, type: 'ok', id });
     switch (request.type) {
       case 'ping':
         answer({ pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
@@ -396,12 +418,15 @@ export class RuntimedServer {
       case 'shutdown_notebook': {
         const notebookId = request.notebook_id;
         if (typeof notebookId !== 'string') {
-          send(socket, errorFrame(new DaemonError('badRequest', "shutdown_notebook needs a string 'notebook_id'"), id));
+          this.send(
+            socket,
+            errorFrame(new DaemonError('badRequest', "shutdown_notebook needs a string 'notebook_id'"), id),
+          );
           return;
         }
         void this.#catalog.shutdownRoom(notebookId).then(
           (found) => answer({ found }),
-          (error: unknown) => send(socket, errorFrame(error, id)),
+          (error: unknown) => this.send(socket, errorFrame(error, id)),
         );
         return;
       }
@@ -444,5 +469,43 @@ function acceptRequest(
 }
 
 function send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {
-  if (!socket.destroyed && socket.writable) socket.write(encodeRuntimedFrame(frame));
+  sendFrame(socket, frame, defaultMaxMessageBytes);
+}
+
+/**
+ * Writes `frame` as one wire message (split into continuation frames when large). When it is over
+ * `maxMessageBytes`, an answer (a frame with an `id`) is replaced by an `oversized_message` error
+ * answer to the same request; a broadcast or event is dropped and logged (the document version
+ * gap makes the peer's cache stale, so it reads again); a greeting becomes an error that ends the
+ * connection.
+ */
+function sendFrame(
+  socket: Socket,
+  frame: Readonly<Record<string, unknown>>,
+  maxMessageBytes: number,
+  logger?: Logger,
+): void {
+  if (socket.destroyed || !socket.writable) return;
+  let bytes: Buffer;
+  try {
+    bytes = encodeRuntimedFrame(frame, { maxMessageBytes });
+  } catch (error) {
+    if (!CoreError.is(error, 'messageTooLarge')) throw error;
+    if (typeof frame.id === 'number') {
+      bytes = encodeRuntimedFrame({
+        type: 'error',
+        id: frame.id,
+        code: 'oversized_message',
+        message: `The answer could not be sent: ${error.message}`,
+      });
+    } else if (frame.type === 'broadcast' || frame.type === 'event') {
+      logger?.warn('dropped a message over the size limit', { type: frame.type, event: frame.event, error });
+      return;
+    } else {
+      // A greeting (e.g. a notebook too large to send): the refusal ends the connection.
+      socket.end(encodeRuntimedFrame({ type: 'error', code: 'oversized_message', message: error.message }));
+      return;
+    }
+  }
+  socket.write(bytes);
 }
