@@ -107,6 +107,20 @@ describe('NotebookRoom kernel lifetime', () => {
     expect(catalog.list().map((info) => info.notebook_id)).toEqual([room.notebookId]);
   });
 
+  it('keeps the kernel for vanishedPeerKeepAliveMs, not keepAliveMs, when the last peer vanished without leaving', async () => {
+    const { room, release } = await catalog.open(join(dir, 'v.ipynb'));
+    release();
+    const crashed = peer('crashed');
+    room.addPeer(crashed);
+    await settle();
+    room.removePeer(crashed.id, 'vanished');
+    clock.advance(4999);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+    expect(room.info().has_kernel).toBe(true);
+    clock.advance(1);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(1);
+  });
+
   it('keeps the same kernel for a peer that rejoins within keep-alive, even one that left again', async () => {
     const { room, release } = await catalog.open(join(dir, 'b.ipynb'));
     release();
