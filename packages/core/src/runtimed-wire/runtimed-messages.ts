@@ -169,6 +169,8 @@ export type WireDaemonEvent =
       readonly notebook_id: string;
       readonly peer_label: string;
       readonly active_peers: number;
+      /** On `peer_left`: whether the peer sent `leave` first or its connection just ended. */
+      readonly departure?: 'left' | 'vanished';
     }
   | { readonly event: 'kernel_status'; readonly notebook_id: string; readonly runtime: WireRuntimeState }
   | { readonly event: 'daemon_shutting_down' };

@@ -61,7 +61,13 @@ export interface RoomPeer {
 
 /** What the room tells the daemon (for `subscribe` streams). */
 export type RoomNotice =
-  | { readonly kind: 'peer_joined' | 'peer_left'; readonly peer: RoomPeer; readonly activePeers: number }
+  | { readonly kind: 'peer_joined'; readonly peer: RoomPeer; readonly activePeers: number }
+  | {
+      readonly kind: 'peer_left';
+      readonly peer: RoomPeer;
+      readonly activePeers: number;
+      readonly departure: PeerDeparture;
+    }
   | { readonly kind: 'runtime'; readonly runtime: WireRuntimeState };
 
 interface ExecutionRecord {
@@ -249,7 +255,7 @@ export class NotebookRoom {
     if (!peer) return;
     this.#peers.delete(peerId);
     this.broadcast({ event: 'peer_left', peer_id: peer.id, peer_label: peer.label, active_peers: this.#peers.size });
-    this.#init.notify({ kind: 'peer_left', peer, activePeers: this.#peers.size });
+    this.#init.notify({ kind: 'peer_left', peer, activePeers: this.#peers.size, departure });
     if (this.#peers.size > 0 || this.#closed) return;
     this.#peerlessSince = this.#init.clock.now();
     const { keepAliveMs, vanishedPeerKeepAliveMs } = this.#init.settings;

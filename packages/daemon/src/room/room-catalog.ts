@@ -341,6 +341,7 @@ export class RoomCatalog {
             notebook_id: notebookId,
             peer_label: notice.peer.label,
             active_peers: notice.activePeers,
+            ...(notice.kind === 'peer_left' ? { departure: notice.departure } : {}),
           });
       },
       onPathBound: (bound, newPath) => this.bindPath(bound, newPath),

@@ -114,7 +114,11 @@ describe('runtimed durability (real process)', () => {
     chmodSync(path, 0o600);
     const { connection } = await open(d, path);
     await connection.request({ type: 'insert_cell', source: 'secret = 1' });
-    await until(() => sourcesOf(path), (sources) => sources[0] === 'secret = 1', 'the autosave');
+    await until(
+      () => sourcesOf(path),
+      (sources) => sources[0] === 'secret = 1',
+      'the autosave',
+    );
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
@@ -123,7 +127,11 @@ describe('runtimed durability (real process)', () => {
     const path = join(d.dir, 'shared.ipynb');
     const { connection } = await open(d, path);
     const made = await connection.request({ type: 'insert_cell', source: 'mine' });
-    await until(() => sourcesOf(path), (sources) => sources.join('|') === 'mine', 'the first autosave');
+    await until(
+      () => sourcesOf(path),
+      (sources) => sources.join('|') === 'mine',
+      'the first autosave',
+    );
     externalAppend(path, 'added in JupyterLab');
     await connection.request({
       type: 'update_cell',
