@@ -35,8 +35,13 @@ async function open(d: TestDaemon, path: string) {
   return opened;
 }
 
-async function until<T>(read: () => T | Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
+async function until<T>(
+  read: () => T | Promise<T>,
+  accept: (value: T) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (accept(value)) return value;
@@ -170,5 +175,93 @@ describe('runtimed durability (real process)', () => {
     expect(listed[0]?.file_conflict).toBe((refused as Error).message);
     await d.stop(); // the final save must not overwrite the file either
     expect(readFileSync(path, 'utf8')).toBe(external);
+  });
+});
+
+describe('runtimed kernel keep-alive: vanished vs clean peers (real ipykernel kernels)', () => {
+  async function openWithKernel(d: TestDaemon, path: string) {
+    const opened = await open(d, path);
+    await until(
+      async () => ((await opened.connection.request({ type: 'get_runtime' })).runtime as { state: string }).state,
+      (state) => state === 'ready',
+      `a kernel for ${path}`,
+    );
+    return opened;
+  }
+
+  async function run(connection: RuntimedConnection, source: string): Promise<string> {
+    const { cell } = (await connection.request({ type: 'insert_cell', source })) as { cell: { id: string } };
+    const started = await connection.request({ type: 'execute_cell', cell_id: cell.id });
+    const done = await until(
+      () => connection.request({ type: 'get_execution', execution_id: started.execution_id }),
+      (execution) => execution.status !== 'queued' && execution.status !== 'running',
+      `execution of ${source}`,
+    );
+    return (done.outputs as { output_type: string; text?: string }[])
+      .filter((output) => output.output_type === 'stream')
+      .map((output) => output.text)
+      .join('');
+  }
+
+  it('keeps a vanished peer’s kernel (and its variables) past the normal keep-alive; a clean leave gets the normal one', {
+    timeout: 180_000,
+  }, async () => {
+    const d = await daemon([
+      '--keep-alive-ms',
+      '300',
+      '--vanished-keep-alive-ms',
+      '15000',
+      '--autosave-debounce-ms',
+      '20',
+      '--autosave-max-ms',
+      '100',
+    ]);
+    const { connection: control } = await d.connect({ channel: 'control' });
+    connections.push(control);
+    const events: RuntimedFrame[] = [];
+    control.onFrame((frame) => events.push(frame));
+    await control.request({ type: 'subscribe' });
+    const stoppedEvents = (notebookId: unknown) =>
+      events.filter(
+        (frame) =>
+          frame.event === 'kernel_status' &&
+          frame.notebook_id === notebookId &&
+          (frame.runtime as { state: string }).state === 'stopped',
+      );
+
+    const crashPath = join(d.dir, 'crashed-child.ipynb');
+    const crashing = await openWithKernel(d, crashPath);
+    await run(crashing.connection, 'x = 41');
+    const leaving = await openWithKernel(d, join(d.dir, 'clean-exit.ipynb'));
+    const crashedId = crashing.greeting.notebook_id;
+    const leftId = leaving.greeting.notebook_id;
+
+    crashing.connection.close(); // the connection ends without `leave`: a crashed child
+    await until(
+      () => events.filter((frame) => frame.event === 'peer_left' && frame.notebook_id === crashedId),
+      (left) => left.length === 1 && left[0]?.departure === 'vanished',
+      'the vanished peer_left',
+    );
+    expect(await leaving.connection.request({ type: 'leave' })).toMatchObject({ left: true });
+    await until(
+      () => stoppedEvents(leftId),
+      (stopped) => stopped.length === 1,
+      'the clean room’s kernel to stop',
+    );
+
+    // The clean keep-alive has run out, the vanished one has not: the restarted child finds its kernel.
+    expect(stoppedEvents(crashedId)).toEqual([]);
+    const rooms = (await d.control({ type: 'list_rooms' })).rooms as WireRoomInfo[];
+    expect(rooms.find((room) => room.notebook_id === crashedId)?.has_kernel).toBe(true);
+    const rejoined = await openWithKernel(d, crashPath);
+    expect(await run(rejoined.connection, 'print(x + 1)')).toBe('42\n');
+
+    // And it does end: vanished again, the kernel stops after the longer keep-alive.
+    rejoined.connection.close();
+    await until(
+      () => stoppedEvents(crashedId),
+      (stopped) => stopped.length === 1,
+      'the vanished room’s kernel to stop',
+    );
   });
 });
