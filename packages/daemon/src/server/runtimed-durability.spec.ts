@@ -262,6 +262,7 @@ describe('runtimed kernel keep-alive: vanished vs clean peers (real ipykernel ke
       () => stoppedEvents(crashedId),
       (stopped) => stopped.length === 1,
       'the vanished room’s kernel to stop',
+      90_000,
     );
   });
 });
