@@ -144,7 +144,7 @@ export class NotebookRoom {
   #fileState: NotebookFileState | undefined;
   /** sha256 of a save of ours under way (its rename is not a change by someone else). */
   #writingSha: string | undefined;
-  #conflict: { readonly copy: string; readonly message: string } | undefined;
+  #conflict: { readonly copy: string; readonly message: string; readonly mode: number } | undefined;
   /** Said once to the next edit: a journal of this room could not be replayed. */
   #notice: string | undefined;
   #watcher: FSWatcher | undefined;
@@ -266,9 +266,14 @@ export class NotebookRoom {
    * A peer opens this room by its path: a file changed by another program is loaded now, also
    * over a conflict (the room's version is safe in the conflict copy), so reconnecting loads the file.
    */
-  public reopenFromDisk(): void {
+  public async reopenFromDisk(): Promise<void> {
+    if (!this.#conflict) {
+      this.checkDisk();
+      return;
+    }
+    // The conflict copy is written first: after the reload the room's version lives only there.
+    await this.#saving;
     if (this.#conflict) this.reloadFromDisk('reopened after a file conflict');
-    else this.checkDisk();
   }
 
   /** Answers one request of a peer. Throws {@link DaemonError} for refusals. */
@@ -576,6 +581,7 @@ export class NotebookRoom {
     const copy = conflictCopyPath(path, this.#init.clock.now());
     this.#conflict = {
       copy,
+      mode: state.mode,
       message: `${path} was changed on disk by another program while this notebook had unsaved edits; the file was left as it is and your version was saved as ${copy}. Reconnect (connect_notebook with the path) to load the file, or save_notebook to overwrite it with your version.`,
     };
     this.#fileState = state;
@@ -583,7 +589,7 @@ export class NotebookRoom {
     this.#saveTimer?.cancel();
     this.#saveTimer = undefined;
     this.#dirty = true;
-    this.#saving = this.#saving.then(() => this.writeNow(state.mode)).catch(() => undefined);
+    this.#saving = this.#saving.then(() => this.writeNow()).catch(() => undefined);
   }
 
   private watchFile(): void {
@@ -817,7 +823,7 @@ export class NotebookRoom {
    * not written over), the conflict copy while in conflict, the untitled store for persisted
    * untitled rooms. Then the journal restarts from what was written.
    */
-  private async writeNow(newFileMode?: number): Promise<void> {
+  private async writeNow(): Promise<void> {
     if (!this.#dirty) return;
     if (this.#conflict === undefined && this.#path !== undefined) {
       this.checkDisk();
@@ -840,7 +846,8 @@ export class NotebookRoom {
     if (toFile) this.#writingSha = hash;
     let state: NotebookFileState;
     try {
-      await writeFileAtomic(target, text, this.#path === undefined ? 0o600 : (newFileMode ?? 0o644));
+      // A new file: the conflict copy takes the notebook's mode; untitled store files are private.
+      await writeFileAtomic(target, text, this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644));
       state = notebookFileState(target, text);
     } catch (error) {
       this.#dirty = true;

@@ -85,7 +85,7 @@ export class RoomCatalog {
       const residentId = this.#byPath.get(path);
       const resident = residentId === undefined ? undefined : this.#rooms.get(residentId);
       if (resident) {
-        resident.reopenFromDisk();
+        await resident.reopenFromDisk();
         return resident;
       }
       const text = await loadOrCreate(path);
@@ -271,16 +271,36 @@ export class RoomCatalog {
    */
   private prepare(notebookId: string, basePath: string, text: string): PreparedDocument {
     const document = NotebookDocument.fromIpynb(text, basePath);
-    const settings = this.init.journal;
-    if (!settings) return { document, journal: undefined, ledger: [], fileState: undefined, replayed: false };
     const fileState = notebookFileState(basePath, text);
-    const base = { path: basePath, size: fileState.size, mtime_ms: fileState.mtimeMs, sha256: fileState.sha256 };
+    const settings = this.init.journal;
+    if (!settings) return { document, journal: undefined, ledger: [], fileState, replayed: false };
     const logger = this.init.logger;
     let unmatchedJournal: string | undefined;
     const setAside = (why: string): void => {
       unmatchedJournal = RoomJournal.setAside(settings.dir, notebookId, this.init.clock.now());
       logger.warn(`set a journal aside: ${why}`, { notebookId, path: basePath, kept: unmatchedJournal });
     };
+    try {
+      return this.replay(settings, notebookId, basePath, text, document, fileState, setAside, () => unmatchedJournal);
+    } catch (error) {
+      // Edits are then made durable by saving each at once (see NotebookRoom).
+      logger.error('cannot use the journal directory; edits are saved at once instead', { notebookId, error });
+      return { document, journal: undefined, ledger: [], fileState, replayed: false, unmatchedJournal };
+    }
+  }
+
+  private replay(
+    settings: JournalSettings,
+    notebookId: string,
+    basePath: string,
+    text: string,
+    document: NotebookDocument,
+    fileState: NotebookFileState,
+    setAside: (why: string) => void,
+    unmatched: () => string | undefined,
+  ): PreparedDocument {
+    const logger = this.init.logger;
+    const base = { path: basePath, size: fileState.size, mtime_ms: fileState.mtimeMs, sha256: fileState.sha256 };
     const contents = RoomJournal.read(settings.dir, notebookId);
     if (contents === 'corrupt') setAside('its header is unreadable');
     else if (contents !== undefined) {
@@ -305,7 +325,7 @@ export class RoomCatalog {
       } else if (RoomJournal.hasEdits(contents)) setAside('the file was changed by another program since');
     }
     const journal = RoomJournal.begin(settings, notebookId, base, []);
-    return { document, journal, ledger: [], fileState, replayed: false, unmatchedJournal };
+    return { document, journal, ledger: [], fileState, replayed: false, unmatchedJournal: unmatched() };
   }
 
   private add(
