@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
@@ -161,6 +161,22 @@ describe('NotebookRoom journal', () => {
   });
 });
 
+describe('NotebookRoom journal bounds', () => {
+  it('saves at once when the journal outgrows its cap, which rotates it back to a header', async () => {
+    const path = join(dir, 'big.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: '' });
+    const cellId = (made.cell as { id: string }).id;
+    const journalFile = RoomJournal.fileOf(join(dir, 'data', 'journal'), room.notebookId);
+    const big = 'y'.repeat(64 * 1024);
+    for (let i = 0; i < 20; i++) await room.handle(p, { type: 'update_cell', cell_id: cellId, source: `${i}${big}` });
+    // The clock never moves: only the cap can have made it save.
+    await vi.waitFor(() => expect(sourcesOf(path)[0]).toMatch(/^\d+y/), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(statSync(journalFile).size).toBeLessThan(1 << 20), { timeout: 10_000, interval: 20 });
+  });
+});
+
 describe('NotebookRoom external changes', () => {
   function rewriteWithExtraCell(path: string, source: string): void {
     const document = NotebookDocument.fromIpynb(readFileSync(path, 'utf8'), path);
@@ -210,6 +226,23 @@ describe('NotebookRoom external changes', () => {
     await room.handle(p, { type: 'save' });
     expect(sourcesOf(path)).toEqual(['unsaved']);
     expect(room.info().file_conflict).toBeUndefined();
+  });
+
+  it('re-checks the file right before an autosave: a change found there is not written over', async () => {
+    const path = join(dir, 's.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    chmodSync(path, 0o640);
+    await room.handle(p, { type: 'insert_cell', source: 'unsaved' });
+    rewriteWithExtraCell(path, 'theirs');
+    const externalText = readFileSync(path, 'utf8');
+    await saved(room);
+    await room.flush();
+    expect(readFileSync(path, 'utf8')).toBe(externalText);
+    const copy = readdirSync(dir).find((name) => name.startsWith('s.nteract-conflict-'));
+    expect(sourcesOf(join(dir, copy ?? 'missing'))).toEqual(['unsaved']);
+    expect(statSync(join(dir, copy ?? 'missing')).mode & 0o777).toBe(0o640);
+    expect(room.fileConflict).toContain(join(dir, copy ?? 'missing'));
   });
 
   it('a reconnect by path loads the file over a conflict', async () => {
