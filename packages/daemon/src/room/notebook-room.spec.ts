@@ -14,6 +14,28 @@ import { RoomCatalog } from './room-catalog.js';
 
 const noKernels: KernelLauncher = { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) };
 
+/** A kernel that prints its code back, with execution count 7. */
+const echoKernels: KernelLauncher = {
+  launch: async () => ({
+    kind: 'started',
+    kernel: {
+      pid: 1,
+      status: 'idle',
+      onStatus: () => ({ dispose: () => undefined }),
+      onExit: () => ({ dispose: () => undefined }),
+      execute: async (code, options) => {
+        const output = { output_type: 'stream', name: 'stdout', text: `${code}\n` };
+        options?.onOutput?.(output, [output]);
+        return { status: 'ok', executionCount: 7, outputs: [output] };
+      },
+      interrupt: async () => undefined,
+      restart: async () => undefined,
+      shutdown: async () => undefined,
+    },
+  }),
+};
+let launcher: KernelLauncher = noKernels;
+
 let dir: string;
 let clock: ManualClock;
 const catalogs: RoomCatalog[] = [];
@@ -33,7 +55,7 @@ async function daemonLife(): Promise<RoomCatalog> {
       roomTtlMs: 10_000,
       roomSoftCap: 8,
     },
-    launcher: noKernels,
+    launcher,
     registry: await NotebookRegistry.load(join(dir, 'data', 'registry.json'), logger),
     untitled: new UntitledStore(join(dir, 'data', 'untitled')),
     journal: { dir: join(dir, 'data', 'journal'), fsync: false, maxBytes: 1 << 20 },
@@ -77,6 +99,7 @@ async function saved(room: NotebookRoom): Promise<void> {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'room-'));
   clock = new ManualClock(Date.UTC(2026, 11, 1));
+  launcher = noKernels;
 });
 
 afterEach(async () => {
@@ -103,6 +126,23 @@ describe('NotebookRoom journal', () => {
     expect(sourcesOf(path)).toEqual(['# note', 'x = 2']);
     const journal = RoomJournal.read(join(dir, 'data', 'journal'), back.room.notebookId);
     expect(typeof journal === 'object' && RoomJournal.hasEdits(journal)).toBe(false);
+  });
+
+  it('brings back the outputs and execution count an execution recorded in the document', async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'x.ipynb');
+    const first = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(first, path, received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'hello' });
+    await room.handle(p, { type: 'execute_cell', cell_id: (made.cell as { id: string }).id });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells()[0]).toMatchObject({
+      execution_count: 7,
+      outputs: [{ output_type: 'stream', text: 'hello\n' }],
+    });
   });
 
   it('still dedupes a request key after the replay', async () => {
