@@ -34,6 +34,14 @@ const echoKernels: KernelLauncher = {
     },
   }),
 };
+/** A kernel whose executions never finish (the daemon dies under them). */
+const stuckKernels: KernelLauncher = {
+  launch: async () => {
+    const launched = await echoKernels.launch(dir);
+    if (launched.kind !== 'started') return launched;
+    return { kind: 'started', kernel: { ...launched.kernel, execute: () => new Promise(() => undefined) } };
+  },
+};
 let launcher: KernelLauncher = noKernels;
 
 let dir: string;
@@ -143,6 +151,27 @@ describe('NotebookRoom journal', () => {
       execution_count: 7,
       outputs: [{ output_type: 'stream', text: 'hello\n' }],
     });
+  });
+
+  it('answers a retried execution that the crash interrupted as aborted, saying why', async () => {
+    launcher = stuckKernels;
+    const path = join(dir, 'stuck.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'while True: pass' });
+    const cellId = (made.cell as { id: string }).id;
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-1' });
+    expect(started.status).toBe('queued');
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    const retried = await back.room.handle(back.peer, {
+      type: 'execute_cell',
+      cell_id: cellId,
+      idempotency_key: 'run-1',
+    });
+    expect(retried).toMatchObject({ execution_id: started.execution_id, status: 'aborted' });
+    const read = await back.room.handle(back.peer, { type: 'get_execution', execution_id: started.execution_id });
+    expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
   });
 
   it('still dedupes a request key after the replay', async () => {

@@ -160,7 +160,7 @@ export class NotebookRoom {
     this.createdAt = init.clock.now();
     this.#peerlessSince = this.createdAt;
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
-    this.#ledger.restore(init.ledger);
+    this.#ledger.restore(init.ledger.map((record) => this.restoredLedgerRecord(record)));
     this.#journal = init.journal;
     this.#fileState = init.fileState;
     if (init.unmatchedJournal !== undefined) {
@@ -639,6 +639,32 @@ export class NotebookRoom {
     } catch (error) {
       this.#init.logger.error('could not rotate the journal', { notebookId: this.notebookId, error });
     }
+  }
+
+  /**
+   * An execution journaled before the daemon stopped never finished in this daemon life: its
+   * ledger entry (a retried `execute_cell`) and `get_execution` answer `aborted`, saying why.
+   */
+  private restoredLedgerRecord(record: LedgerRecord): LedgerRecord {
+    const result = record.result as Record<string, unknown> | null;
+    if (record.operation !== 'execute_cell' || typeof result?.execution_id !== 'string') return record;
+    if (result.status !== 'queued' && result.status !== 'running') return record;
+    const aborted: ExecutionRecord = {
+      executionId: result.execution_id,
+      cellId: String(result.cell_id),
+      status: 'aborted',
+      outputs: [
+        {
+          output_type: 'error',
+          ename: 'DaemonRestarted',
+          evalue: 'The daemon stopped before this execution finished; run the cell again.',
+          traceback: [],
+        },
+      ],
+      executionCount: null,
+    };
+    this.remember(aborted);
+    return { ...record, result: this.describe(aborted) };
   }
 
   private startExecution(cellId: string): Record<string, unknown> {
