@@ -226,5 +226,13 @@ describe('runt-mcp and notebook files changed by other programs (real daemon)', 
     );
     expect(refused.text).toContain('save_notebook to overwrite it');
     expect(readFileSync(path, 'utf8')).toBe(external);
+
+    // Reconnecting loads the file; edits go on from there.
+    const reconnected = await t.call('connect_notebook', { path });
+    expect(reconnected.isError, reconnected.text).toBe(false);
+    const cells = await t.call('get_all_cells', { format: 'json' });
+    expect(cells.text).toContain('git checkout');
+    expect(cells.text).not.toContain('unsaved agent edit');
+    expect((await t.call('create_cell', { source: 'after reconnect' })).isError).toBe(false);
   });
 });
