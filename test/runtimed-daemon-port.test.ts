@@ -449,6 +449,29 @@ describe('RuntimedDaemonPort: losing the daemon', () => {
     expect(reasons).toEqual(['disconnected']);
   }, 30_000);
 
+  it('says leave when we close it, so the daemon tells a clean departure from a vanished peer', async () => {
+    const daemon = await startDaemon();
+    const { port } = portFor(daemon.socketPath);
+    const { connection: control } = await daemon.connect({ channel: 'control' });
+    cleanups.push(() => control.close());
+    const left: Record<string, unknown>[] = [];
+    control.onFrame((frame) => {
+      if (frame.event === 'peer_left') left.push(frame);
+    });
+    await control.request({ type: 'subscribe' });
+    const path = join(daemon.dir, 'leave.ipynb');
+    const handle = await port.openNotebook(path, peer);
+    await handle.close();
+    await vi.waitFor(() => expect(left).toHaveLength(1), waitLong);
+    expect(left[0]).toMatchObject({ notebook_id: handle.notebookId, departure: 'left', active_peers: 0 });
+
+    // A connection that just ends (a crashed child never says leave) is a vanished peer.
+    const raw = await daemon.connect({ channel: 'notebook', mode: 'open', path, peer_label: 'crashing child' });
+    raw.connection.close();
+    await vi.waitFor(() => expect(left).toHaveLength(2), waitLong);
+    expect(left[1]).toMatchObject({ notebook_id: handle.notebookId, departure: 'vanished' });
+  });
+
   it('closes as closed exactly once when we close it', async () => {
     const daemon = await startDaemon();
     const { port } = portFor(daemon.socketPath);

@@ -18,6 +18,9 @@
  *   answer `kernel_info_request` in time; the message carries the tail of its stderr.
  * - `kernelDied`: the kernel process exited without being asked to (`restart()` starts a new one).
  * - `kernelShutdown`: the kernel was shut down on purpose; it cannot be used any more.
+ * - `fileConflict`: the notebook's file was changed by another program while the room had unsaved
+ *   edits; the message says where the room's version was saved and how to go on.
+ * - `notDurable`: an edit was applied but neither the journal nor a save could make it durable.
  */
 export type DaemonErrorKind =
   | 'invalidOption'
@@ -34,7 +37,9 @@ export type DaemonErrorKind =
   | 'kernelUnavailable'
   | 'kernelStartFailed'
   | 'kernelDied'
-  | 'kernelShutdown';
+  | 'kernelShutdown'
+  | 'fileConflict'
+  | 'notDurable';
 
 const daemonErrorBrand: unique symbol = Symbol.for('@nteract-mcp/daemon/DaemonError');
 

@@ -331,8 +331,9 @@ describe(RuntimedNotebookHandle, () => {
     const closing = handle.waitUntilReady();
     const onClose = vi.fn();
     handle.onDidClose(onClose);
+    const rejected = rejection(closing);
     await handle.close();
-    expect((await rejection(closing)).kind).toBe('handleClosed');
+    expect((await rejected).kind).toBe('handleClosed');
     expect(onClose).toHaveBeenCalledExactlyOnceWith('closed');
   });
 });

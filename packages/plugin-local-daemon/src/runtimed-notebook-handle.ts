@@ -34,6 +34,9 @@ import {
   readString,
 } from './runtimed-wire-readers.js';
 
+/** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
+export const leaveTimeoutMs = 1000;
+
 /** What a {@link RuntimedNotebookHandle} needs besides its connection. */
 export interface RuntimedNotebookHandleOptions {
   readonly clock: Clock;
@@ -306,10 +309,25 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return { notebookId: readOptionalString(answer, 'notebook_id', 'save answer') ?? this.notebookId, path: saved };
   }
 
-  /** Closes our connection (our peer leaves the room; other peers are untouched). Idempotent. */
+  /**
+   * Closes our connection (our peer leaves the room; other peers are untouched). Idempotent. Says
+   * `leave` first (waiting at most {@link leaveTimeoutMs}), so the daemon knows this peer went on
+   * purpose and keeps the kernel only for the normal keep-alive; a connection that just drops
+   * counts as a crashed client, for which the daemon keeps the kernel longer.
+   */
   public async close(): Promise<void> {
     if (this.#closedReason !== undefined) return;
     this.finish('closed', 'closed by the client');
+    if (!this.#connection.isClosed) {
+      let timer: Timer | undefined;
+      await Promise.race([
+        this.#connection.request({ type: 'leave' }).catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = this.#clock.setTimer(leaveTimeoutMs, resolve);
+        }),
+      ]);
+      timer?.cancel();
+    }
     this.#connection.close();
   }
 

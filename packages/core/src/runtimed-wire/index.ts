@@ -11,6 +11,7 @@ export type {
   WireDaemonEvent,
   WireDaemonInfo,
   WireNotebookConnected,
+  WireNotebookRequestType,
   WireRoomEvent,
   WireRoomInfo,
   WireRuntimeState,

@@ -17,6 +17,28 @@ export type RuntimedHandshake =
       readonly peer_label: string;
     };
 
+/**
+ * The requests of the `notebook` channel. `leave` is a peer's goodbye before it closes the
+ * connection on purpose (answer `{left: true}`, then the daemon ends the connection): the room then
+ * keeps its kernel for the normal keep-alive. A connection that ends without `leave` is a vanished
+ * peer (a crashed client), for which the kernel is kept longer so the client can come back to it.
+ */
+export type WireNotebookRequestType =
+  | 'get_cells'
+  | 'get_cell'
+  | 'get_runtime'
+  | 'insert_cell'
+  | 'update_cell'
+  | 'delete_cell'
+  | 'move_cell'
+  | 'clear_outputs'
+  | 'execute_cell'
+  | 'get_execution'
+  | 'interrupt'
+  | 'restart_kernel'
+  | 'save'
+  | 'leave';
+
 /** Machine-readable reasons in error frames. */
 export type RuntimedErrorCode =
   | 'bad_preamble'
@@ -35,6 +57,7 @@ export type RuntimedErrorCode =
   | 'runtime_unavailable'
   | 'idempotency_conflict'
   | 'execution_not_found'
+  | 'file_conflict'
   | 'shutting_down'
   | 'internal';
 
@@ -61,6 +84,8 @@ export interface WireRoomInfo {
   readonly kernel_status: string | null;
   readonly ephemeral: boolean;
   readonly notebook_path: string | null;
+  /** Set while the notebook's file was changed by another program under unsaved edits: what to do. */
+  readonly file_conflict?: string;
 }
 
 export interface WireCell {
@@ -145,6 +170,8 @@ export type WireDaemonEvent =
       readonly notebook_id: string;
       readonly peer_label: string;
       readonly active_peers: number;
+      /** On `peer_left`: whether the peer sent `leave` first or its connection just ended. */
+      readonly departure?: 'left' | 'vanished';
     }
   | { readonly event: 'kernel_status'; readonly notebook_id: string; readonly runtime: WireRuntimeState }
   | { readonly event: 'daemon_shutting_down' };

@@ -61,6 +61,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     version: io.env.RUNTIMED_REPORTED_VERSION?.trim() || version,
     settings: {
       keepAliveMs: options.keepAliveMs,
+      vanishedPeerKeepAliveMs: options.vanishedPeerKeepAliveMs,
       autosaveDebounceMs: options.autosaveDebounceMs,
       autosaveMaxDelayMs: options.autosaveMaxDelayMs,
       ledgerCapacity: 1024,
@@ -69,6 +70,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
       roomTtlMs: options.roomTtlMs,
       roomSoftCap: options.roomSoftCap,
     },
+    journal: { fsync: options.journalFsync },
     launcher: new JupyterKernelLauncher({
       logger,
       disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,

@@ -12,6 +12,10 @@ export interface RuntimedOptions {
   readonly python?: string;
   readonly kernelspecDir?: string;
   readonly keepAliveMs: number;
+  /** Kernel lifetime after a last peer whose connection dropped without `leave` (a crashed client). */
+  readonly vanishedPeerKeepAliveMs: number;
+  /** fdatasync the journal after every edit (survives power loss; costs a disk flush per edit). */
+  readonly journalFsync: boolean;
   readonly reaperIntervalMs: number;
   readonly roomTtlMs: number;
   readonly roomSoftCap: number;
@@ -35,6 +39,11 @@ start options:
                          $XDG_RUNTIME_DIR/runt/runtimed.sock, else ~/.cache/runt/runtimed.sock).
   --data-dir DIR         Registry and persisted untitled notebooks (default ~/.local/share/runt).
   --keep-alive-secs N    Kernel lifetime after the last peer leaves (default 30).
+  --vanished-keep-alive-secs N
+                         Kernel lifetime after the last peer's connection dropped without
+                         leaving, e.g. a crashed client that will be restarted (default 180).
+  --journal-fsync        fdatasync the edit journal after every edit (survives power loss too;
+                         without it an acknowledged edit survives a daemon crash).
   --no-kernels           Never start kernels; rooms report their runtime as unavailable.
   --python PATH          Use this interpreter (it must have ipykernel) instead of searching.
   --kernelspec-dir DIR   Look for kernelspecs only in DIR (default: the Jupyter data dirs).
@@ -43,7 +52,7 @@ start options:
                          (default 256; sent as 1 MiB frames). A bigger answer is refused with an error.
 
 tuning (milliseconds unless said; mostly for tests):
-  --keep-alive-ms N  --reaper-interval-ms N (300000)  --room-ttl-ms N (86400000)
+  --keep-alive-ms N  --vanished-keep-alive-ms N  --reaper-interval-ms N (300000)  --room-ttl-ms N (86400000)
   --room-soft-cap N (32 rooms)  --autosave-debounce-ms N (1000)  --autosave-max-ms N (5000)
 
 Other: -h/--help, -V/--version. 'status' exits 3 when no daemon runs.
@@ -52,6 +61,8 @@ Other: -h/--help, -V/--version. 'status' exits 3 when no daemon runs.
 const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: number; max: number }>> = {
   '--keep-alive-secs': { key: 'keepAliveMs', scale: 1000, max: 604_800 },
   '--keep-alive-ms': { key: 'keepAliveMs', scale: 1, max: 604_800_000 },
+  '--vanished-keep-alive-secs': { key: 'vanishedPeerKeepAliveMs', scale: 1000, max: 604_800 },
+  '--vanished-keep-alive-ms': { key: 'vanishedPeerKeepAliveMs', scale: 1, max: 604_800_000 },
   '--reaper-interval-ms': { key: 'reaperIntervalMs', scale: 1, max: 86_400_000 },
   '--room-ttl-ms': { key: 'roomTtlMs', scale: 1, max: 31_536_000_000 },
   '--room-soft-cap': { key: 'roomSoftCap', scale: 1, max: 100_000 },
@@ -76,6 +87,8 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     json: false,
     noKernels: false,
     keepAliveMs: 30_000,
+    vanishedPeerKeepAliveMs: 180_000,
+    journalFsync: false,
     reaperIntervalMs: 300_000,
     roomTtlMs: 86_400_000,
     roomSoftCap: 32,
@@ -107,6 +120,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     };
     if (flag === '--foreground' && command === 'start') options.foreground = true;
     else if (flag === '--no-kernels' && command === 'start') options.noKernels = true;
+    else if (flag === '--journal-fsync' && command === 'start') options.journalFsync = true;
     else if (flag === '--json' && command === 'status') options.json = true;
     else if (flag === '--socket' || (command === 'start' && flag in textual))
       options[textual[flag] as string] = takeValue();

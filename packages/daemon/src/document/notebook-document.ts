@@ -1,9 +1,20 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { WireCell } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError } from '../daemon-error.js';
 
 export type CellKind = WireCell['cell_type'];
 export type NotebookOutput = Readonly<Record<string, unknown>>;
+
+/**
+ * One change to a document, stated by its result (the cell as it is afterwards), so that applying
+ * the same changes to the same base gives the same document: what the room journals and replays.
+ */
+export type DocumentChange =
+  | { readonly op: 'insert'; readonly index: number; readonly cell: WireCell }
+  | { readonly op: 'set'; readonly cell: WireCell }
+  | { readonly op: 'delete'; readonly cell_id: string }
+  | { readonly op: 'move'; readonly cell_id: string; readonly index: number }
+  | { readonly op: 'metadata'; readonly metadata: Readonly<Record<string, unknown>> };
 
 interface MutableCell {
   readonly id: string;
@@ -74,10 +85,12 @@ export class NotebookDocument {
       if (!Array.isArray(outputs) || !outputs.every(isRecord))
         fail(`cell ${index} has outputs that are not a list of objects`);
       const count = cellType === 'code' ? value.execution_count : null;
+      // A cell without a usable id gets one derived from the text, so that every load of the same
+      // file gives the same ids (a journal replayed onto it names cells by id).
       const id =
         typeof value.id === 'string' && cellIdPattern.test(value.id) && !seen.has(value.id)
           ? value.id
-          : document.newCellId(seen);
+          : derivedCellId(text, index, seen);
       seen.add(id);
       document.#cells.push({
         id,
@@ -184,6 +197,53 @@ export class NotebookDocument {
     return toWire(cell);
   }
 
+  /**
+   * Applies a journaled change. Throws `badRequest` for one that does not fit this document (a
+   * replay onto the wrong base); the document is unchanged then.
+   */
+  public apply(change: DocumentChange): void {
+    switch (change.op) {
+      case 'insert': {
+        if (this.#cells.some((cell) => cell.id === change.cell.id))
+          throw new DaemonError('badRequest', `Cannot insert cell ${change.cell.id}: it exists`);
+        this.#cells.splice(clamp(change.index, 0, this.#cells.length), 0, fromWire(change.cell));
+        break;
+      }
+      case 'set': {
+        const { index } = this.find(change.cell.id);
+        this.#cells[index] = fromWire(change.cell);
+        break;
+      }
+      case 'delete':
+        this.#cells.splice(this.find(change.cell_id).index, 1);
+        break;
+      case 'move': {
+        const [cell] = this.#cells.splice(this.find(change.cell_id).index, 1) as [MutableCell];
+        this.#cells.splice(clamp(change.index, 0, this.#cells.length), 0, cell);
+        break;
+      }
+      case 'metadata':
+        this.#metadata = structuredClone({ ...change.metadata });
+        break;
+    }
+    this.#version += 1;
+  }
+
+  /**
+   * Makes this document equal to `other` (a reload from disk) and returns what happened to the
+   * cells, one version each: every current cell deleted, then every cell of `other` inserted. The
+   * notebook metadata is taken over as well, without a version of its own (peers do not track it).
+   */
+  public replaceWith(other: NotebookDocument): DocumentChange[] {
+    const changes: DocumentChange[] = [
+      ...this.#cells.map((cell): DocumentChange => ({ op: 'delete', cell_id: cell.id })),
+      ...other.cells().map((cell, index): DocumentChange => ({ op: 'insert', index, cell })),
+    ];
+    for (const change of changes) this.apply(change);
+    this.#metadata = structuredClone(other.#metadata);
+    return changes;
+  }
+
   private find(cellId: string): { cell: MutableCell; index: number } {
     const index = this.#cells.findIndex((cell) => cell.id === cellId);
     const cell = this.#cells[index];
@@ -207,6 +267,25 @@ function toWire(cell: MutableCell): WireCell {
     outputs: cell.outputs,
     execution_count: cell.executionCount,
     metadata: cell.metadata,
+  };
+}
+
+function derivedCellId(text: string, index: number, taken: ReadonlySet<string>): string {
+  for (let attempt = 0; ; attempt++) {
+    const id = createHash('sha256').update(`${index}:${attempt}:`).update(text).digest('hex').slice(0, 8);
+    if (!taken.has(id)) return id;
+  }
+}
+
+function fromWire(cell: WireCell): MutableCell {
+  const copy = structuredClone(cell) as WireCell;
+  return {
+    id: copy.id,
+    cellType: copy.cell_type,
+    source: copy.source,
+    outputs: [...copy.outputs],
+    executionCount: copy.execution_count,
+    metadata: { ...copy.metadata },
   };
 }
 

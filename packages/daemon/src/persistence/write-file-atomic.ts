@@ -1,18 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
  * Writes `text` so that readers see the old content or the new, never a torn file: a temp file in
  * the same directory, fsync, rename over the target, then fsync of the directory.
+ *
+ * The file stays the user's: when the target exists, the new file gets its permission bits, and
+ * its owner and group when this process may set them (as root, or as the owner choosing one of its
+ * groups); a failed chown is not an error. A new file gets `mode` (less the umask).
  */
 export async function writeFileAtomic(path: string, text: string, mode = 0o644): Promise<void> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
+  const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    const file = await open(temp, 'w', mode);
+    const file = await open(temp, 'wx', existing ? 0o600 : mode);
     try {
+      if (existing) await keepOwnership(file, existing);
       await file.writeFile(text, 'utf8');
       await file.sync();
     } finally {
@@ -33,4 +43,17 @@ export async function writeFileAtomic(path: string, text: string, mode = 0o644):
   } catch {
     // Some file systems cannot fsync a directory; the rename is still atomic there.
   }
+}
+
+async function keepOwnership(
+  file: { chmod(mode: number): Promise<void>; chown(uid: number, gid: number): Promise<void> },
+  existing: Stats,
+): Promise<void> {
+  const uid = process.getuid?.();
+  const gid = process.getgid?.();
+  if (existing.uid !== uid || existing.gid !== gid) {
+    await file.chown(existing.uid, existing.gid).catch(() => undefined);
+  }
+  // After chown: changing the owner may clear set-id bits.
+  await file.chmod(existing.mode & 0o7777);
 }

@@ -1,8 +1,11 @@
 import { DaemonError } from '../daemon-error.js';
+import type { LedgerRecord } from '../persistence/room-journal.js';
 
 interface LedgerEntry {
   readonly operation: string;
   readonly result: Promise<unknown>;
+  /** Set once the result resolved: what the journal keeps. */
+  settled?: { readonly value: unknown };
 }
 
 /**
@@ -35,15 +38,45 @@ export class IdempotencyLedger {
       return previous.result as Promise<T>;
     }
     const result = Promise.resolve().then(apply);
-    this.#entries.set(key, { operation, result });
-    result.catch(() => {
-      if (this.#entries.get(key)?.result === result) this.#entries.delete(key);
-    });
+    const entry: LedgerEntry = { operation, result };
+    this.#entries.set(key, entry);
+    result.then(
+      (value) => {
+        entry.settled = { value };
+      },
+      () => {
+        if (this.#entries.get(key)?.result === result) this.#entries.delete(key);
+      },
+    );
+    this.trim();
+    return result;
+  }
+
+  /** Puts back entries read from a journal (oldest first), as if their requests had just been answered. */
+  public restore(records: readonly LedgerRecord[]): void {
+    for (const record of records) {
+      this.#entries.delete(record.key);
+      this.#entries.set(record.key, {
+        operation: record.operation,
+        result: Promise.resolve(record.result),
+        settled: { value: record.result },
+      });
+    }
+    this.trim();
+  }
+
+  /** The answered entries, oldest first, for a journal header. */
+  public snapshot(): LedgerRecord[] {
+    return [...this.#entries].flatMap(([key, entry]) =>
+      entry.settled ? [{ key, operation: entry.operation, result: entry.settled.value }] : [],
+    );
+  }
+
+  private trim(): void {
     while (this.#entries.size > this.capacity) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);
     }
-    return result;
   }
 
   public get size(): number {

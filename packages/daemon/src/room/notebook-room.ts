@@ -1,9 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { dirname } from 'node:path';
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/core';
 import type { WireCell, WireRoomEvent, WireRoomInfo, WireRuntimeState } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError } from '../daemon-error.js';
-import type { CellKind, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
+import {
+  type CellKind,
+  type DocumentChange,
+  NotebookDocument,
+  type NotebookOutput,
+} from '../document/notebook-document.js';
+import {
+  type NotebookFileState,
+  notebookFileState,
+  readNotebookFileIfChanged,
+} from '../persistence/notebook-file-state.js';
+import {
+  type JournalBase,
+  type JournalSettings,
+  type LedgerRecord,
+  RoomJournal,
+  sha256,
+} from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
@@ -11,8 +29,13 @@ import type { KernelLauncher, RoomKernel } from './kernel-launcher.js';
 
 /** Timings and bounds of a room; all configurable so tests run in milliseconds. */
 export interface RoomSettings {
-  /** How long the kernel outlives the last peer. */
+  /** How long the kernel outlives the last peer when it left cleanly (sent `leave`). */
   readonly keepAliveMs: number;
+  /**
+   * How long the kernel outlives a last peer whose connection dropped without `leave` (a crashed
+   * child): longer than the proxy's restart back-off, so the restarted child finds its kernel.
+   */
+  readonly vanishedPeerKeepAliveMs: number;
   readonly autosaveDebounceMs: number;
   /** A busy notebook is still written at least this often. */
   readonly autosaveMaxDelayMs: number;
@@ -23,6 +46,9 @@ export interface RoomSettings {
 
 /** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
 export type RoomCloseCause = 'daemon_shutdown' | 'notebook_shutdown';
+
+/** How a peer went: with a `leave` request, or its connection just ended. */
+export type PeerDeparture = 'left' | 'vanished';
 
 /** A connection taking part in a room. */
 export interface RoomPeer {
@@ -35,7 +61,13 @@ export interface RoomPeer {
 
 /** What the room tells the daemon (for `subscribe` streams). */
 export type RoomNotice =
-  | { readonly kind: 'peer_joined' | 'peer_left'; readonly peer: RoomPeer; readonly activePeers: number }
+  | { readonly kind: 'peer_joined'; readonly peer: RoomPeer; readonly activePeers: number }
+  | {
+      readonly kind: 'peer_left';
+      readonly peer: RoomPeer;
+      readonly activePeers: number;
+      readonly departure: PeerDeparture;
+    }
   | { readonly kind: 'runtime'; readonly runtime: WireRuntimeState };
 
 interface ExecutionRecord {
@@ -55,6 +87,18 @@ export interface RoomInit {
   readonly settings: RoomSettings;
   readonly launcher: KernelLauncher;
   readonly untitled: UntitledStore;
+  /** Where journals go; `undefined` turns journaling off. */
+  readonly journalSettings: JournalSettings | undefined;
+  /** The room's journal when it already has one (replayed by the catalog). */
+  readonly journal: RoomJournal | undefined;
+  /** Ledger entries replayed from the journal. */
+  readonly ledger: readonly LedgerRecord[];
+  /** What was read from `path` (for noticing changes by other programs). */
+  readonly fileState: NotebookFileState | undefined;
+  /** Journaled edits the file lacks were replayed: save soon. */
+  readonly replayed: boolean;
+  /** A journal that could not be replayed was kept aside here; the agent is told on its first edit. */
+  readonly unmatchedJournal?: string;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly notify: (notice: RoomNotice) => void;
@@ -96,6 +140,15 @@ export class NotebookRoom {
   #dirtySince: number | undefined;
   #saving: Promise<void> = Promise.resolve();
   #closed = false;
+  #journal: RoomJournal | undefined;
+  #fileState: NotebookFileState | undefined;
+  /** sha256 of a save of ours under way (its rename is not a change by someone else). */
+  #writingSha: string | undefined;
+  #conflict: { readonly copy: string; readonly message: string; readonly mode: number } | undefined;
+  /** Said once to the next edit: a journal of this room could not be replayed. */
+  #notice: string | undefined;
+  #watcher: FSWatcher | undefined;
+  #watchTimer: Timer | undefined;
 
   public constructor(init: RoomInit) {
     this.#init = init;
@@ -107,6 +160,14 @@ export class NotebookRoom {
     this.createdAt = init.clock.now();
     this.#peerlessSince = this.createdAt;
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
+    this.#ledger.restore(init.ledger.map((record) => this.restoredLedgerRecord(record)));
+    this.#journal = init.journal;
+    this.#fileState = init.fileState;
+    if (init.unmatchedJournal !== undefined) {
+      this.#notice = `Edits journaled for this notebook before the daemon stopped could not be applied, because ${init.path ?? 'its file'} was changed by another program meanwhile; they were kept in ${init.unmatchedJournal}.`;
+    }
+    this.watchFile();
+    if (init.replayed) this.markDirty();
   }
 
   public get path(): string | undefined {
@@ -146,7 +207,13 @@ export class NotebookRoom {
       kernel_status: this.#runtime.kernel_status,
       ephemeral: this.ephemeral,
       notebook_path: this.#path ?? null,
+      ...(this.#conflict ? { file_conflict: this.#conflict.message } : {}),
     };
+  }
+
+  /** The conflict message while the room's file was changed by another program under unsaved edits. */
+  public get fileConflict(): string | undefined {
+    return this.#conflict?.message;
   }
 
   /** Holds the room against reaping while an admission or reconnect is under way. */
@@ -179,15 +246,34 @@ export class NotebookRoom {
     void this.ensureKernel().catch((error: unknown) => this.#init.logger.warn('kernel start failed', { error }));
   }
 
-  public removePeer(peerId: string): void {
+  /**
+   * A peer is gone. When it was the last, the kernel is kept `keepAliveMs` after a clean `leave`,
+   * `vanishedPeerKeepAliveMs` after a dropped connection.
+   */
+  public removePeer(peerId: string, departure: PeerDeparture): void {
     const peer = this.#peers.get(peerId);
     if (!peer) return;
     this.#peers.delete(peerId);
     this.broadcast({ event: 'peer_left', peer_id: peer.id, peer_label: peer.label, active_peers: this.#peers.size });
-    this.#init.notify({ kind: 'peer_left', peer, activePeers: this.#peers.size });
+    this.#init.notify({ kind: 'peer_left', peer, activePeers: this.#peers.size, departure });
     if (this.#peers.size > 0 || this.#closed) return;
     this.#peerlessSince = this.#init.clock.now();
-    this.scheduleTeardown();
+    const { keepAliveMs, vanishedPeerKeepAliveMs } = this.#init.settings;
+    this.scheduleTeardown(departure === 'left' ? keepAliveMs : vanishedPeerKeepAliveMs);
+  }
+
+  /**
+   * A peer opens this room by its path: a file changed by another program is loaded now, also
+   * over a conflict (the room's version is safe in the conflict copy), so reconnecting loads the file.
+   */
+  public async reopenFromDisk(): Promise<void> {
+    if (!this.#conflict) {
+      this.checkDisk();
+      return;
+    }
+    // The conflict copy is written first: after the reload the room's version lives only there.
+    await this.#saving;
+    if (this.#conflict) this.reloadFromDisk('reopened after a file conflict');
   }
 
   /** Answers one request of a peer. Throws {@link DaemonError} for refusals. */
@@ -201,52 +287,91 @@ export class NotebookRoom {
       case 'get_runtime':
         return { runtime: this.#runtime };
       case 'insert_cell':
-        return this.#ledger.run(key, 'insert_cell', () => {
-          const { cell, index } = this.#document.insert({
-            source: optionalString(request, 'source') ?? '',
-            cellType: cellKind(request.cell_type ?? 'code'),
-            index: optionalIndex(request),
-          });
-          this.changed({ event: 'cell_inserted', document_version: this.#document.version, index, cell }, peer.id);
-          return { cell, index, document_version: this.#document.version };
-        });
+        return this.mutate(
+          key,
+          'insert_cell',
+          () => {
+            const { cell, index } = this.#document.insert({
+              source: optionalString(request, 'source') ?? '',
+              cellType: cellKind(request.cell_type ?? 'code'),
+              index: optionalIndex(request),
+            });
+            return {
+              result: { cell, index, document_version: this.#document.version },
+              change: { op: 'insert', index, cell },
+              event: { event: 'cell_inserted', document_version: this.#document.version, index, cell },
+            };
+          },
+          peer.id,
+        );
       case 'update_cell':
-        return this.#ledger.run(key, 'update_cell', () => {
-          const cell = this.#document.update(requiredString(request, 'cell_id'), {
-            source: optionalString(request, 'source'),
-            cellType: request.cell_type === undefined ? undefined : cellKind(request.cell_type),
-          });
-          this.changed({ event: 'cell_updated', document_version: this.#document.version, cell }, peer.id);
-          return { cell, document_version: this.#document.version };
-        });
+        return this.mutate(
+          key,
+          'update_cell',
+          () => {
+            const cell = this.#document.update(requiredString(request, 'cell_id'), {
+              source: optionalString(request, 'source'),
+              cellType: request.cell_type === undefined ? undefined : cellKind(request.cell_type),
+            });
+            return {
+              result: { cell, document_version: this.#document.version },
+              change: { op: 'set', cell },
+              event: { event: 'cell_updated', document_version: this.#document.version, cell },
+            };
+          },
+          peer.id,
+        );
       case 'delete_cell':
-        return this.#ledger.run(key, 'delete_cell', () => {
-          const cellId = requiredString(request, 'cell_id');
-          this.#document.delete(cellId);
-          this.changed({ event: 'cell_deleted', document_version: this.#document.version, cell_id: cellId }, peer.id);
-          return { document_version: this.#document.version };
-        });
+        return this.mutate(
+          key,
+          'delete_cell',
+          () => {
+            const cellId = requiredString(request, 'cell_id');
+            this.#document.delete(cellId);
+            return {
+              result: { document_version: this.#document.version },
+              change: { op: 'delete', cell_id: cellId },
+              event: { event: 'cell_deleted', document_version: this.#document.version, cell_id: cellId },
+            };
+          },
+          peer.id,
+        );
       case 'move_cell':
-        return this.#ledger.run(key, 'move_cell', () => {
-          const cellId = requiredString(request, 'cell_id');
-          const after = request.after_cell_id;
-          if (after !== null && after !== undefined && typeof after !== 'string')
-            throw badRequest('after_cell_id must be a string or null');
-          const index = this.#document.move(cellId, after ?? null);
-          this.changed(
-            { event: 'cell_moved', document_version: this.#document.version, cell_id: cellId, index },
-            peer.id,
-          );
-          return { index, document_version: this.#document.version };
-        });
+        return this.mutate(
+          key,
+          'move_cell',
+          () => {
+            const cellId = requiredString(request, 'cell_id');
+            const after = request.after_cell_id;
+            if (after !== null && after !== undefined && typeof after !== 'string')
+              throw badRequest('after_cell_id must be a string or null');
+            const index = this.#document.move(cellId, after ?? null);
+            return {
+              result: { index, document_version: this.#document.version },
+              change: { op: 'move', cell_id: cellId, index },
+              event: { event: 'cell_moved', document_version: this.#document.version, cell_id: cellId, index },
+            };
+          },
+          peer.id,
+        );
       case 'clear_outputs':
-        return this.#ledger.run(key, 'clear_outputs', () => {
-          const cell = this.#document.clearOutputs(requiredString(request, 'cell_id'));
-          this.changed({ event: 'cell_updated', document_version: this.#document.version, cell }, peer.id);
-          return { cell, document_version: this.#document.version };
-        });
+        return this.mutate(
+          key,
+          'clear_outputs',
+          () => {
+            const cell = this.#document.clearOutputs(requiredString(request, 'cell_id'));
+            return {
+              result: { cell, document_version: this.#document.version },
+              change: { op: 'set', cell },
+              event: { event: 'cell_updated', document_version: this.#document.version, cell },
+            };
+          },
+          peer.id,
+        );
       case 'execute_cell':
-        return this.#ledger.run(key, 'execute_cell', () => this.startExecution(requiredString(request, 'cell_id')));
+        return this.mutate(key, 'execute_cell', () => ({
+          result: this.startExecution(requiredString(request, 'cell_id')),
+        }));
       case 'get_execution':
         return this.execution(requiredString(request, 'execution_id'));
       case 'interrupt': {
@@ -281,14 +406,265 @@ export class NotebookRoom {
     await write;
   }
 
-  /** Shuts the kernel and tells the peers the room is gone. Used by `shutdown_notebook` and daemon shutdown. */
+  /**
+   * Shuts the kernel and tells the peers the room is gone. Used by `shutdown_notebook` and daemon
+   * shutdown. The journal stays after a daemon shutdown (its ledger still dedupes a request retried
+   * after the restart); a shut-down notebook's journal is deleted once the document is saved.
+   */
   public async close(reason: string, cause: RoomCloseCause): Promise<void> {
     this.#closed = true;
     this.#teardownTimer?.cancel();
     for (const peer of this.#peers.values()) peer.disconnect(reason, cause);
     this.#peers.clear();
     await this.stopKernel();
-    await this.flush().catch((error: unknown) => this.#init.logger.error('final save failed', { error }));
+    let saved = true;
+    await this.flush().catch((error: unknown) => {
+      saved = false;
+      this.#init.logger.error('final save failed', { error });
+    });
+    this.dispose(cause === 'notebook_shutdown' && saved);
+  }
+
+  /**
+   * Stops watching the file and closes the journal; with `discardJournal` (the document is saved
+   * and the room goes away: reaped or shut down) the journal file is deleted.
+   */
+  public dispose(discardJournal: boolean): void {
+    this.#watchTimer?.cancel();
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    try {
+      if (discardJournal && !this.#dirty) this.#journal?.discard();
+      else this.#journal?.close();
+    } catch (error) {
+      this.#init.logger.warn('could not close the journal', { notebookId: this.notebookId, error });
+    }
+    this.#journal = undefined;
+  }
+
+  /**
+   * Applies one mutating request: refused while the file is in conflict; otherwise the change is
+   * journaled (with its idempotency entry) before the answer goes out, so an acknowledged edit
+   * survives a daemon crash. A journal that cannot be written makes the room save at once instead,
+   * and the request fails when that fails too.
+   */
+  private mutate(
+    key: string | undefined,
+    operation: string,
+    apply: () => { result: Record<string, unknown>; change?: DocumentChange; event?: WireRoomEvent },
+    exceptPeerId?: string,
+  ): Promise<Record<string, unknown>> {
+    return this.#ledger.run(key, operation, async () => {
+      this.assertWritable();
+      const { result, change, event } = apply();
+      const notice = this.#notice;
+      this.#notice = undefined;
+      const durable = this.journalAppend(change, key === undefined ? undefined : { key, operation, result });
+      if (event) this.changed(event, exceptPeerId);
+      if (!durable && (change !== undefined || key !== undefined)) {
+        await this.flush().catch((error: unknown) => {
+          throw new DaemonError(
+            'notDurable',
+            `The change was applied but could not be made durable (journal and save both failed: ${(error as Error).message}).`,
+          );
+        });
+      }
+      if (this.#journal?.overCap) void this.flush().catch(() => undefined);
+      return notice === undefined ? result : { ...result, warning: notice };
+    });
+  }
+
+  /** Writes to the journal; `false` when it could not (logged). */
+  private journalAppend(change: DocumentChange | undefined, ledger: LedgerRecord | undefined): boolean {
+    if (!this.#journal) return this.#init.journalSettings === undefined || !this.isPersistent();
+    try {
+      this.#journal.append(change, ledger);
+      return true;
+    } catch (error) {
+      this.#init.logger.error('could not append to the journal; saving at once', {
+        notebookId: this.notebookId,
+        error,
+      });
+      return false;
+    }
+  }
+
+  /** Whether the document is kept anywhere (a file, or the untitled store). */
+  private isPersistent(): boolean {
+    return this.#path !== undefined || !this.ephemeral;
+  }
+
+  /** Throws the conflict message while the file is in conflict; first picks up a change on disk. */
+  private assertWritable(): void {
+    if (!this.#conflict) this.checkDisk();
+    if (this.#conflict) throw new DaemonError('fileConflict', this.#conflict.message);
+  }
+
+  /**
+   * Compares the file with what the room last read or wrote. Changed by someone else: without
+   * unsaved edits the room loads it; with unsaved edits the room enters a conflict (the file is left
+   * as it is, the room's version is written beside it). Synchronous, so a request sees its result.
+   */
+  private checkDisk(): void {
+    const known = this.#fileState;
+    if (this.#path === undefined || this.#conflict || !known || known.path !== this.#path) return;
+    const seen = readNotebookFileIfChanged(known, this.#writingSha);
+    if (!seen) return;
+    if (!seen.changed) {
+      if (seen.state.sha256 === known.sha256) this.#fileState = seen.state;
+      return;
+    }
+    if (!this.#dirty && this.#writingSha === undefined) {
+      let loaded: NotebookDocument;
+      try {
+        loaded = NotebookDocument.fromIpynb(seen.text, this.#path);
+      } catch (error) {
+        // Perhaps still being written: the next change of the file brings us back here.
+        this.#init.logger.warn('the notebook file changed on disk but cannot be read yet', {
+          notebookId: this.notebookId,
+          error,
+        });
+        return;
+      }
+      this.applyReload(loaded, seen.state, 'changed on disk by another program');
+      return;
+    }
+    this.enterConflict(seen.state);
+  }
+
+  private reloadFromDisk(why: string): void {
+    const path = this.#path;
+    if (path === undefined) return;
+    let text: string;
+    let loaded: NotebookDocument;
+    try {
+      text = readFileSync(path, 'utf8');
+      loaded = NotebookDocument.fromIpynb(text, path);
+    } catch (error) {
+      this.#init.logger.warn('could not reload the notebook file', { notebookId: this.notebookId, error });
+      return;
+    }
+    this.applyReload(loaded, notebookFileState(path, text), why);
+  }
+
+  private applyReload(loaded: NotebookDocument, state: NotebookFileState, why: string): void {
+    const before = this.#document.version;
+    const changes = this.#document.replaceWith(loaded);
+    this.#conflict = undefined;
+    this.#fileState = state;
+    this.#saveTimer?.cancel();
+    this.#saveTimer = undefined;
+    this.#dirty = false;
+    this.#dirtySince = undefined;
+    changes.forEach((change, offset) => {
+      const documentVersion = before + offset + 1;
+      if (change.op === 'delete')
+        this.broadcast({ event: 'cell_deleted', document_version: documentVersion, cell_id: change.cell_id });
+      else if (change.op === 'insert')
+        this.broadcast({
+          event: 'cell_inserted',
+          document_version: documentVersion,
+          index: change.index,
+          cell: change.cell,
+        });
+    });
+    this.rotateJournal(state, Number.POSITIVE_INFINITY);
+    this.#init.logger.info('reloaded the notebook from its file', {
+      notebookId: this.notebookId,
+      path: state.path,
+      why,
+    });
+  }
+
+  private enterConflict(state: NotebookFileState): void {
+    const path = state.path;
+    const copy = conflictCopyPath(path, this.#init.clock.now());
+    this.#conflict = {
+      copy,
+      mode: state.mode,
+      message: `${path} was changed on disk by another program while this notebook had unsaved edits; the file was left as it is and your version was saved as ${copy}. Reconnect (connect_notebook with the path) to load the file, or save_notebook to overwrite it with your version.`,
+    };
+    this.#fileState = state;
+    this.#init.logger.warn('notebook file conflict', { notebookId: this.notebookId, path, copy });
+    this.#saveTimer?.cancel();
+    this.#saveTimer = undefined;
+    this.#dirty = true;
+    this.#saving = this.#saving.then(() => this.writeNow()).catch(() => undefined);
+  }
+
+  private watchFile(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    const path = this.#path;
+    if (path === undefined) return;
+    const name = basename(path);
+    try {
+      this.#watcher = watch(dirname(path), { persistent: false }, (_event, changed) => {
+        if (changed !== null && changed !== name) return;
+        this.#watchTimer?.cancel();
+        this.#watchTimer = this.#init.clock.setTimer(50, () => {
+          this.#watchTimer = undefined;
+          if (this.#closed) return;
+          try {
+            this.checkDisk();
+          } catch (error) {
+            this.#init.logger.warn('checking the notebook file failed', { notebookId: this.notebookId, error });
+          }
+        });
+      });
+      this.#watcher.on('error', (error) => {
+        this.#init.logger.warn('stopped watching the notebook file; changes are still checked before edits and saves', {
+          notebookId: this.notebookId,
+          error,
+        });
+        this.#watcher?.close();
+        this.#watcher = undefined;
+      });
+    } catch (error) {
+      this.#init.logger.warn('cannot watch the notebook file; changes are still checked before edits and saves', {
+        notebookId: this.notebookId,
+        error,
+      });
+    }
+  }
+
+  /** After a save (or reload) of `state`: the journal restarts from it, keeping edits after `savedSeq`. */
+  private rotateJournal(state: NotebookFileState, savedSeq: number): void {
+    const settings = this.#init.journalSettings;
+    if (!settings || !this.isPersistent()) return;
+    const base: JournalBase = { path: state.path, size: state.size, mtime_ms: state.mtimeMs, sha256: state.sha256 };
+    try {
+      if (this.#journal) this.#journal.rotate(base, this.#ledger.snapshot(), savedSeq);
+      else this.#journal = RoomJournal.begin(settings, this.notebookId, base, this.#ledger.snapshot());
+    } catch (error) {
+      this.#init.logger.error('could not rotate the journal', { notebookId: this.notebookId, error });
+    }
+  }
+
+  /**
+   * An execution journaled before the daemon stopped never finished in this daemon life: its
+   * ledger entry (a retried `execute_cell`) and `get_execution` answer `aborted`, saying why.
+   */
+  private restoredLedgerRecord(record: LedgerRecord): LedgerRecord {
+    const result = record.result as Record<string, unknown> | null;
+    if (record.operation !== 'execute_cell' || typeof result?.execution_id !== 'string') return record;
+    if (result.status !== 'queued' && result.status !== 'running') return record;
+    const aborted: ExecutionRecord = {
+      executionId: result.execution_id,
+      cellId: String(result.cell_id),
+      status: 'aborted',
+      outputs: [
+        {
+          output_type: 'error',
+          ename: 'DaemonRestarted',
+          evalue: 'The daemon stopped before this execution finished; run the cell again.',
+          traceback: [],
+        },
+      ],
+      executionCount: null,
+    };
+    this.remember(aborted);
+    return { ...record, result: this.describe(aborted) };
   }
 
   private startExecution(cellId: string): Record<string, unknown> {
@@ -333,12 +709,12 @@ export class NotebookRoom {
       return;
     }
     record.status = 'running';
-    this.updateCellOutputs(record, [], null);
+    this.updateCellOutputs(record, [], null, true);
     try {
       const result = await kernel.execute(source, {
         onOutput: (output, outputsSoFar) => {
           record.outputs = outputsSoFar;
-          this.updateCellOutputs(record, outputsSoFar, null);
+          this.updateCellOutputs(record, outputsSoFar, null, false);
           this.broadcast({
             event: 'execution_output',
             execution_id: record.executionId,
@@ -354,7 +730,7 @@ export class NotebookRoom {
       record.status = 'aborted';
       this.#init.logger.warn('execution failed', { notebookId: this.notebookId, error });
     }
-    this.updateCellOutputs(record, record.outputs, record.executionCount);
+    this.updateCellOutputs(record, record.outputs, record.executionCount, true);
     this.finishExecution(record);
   }
 
@@ -368,9 +744,16 @@ export class NotebookRoom {
     });
   }
 
-  private updateCellOutputs(record: ExecutionRecord, outputs: readonly NotebookOutput[], count: number | null): void {
+  /** `durable`: journal it too (start and end of an execution; the outputs in between are not replayed). */
+  private updateCellOutputs(
+    record: ExecutionRecord,
+    outputs: readonly NotebookOutput[],
+    count: number | null,
+    durable: boolean,
+  ): void {
     try {
       const cell = this.#document.setExecutionState(record.cellId, outputs, count);
+      if (durable) this.journalAppend({ op: 'set', cell }, undefined);
       this.changed({ event: 'cell_updated', document_version: this.#document.version, cell });
     } catch (error) {
       if (!DaemonError.is(error, 'cellNotFound')) throw error;
@@ -421,11 +804,16 @@ export class NotebookRoom {
     if (!target.startsWith('/')) throw badRequest(`The save path must be absolute, got '${target}'`);
     if (!target.endsWith('.ipynb')) throw badRequest(`The save path must end in .ipynb, got '${target}'`);
     const previous = this.#path;
+    // An explicit save overwrites the file; a change on disk not seen yet is seen first (a clean
+    // room loads it, a room with unsaved edits enters the conflict, and the agent is told).
+    if (this.#conflict === undefined && target === previous) this.assertWritable();
     if (target !== previous) await this.#init.onPathBound(this, target);
     this.#path = target;
     this.#workingDir = dirname(target);
+    this.#conflict = undefined;
     this.#dirty = true;
     await this.flush();
+    if (target !== previous) this.watchFile();
     if (previous === undefined && !this.ephemeral) await this.#init.untitled.remove(this.notebookId);
     this.broadcast({ event: 'saved', notebook_path: target });
     return { notebook_id: this.notebookId, notebook_path: target };
@@ -456,18 +844,46 @@ export class NotebookRoom {
     });
   }
 
+  /**
+   * Writes the document where it belongs: the file (checked first: changed by someone else, it is
+   * not written over), the conflict copy while in conflict, the untitled store for persisted
+   * untitled rooms. Then the journal restarts from what was written.
+   */
   private async writeNow(): Promise<void> {
     if (!this.#dirty) return;
+    if (this.#conflict === undefined && this.#path !== undefined) {
+      this.checkDisk();
+      if (!this.#dirty) return;
+    }
+    const target =
+      this.#conflict?.copy ?? this.#path ?? (this.ephemeral ? undefined : this.#init.untitled.pathOf(this.notebookId));
     this.#dirty = false;
     this.#dirtySince = undefined;
+    if (target === undefined) return;
+    const text = this.#document.toIpynb();
+    const hash = sha256(text);
+    let mark = Number.POSITIVE_INFINITY;
     try {
-      if (this.#path !== undefined) await writeFileAtomic(this.#path, this.#document.toIpynb());
-      else if (!this.ephemeral) await this.#init.untitled.write(this.notebookId, this.#document);
+      if (this.#journal) mark = this.#journal.markSaving(hash);
+    } catch (error) {
+      this.#init.logger.warn('could not mark the save in the journal', { notebookId: this.notebookId, error });
+    }
+    const toFile = target === this.#path;
+    if (toFile) this.#writingSha = hash;
+    let state: NotebookFileState;
+    try {
+      // A new file: the conflict copy takes the notebook's mode; untitled store files are private.
+      await writeFileAtomic(target, text, this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644));
+      state = notebookFileState(target, text);
     } catch (error) {
       this.#dirty = true;
       this.#init.logger.error('autosave failed; will retry on the next change', { notebookId: this.notebookId, error });
       throw error;
+    } finally {
+      if (toFile) this.#writingSha = undefined;
     }
+    if (toFile) this.#fileState = state;
+    this.rotateJournal(state, mark);
   }
 
   private async ensureKernel(): Promise<RoomKernel | undefined> {
@@ -521,10 +937,10 @@ export class NotebookRoom {
     return kernel;
   }
 
-  private scheduleTeardown(): void {
+  private scheduleTeardown(keepAliveMs: number): void {
     this.#teardownTimer?.cancel();
     const generation = this.#connectionGeneration;
-    this.#teardownTimer = this.#init.clock.setTimer(this.#init.settings.keepAliveMs, () => {
+    this.#teardownTimer = this.#init.clock.setTimer(keepAliveMs, () => {
       this.#teardownTimer = undefined;
       // Revalidate: a peer may have joined (and even left again) since this was scheduled.
       if (this.#peers.size > 0 || this.#connectionGeneration !== generation || this.#teardown) return;
@@ -552,6 +968,15 @@ export class NotebookRoom {
     this.broadcast({ event: 'runtime', runtime });
     this.#init.notify({ kind: 'runtime', runtime });
   }
+}
+
+/** `<dir>/<name>.nteract-conflict-<UTC stamp>.ipynb` beside the notebook. */
+function conflictCopyPath(path: string, now: number): string {
+  const stamp = new Date(now)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return join(dirname(path), `${basename(path, '.ipynb')}.nteract-conflict-${stamp}.ipynb`);
 }
 
 function badRequest(message: string): DaemonError {

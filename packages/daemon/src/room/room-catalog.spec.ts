@@ -63,6 +63,7 @@ beforeEach(async () => {
   catalog = new RoomCatalog({
     settings: {
       keepAliveMs: 1000,
+      vanishedPeerKeepAliveMs: 5000,
       autosaveDebounceMs: 10,
       autosaveMaxDelayMs: 50,
       ledgerCapacity: 16,
@@ -92,10 +93,10 @@ describe('NotebookRoom kernel lifetime', () => {
     release();
     await settle();
     expect(launcher.kernels).toHaveLength(1);
-    room.removePeer(a.id);
+    room.removePeer(a.id, 'left');
     clock.advance(5000);
     expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
-    room.removePeer(b.id);
+    room.removePeer(b.id, 'left');
     clock.advance(999);
     expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
     clock.advance(1);
@@ -106,17 +107,31 @@ describe('NotebookRoom kernel lifetime', () => {
     expect(catalog.list().map((info) => info.notebook_id)).toEqual([room.notebookId]);
   });
 
+  it('keeps the kernel for vanishedPeerKeepAliveMs, not keepAliveMs, when the last peer vanished without leaving', async () => {
+    const { room, release } = await catalog.open(join(dir, 'v.ipynb'));
+    release();
+    const crashed = peer('crashed');
+    room.addPeer(crashed);
+    await settle();
+    room.removePeer(crashed.id, 'vanished');
+    clock.advance(4999);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
+    expect(room.info().has_kernel).toBe(true);
+    clock.advance(1);
+    expect(launcher.kernels[0]?.shutdownCalls).toBe(1);
+  });
+
   it('keeps the same kernel for a peer that rejoins within keep-alive, even one that left again', async () => {
     const { room, release } = await catalog.open(join(dir, 'b.ipynb'));
     release();
     const first = peer('first');
     room.addPeer(first);
     await settle();
-    room.removePeer(first.id);
+    room.removePeer(first.id, 'left');
     clock.advance(600);
     const second = peer('second');
     room.addPeer(second);
-    room.removePeer(second.id);
+    room.removePeer(second.id, 'left');
     // The first timer was cancelled; a new one started at t=600 fires at t=1600, not t=1000.
     clock.advance(500);
     expect(launcher.kernels[0]?.shutdownCalls).toBe(0);
@@ -134,7 +149,7 @@ describe('NotebookRoom kernel lifetime', () => {
     const first = peer('first');
     room.addPeer(first);
     await settle();
-    room.removePeer(first.id);
+    room.removePeer(first.id, 'left');
     clock.advance(1000);
     const doomed = launcher.kernels[0];
     expect(doomed?.shutdownCalls).toBe(1);
@@ -188,7 +203,7 @@ describe('RoomCatalog ghost-room reaper', () => {
     withKernel.room.addPeer(p);
     withKernel.release();
     await settle();
-    withKernel.room.removePeer(p.id);
+    withKernel.room.removePeer(p.id, 'left');
     clock.advance(500);
     clock.advance(20_000);
     // keep-alive fired at t=1000; its shutdown is still running (latched)

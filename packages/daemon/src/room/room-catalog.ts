@@ -6,11 +6,23 @@ import type { Clock, Logger, Timer } from '@nteract-mcp/core';
 import type { WireDaemonEvent, WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
+import { type NotebookFileState, notebookFileState } from '../persistence/notebook-file-state.js';
 import type { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { type JournalSettings, type LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import type { KernelLauncher } from './kernel-launcher.js';
 import { NotebookRoom, type RoomSettings } from './notebook-room.js';
+
+/** A loaded document with what its journal adds: the room's starting state. */
+interface PreparedDocument {
+  readonly document: NotebookDocument;
+  readonly journal: RoomJournal | undefined;
+  readonly ledger: readonly LedgerRecord[];
+  readonly fileState: NotebookFileState | undefined;
+  readonly replayed: boolean;
+  readonly unmatchedJournal?: string;
+}
 
 /** When the ghost-room reaper runs and what it removes. */
 export interface ReaperSettings {
@@ -26,6 +38,8 @@ export interface RoomCatalogInit {
   readonly launcher: KernelLauncher;
   readonly registry: NotebookRegistry;
   readonly untitled: UntitledStore;
+  /** Where rooms journal their edits; without it edits are durable only once autosaved. */
+  readonly journal?: JournalSettings;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly emit: (event: WireDaemonEvent) => void;
@@ -70,11 +84,14 @@ export class RoomCatalog {
     const room = await this.once(`path:${path}`, async () => {
       const residentId = this.#byPath.get(path);
       const resident = residentId === undefined ? undefined : this.#rooms.get(residentId);
-      if (resident) return resident;
-      const document = await loadOrCreate(path);
+      if (resident) {
+        await resident.reopenFromDisk();
+        return resident;
+      }
+      const text = await loadOrCreate(path);
       const boundId = this.init.registry.idOf(path);
       const notebookId = boundId !== undefined && !this.#rooms.has(boundId) ? boundId : randomUUID();
-      const created = this.add(notebookId, document, path, false, dirname(path));
+      const created = this.add(notebookId, this.prepare(notebookId, path, text), path, false, dirname(path));
       if (boundId !== notebookId) await this.init.registry.bind(notebookId, path);
       return created;
     });
@@ -88,11 +105,18 @@ export class RoomCatalog {
       if (resident) return resident;
       const boundPath = this.init.registry.pathOf(notebookId);
       if (boundPath !== undefined && isFile(boundPath) && !this.#byPath.has(boundPath)) {
-        const document = NotebookDocument.fromIpynb(await readFile(boundPath, 'utf8'), boundPath);
-        return this.add(notebookId, document, boundPath, false, dirname(boundPath));
+        const text = await readFile(boundPath, 'utf8');
+        return this.add(notebookId, this.prepare(notebookId, boundPath, text), boundPath, false, dirname(boundPath));
       }
-      const untitled = await this.init.untitled.read(notebookId);
-      if (untitled) return this.add(notebookId, untitled, undefined, false, process.env.HOME ?? '/');
+      const untitledPath = this.init.untitled.pathOf(notebookId);
+      const untitled = await readFile(untitledPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
+      if (untitled !== undefined) {
+        const prepared = this.prepare(notebookId, untitledPath, untitled);
+        return this.add(notebookId, prepared, undefined, false, process.env.HOME ?? '/');
+      }
       throw new DaemonError(
         'notebookUnavailable',
         `Notebook ${notebookId} is not available: no open room, no saved file bound to it, and no persisted untitled notebook.`,
@@ -121,8 +145,41 @@ export class RoomCatalog {
     }
     const document = NotebookDocument.empty('python');
     const notebookId = randomUUID();
-    if (!options.ephemeral) await this.init.untitled.write(notebookId, document);
-    return this.admit(this.add(notebookId, document, undefined, options.ephemeral, options.workingDir));
+    let prepared: PreparedDocument = {
+      document,
+      journal: undefined,
+      ledger: [],
+      fileState: undefined,
+      replayed: false,
+    };
+    if (!options.ephemeral) {
+      await this.init.untitled.write(notebookId, document);
+      prepared = this.prepare(notebookId, this.init.untitled.pathOf(notebookId), document.toIpynb());
+    }
+    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir));
+  }
+
+  /**
+   * Replays, at daemon start, every journal that holds edits its file lacks (a crash came before
+   * the autosave): each such notebook is loaded (which replays it) and saved, so the file has every
+   * acknowledged edit even if nobody opens it again. A journal that does not fit its file is set aside.
+   */
+  public async recoverJournals(): Promise<void> {
+    const settings = this.init.journal;
+    if (!settings) return;
+    for (const notebookId of RoomJournal.list(settings.dir)) {
+      if (this.#rooms.has(notebookId)) continue;
+      const contents = RoomJournal.read(settings.dir, notebookId);
+      if (typeof contents !== 'object' || !RoomJournal.hasEdits(contents)) continue;
+      try {
+        const admission = await this.attach(notebookId);
+        admission.release();
+        await admission.room.flush();
+        this.init.logger.info('replayed a journal at start-up', { notebookId, path: admission.room.path });
+      } catch (error) {
+        this.init.logger.warn('could not replay a journal at start-up; it is kept', { notebookId, error });
+      }
+    }
   }
 
   /** Closes a room (its peers are told, its kernel stopped, its document saved). */
@@ -188,6 +245,7 @@ export class RoomCatalog {
       }
       if (!room.isReapable() || this.#rooms.get(room.notebookId) !== room) continue;
       this.remove(room);
+      room.dispose(true);
       removed.push(room.notebookId);
       this.init.logger.info('reaped ghost room', { notebookId: room.notebookId, path: room.path });
     }
@@ -206,22 +264,92 @@ export class RoomCatalog {
     return loading;
   }
 
+  /**
+   * The document in `text` (read from `basePath`: the notebook file, or the untitled store file)
+   * with the edits of the room's journal that it lacks. A journal whose base is not this file (it
+   * was changed by someone else since) or whose edits do not fit is set aside, never applied.
+   */
+  private prepare(notebookId: string, basePath: string, text: string): PreparedDocument {
+    const document = NotebookDocument.fromIpynb(text, basePath);
+    const fileState = notebookFileState(basePath, text);
+    const settings = this.init.journal;
+    if (!settings) return { document, journal: undefined, ledger: [], fileState, replayed: false };
+    const logger = this.init.logger;
+    let unmatchedJournal: string | undefined;
+    const setAside = (why: string): void => {
+      unmatchedJournal = RoomJournal.setAside(settings.dir, notebookId, this.init.clock.now());
+      logger.warn(`set a journal aside: ${why}`, { notebookId, path: basePath, kept: unmatchedJournal });
+    };
+    try {
+      return this.replay(settings, notebookId, basePath, text, document, fileState, setAside, () => unmatchedJournal);
+    } catch (error) {
+      // Edits are then made durable by saving each at once (see NotebookRoom).
+      logger.error('cannot use the journal directory; edits are saved at once instead', { notebookId, error });
+      return { document, journal: undefined, ledger: [], fileState, replayed: false, unmatchedJournal };
+    }
+  }
+
+  private replay(
+    settings: JournalSettings,
+    notebookId: string,
+    basePath: string,
+    text: string,
+    document: NotebookDocument,
+    fileState: NotebookFileState,
+    setAside: (why: string) => void,
+    unmatched: () => string | undefined,
+  ): PreparedDocument {
+    const logger = this.init.logger;
+    const base = { path: basePath, size: fileState.size, mtime_ms: fileState.mtimeMs, sha256: fileState.sha256 };
+    const contents = RoomJournal.read(settings.dir, notebookId);
+    if (contents === 'corrupt') setAside('its header is unreadable');
+    else if (contents !== undefined) {
+      const plan = RoomJournal.planReplay(contents, basePath, fileState.sha256);
+      if (plan) {
+        const replayed = NotebookDocument.fromIpynb(text, basePath);
+        try {
+          for (const change of plan.changes) replayed.apply(change);
+          const journal = RoomJournal.resume(settings, contents);
+          if (plan.changes.length > 0)
+            logger.info('replayed journaled edits', { notebookId, path: basePath, edits: plan.changes.length });
+          return {
+            document: replayed,
+            journal,
+            ledger: plan.ledger,
+            fileState,
+            replayed: plan.changes.length > 0,
+          };
+        } catch (error) {
+          setAside(`its edits do not fit the file (${(error as Error).message})`);
+        }
+      } else if (RoomJournal.hasEdits(contents)) setAside('the file was changed by another program since');
+    }
+    const journal = RoomJournal.begin(settings, notebookId, base, []);
+    return { document, journal, ledger: [], fileState, replayed: false, unmatchedJournal: unmatched() };
+  }
+
   private add(
     notebookId: string,
-    document: NotebookDocument,
+    prepared: PreparedDocument,
     path: string | undefined,
     ephemeral: boolean,
     workingDir: string,
   ): NotebookRoom {
     const room: NotebookRoom = new NotebookRoom({
       notebookId,
-      document,
+      document: prepared.document,
       path,
       ephemeral,
       workingDir,
       settings: this.init.settings,
       launcher: this.init.launcher,
       untitled: this.init.untitled,
+      journalSettings: this.init.journal,
+      journal: prepared.journal,
+      ledger: prepared.ledger,
+      fileState: path === undefined ? undefined : prepared.fileState,
+      replayed: prepared.replayed,
+      unmatchedJournal: prepared.unmatchedJournal,
       clock: this.init.clock,
       logger: this.init.logger.child(`room:${notebookId.slice(0, 8)}`),
       notify: (notice) => {
@@ -233,6 +361,7 @@ export class RoomCatalog {
             notebook_id: notebookId,
             peer_label: notice.peer.label,
             active_peers: notice.activePeers,
+            ...(notice.kind === 'peer_left' ? { departure: notice.departure } : {}),
           });
       },
       onPathBound: (bound, newPath) => this.bindPath(bound, newPath),
@@ -280,19 +409,18 @@ export function canonicalNotebookPath(path: string): string {
   }
 }
 
-async function loadOrCreate(path: string): Promise<NotebookDocument> {
-  let text: string;
+/** The file's text; a missing file is created as an empty notebook first. */
+async function loadOrCreate(path: string): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
       throw new DaemonError('notebookLoadFailed', `Cannot read ${path}: ${(error as Error).message}`);
     }
-    const document = NotebookDocument.empty('python');
-    await writeFileAtomic(path, document.toIpynb());
-    return document;
+    const text = NotebookDocument.empty('python').toIpynb();
+    await writeFileAtomic(path, text);
+    return text;
   }
-  return NotebookDocument.fromIpynb(text, path);
 }
 
 function isFile(path: string): boolean {

@@ -108,11 +108,12 @@ describe('runtimed with real ipykernel kernels', () => {
     const path = join(d.dir, 'keep.ipynb');
     const first = await open(d, path);
     await run(first, 'x = 41');
-    first.close();
+    // Clean departures (`leave`): the normal keep-alive applies.
+    await first.request({ type: 'leave' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const second = await open(d, path);
     expect(streamText(await run(second, 'print(x + 1)'))).toBe('42\n');
-    second.close();
+    await second.request({ type: 'leave' });
     const listed = await waitFor(
       async () => (await d.control({ type: 'list_rooms' })).rooms as WireRoomInfo[],
       (rooms) => rooms.length === 1 && rooms[0]?.has_kernel === false,

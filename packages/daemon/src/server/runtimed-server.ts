@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { type Clock, CoreError, type Logger } from '@nteract-mcp/core';
 import {
   defaultMaxFrameBytes,
@@ -13,14 +14,16 @@ import {
   runtimedProtocolVersion,
   type WireDaemonEvent,
   type WireDaemonInfo,
+  type WireNotebookRequestType,
 } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import type { JournalSettings } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import type { DaemonLayout } from '../resolve-daemon-layout.js';
 import type { KernelLauncher } from '../room/kernel-launcher.js';
-import type { RoomPeer, RoomSettings } from '../room/notebook-room.js';
+import type { PeerDeparture, RoomPeer, RoomSettings } from '../room/notebook-room.js';
 import { type Admission, type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
 import { acquireDaemonSingleton, type DaemonSingleton } from './daemon-singleton.js';
 
@@ -28,6 +31,8 @@ export interface RuntimedServerOptions {
   readonly layout: DaemonLayout;
   readonly version: string;
   readonly settings: RoomSettings & ReaperSettings;
+  /** Journal tuning; the journal lives in `<dataDir>/journal`. Defaults: no fdatasync, 64 MiB cap. */
+  readonly journal?: { readonly fsync?: boolean; readonly maxBytes?: number };
   readonly launcher: KernelLauncher;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -54,9 +59,11 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   kernelStartFailed: 'runtime_unavailable',
   kernelDied: 'runtime_unavailable',
   kernelShutdown: 'runtime_unavailable',
+  fileConflict: 'file_conflict',
+  notDurable: 'internal',
 };
 
-const notebookRequests: ReadonlySet<string> = new Set([
+const notebookRequests: ReadonlySet<string> = new Set<WireNotebookRequestType>([
   'get_cells',
   'get_cell',
   'get_runtime',
@@ -70,6 +77,7 @@ const notebookRequests: ReadonlySet<string> = new Set([
   'interrupt',
   'restart_kernel',
   'save',
+  'leave',
 ]);
 
 const controlRequests: ReadonlySet<string> = new Set([
@@ -129,16 +137,24 @@ export class RuntimedServer {
     try {
       const registry = await NotebookRegistry.load(layout.registryPath, logger.child('registry'));
       let server: RuntimedServer | undefined;
+      const journal: JournalSettings = {
+        dir: join(layout.dataDir, 'journal'),
+        fsync: options.journal?.fsync ?? false,
+        maxBytes: options.journal?.maxBytes ?? 64 * 1024 * 1024,
+      };
       const catalog = new RoomCatalog({
         settings: options.settings,
         launcher: options.launcher,
         registry,
         untitled: new UntitledStore(layout.untitledDir),
+        journal,
         clock: options.clock,
         logger: logger.child('rooms'),
         emit: (event) => server?.publish(event),
       });
       server = new RuntimedServer(options, catalog, singleton);
+      // Before anyone can connect: edits acknowledged before a crash go into their files now.
+      await catalog.recoverJournals();
       await server.listen();
       await writeFileAtomic(
         layout.infoPath,
@@ -322,8 +338,20 @@ export class RuntimedServer {
               };
               room.addPeer(attached);
               admission.release();
-              cleanup = () => room.removePeer(peer.id);
-              handler = (request) => this.notebookRequest(socket, admission, attached, request, fail);
+              // Without a `leave` first, the end of the connection means the peer vanished.
+              let departure: PeerDeparture = 'vanished';
+              cleanup = () => room.removePeer(peer.id, departure);
+              handler = (request) => {
+                if (request.type === 'leave' && typeof request.id === 'number') {
+                  departure = 'left';
+                  room.removePeer(peer.id, 'left');
+                  send(socket, { type: 'ok', id: request.id, left: true });
+                  handler = () => undefined;
+                  socket.end();
+                  return;
+                }
+                this.notebookRequest(socket, admission, attached, request, fail);
+              };
               for (const request of pending.splice(0)) handler(request);
             },
             (error: unknown) => {

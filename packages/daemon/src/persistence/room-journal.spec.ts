@@ -1,0 +1,154 @@
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NotebookDocument } from '../document/notebook-document.js';
+import { type JournalContents, type JournalSettings, RoomJournal, sha256 } from './room-journal.js';
+
+const id = '0b0e7c4e-1d7a-4d35-9c55-3b1f7f1b2a10';
+let dir: string;
+let settings: JournalSettings;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'journal-'));
+  settings = { dir: join(dir, 'journal'), fsync: false, maxBytes: 4096 };
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function baseOf(path: string, text: string) {
+  writeFileSync(path, text);
+  const stat = statSync(path);
+  return { path, size: stat.size, mtime_ms: stat.mtimeMs, sha256: sha256(text) };
+}
+
+function read(): JournalContents {
+  const contents = RoomJournal.read(settings.dir, id);
+  if (typeof contents !== 'object') throw new Error(`no journal: ${String(contents)}`);
+  return contents;
+}
+
+/** A document with two cells, its text, and a journal begun from it. */
+function start() {
+  const path = join(dir, 'a.ipynb');
+  const document = NotebookDocument.empty();
+  document.insert({ source: 'one', cellType: 'code' });
+  document.insert({ source: 'two', cellType: 'markdown' });
+  const text = document.toIpynb();
+  const journal = RoomJournal.begin(settings, id, baseOf(path, text), []);
+  return { path, text, document, journal };
+}
+
+describe('RoomJournal', () => {
+  it('creates its file 0600 in a 0700 directory', () => {
+    start().journal.close();
+    expect(statSync(settings.dir).mode & 0o777).toBe(0o700);
+    expect(statSync(RoomJournal.fileOf(settings.dir, id)).mode & 0o777).toBe(0o600);
+  });
+
+  it('replays appended edits onto the base, giving the document the edits made', () => {
+    const { path, text, document, journal } = start();
+    const [first, second] = document.cells();
+    const inserted = document.insert({ source: 'three', cellType: 'code', index: 1 });
+    journal.append({ op: 'insert', index: inserted.index, cell: inserted.cell }, undefined);
+    const updated = document.update(first?.id ?? '', { source: 'ONE' });
+    journal.append({ op: 'set', cell: updated }, { key: 'k-1', operation: 'update_cell', result: { cell: updated } });
+    document.delete(second?.id ?? '');
+    journal.append({ op: 'delete', cell_id: second?.id ?? '' }, undefined);
+    const index = document.move(first?.id ?? '', inserted.cell.id);
+    journal.append({ op: 'move', cell_id: first?.id ?? '', index }, undefined);
+    journal.close();
+
+    const plan = RoomJournal.planReplay(read(), path, sha256(text));
+    expect(plan?.changes).toHaveLength(4);
+    expect(plan?.ledger.map((entry) => entry.key)).toEqual(['k-1']);
+    const replayed = NotebookDocument.fromIpynb(text, path);
+    for (const change of plan?.changes ?? []) replayed.apply(change);
+    expect(replayed.cells()).toEqual(document.cells());
+  });
+
+  it('refuses a file that is neither its base nor a save it marked (changed by someone else)', () => {
+    const { path, journal } = start();
+    journal.append({ op: 'delete', cell_id: 'x' }, undefined);
+    journal.close();
+    expect(RoomJournal.planReplay(read(), path, sha256('something else'))).toBeUndefined();
+    expect(RoomJournal.planReplay(read(), join(dir, 'other.ipynb'), sha256('x'))).toBeUndefined();
+    const aside = RoomJournal.setAside(settings.dir, id, 42);
+    expect(readdirSync(settings.dir)).toEqual([`${id}.42.unmatched.jsonl`]);
+    expect(aside).toBe(join(settings.dir, `${id}.42.unmatched.jsonl`));
+  });
+
+  it('after a save that landed without its rotation, replays only what the save missed', () => {
+    const { path, document, journal } = start();
+    const a = document.insert({ source: 'a', cellType: 'code' });
+    journal.append({ op: 'insert', index: a.index, cell: a.cell }, undefined);
+    const saved = document.toIpynb();
+    journal.markSaving(sha256(saved));
+    const b = document.insert({ source: 'b', cellType: 'code' });
+    journal.append({ op: 'insert', index: b.index, cell: b.cell }, undefined);
+    journal.close();
+    writeFileSync(path, saved); // the save's rename happened; the crash came before the rotation
+
+    const plan = RoomJournal.planReplay(read(), path, sha256(saved));
+    expect(plan?.changes).toEqual([{ op: 'insert', index: b.index, cell: b.cell }]);
+  });
+
+  it('rotates to the new base keeping the ledger and only the edits after the save mark', () => {
+    const { path, document, journal } = start();
+    const a = document.insert({ source: 'a', cellType: 'code' });
+    journal.append({ op: 'insert', index: a.index, cell: a.cell }, { key: 'k-a', operation: 'insert_cell', result: 1 });
+    const saved = document.toIpynb();
+    const mark = journal.markSaving(sha256(saved));
+    const b = document.insert({ source: 'b', cellType: 'code' });
+    journal.append({ op: 'insert', index: b.index, cell: b.cell }, undefined);
+    journal.rotate(baseOf(path, saved), [{ key: 'k-a', operation: 'insert_cell', result: 1 }], mark);
+    const c = document.insert({ source: 'c', cellType: 'code' });
+    journal.append({ op: 'insert', index: c.index, cell: c.cell }, undefined);
+    journal.close();
+
+    const contents = read();
+    expect(contents.header.base.sha256).toBe(sha256(saved));
+    expect(contents.records.map((record) => record.change?.op === 'insert' && record.change.cell.source)).toEqual([
+      'b',
+      'c',
+    ]);
+    const plan = RoomJournal.planReplay(contents, path, sha256(saved));
+    expect(plan?.ledger).toEqual([{ key: 'k-a', operation: 'insert_cell', result: 1 }]);
+    const replayed = NotebookDocument.fromIpynb(saved, path);
+    for (const change of plan?.changes ?? []) replayed.apply(change);
+    expect(replayed.cells()).toEqual(document.cells());
+  });
+
+  it('ignores a torn last line and resumes appending after the good ones', () => {
+    const { path, text, document, journal } = start();
+    const a = document.insert({ source: 'a', cellType: 'code' });
+    journal.append({ op: 'insert', index: a.index, cell: a.cell }, undefined);
+    journal.close();
+    appendFileSync(RoomJournal.fileOf(settings.dir, id), '{"seq":2,"change":{"op":"ins');
+    const resumed = RoomJournal.resume(settings, read());
+    const b = document.insert({ source: 'b', cellType: 'code' });
+    resumed.append({ op: 'insert', index: b.index, cell: b.cell }, undefined);
+    resumed.close();
+    const plan = RoomJournal.planReplay(read(), path, sha256(text));
+    expect(plan?.changes).toHaveLength(2);
+  });
+
+  it('reports when it outgrows its cap, and a rotation brings it back under', () => {
+    const { path, text, document, journal } = start();
+    const cell = document.cells()[0];
+    if (!cell) throw new Error('no cell');
+    while (!journal.overCap) journal.append({ op: 'set', cell: { ...cell, source: 'x'.repeat(500) } }, undefined);
+    journal.rotate(baseOf(path, text), [], Number.POSITIVE_INFINITY);
+    expect(journal.overCap).toBe(false);
+    expect(readFileSync(journal.file, 'utf8').trim().split('\n')).toHaveLength(1);
+    journal.close();
+  });
+
+  it('calls a journal with an unreadable header corrupt', () => {
+    start().journal.close();
+    writeFileSync(RoomJournal.fileOf(settings.dir, id), 'not json\n');
+    expect(RoomJournal.read(settings.dir, id)).toBe('corrupt');
+  });
+});

@@ -1,0 +1,304 @@
+import { createHash } from 'node:crypto';
+import {
+  closeSync,
+  fdatasyncSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import type { DocumentChange } from '../document/notebook-document.js';
+
+/** Where a room's journal lives and how hard it writes. */
+export interface JournalSettings {
+  /** `<dataDir>/journal`, created 0700. */
+  readonly dir: string;
+  /** fdatasync after every appended edit (survives power loss, not only a process crash). */
+  readonly fsync: boolean;
+  /** Above this many bytes the room saves at once, which rotates the journal. */
+  readonly maxBytes: number;
+}
+
+/** The file a journal starts from: what the `.ipynb` (or untitled store file) held when it began. */
+export interface JournalBase {
+  readonly path: string;
+  readonly size: number;
+  readonly mtime_ms: number;
+  readonly sha256: string;
+}
+
+/** An idempotency-ledger entry kept in the journal, so a replayed request key still dedupes. */
+export interface LedgerRecord {
+  readonly key: string;
+  readonly operation: string;
+  readonly result: unknown;
+}
+
+interface JournalHeader {
+  readonly journal: 1;
+  readonly notebook_id: string;
+  readonly base: JournalBase;
+  readonly ledger: readonly LedgerRecord[];
+}
+
+/** One line after the header: an edit (with its ledger entry), or the mark of a save about to be written. */
+export interface JournalRecord {
+  readonly seq: number;
+  readonly change?: DocumentChange;
+  readonly ledger?: LedgerRecord;
+  /** sha256 of the text a save is writing; every record before this one is in it. */
+  readonly saving?: string;
+}
+
+interface JournalLine {
+  readonly seq: number;
+  readonly text: string;
+  readonly saving: boolean;
+}
+
+export interface JournalContents {
+  readonly file: string;
+  readonly header: JournalHeader;
+  readonly records: readonly JournalRecord[];
+}
+
+/** What replaying a journal onto the file as it is now means. */
+export interface JournalReplay {
+  readonly changes: readonly DocumentChange[];
+  readonly ledger: readonly LedgerRecord[];
+}
+
+export function sha256(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * A room's append-only journal, `<dir>/<notebookId>.jsonl` (0600 in a 0700 dir): a header naming
+ * the base file (size, mtime, sha256) and the idempotency ledger at that point, then one JSON line
+ * per acknowledged edit, written with one synchronous `write` before the room answers (the page
+ * cache survives a killed process; with `fsync` also a lost machine). After a save the journal is
+ * rotated: rewritten (temp file, rename) from the new base with only the edits the save missed.
+ *
+ * Guarantees: an edit whose `append` returned is in the file; a torn last line is ignored on read.
+ * Does not guarantee anything once the base file was changed by someone else: {@link planReplay}
+ * then refuses, and the caller sets the journal aside.
+ */
+export class RoomJournal {
+  readonly #settings: JournalSettings;
+  readonly #notebookId: string;
+  readonly #file: string;
+  #fd: number | undefined;
+  #seq: number;
+  #bytes = 0;
+  /** Lines after the header, kept for rotation (bounded by `maxBytes`, since a save rotates). */
+  #lines: JournalLine[] = [];
+
+  private constructor(settings: JournalSettings, notebookId: string, seq: number) {
+    this.#settings = settings;
+    this.#notebookId = notebookId;
+    this.#file = RoomJournal.fileOf(settings.dir, notebookId);
+    this.#seq = seq;
+  }
+
+  public static fileOf(dir: string, notebookId: string): string {
+    return join(dir, `${notebookId}.jsonl`);
+  }
+
+  /** The notebook ids that have a journal in `dir`. */
+  public static list(dir: string): string[] {
+    try {
+      return readdirSync(dir)
+        .filter((name) => /^[0-9a-f-]{36}\.jsonl$/.test(name))
+        .map((name) => name.slice(0, -'.jsonl'.length));
+    } catch {
+      return [];
+    }
+  }
+
+  /** The journal of `notebookId`, `undefined` when there is none, `'corrupt'` when its header is unreadable. */
+  public static read(dir: string, notebookId: string): JournalContents | 'corrupt' | undefined {
+    const file = RoomJournal.fileOf(dir, notebookId);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const lines = text.split('\n');
+    let header: JournalHeader;
+    try {
+      header = JSON.parse(lines[0] ?? '') as JournalHeader;
+    } catch {
+      return 'corrupt';
+    }
+    if (header?.journal !== 1 || typeof header.base?.sha256 !== 'string' || !Array.isArray(header.ledger))
+      return 'corrupt';
+    const records: JournalRecord[] = [];
+    for (const line of lines.slice(1)) {
+      if (line.length === 0) continue;
+      try {
+        const record = JSON.parse(line) as JournalRecord;
+        if (typeof record.seq === 'number') records.push(record);
+      } catch {
+        // A torn last line (a write cut short by a lost machine): everything before it stands.
+        break;
+      }
+    }
+    return { file, header, records };
+  }
+
+  /**
+   * Which of `contents`' edits the file (whose sha256 is `fileSha`) lacks: all of them when it is
+   * still the base, those after the last save mark whose text it holds when that save landed but
+   * the rotation did not. `undefined` when the file is neither (someone else changed it).
+   */
+  public static planReplay(contents: JournalContents, path: string, fileSha: string): JournalReplay | undefined {
+    const { header, records } = contents;
+    const ledger = [...header.ledger, ...records.flatMap((record) => (record.ledger ? [record.ledger] : []))];
+    let after: number | undefined;
+    if (header.base.path === path && header.base.sha256 === fileSha) after = -1;
+    else {
+      // The save it marks landed (the file holds its text) but the rotation after it did not.
+      for (const record of records) if (record.saving === fileSha) after = record.seq;
+    }
+    if (after === undefined) return undefined;
+    const from = after;
+    return {
+      changes: records.flatMap((record) => (record.seq > from && record.change ? [record.change] : [])),
+      ledger,
+    };
+  }
+
+  /** Whether `contents` holds edits beyond its base (a journal without any can be dropped safely). */
+  public static hasEdits(contents: JournalContents): boolean {
+    return contents.records.some((record) => record.change !== undefined);
+  }
+
+  /** Renames a journal that cannot be replayed to `<id>.<stamp>.unmatched.jsonl`; returns the new path. */
+  public static setAside(dir: string, notebookId: string, stamp: number): string {
+    const target = join(dir, `${notebookId}.${stamp}.unmatched.jsonl`);
+    renameSync(RoomJournal.fileOf(dir, notebookId), target);
+    return target;
+  }
+
+  public static remove(dir: string, notebookId: string): void {
+    rmSync(RoomJournal.fileOf(dir, notebookId), { force: true });
+  }
+
+  /** Starts (or restarts) the journal of `notebookId` from `base`, replacing any journal there. */
+  public static begin(
+    settings: JournalSettings,
+    notebookId: string,
+    base: JournalBase,
+    ledger: readonly LedgerRecord[],
+  ): RoomJournal {
+    const journal = new RoomJournal(settings, notebookId, 0);
+    journal.rewrite(base, ledger, []);
+    return journal;
+  }
+
+  public get file(): string {
+    return this.#file;
+  }
+
+  public get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Whether the journal outgrew its cap (the room should save now, which rotates it). */
+  public get overCap(): boolean {
+    return this.#bytes > this.#settings.maxBytes;
+  }
+
+  /** Appends one acknowledged edit (and/or its ledger entry). Throws when the write fails. */
+  public append(change: DocumentChange | undefined, ledger: LedgerRecord | undefined): void {
+    if (change === undefined && ledger === undefined) return;
+    this.write({ seq: this.#seq + 1, ...(change ? { change } : {}), ...(ledger ? { ledger } : {}) }, false);
+  }
+
+  /** Marks that a save of text with hash `sha` is being written; returns the mark's sequence number. */
+  public markSaving(sha: string): number {
+    this.write({ seq: this.#seq + 1, saving: sha }, true);
+    return this.#seq;
+  }
+
+  /** After a save: the journal restarts from `base`, keeping only edits made after mark `savedSeq`. */
+  public rotate(base: JournalBase, ledger: readonly LedgerRecord[], savedSeq: number): void {
+    this.rewrite(
+      base,
+      ledger,
+      this.#lines.filter((line) => line.seq > savedSeq && !line.saving),
+    );
+  }
+
+  public close(): void {
+    if (this.#fd === undefined) return;
+    closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+
+  /** Closes and deletes the journal (the room is gone and its document saved). */
+  public discard(): void {
+    this.close();
+    rmSync(this.#file, { force: true });
+  }
+
+  private write(record: JournalRecord, saving: boolean): void {
+    if (this.#fd === undefined) throw new Error(`journal ${this.#file} is closed`);
+    const text = `${JSON.stringify(record)}\n`;
+    writeSync(this.#fd, text);
+    if (this.#settings.fsync) fdatasyncSync(this.#fd);
+    this.#seq = record.seq;
+    this.#bytes += Buffer.byteLength(text);
+    this.#lines.push({ seq: record.seq, text, saving });
+  }
+
+  private rewrite(base: JournalBase, ledger: readonly LedgerRecord[], keep: readonly JournalLine[]): void {
+    mkdirSync(this.#settings.dir, { recursive: true, mode: 0o700 });
+    const header: JournalHeader = { journal: 1, notebook_id: this.#notebookId, base, ledger };
+    const text = `${JSON.stringify(header)}\n${keep.map((line) => line.text).join('')}`;
+    const temp = `${this.#file}.${process.pid}.tmp`;
+    writeFileSync(temp, text, { mode: 0o600 });
+    if (this.#settings.fsync) {
+      const fd = openSync(temp, 'r');
+      try {
+        fdatasyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    const fd = openSync(temp, 'a', 0o600);
+    try {
+      renameSync(temp, this.#file);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(temp, { force: true });
+      throw error;
+    }
+    this.close();
+    this.#fd = fd;
+    this.#bytes = fstatSync(fd).size;
+    this.#lines = [...keep];
+  }
+
+  /** Reopens an existing journal for appending, after its edits were replayed (keeps its lines). */
+  public static resume(settings: JournalSettings, contents: JournalContents): RoomJournal {
+    const last = contents.records.at(-1)?.seq ?? 0;
+    const journal = new RoomJournal(settings, contents.header.notebook_id, last);
+    const lines = contents.records.map((record) => ({
+      seq: record.seq,
+      text: `${JSON.stringify(record)}\n`,
+      saving: record.saving !== undefined,
+    }));
+    // Rewritten rather than appended to: a torn last line must not precede the next edit.
+    journal.rewrite(contents.header.base, contents.header.ledger, lines);
+    return journal;
+  }
+}

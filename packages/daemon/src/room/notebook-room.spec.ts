@@ -1,0 +1,332 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DaemonError } from '../daemon-error.js';
+import { NotebookDocument } from '../document/notebook-document.js';
+import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { RoomJournal } from '../persistence/room-journal.js';
+import { UntitledStore } from '../persistence/untitled-store.js';
+import type { KernelLauncher } from './kernel-launcher.js';
+import type { NotebookRoom, RoomPeer } from './notebook-room.js';
+import { RoomCatalog } from './room-catalog.js';
+
+const noKernels: KernelLauncher = { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) };
+
+/** A kernel that prints its code back, with execution count 7. */
+const echoKernels: KernelLauncher = {
+  launch: async () => ({
+    kind: 'started',
+    kernel: {
+      pid: 1,
+      status: 'idle',
+      onStatus: () => ({ dispose: () => undefined }),
+      onExit: () => ({ dispose: () => undefined }),
+      execute: async (code, options) => {
+        const output = { output_type: 'stream', name: 'stdout', text: `${code}\n` };
+        options?.onOutput?.(output, [output]);
+        return { status: 'ok', executionCount: 7, outputs: [output] };
+      },
+      interrupt: async () => undefined,
+      restart: async () => undefined,
+      shutdown: async () => undefined,
+    },
+  }),
+};
+/** A kernel whose executions never finish (the daemon dies under them). */
+const stuckKernels: KernelLauncher = {
+  launch: async () => {
+    const launched = await echoKernels.launch(dir);
+    if (launched.kind !== 'started') return launched;
+    return { kind: 'started', kernel: { ...launched.kernel, execute: () => new Promise(() => undefined) } };
+  },
+};
+let launcher: KernelLauncher = noKernels;
+
+let dir: string;
+let clock: ManualClock;
+const catalogs: RoomCatalog[] = [];
+
+/** A catalog over `dir`, as one daemon life sees it (a second one on the same dir = after a crash). */
+async function daemonLife(): Promise<RoomCatalog> {
+  const logger = new RecordingLogger();
+  const catalog = new RoomCatalog({
+    settings: {
+      keepAliveMs: 1000,
+      vanishedPeerKeepAliveMs: 5000,
+      autosaveDebounceMs: 1000,
+      autosaveMaxDelayMs: 5000,
+      ledgerCapacity: 16,
+      executionHistory: 16,
+      reaperIntervalMs: 60_000,
+      roomTtlMs: 10_000,
+      roomSoftCap: 8,
+    },
+    launcher,
+    registry: await NotebookRegistry.load(join(dir, 'data', 'registry.json'), logger),
+    untitled: new UntitledStore(join(dir, 'data', 'untitled')),
+    journal: { dir: join(dir, 'data', 'journal'), fsync: false, maxBytes: 1 << 20 },
+    clock,
+    logger,
+    emit: () => undefined,
+  });
+  catalogs.push(catalog);
+  return catalog;
+}
+
+function peer(label: string, received: Record<string, unknown>[] = []): RoomPeer {
+  return {
+    id: `${label}-${Math.random()}`,
+    label,
+    send: (frame) => received.push({ ...frame }),
+    disconnect: () => undefined,
+  };
+}
+
+async function join_(catalog: RoomCatalog, path: string, received?: Record<string, unknown>[]) {
+  const { room, release } = await catalog.open(path);
+  const p = peer('agent', received);
+  room.addPeer(p);
+  release();
+  return { room, peer: p };
+}
+
+function sourcesOf(path: string): string[] {
+  return NotebookDocument.fromIpynb(readFileSync(path, 'utf8'), path)
+    .cells()
+    .map((cell) => cell.source);
+}
+
+/** Lets the room's async save (started by a timer) finish. */
+async function saved(room: NotebookRoom): Promise<void> {
+  clock.advance(5000);
+  await room.flush();
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'room-'));
+  clock = new ManualClock(Date.UTC(2026, 11, 1));
+  launcher = noKernels;
+});
+
+afterEach(async () => {
+  for (const catalog of catalogs.splice(0)) await catalog.closeAll('test over');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('NotebookRoom journal', () => {
+  it('brings back acknowledged edits the autosave never wrote, and the file gets them on the next save', async () => {
+    const path = join(dir, 'a.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'x = 1' });
+    const cellId = (made.cell as { id: string }).id;
+    await room.handle(p, { type: 'update_cell', cell_id: cellId, source: 'x = 2' });
+    await room.handle(p, { type: 'insert_cell', source: '# note', cell_type: 'markdown', index: 0 });
+    expect(sourcesOf(path)).toEqual([]); // the debounced autosave has not run: only the journal has them
+
+    // A new daemon life on the same data dir (the first one "crashed": nothing was saved).
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells().map((cell) => cell.source)).toEqual(['# note', 'x = 2']);
+    await saved(back.room);
+    expect(sourcesOf(path)).toEqual(['# note', 'x = 2']);
+    const journal = RoomJournal.read(join(dir, 'data', 'journal'), back.room.notebookId);
+    expect(typeof journal === 'object' && RoomJournal.hasEdits(journal)).toBe(false);
+  });
+
+  it('brings back the outputs and execution count an execution recorded in the document', async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'x.ipynb');
+    const first = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(first, path, received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'hello' });
+    await room.handle(p, { type: 'execute_cell', cell_id: (made.cell as { id: string }).id });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells()[0]).toMatchObject({
+      execution_count: 7,
+      outputs: [{ output_type: 'stream', text: 'hello\n' }],
+    });
+  });
+
+  it('answers a retried execution that the crash interrupted as aborted, saying why', async () => {
+    launcher = stuckKernels;
+    const path = join(dir, 'stuck.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'while True: pass' });
+    const cellId = (made.cell as { id: string }).id;
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-1' });
+    expect(started.status).toBe('queued');
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    const retried = await back.room.handle(back.peer, {
+      type: 'execute_cell',
+      cell_id: cellId,
+      idempotency_key: 'run-1',
+    });
+    expect(retried).toMatchObject({ execution_id: started.execution_id, status: 'aborted' });
+    const read = await back.room.handle(back.peer, { type: 'get_execution', execution_id: started.execution_id });
+    expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
+  });
+
+  it('still dedupes a request key after the replay', async () => {
+    const path = join(dir, 'k.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    const answer = await room.handle(p, { type: 'insert_cell', source: 'once', idempotency_key: 'key-1' });
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    const retried = await back.room.handle(back.peer, {
+      type: 'insert_cell',
+      source: 'once',
+      idempotency_key: 'key-1',
+    });
+    expect(retried).toEqual(answer);
+    expect(back.room.cells()).toHaveLength(1);
+    // Also after a save rotated the journal (the ledger moves into its header).
+    await saved(back.room);
+    const third = await daemonLife();
+    const again = await join_(third, path);
+    await again.room.handle(again.peer, { type: 'insert_cell', source: 'once', idempotency_key: 'key-1' });
+    expect(again.room.cells()).toHaveLength(1);
+    await expect(
+      again.room.handle(again.peer, { type: 'delete_cell', cell_id: 'nope', idempotency_key: 'key-1' }),
+    ).rejects.toMatchObject({ kind: 'idempotencyConflict' });
+  });
+
+  it('sets a journal aside when the file was changed by another program while the daemon was down', async () => {
+    const path = join(dir, 'm.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    await room.handle(p, { type: 'insert_cell', source: 'lost?' });
+    const external = NotebookDocument.empty();
+    external.insert({ source: 'from JupyterLab', cellType: 'code' });
+    writeFileSync(path, external.toIpynb());
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells().map((cell) => cell.source)).toEqual(['from JupyterLab']);
+    const aside = readdirSync(join(dir, 'data', 'journal')).filter((name) => name.includes('.unmatched.'));
+    expect(aside).toHaveLength(1);
+    const answer = await back.room.handle(back.peer, { type: 'insert_cell', source: 'next' });
+    expect(answer.warning).toContain(aside[0]);
+  });
+
+  it('replays a persisted untitled notebook from its store file', async () => {
+    const first = await daemonLife();
+    const { room, release } = await first.create({ runtime: 'python', workingDir: dir, ephemeral: false });
+    const p = peer('agent');
+    room.addPeer(p);
+    release();
+    await room.handle(p, { type: 'insert_cell', source: 'untitled edit' });
+    const second = await daemonLife();
+    const back = await second.attach(room.notebookId);
+    back.release();
+    expect(back.room.cells().map((cell) => cell.source)).toEqual(['untitled edit']);
+  });
+});
+
+describe('NotebookRoom journal bounds', () => {
+  it('saves at once when the journal outgrows its cap, which rotates it back to a header', async () => {
+    const path = join(dir, 'big.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: '' });
+    const cellId = (made.cell as { id: string }).id;
+    const journalFile = RoomJournal.fileOf(join(dir, 'data', 'journal'), room.notebookId);
+    const big = 'y'.repeat(64 * 1024);
+    for (let i = 0; i < 20; i++) await room.handle(p, { type: 'update_cell', cell_id: cellId, source: `${i}${big}` });
+    // The clock never moves: only the cap can have made it save.
+    await vi.waitFor(() => expect(sourcesOf(path)[0]).toMatch(/^\d+y/), { timeout: 10_000, interval: 20 });
+    await vi.waitFor(() => expect(statSync(journalFile).size).toBeLessThan(1 << 20), { timeout: 10_000, interval: 20 });
+  });
+});
+
+describe('NotebookRoom external changes', () => {
+  function rewriteWithExtraCell(path: string, source: string): void {
+    const document = NotebookDocument.fromIpynb(readFileSync(path, 'utf8'), path);
+    document.insert({ source, cellType: 'code' });
+    writeFileSync(path, document.toIpynb());
+  }
+
+  it('loads an external change when the room has no unsaved edits, tells the peers, and keeps both in the file', async () => {
+    const path = join(dir, 'e.ipynb');
+    const catalog = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(catalog, path);
+    const watcher = peer('watcher', received);
+    room.addPeer(watcher);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'mine' });
+    await saved(room);
+    rewriteWithExtraCell(path, 'theirs');
+    await room.handle(p, { type: 'update_cell', cell_id: (made.cell as { id: string }).id, source: 'mine, edited' });
+    await saved(room);
+    expect(sourcesOf(path)).toEqual(['mine, edited', 'theirs']);
+    expect(received.map((frame) => frame.event)).toContain('cell_inserted');
+  });
+
+  it('with unsaved edits: leaves the file, writes the room version beside it (same mode), and says so', async () => {
+    const path = join(dir, 'c.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    await saved(room);
+    chmodSync(path, 0o600);
+    await room.handle(p, { type: 'insert_cell', source: 'unsaved' });
+    rewriteWithExtraCell(path, 'theirs');
+    const externalText = readFileSync(path, 'utf8');
+    const refused = await room.handle(p, { type: 'insert_cell', source: 'more' }).catch((error: unknown) => error);
+    expect(DaemonError.is(refused, 'fileConflict')).toBe(true);
+    const message = (refused as Error).message;
+    expect(message).toContain(`${path} was changed on disk by another program`);
+    await saved(room);
+    expect(readFileSync(path, 'utf8')).toBe(externalText);
+    const copy = readdirSync(dir).find((name) => name.startsWith('c.nteract-conflict-'));
+    expect(copy).toBeDefined();
+    expect(message).toContain(join(dir, copy ?? ''));
+    expect(sourcesOf(join(dir, copy ?? ''))).toEqual(['unsaved']);
+    expect(statSync(join(dir, copy ?? '')).mode & 0o777).toBe(0o600);
+    expect(room.info().file_conflict).toBe(message);
+
+    // save_notebook overwrites with the room's version; reopening by path would have loaded the file.
+    await room.handle(p, { type: 'save' });
+    expect(sourcesOf(path)).toEqual(['unsaved']);
+    expect(room.info().file_conflict).toBeUndefined();
+  });
+
+  it('re-checks the file right before an autosave: a change found there is not written over', async () => {
+    const path = join(dir, 's.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    chmodSync(path, 0o640);
+    await room.handle(p, { type: 'insert_cell', source: 'unsaved' });
+    rewriteWithExtraCell(path, 'theirs');
+    const externalText = readFileSync(path, 'utf8');
+    await saved(room);
+    await room.flush();
+    expect(readFileSync(path, 'utf8')).toBe(externalText);
+    const copy = readdirSync(dir).find((name) => name.startsWith('s.nteract-conflict-'));
+    expect(sourcesOf(join(dir, copy ?? 'missing'))).toEqual(['unsaved']);
+    expect(statSync(join(dir, copy ?? 'missing')).mode & 0o777).toBe(0o640);
+    expect(room.fileConflict).toContain(join(dir, copy ?? 'missing'));
+  });
+
+  it('a reconnect by path loads the file over a conflict', async () => {
+    const path = join(dir, 'r.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    await room.handle(p, { type: 'insert_cell', source: 'unsaved' });
+    rewriteWithExtraCell(path, 'theirs');
+    await expect(room.handle(p, { type: 'insert_cell', source: 'x' })).rejects.toMatchObject({ kind: 'fileConflict' });
+    const again = await catalog.open(path);
+    again.release();
+    expect(again.room).toBe(room);
+    expect(room.cells().map((cell) => cell.source)).toEqual(['theirs']);
+    await room.handle(p, { type: 'insert_cell', source: 'after' });
+    await saved(room);
+    expect(sourcesOf(path)).toEqual(['theirs', 'after']);
+  });
+});
