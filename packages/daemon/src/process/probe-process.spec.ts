@@ -58,6 +58,36 @@ describe(probeProcess, () => {
   });
 });
 
+describe('probeProcess without /proc', () => {
+  it('reads liveness, zombies and a start time from ps', async () => {
+    const own = await probeProcess(process.pid, 'ps');
+    expect(own.kind).toBe('alive');
+    expect(own.kind === 'alive' && own.startTime?.startsWith('ps:')).toBe(true);
+    expect(await probeProcess(process.pid, 'ps')).toEqual(own);
+    const { zombie } = await zombieMaker();
+    await waitFor(
+      () => probeProcess(zombie, 'proc'),
+      (found) => found.kind === 'gone',
+      'the zombie',
+    );
+    expect(await probeProcess(zombie, 'ps')).toEqual({ kind: 'gone', zombie: true });
+    const child = spawn('true');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(await probeProcess(child.pid as number, 'ps')).toEqual({ kind: 'gone', zombie: false });
+  });
+
+  it('falls back to kill(pid, 0), which cannot tell a zombie from a live process', async () => {
+    expect(await probeProcess(process.pid, 'signal')).toEqual({ kind: 'alive', startTime: undefined });
+    const { zombie } = await zombieMaker();
+    await waitFor(
+      () => probeProcess(zombie, 'proc'),
+      (found) => found.kind === 'gone',
+      'the zombie',
+    );
+    expect((await probeProcess(zombie, 'signal')).kind).toBe('alive');
+  });
+});
+
 describe(compareIdentity, () => {
   it('matches a live process with its own identity and not with another start time or boot', async () => {
     const identity = await identifyProcess(process.pid);

@@ -23,16 +23,26 @@ export interface ProcessIdentity {
 let procAvailable: Promise<boolean> | undefined;
 let bootIdRead: Promise<string | undefined> | undefined;
 
+/**
+ * How to probe: `auto` (the default) uses `/proc` where it exists, else `ps`, else `signal`;
+ * the others force one way (for tests). `signal` (`kill(pid, 0)`) cannot see zombies or start times.
+ */
+export type ProbeMethod = 'auto' | 'proc' | 'ps' | 'signal';
+
 /** Probes `pid`: Linux `/proc/<pid>/stat` (state and field 22, starttime), else `ps`, else `kill(pid, 0)`. */
-export async function probeProcess(pid: number): Promise<ProcessProbe> {
+export async function probeProcess(pid: number, method: ProbeMethod = 'auto'): Promise<ProcessProbe> {
   if (!Number.isInteger(pid) || pid <= 0) return { kind: 'gone', zombie: false };
-  procAvailable ??= readFile('/proc/self/stat', 'utf8').then(
-    () => true,
-    () => false,
-  );
-  if (await procAvailable) return probeWithProc(pid);
-  const fromPs = await probeWithPs(pid);
-  if (fromPs !== undefined) return fromPs;
+  if (method === 'auto') {
+    procAvailable ??= readFile('/proc/self/stat', 'utf8').then(
+      () => true,
+      () => false,
+    );
+  }
+  if (method === 'proc' || (method === 'auto' && (await procAvailable))) return probeWithProc(pid);
+  if (method !== 'signal') {
+    const fromPs = await probeWithPs(pid);
+    if (fromPs !== undefined) return fromPs;
+  }
   return signalZero(pid) ? { kind: 'alive', startTime: undefined } : { kind: 'gone', zombie: false };
 }
 
