@@ -34,7 +34,7 @@ async function fakeKernel(
   return { child, file, dir, exited };
 }
 
-describe(KernelRecords, () => {
+describe(KernelRecords, { timeout: 60_000 }, () => {
   it('stops a recorded kernel left running by a dead daemon and removes its connection files', async () => {
     const root = scratch();
     const logger = new RecordingLogger();

@@ -27,7 +27,7 @@ function zombieMaker(): Promise<{ parent: ChildProcess; zombie: number }> {
   });
 }
 
-describe(probeProcess, () => {
+describe(probeProcess, { timeout: 60_000 }, () => {
   it('reads this process as alive with a start time from /proc', async () => {
     const probe = await probeProcess(process.pid);
     expect(probe.kind).toBe('alive');
@@ -58,7 +58,7 @@ describe(probeProcess, () => {
   });
 });
 
-describe('probeProcess without /proc', () => {
+describe('probeProcess without /proc', { timeout: 60_000 }, () => {
   it('reads liveness, zombies and a start time from ps', async () => {
     const own = await probeProcess(process.pid, 'ps');
     expect(own.kind).toBe('alive');
