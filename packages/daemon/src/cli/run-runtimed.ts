@@ -133,6 +133,12 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
     if (exited !== undefined) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Another daemon may have won a race to start: that one serves, and ours stepped aside.
+  const winner = exited !== undefined ? await queryInfo(layout.socketPath) : undefined;
+  if (winner) {
+    io.stderr.write(`runtimed: already running (pid ${winner.pid}) on ${layout.socketPath}\n`);
+    return 1;
+  }
   const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-5).join('\n');
   io.stderr.write(
     `runtimed: the daemon did not come up${exited !== undefined ? ` (exit ${exited})` : ''}. Last log lines (${logFile}):\n${tail}\n`,
