@@ -114,6 +114,11 @@ export class RuntimedServer {
   readonly #subscribers = new Set<Socket>();
   #stopping: Promise<void> | undefined;
   #socketWatch: SocketPathWatch | undefined;
+  #stopped = false;
+  #markStarted: () => void = () => undefined;
+  readonly #started = new Promise<void>((resolve) => {
+    this.#markStarted = resolve;
+  });
   readonly #stoppedListeners = new Set<() => void>();
 
   private constructor(options: RuntimedServerOptions, catalog: RoomCatalog, singleton: DaemonSingleton) {
@@ -154,15 +159,6 @@ export class RuntimedServer {
       started = server;
       await server.listen();
       await singleton.markServing();
-      const current = server;
-      server.#socketWatch = await watchSocketPath(
-        layout.socketPath,
-        options.socketCheckMs ?? defaultSocketCheckMs,
-        (why) => {
-          logger.warn('clients can no longer reach this daemon; stopping', { why });
-          void current.stop(why);
-        },
-      );
       await writeFileAtomic(
         layout.infoPath,
         `${JSON.stringify({ ...server.info, socket: layout.socketPath }, null, 2)}\n`,
@@ -170,6 +166,7 @@ export class RuntimedServer {
       );
       catalog.startReaper();
       logger.info('runtimed listening', { socket: layout.socketPath, pid: process.pid, version: options.version });
+      server.#markStarted();
       return server;
     } catch (error) {
       if (started !== undefined) {
@@ -185,8 +182,10 @@ export class RuntimedServer {
     return this.#catalog;
   }
 
+  /** Calls `listener` once the daemon has stopped (at once if it already has). */
   public onStopped(listener: () => void): void {
-    this.#stoppedListeners.add(listener);
+    if (this.#stopped) listener();
+    else this.#stoppedListeners.add(listener);
   }
 
   /** Stops accepting, tells subscribers, closes rooms (saving them), removes socket, info and locks. Idempotent. */
@@ -213,6 +212,7 @@ export class RuntimedServer {
     // Remove only what is still ours: a replaced socket or daemon.json may belong to a successor.
     await Promise.all([socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined, this.removeInfoIfOurs()]);
     await this.#singleton.release();
+    this.#stopped = true;
     for (const listener of this.#stoppedListeners) listener();
   }
 
@@ -243,6 +243,12 @@ export class RuntimedServer {
     } finally {
       process.umask(previous);
     }
+    // At once: a client may already talk to us, and remove or replace the file, before start ends.
+    const { logger, socketCheckMs } = this.#options;
+    this.#socketWatch = await watchSocketPath(socketPath, socketCheckMs ?? defaultSocketCheckMs, (why) => {
+      logger.warn('clients can no longer reach this daemon; stopping', { why });
+      void this.#started.then(() => this.stop(why));
+    });
     await chmod(socketPath, 0o600);
   }
 

@@ -52,6 +52,14 @@ describe(watchSocketPath, () => {
     expect(await (await watch).isOurs()).toBe(false);
   });
 
+  it('reports a socket replaced before the watch began (between bind and watch)', async () => {
+    const { path } = await bound();
+    rmSync(path);
+    writeFileSync(path, 'x');
+    const { lost } = lostReason(path);
+    expect(await lost).toBe(`its socket ${path} was replaced by another file`);
+  });
+
   it('with interval 0 does not watch, but still tells whether the path is ours', async () => {
     const { path } = await bound();
     let reported = false;

@@ -1,4 +1,4 @@
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, type Stats, watch } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -20,7 +20,10 @@ export async function watchSocketPath(
   intervalMs: number,
   onLost: (why: string) => void,
 ): Promise<SocketPathWatch> {
-  const bound = await lstat(path);
+  const identify = (stats: Stats | undefined): string | undefined =>
+    stats?.isSocket() ? `${stats.dev}:${stats.ino}` : undefined;
+  // Gone or not a socket already (between our bind and this look): reported at the first check.
+  const bound = identify(await lstat(path).catch(() => undefined)) ?? 'lost before it was watched';
   let lost = false;
   let checking = false;
   let timer: NodeJS.Timeout | undefined;
@@ -28,8 +31,7 @@ export async function watchSocketPath(
 
   const state = async (): Promise<'ours' | 'removed' | 'replaced'> => {
     try {
-      const now = await lstat(path);
-      return now.ino === bound.ino && now.dev === bound.dev ? 'ours' : 'replaced';
+      return identify(await lstat(path)) === bound ? 'ours' : 'replaced';
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return code === 'ENOENT' || code === 'ENOTDIR' ? 'removed' : 'ours';
