@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeRuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/core/runtimed-wire';
 import { RecordingLogger } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DaemonError } from '../daemon-error.js';
 import { identifyProcess } from '../process/probe-process.js';
 import { resolveDaemonLayout } from '../resolve-daemon-layout.js';
 import { formatDaemonLockRecord, parseDaemonLockRecord } from './daemon-lock-record.js';
@@ -53,6 +56,49 @@ async function impersonate(
   writeFileSync(join(target.dataDir, 'daemon.lock'), text, { mode: 0o600 });
 }
 
+/**
+ * A stand-in for a daemon `pid` whose event loop is blocked for a while: it accepts connections
+ * but does not answer until `busy` is set false, then answers the handshake and pings.
+ */
+async function busyDaemon(
+  socketPath: string,
+  pid: number,
+): Promise<{ setBusy(busy: boolean): void; connections(): number }> {
+  let busy = true;
+  let count = 0;
+  const held: Socket[] = [];
+  const server = createServer((socket) => {
+    count += 1;
+    held.push(socket);
+    socket.on('error', () => undefined);
+    const decoder = new RuntimedFrameDecoder(65_536);
+    let preamble = true;
+    socket.on('data', (chunk: Buffer) => {
+      if (busy) return;
+      const data = preamble ? chunk.subarray(5) : chunk;
+      preamble = false;
+      for (const decoded of decoder.push(data)) {
+        if (decoded.kind !== 'frame') continue;
+        const frame = decoded.value as Record<string, unknown>;
+        if (frame.channel === 'control') socket.write(encodeRuntimedFrame({ type: 'hello', pid, protocol_version: 1 }));
+        else socket.write(encodeRuntimedFrame({ type: 'ok', id: frame.id, pong: true }));
+      }
+    });
+  });
+  mkdirSync(join(socketPath, '..'), { recursive: true, mode: 0o700 });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  cleanups.push(() => {
+    for (const socket of held) socket.destroy();
+    server.close();
+  });
+  return {
+    setBusy: (value) => {
+      busy = value;
+    },
+    connections: () => count,
+  };
+}
+
 describe(acquireDaemonSingleton, { timeout: 60_000 }, () => {
   it('stops a verified holder that stays silent through the grace (SIGTERM) and takes both locks', async () => {
     const target = layout();
@@ -71,6 +117,29 @@ describe(acquireDaemonSingleton, { timeout: 60_000 }, () => {
     for (const path of [target.lockPath, join(target.dataDir, 'daemon.lock')]) {
       expect(parseDaemonLockRecord(readFileSync(path, 'utf8'))).toMatchObject({ pid: process.pid, state: 'starting' });
     }
+  });
+
+  it('gives a holder whose socket accepts but does not answer (busy) the long grace, and refuses once it answers', async () => {
+    const target = layout();
+    const holder = await silentProcess();
+    const pid = holder.child.pid as number;
+    await impersonate(target, pid, 'serving');
+    const fake = await busyDaemon(target.socketPath, pid);
+    const attempt = acquireDaemonSingleton(target, new RecordingLogger(), {
+      ...quick,
+      servingGraceMs: 0,
+      startingGraceMs: 60_000,
+    }).then(
+      (singleton) => singleton,
+      (error: unknown) => error,
+    );
+    // Past the serving grace (0) while silent; then it comes back.
+    while (fake.connections() < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    fake.setBusy(false);
+    const outcome = await attempt;
+    expect(DaemonError.is(outcome, 'alreadyRunning')).toBe(true);
+    expect((outcome as Error).message).toMatch(`a daemon is already running (pid ${pid})`);
+    expect(holder.child.exitCode === null && holder.child.signalCode === null).toBe(true);
   });
 
   it('uses SIGKILL on a holder that ignores SIGTERM', async () => {

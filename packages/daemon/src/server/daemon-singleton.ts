@@ -8,7 +8,7 @@ import { terminateVerifiedProcess } from '../process/terminate-verified-process.
 import type { DaemonLayout } from '../resolve-daemon-layout.js';
 import { type DaemonLockRecord, formatDaemonLockRecord, parseDaemonLockRecord } from './daemon-lock-record.js';
 import { judgeLockHolder, type LockHolderVerdict } from './judge-lock-holder.js';
-import { pingDaemon } from './ping-daemon.js';
+import { type DaemonPing, pingDaemon } from './ping-daemon.js';
 
 /** The locks a running daemon holds. */
 export interface DaemonSingleton {
@@ -26,7 +26,10 @@ export interface SingletonTimings {
   readonly pingTimeoutMs: number;
   /** Grace for a silent holder whose lock says it is serving (its socket may be briefly busy). */
   readonly servingGraceMs: number;
-  /** Grace for a silent holder that is still starting (it has not bound its socket yet). */
+  /**
+   * Grace for a silent holder that is still starting (it has not bound its socket yet), or whose
+   * socket accepts connections but does not answer (its event loop may be busy).
+   */
   readonly startingGraceMs: number;
   /** After SIGTERM (the holder saves and stops in order), before SIGKILL. */
   readonly termGraceMs: number;
@@ -130,7 +133,8 @@ export async function inspectLockHolders(
     const record = text === undefined ? undefined : parseDaemonLockRecord(text);
     if (record === undefined) continue;
     const socket = record.socket ?? layout.socketPath;
-    reports.push({ lockPath, record, socket, verdict: await observe(record, socket, timings.pingTimeoutMs) });
+    const { ping: _ping, ...verdict } = await observe(record, socket, timings.pingTimeoutMs);
+    reports.push({ lockPath, record, socket, verdict });
   }
   return reports;
 }
@@ -144,13 +148,21 @@ interface LockContext {
 
 const lockAttempts = 5;
 
-async function observe(record: DaemonLockRecord, socket: string, pingTimeoutMs: number): Promise<LockHolderVerdict> {
-  const [processProbe, bootId, answeringPid] = await Promise.all([
+async function observe(
+  record: DaemonLockRecord,
+  socket: string,
+  pingTimeoutMs: number,
+): Promise<LockHolderVerdict & { readonly ping: DaemonPing['kind'] }> {
+  const [processProbe, bootId, ping] = await Promise.all([
     probeProcess(record.pid),
     currentBootId(),
     pingDaemon(socket, pingTimeoutMs),
   ]);
-  return judgeLockHolder(record, { process: processProbe, bootId, answeringPid, ownPid: process.pid });
+  const answeringPid = ping.kind === 'answered' ? ping.pid : undefined;
+  return {
+    ...judgeLockHolder(record, { process: processProbe, bootId, answeringPid, ownPid: process.pid }),
+    ping: ping.kind,
+  };
 }
 
 async function takeLock(path: string, what: string, context: LockContext): Promise<void> {
@@ -191,10 +203,13 @@ async function settleHolder(holder: DaemonLockRecord, path: string, what: string
       'alreadyRunning',
       `a daemon is already running (pid ${holder.pid}) for the ${what}. Use 'runtimed status' or 'runtimed stop'.`,
     );
+  const since = Date.now();
   let verdict = await observe(holder, socket, timings.pingTimeoutMs);
-  const graceMs = holder.state === 'starting' ? timings.startingGraceMs : timings.servingGraceMs;
-  const deadline = Date.now() + graceMs;
-  while ((verdict.kind === 'unreachable' || verdict.kind === 'unverifiable') && Date.now() < deadline) {
+  // A holder still starting, or whose socket accepts but does not answer (a busy event loop), gets
+  // the long grace; one whose socket is gone or refuses gets the short one.
+  const graceMs = (): number =>
+    holder.state === 'starting' || verdict.ping === 'silent' ? timings.startingGraceMs : timings.servingGraceMs;
+  while ((verdict.kind === 'unreachable' || verdict.kind === 'unverifiable') && Date.now() < since + graceMs()) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     verdict = await observe(holder, socket, timings.pingTimeoutMs);
   }
@@ -302,9 +317,9 @@ async function removeStaleSocket(socketPath: string, logger: Logger, timings: Si
   } catch {
     return;
   }
-  const answering = await pingDaemon(socketPath, timings.pingTimeoutMs);
-  if (answering !== undefined)
-    throw new DaemonError('alreadyRunning', `Another daemon (pid ${answering}) is answering on ${socketPath}.`);
+  const ping = await pingDaemon(socketPath, timings.pingTimeoutMs);
+  if (ping.kind === 'answered')
+    throw new DaemonError('alreadyRunning', `Another daemon (pid ${ping.pid}) is answering on ${socketPath}.`);
   logger.info('removing the stale socket of a dead daemon', { socketPath });
   await rm(socketPath, { force: true });
 }
