@@ -12,6 +12,7 @@ describe(resolveDaemonLayout, () => {
       dataDir: '/home/a/.data/runt',
       registryPath: '/home/a/.data/runt/registry.json',
       untitledDir: '/home/a/.data/runt/untitled',
+      kernelsDir: '/home/a/.data/runt/kernels',
     });
   });
 

@@ -13,6 +13,8 @@ export interface DaemonLayout {
   readonly dataDir: string;
   readonly registryPath: string;
   readonly untitledDir: string;
+  /** One record per running kernel process, so a next daemon can reap a dead one's kernels. */
+  readonly kernelsDir: string;
 }
 
 export interface DaemonLayoutOptions {
@@ -50,5 +52,6 @@ export function resolveDaemonLayout(options: DaemonLayoutOptions = {}): DaemonLa
     dataDir,
     registryPath: join(dataDir, 'registry.json'),
     untitledDir: join(dataDir, 'untitled'),
+    kernelsDir: join(dataDir, 'kernels'),
   });
 }

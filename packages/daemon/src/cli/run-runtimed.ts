@@ -4,8 +4,11 @@ import { join } from 'node:path';
 import { CoreError, type Logger, StderrLogger, SystemClock } from '@nteract-mcp/core';
 import { RuntimedConnection, type WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError } from '../daemon-error.js';
-import { resolveDaemonLayout } from '../resolve-daemon-layout.js';
+import { KernelRecords } from '../kernel/kernel-records.js';
+import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';
+import { type DaemonLayout, resolveDaemonLayout } from '../resolve-daemon-layout.js';
 import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
+import { defaultSingletonTimings, inspectLockHolders, type LockHolderReport } from '../server/daemon-singleton.js';
 import { RuntimedServer } from '../server/runtimed-server.js';
 import { parseRuntimedOptions, type RuntimedOptions, runtimedUsage } from './runtimed-options.js';
 
@@ -71,8 +74,10 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
       roomSoftCap: options.roomSoftCap,
     },
     journal: { fsync: options.journalFsync },
+    socketCheckMs: options.socketCheckMs,
     launcher: new JupyterKernelLauncher({
       logger,
+      records: new KernelRecords(layout.kernelsDir, logger.child('kernels')),
       disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,
       kernelspec: {
         ...(options.python ? { pythonCandidates: [options.python] } : {}),
@@ -120,7 +125,8 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
   child.once('exit', (code) => {
     exited = code;
   });
-  const deadline = Date.now() + 15_000;
+  // Generous: taking over from a live daemon that does not answer may take a grace and a SIGTERM.
+  const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const info = await queryInfo(layout.socketPath);
     if (info && info.pid === child.pid) {
@@ -130,6 +136,12 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
     if (exited !== undefined) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Another daemon may have won a race to start: that one serves, and ours stepped aside.
+  const winner = exited !== undefined ? await queryInfo(layout.socketPath) : undefined;
+  if (winner) {
+    io.stderr.write(`runtimed: already running (pid ${winner.pid}) on ${layout.socketPath}\n`);
+    return 1;
+  }
   const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-5).join('\n');
   io.stderr.write(
     `runtimed: the daemon did not come up${exited !== undefined ? ` (exit ${exited})` : ''}. Last log lines (${logFile}):\n${tail}\n`,
@@ -138,9 +150,23 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
 }
 
 async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
-  const { socketPath } = layoutOf(options, io);
+  const layout = layoutOf(options, io);
+  const { socketPath } = layout;
   const opened = await openControl(socketPath);
   if (!opened) {
+    const silent = await silentHolder(layout);
+    if (silent) {
+      const { record, socket, lockPath, verdict } = silent;
+      const verified = verdict.kind === 'unreachable';
+      io.stdout.write(
+        options.json
+          ? `${JSON.stringify({ running: true, answering: false, verified, pid: record.pid, socket, lock: lockPath })}\n`
+          : verified
+            ? `runtimed is running (pid ${record.pid}) but not answering on ${socket}. 'runtimed stop' stops it; 'runtimed start' replaces it.\n`
+            : `a process (pid ${record.pid}) holds the runtimed lock ${lockPath} but does not answer on ${socket}; it cannot be verified to be the daemon that took the lock.\n`,
+      );
+      return 1;
+    }
     io.stdout.write(
       options.json
         ? `${JSON.stringify({ running: false, socket: socketPath })}\n`
@@ -174,10 +200,31 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
 }
 
 async function stop(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
-  const { socketPath } = layoutOf(options, io);
+  const layout = layoutOf(options, io);
+  const { socketPath } = layout;
   const opened = await openControl(socketPath);
   if (!opened) {
-    io.stdout.write(`runtimed is not running (no daemon at ${socketPath})\n`);
+    const silent = await silentHolder(layout);
+    if (!silent) {
+      io.stdout.write(`runtimed is not running (no daemon at ${socketPath})\n`);
+      return 0;
+    }
+    const { record, socket, lockPath, verdict } = silent;
+    if (verdict.kind !== 'unreachable') {
+      io.stderr.write(
+        `runtimed: a process (pid ${record.pid}) holds the lock ${lockPath} but does not answer on ${socket}, and it cannot be verified to be the daemon that took the lock; not signalling it. Check it yourself (e.g. ps -p ${record.pid}).\n`,
+      );
+      return 1;
+    }
+    const outcome = await terminateVerifiedProcess(record, {
+      termGraceMs: defaultSingletonTimings.termGraceMs,
+      killGraceMs: defaultSingletonTimings.killGraceMs,
+    });
+    if (outcome === 'survived') {
+      io.stderr.write(`runtimed: the daemon (pid ${record.pid}) does not answer and survived SIGTERM and SIGKILL\n`);
+      return 1;
+    }
+    io.stdout.write(`runtimed stopped (pid ${record.pid}; it was not answering on ${socket})\n`);
     return 0;
   }
   const closed = new Promise<void>((resolve) => opened.connection.onClose(() => resolve()));
@@ -188,6 +235,15 @@ async function stop(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   io.stdout.write(`runtimed stopped (pid ${String(opened.greeting.pid)})\n`);
   return 0;
+}
+
+/** The holder of one of the layout's locks that runs but does not answer, if any. */
+async function silentHolder(layout: DaemonLayout): Promise<LockHolderReport | undefined> {
+  const reports = await inspectLockHolders(layout);
+  return (
+    reports.find((report) => report.verdict.kind === 'unreachable') ??
+    reports.find((report) => report.verdict.kind === 'unverifiable')
+  );
 }
 
 async function openControl(socketPath: string) {

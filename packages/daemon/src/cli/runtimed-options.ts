@@ -23,14 +23,16 @@ export interface RuntimedOptions {
   readonly autosaveMaxDelayMs: number;
   /** Largest wire message sent or accepted (default: the wire contract's 256 MiB). */
   readonly maxMessageBytes?: number;
+  /** How often the daemon checks that its socket path is still its own (0: never). */
+  readonly socketCheckMs: number;
 }
 
 export const runtimedUsage = `runtimed: the local notebook daemon of nteract-mcp (rooms, peers, autosave, Jupyter kernels).
 
 Usage:
   runtimed start [--foreground] [--socket PATH] [--data-dir DIR] [--keep-alive-secs N] [options]
-  runtimed status [--json] [--socket PATH]
-  runtimed stop [--socket PATH]
+  runtimed status [--json] [--socket PATH] [--data-dir DIR]
+  runtimed stop [--socket PATH] [--data-dir DIR]
 
 start options:
   --foreground           Run in this process (logs on stderr). Without it the daemon detaches
@@ -54,8 +56,11 @@ start options:
 tuning (milliseconds unless said; mostly for tests):
   --keep-alive-ms N  --vanished-keep-alive-ms N  --reaper-interval-ms N (300000)  --room-ttl-ms N (86400000)
   --room-soft-cap N (32 rooms)  --autosave-debounce-ms N (1000)  --autosave-max-ms N (5000)
+  --socket-check-ms N (1000; 0 never): how often the daemon checks that its socket path is still
+                     its own; when it was removed or replaced the daemon saves and exits.
 
-Other: -h/--help, -V/--version. 'status' exits 3 when no daemon runs.
+Other: -h/--help, -V/--version. 'status' exits 0 when the daemon answers, 3 when no daemon runs,
+and 1 when a daemon process holds the lock but does not answer on its socket ('stop' stops it).
 `;
 
 const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: number; max: number }>> = {
@@ -69,6 +74,7 @@ const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: numb
   '--autosave-debounce-ms': { key: 'autosaveDebounceMs', scale: 1, max: 3_600_000 },
   '--autosave-max-ms': { key: 'autosaveMaxDelayMs', scale: 1, max: 3_600_000 },
   '--max-message-mib': { key: 'maxMessageBytes', scale: 1024 * 1024, max: 512 },
+  '--socket-check-ms': { key: 'socketCheckMs', scale: 1, max: 3_600_000 },
 };
 
 const textual: Readonly<Record<string, keyof RuntimedOptions>> = {
@@ -94,6 +100,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     roomSoftCap: 32,
     autosaveDebounceMs: 1000,
     autosaveMaxDelayMs: 5000,
+    socketCheckMs: 1000,
   };
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help')
@@ -122,7 +129,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     else if (flag === '--no-kernels' && command === 'start') options.noKernels = true;
     else if (flag === '--journal-fsync' && command === 'start') options.journalFsync = true;
     else if (flag === '--json' && command === 'status') options.json = true;
-    else if (flag === '--socket' || (command === 'start' && flag in textual))
+    else if (flag === '--socket' || flag === '--data-dir' || (command === 'start' && flag in textual))
       options[textual[flag] as string] = takeValue();
     else if (command === 'start' && flag in numeric) {
       const spec = numeric[flag] as (typeof numeric)[string];

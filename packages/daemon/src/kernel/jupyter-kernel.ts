@@ -4,6 +4,7 @@ import type { Kernelspec } from './find-kernelspec.js';
 import type { JupyterMessage } from './jupyter-message.js';
 import { type DisplayUpdate, KernelOutputCollector } from './kernel-output-collector.js';
 import { KernelProcess, type KernelProcessExit, type KernelProcessOptions } from './kernel-process.js';
+import type { KernelRecords } from './kernel-records.js';
 
 /**
  * `starting` until the first kernel answers; `idle`/`busy` mirror the kernel's iopub status for
@@ -49,6 +50,8 @@ export interface StartKernelOptions {
   readonly startupTimeoutMs?: number;
   /** Base environment of the kernel; default `process.env` (`spec.env` and `JPY_PARENT_PID` go on top). */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Where each kernel process is recorded while it runs (for reaping after a daemon crash). */
+  readonly records?: KernelRecords;
 }
 
 /**
@@ -144,6 +147,7 @@ export class JupyterKernel {
       cwd: options.cwd,
       env: options.env,
       logger: options.logger,
+      ...(options.records === undefined ? {} : { records: options.records }),
       startupTimeoutMs: options.startupTimeoutMs ?? defaultStartupTimeoutMs,
       onIopub: (process: KernelProcess, message: JupyterMessage) => owner()?.handleIopub(process, message),
       onExit: (process: KernelProcess, exit: KernelProcessExit) => owner()?.handleExit(process, exit),

@@ -17,6 +17,7 @@ import {
   type JupyterMessage,
   type JupyterSender,
 } from './jupyter-message.js';
+import type { KernelRecords } from './kernel-records.js';
 
 /** How a kernel process ended: exit code, or the signal that killed it. */
 export interface KernelProcessExit {
@@ -33,6 +34,8 @@ export interface KernelProcessOptions {
   /** Base environment of the kernel; default `process.env`. `spec.env` and `JPY_PARENT_PID` go on top. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly logger?: Logger;
+  /** Where the running process is recorded, so that a next daemon can reap it if this one dies. */
+  readonly records?: KernelRecords;
   readonly startupTimeoutMs: number;
   /** Every correctly signed iopub message, in arrival order (the caller filters by parent). */
   readonly onIopub: (process: KernelProcess, message: JupyterMessage) => void;
@@ -348,6 +351,7 @@ export class KernelProcess {
     });
     this.forwardOutput(child.stdout, 'stdout');
     this.forwardOutput(child.stderr, 'stderr');
+    if (child.pid !== undefined) await this.options.records?.add(child.pid, this.connectionFile, this.dir);
 
     await this.handshake();
   }
@@ -465,6 +469,7 @@ export class KernelProcess {
     this.replyHandlers.clear();
     for (const socket of [this.shell, this.control, this.iopub]) socket.close();
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
+    if (this.child?.pid !== undefined) await this.options.records?.remove(this.child.pid);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from '@nteract-mcp/core';
 import { type FindKernelspecOptions, findKernelspec, type Kernelspec } from '../kernel/find-kernelspec.js';
 import { JupyterKernel } from '../kernel/jupyter-kernel.js';
+import type { KernelRecords } from '../kernel/kernel-records.js';
 import type { KernelLaunch, KernelLauncher } from './kernel-launcher.js';
 
 export interface JupyterKernelLauncherOptions {
@@ -8,6 +9,8 @@ export interface JupyterKernelLauncherOptions {
   /** When set, no kernel is ever started and rooms report this reason (`runtimed start --no-kernels`). */
   readonly disabledReason?: string;
   readonly logger: Logger;
+  /** Where running kernel processes are recorded (the daemon's data dir), so a next daemon can reap orphans. */
+  readonly records?: KernelRecords;
 }
 
 /**
@@ -31,6 +34,7 @@ export class JupyterKernelLauncher implements KernelLauncher {
       spec: this.#spec,
       cwd: workingDir,
       logger: this.options.logger.child('kernel'),
+      ...(this.options.records === undefined ? {} : { records: this.options.records }),
       // Debian's debugpy otherwise warns about frozen modules on every kernel start.
       env: { PYDEVD_DISABLE_FILE_VALIDATION: '1' },
     });

@@ -65,7 +65,7 @@ function rejection(promise: Promise<unknown>): Promise<CoreError> {
   );
 }
 
-describe('runtimed (real process)', () => {
+describe('runtimed (real process)', { timeout: 60_000 }, () => {
   it('reports the same identity to every query, and a new one after a restart', async () => {
     const d = await daemon();
     const first = await d.control({ type: 'get_daemon_info' });

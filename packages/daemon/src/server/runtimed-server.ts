@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type Clock, CoreError, type Logger } from '@nteract-mcp/core';
@@ -17,6 +17,7 @@ import {
   type WireNotebookRequestType,
 } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
+import { KernelRecords } from '../kernel/kernel-records.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import type { JournalSettings } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
@@ -26,6 +27,7 @@ import type { KernelLauncher } from '../room/kernel-launcher.js';
 import type { PeerDeparture, RoomPeer, RoomSettings } from '../room/notebook-room.js';
 import { type Admission, type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
 import { acquireDaemonSingleton, type DaemonSingleton } from './daemon-singleton.js';
+import { type SocketPathWatch, watchSocketPath } from './watch-socket-path.js';
 
 export interface RuntimedServerOptions {
   readonly layout: DaemonLayout;
@@ -41,7 +43,15 @@ export interface RuntimedServerOptions {
   /** Largest message sent or accepted after the handshake (default 256 MiB). */
   readonly maxMessageBytes?: number;
   readonly handshakeTimeoutMs?: number;
+  /**
+   * How often the daemon checks that its socket path is still the socket it bound (default 1000
+   * ms; 0: never). When it was removed or replaced, no client can reach this daemon any more: it
+   * stops in order (saving every room) and exits, so a new daemon can take its place.
+   */
+  readonly socketCheckMs?: number;
 }
+
+const defaultSocketCheckMs = 1000;
 
 const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   invalidOption: 'bad_request',
@@ -115,6 +125,12 @@ export class RuntimedServer {
   readonly #sockets = new Set<Socket>();
   readonly #subscribers = new Set<Socket>();
   #stopping: Promise<void> | undefined;
+  #socketWatch: SocketPathWatch | undefined;
+  #stopped = false;
+  #markStarted: () => void = () => undefined;
+  readonly #started = new Promise<void>((resolve) => {
+    this.#markStarted = resolve;
+  });
   readonly #stoppedListeners = new Set<() => void>();
 
   private constructor(options: RuntimedServerOptions, catalog: RoomCatalog, singleton: DaemonSingleton) {
@@ -130,11 +146,16 @@ export class RuntimedServer {
     this.#server = createServer((socket) => this.accept(socket));
   }
 
-  /** Takes the locks, loads the registry, listens (socket 0600), writes `daemon.json`, starts the reaper. */
+  /**
+   * Takes the locks, stops the kernels a dead predecessor left behind, loads the registry, listens
+   * (socket 0600), writes `daemon.json`, starts the reaper and the socket-path watch.
+   */
   public static async start(options: RuntimedServerOptions): Promise<RuntimedServer> {
     const { layout, logger } = options;
     const singleton = await acquireDaemonSingleton(layout, logger);
+    let started: RuntimedServer | undefined;
     try {
+      await new KernelRecords(layout.kernelsDir, logger.child('kernels')).reapOrphans();
       const registry = await NotebookRegistry.load(layout.registryPath, logger.child('registry'));
       let server: RuntimedServer | undefined;
       const journal: JournalSettings = {
@@ -155,7 +176,9 @@ export class RuntimedServer {
       server = new RuntimedServer(options, catalog, singleton);
       // Before anyone can connect: edits acknowledged before a crash go into their files now.
       await catalog.recoverJournals();
+      started = server;
       await server.listen();
+      await singleton.markServing();
       await writeFileAtomic(
         layout.infoPath,
         `${JSON.stringify({ ...server.info, socket: layout.socketPath }, null, 2)}\n`,
@@ -163,8 +186,13 @@ export class RuntimedServer {
       );
       catalog.startReaper();
       logger.info('runtimed listening', { socket: layout.socketPath, pid: process.pid, version: options.version });
+      server.#markStarted();
       return server;
     } catch (error) {
+      if (started !== undefined) {
+        started.#socketWatch?.dispose();
+        started.#server.close();
+      }
       await singleton.release();
       throw error;
     }
@@ -174,8 +202,10 @@ export class RuntimedServer {
     return this.#catalog;
   }
 
+  /** Calls `listener` once the daemon has stopped (at once if it already has). */
   public onStopped(listener: () => void): void {
-    this.#stoppedListeners.add(listener);
+    if (this.#stopped) listener();
+    else this.#stoppedListeners.add(listener);
   }
 
   /** Stops accepting, tells subscribers, closes rooms (saving them), removes socket, info and locks. Idempotent. */
@@ -187,15 +217,36 @@ export class RuntimedServer {
   private async stopOnce(reason: string): Promise<void> {
     const { layout, logger } = this.#options;
     logger.info('runtimed stopping', { reason });
+    const watch = this.#socketWatch;
+    watch?.dispose();
+    // Closing a unix-socket server unlinks its path, whatever file is there now: when the path is
+    // no longer our socket (removed, or taken by another file), stop listening without closing.
+    const socketIsOurs = watch === undefined || (await watch.isOurs());
     this.publish({ event: 'daemon_shutting_down' });
-    this.#server.close();
+    if (socketIsOurs) this.#server.close();
+    else this.#server.unref();
     await this.#catalog.closeAll('the daemon is shutting down');
     for (const socket of this.#sockets) socket.end();
     await new Promise((resolve) => setTimeout(resolve, 20));
     for (const socket of this.#sockets) socket.destroy();
-    await Promise.all([rm(layout.socketPath, { force: true }), rm(layout.infoPath, { force: true })]);
+    // Remove only what is still ours: a replaced socket or daemon.json may belong to a successor.
+    await Promise.all([socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined, this.removeInfoIfOurs()]);
     await this.#singleton.release();
+    this.#stopped = true;
     for (const listener of this.#stoppedListeners) listener();
+  }
+
+  private async removeInfoIfOurs(): Promise<void> {
+    const { infoPath } = this.#options.layout;
+    const text = await readFile(infoPath, 'utf8').catch(() => undefined);
+    if (text === undefined) return;
+    try {
+      const info = JSON.parse(text) as Partial<WireDaemonInfo>;
+      if (info.pid !== this.info.pid || info.started_at !== this.info.started_at) return;
+    } catch {
+      // Unreadable: nobody's, remove it.
+    }
+    await rm(infoPath, { force: true });
   }
 
   private async listen(): Promise<void> {
@@ -212,6 +263,12 @@ export class RuntimedServer {
     } finally {
       process.umask(previous);
     }
+    // At once: a client may already talk to us, and remove or replace the file, before start ends.
+    const { logger, socketCheckMs } = this.#options;
+    this.#socketWatch = await watchSocketPath(socketPath, socketCheckMs ?? defaultSocketCheckMs, (why) => {
+      logger.warn('clients can no longer reach this daemon; stopping', { why });
+      void this.#started.then(() => this.stop(why));
+    });
     await chmod(socketPath, 0o600);
   }
 
