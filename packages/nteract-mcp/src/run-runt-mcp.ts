@@ -1,19 +1,18 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   type ChildMcpServer,
   CoreError,
   createChildMcpServer,
   createMcpContainer,
   DaemonPort,
+  GuardedStdioTransport,
   Logger,
-  type NotebookTarget,
   NotebookTargetResolver,
   SessionSlot,
 } from '@nteract-mcp/core';
-import { createLocalDaemonPlugin, DaemonWatchLoop } from '@nteract-mcp/plugin-local-daemon';
+import { createLocalDaemonPlugin, DaemonWatchLoop, type WatchLoopHandoff } from '@nteract-mcp/plugin-local-daemon';
 
 /** Exit code of an intentional handoff after a daemon upgrade (the proxy restarts at once). */
 export const daemonUpgradeExitCode = 75;
@@ -77,8 +76,8 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     cwd: process.cwd(),
     agentSession: env.NTERACT_MCP_AGENT_SESSION?.trim() || undefined,
   });
-  const handoffTarget = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
-  const transport = new StdioServerTransport();
+  const handoff = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
+  const transport = new GuardedStdioTransport({ logger: logger.child('transport') });
   const loop = container.get(DaemonWatchLoop);
 
   return new Promise<number>((resolve) => {
@@ -98,7 +97,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
         // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
         peerLabel: () =>
           child.server.getClientVersion() ? child.peerLabel() : env.NTERACT_MCP_PEER_LABEL?.trim() || child.peerLabel(),
-        handoffTarget,
+        handoff,
         onVersionChange: (from, to) => {
           logger.info('daemon upgraded; exiting 75 for a restart', { from, to });
           void finish(daemonUpgradeExitCode, `daemon version changed from ${from} to ${to}`);
@@ -113,7 +112,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     process.stdin.once('end', () => void finish(0, 'stdin closed'));
     // With a handoff target (a restart by the proxy), rejoin before serving, so the first call
     // after the restart finds the notebook installed (bounded: the call still comes if it fails).
-    const ready = handoffTarget
+    const ready = handoff
       ? (() => {
           watching = true;
           startWatching();
@@ -140,14 +139,13 @@ function parseHandoff(
   resolver: NotebookTargetResolver,
   raw: string | undefined,
   logger: Logger,
-): NotebookTarget | undefined {
+): WatchLoopHandoff | undefined {
   if (!raw?.trim()) return undefined;
   try {
-    return resolver.resolve(raw, { cwd: process.cwd() });
+    return { requested: raw, target: resolver.resolve(raw, { cwd: process.cwd() }) };
   } catch (error) {
-    logger.warn('ignoring an unusable NTERACT_MCP_REJOIN_NOTEBOOK', {
-      error: CoreError.is(error) ? error.message : String(error),
-    });
-    return undefined;
+    const problem = CoreError.is(error) ? error.message : String(error);
+    logger.warn('ignoring an unusable NTERACT_MCP_REJOIN_NOTEBOOK', { error: problem });
+    return { requested: raw, problem };
   }
 }

@@ -30,7 +30,8 @@ interface Link {
  * The daemon event source behind `RuntimedDaemonPort.subscribe`: one control connection with a
  * `subscribe` request. Emits `connected` when a connection is up (identity from the `hello`
  * greeting), `heartbeat` every `heartbeatMs` (a `get_daemon_info` on that connection), and one
- * `disconnected` when it goes (closed, failed heartbeat, or the daemon announcing its shutdown);
+ * `disconnected` when it goes (closed, failed heartbeat, or the daemon announcing its shutdown,
+ * which sets `announced`);
  * then reconnects with a backoff of 100 ms doubling to 30 s, reset by a successful connection.
  * Failed attempts emit nothing. All timing goes through the injected clock.
  *
@@ -93,7 +94,7 @@ export class RuntimedEventPump {
       this.#link = current;
       connection.onFrame((frame) => {
         if (frame.type === 'event' && frame.event === 'daemon_shutting_down') {
-          this.lose(current, 'the daemon is shutting down');
+          this.lose(current, 'the daemon is shutting down', true);
         }
       });
       connection.onClose((reason) => this.lose(current, reason));
@@ -147,13 +148,13 @@ export class RuntimedEventPump {
   }
 
   /** The link is gone: one `disconnected` if it had emitted `connected`, then a reconnect. */
-  private lose(link: Link, reason: string): void {
+  private lose(link: Link, reason: string, announced = false): void {
     if (link.lost) return;
     this.drop(link);
     if (this.#link === link) this.#link = undefined;
     if (this.#stopped || link.info === undefined) return; // a link lost while connecting: `connect` retries
     this.#options.logger.info('daemon event stream disconnected', { reason });
-    this.#options.emit({ kind: 'disconnected', reason });
+    this.#options.emit(announced ? { kind: 'disconnected', reason, announced } : { kind: 'disconnected', reason });
     this.scheduleRetry();
   }
 

@@ -9,10 +9,12 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
+import { withSessionReport } from '../contract/session-report.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -56,15 +58,17 @@ export const childServerInstructions =
  * Builds the child's MCP server on the low-level SDK `Server`: the session and notebook tools over
  * the container's session engine and ports, and one resource per connected or parked notebook.
  * Bad arguments and unknown tools are JSON-RPC invalid-params errors; failures inside a tool are
- * tool results with `isError: true`. Sends `notifications/resources/list_changed` when the slot
+ * tool results with `isError: true`. Every tool result carries the session report
+ * (`_meta['nteract/session']`, see `contract/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
  * changes, once the client has sent `notifications/initialized`.
  *
- * Takes `SessionSlot`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
+ * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
  * bound, `DaemonPort` from the container (without one, local tools say no daemon is configured).
  */
 export function createChildMcpServer(container: Container, options: ChildServerOptions): ChildMcpServer {
   const logger = container.get(Logger).child('core:ChildMcpServer');
   const slot = container.get(SessionSlot);
+  const recovery = container.get(SessionRecoveryState);
   const agentSession = options.agentSession ?? randomBytes(4).toString('hex');
 
   const server = new Server(
@@ -82,6 +86,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const peerLabel = (): string => formatPeerLabel(server.getClientVersion(), agentSession);
   const deps: ChildServerDependencies = {
     slot,
+    recovery,
     activation: container.get(SessionActivation),
     resolver: container.get(NotebookTargetResolver),
     daemon: container.isBound(DaemonPort) ? container.get(DaemonPort) : undefined,
@@ -95,7 +100,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const resources = new NotebookResources(slot);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  // The one place every tool result (success or tool error) gets the session report, as of the
+  // moment the result was produced.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta;
     const key = meta?.[idempotencyMetaKey];
     const progressToken = meta?.progressToken;
@@ -109,7 +116,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
           .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
       },
     };
-    return registry.call(request.params.name, request.params.arguments, context);
+    const result = await registry.call(request.params.name, request.params.arguments, context);
+    return withSessionReport(result, recovery.report());
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
@@ -121,8 +129,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     initialized = true;
     server.oninitialized?.();
   });
-  const slotSubscription = slot.onDidChange(() => {
-    if (!initialized) return;
+  const slotSubscription = slot.onDidChange((change) => {
+    if (!initialized || change === 'intent') return;
     server
       .sendResourceListChanged()
       .catch((error: unknown) => logger.debug('resources/list_changed was not sent', { error }));
