@@ -341,10 +341,7 @@ export class DaemonWatchLoop {
       this.recovery.settleRejoin('rejoined');
       return;
     }
-    this.recovery.settleRejoin(
-      'failed',
-      notRejoinedMessage(target, this.slot.lastDrop, active?.handle.notebookId),
-    );
+    this.recovery.settleRejoin('failed', notRejoinedMessage(target, this.slot.lastDrop, active?.handle.notebookId));
   }
 
   /** A session is installed: it decides the handoff's fate, and nothing is recovered over it. */
