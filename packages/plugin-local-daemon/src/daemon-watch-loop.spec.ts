@@ -496,6 +496,22 @@ describe(DaemonWatchLoop, () => {
       expect(t.slot.parked).toEqual([]);
     });
 
+    it('asks again after the back-off when the daemon does not answer clearly while a session waits', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: false });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.daemon.stop();
+      await t.settle();
+      t.daemon.start({ silent: true });
+      t.daemon.failIdentityQueries(1);
+      t.daemon.heartbeat();
+      await t.settle();
+      expect(t.slot.active).toBeUndefined();
+      await t.clock.advanceAndSettle(100);
+      await t.settle();
+      expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+    });
+
     it('cancels the recovery on an explicit disconnect: the report says null at once and nothing is rejoined', async () => {
       const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
       await t.settle();

@@ -95,6 +95,8 @@ export class DaemonWatchLoop {
   #shutdownAnnounced = false;
   #failedRestarts = 0;
   #restartTimer: Timer | undefined;
+  /** A daemon start just succeeded: the attempt goes on into the next round's rejoin. */
+  #rejoinDue = false;
 
   public constructor(
     @inject(DaemonPort) private readonly daemon: DaemonPort,
@@ -158,6 +160,12 @@ export class DaemonWatchLoop {
       return;
     }
     this.#running = this.round(trigger)
+      .finally(() => {
+        // The attempt a waiting tool call waits for ends with the round, unless a start just
+        // succeeded and the round that rejoins is next.
+        if (!this.#rejoinDue) this.recovery.setAttempting(false);
+        this.#rejoinDue = false;
+      })
       .catch((error: unknown) => this.logger.error('daemon watch round failed', { error }))
       .finally(() => {
         this.#running = undefined;
@@ -189,6 +197,8 @@ export class DaemonWatchLoop {
         this.logger.info('daemon identity query failed; keeping sessions until the loss is confirmed', {
           error: error.message,
         });
+        // While a lost session waits, a daemon that does not answer clearly is asked again later.
+        if (!this.slot.active && this.localRecovery()) this.scheduleRetry();
         return;
       }
       observation = { kind: 'absent', reason: `disconnected, and the identity query failed: ${error.message}` };
@@ -263,24 +273,33 @@ export class DaemonWatchLoop {
       why,
       attempt: this.#failedRestarts + 1,
     });
+    this.recovery.setAttempting(true);
     try {
       await this.starter.start();
     } catch (error) {
-      this.#failedRestarts += 1;
-      const delay = Math.min(restartBackoffInitialMs * 2 ** (this.#failedRestarts - 1), restartBackoffMaxMs);
+      const delay = this.scheduleRetry();
       this.logger.warn('starting the daemon failed; retrying', {
         retryInMs: delay,
         error: error instanceof Error ? error.message : String(error),
       });
-      this.#restartTimer = this.clock.setTimer(delay, () => {
-        this.#restartTimer = undefined;
-        this.wake({ kind: 'retry' });
-      });
       return;
     }
     this.#failedRestarts = 0;
+    this.#rejoinDue = true;
     this.resubscribe();
     this.wake({ kind: 'retry' });
+  }
+
+  /** The next round after the back-off (100 ms doubling to 5 s per failure in a row); returns the delay. */
+  private scheduleRetry(): number {
+    this.#failedRestarts += 1;
+    const delay = Math.min(restartBackoffInitialMs * 2 ** (this.#failedRestarts - 1), restartBackoffMaxMs);
+    if (this.#restartTimer) return delay;
+    this.#restartTimer = this.clock.setTimer(delay, () => {
+      this.#restartTimer = undefined;
+      this.wake({ kind: 'retry' });
+    });
+    return delay;
   }
 
   /** A fresh event subscription (the old stream may be in a long reconnect back-off). */
@@ -296,6 +315,7 @@ export class DaemonWatchLoop {
       const pending = which === 'handoff' ? this.#handoff : this.#preserved;
       if (!pending || pending.target.kind === 'hosted-url') continue;
       const { target } = pending;
+      this.recovery.setAttempting(true);
       const result = await this.coordinator.rejoin(target, {
         peerLabel: options.peerLabel(),
         expectedIncarnation: incarnation,

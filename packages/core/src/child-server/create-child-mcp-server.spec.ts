@@ -299,6 +299,44 @@ describe('createChildMcpServer', () => {
       expect(reportOf(cancelled)).toEqual({ target: null, rejoin: { requested: '/n/lost.ipynb', outcome: 'pending' } });
     });
 
+    it('lets a notebook tool wait for a rejoin in progress instead of failing just before it lands', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const recovery = h.container.get(SessionRecoveryState);
+      const path = `${h.cwd}/lost.ipynb`;
+      recovery.setRecovering({ kind: 'local-path', path, existed: true }, h.slot.intentEpoch);
+      recovery.setAttempting(true);
+      let answered = false;
+      const pending = h.call('get_all_cells').then((result) => {
+        answered = true;
+        return result;
+      });
+      const status = await h.call('session_status');
+      expect(reportOf(status)).toEqual({ target: path });
+      expect(answered).toBe(false);
+      await h.container.get(SessionActivation).activate({
+        key: path,
+        target: { kind: 'local-path', path, existed: true },
+        origin: 'rejoin',
+        connect: () => (h.daemon as NonNullable<typeof h.daemon>).openNotebook(path, { peerLabel: 'x' }),
+      });
+      const result = await pending;
+      expect(result.isError).toBeFalsy();
+      expect(reportOf(result)).toEqual({ target: path, notebookId: h.slot.active?.handle.notebookId });
+    });
+
+    it('answers at once when no attempt is running, and after the wait when the rejoin does not land', async () => {
+      harness = await startChildServerTestHarness({ server: { recoveryWaitMs: 50 } });
+      const h = harness;
+      const recovery = h.container.get(SessionRecoveryState);
+      recovery.setRecovering({ kind: 'local-path', path: '/n/lost.ipynb', existed: true }, h.slot.intentEpoch);
+      expect((await h.call('get_all_cells')).isError).toBe(true);
+      recovery.setAttempting(true);
+      const late = await h.call('get_all_cells');
+      expect(late.isError).toBe(true);
+      expect(reportOf(late)).toEqual({ target: '/n/lost.ipynb' });
+    });
+
     it('gives a hosted session its URL without credentials', async () => {
       harness = await startChildServerTestHarness();
       const h = harness;

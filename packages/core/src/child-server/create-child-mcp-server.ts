@@ -35,7 +35,15 @@ export interface ChildServerOptions {
   readonly cwd: string;
   /** The `<session>` of the peer label's `agent:<slug>:<session>` suffix; random 8 hex digits when absent. */
   readonly agentSession?: string;
+  /**
+   * How long a tool that works on the active session waits, when called while a lost session is
+   * being brought back (a daemon start or a rejoin running), before it answers as things are.
+   * Default 15 000 ms.
+   */
+  readonly recoveryWaitMs?: number;
 }
+
+const defaultRecoveryWaitMs = 15_000;
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
 export interface ChildMcpServer {
@@ -96,7 +104,11 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     cwd: options.cwd,
     peerLabel,
   };
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...createNotebookTools(deps)]);
+  const notebookTools = createNotebookTools(deps);
+  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools]);
+  // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
+  const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
+  const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
@@ -116,6 +128,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
           .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
       },
     };
+    if (waitsForRecovery.has(request.params.name)) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
     const result = await registry.call(request.params.name, request.params.arguments, context);
     return withSessionReport(result, recovery.report());
   });

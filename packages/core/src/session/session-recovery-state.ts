@@ -1,5 +1,6 @@
 import { inject, injectable } from 'inversify';
 import type { RejoinReport, SessionReport } from '../contract/session-report.js';
+import { Clock } from '../ports/clock.js';
 import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
 import { sessionRecoveryTarget } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
@@ -18,14 +19,27 @@ interface Recovering {
  * Guarantees: a recovery target counts only while the slot's intent epoch is the one it was
  * recorded under (an explicit disconnect makes it `null` at once, before any watch round); the
  * rejoin outcome moves only from `pending`, once, and only when its owner says so (it is never
- * inferred here). Synchronous; no I/O.
+ * inferred here); {@link SessionRecoveryState.whenRecovered} waits only while an attempt is
+ * actually running (a daemon start or a rejoin), never longer than asked. No I/O.
  */
 @injectable()
 export class SessionRecoveryState {
   #recovering: Recovering | undefined;
   #rejoin: RejoinReport | undefined;
+  #attempting = false;
+  readonly #waiters = new Set<() => void>();
 
-  public constructor(@inject(SessionSlot) private readonly slot: SessionSlot) {}
+  public constructor(
+    @inject(SessionSlot) private readonly slot: SessionSlot,
+    @inject(Clock) private readonly clock: Clock,
+  ) {
+    slot.onDidChange(() => this.notify());
+  }
+
+  /** The slot is empty, a target is being recovered, and an attempt (daemon start or rejoin) is running. */
+  public get isRecovering(): boolean {
+    return this.#attempting && this.slot.active === undefined && this.recovering !== undefined;
+  }
 
   /** The target being recovered while the slot is empty, unless an explicit disconnect cancelled it. */
   public get recovering(): NotebookTarget | undefined {
@@ -41,6 +55,36 @@ export class SessionRecoveryState {
   /** Records the target the owner is recovering (or `undefined`: nothing), under the given intent epoch. */
   public setRecovering(target: NotebookTarget | undefined, epoch: number): void {
     this.#recovering = target ? { target, epoch } : undefined;
+    this.notify();
+  }
+
+  /** The owner says whether an attempt to bring the target back is running now. */
+  public setAttempting(attempting: boolean): void {
+    this.#attempting = attempting;
+    this.notify();
+  }
+
+  /**
+   * Resolves at once unless {@link SessionRecoveryState.isRecovering}; else when that ends (the
+   * session is back, the recovery was given up or cancelled, or the attempt stopped), after
+   * `timeoutMs`, or when `signal` aborts, whichever comes first. Never rejects.
+   */
+  public whenRecovered(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (!this.isRecovering || signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(timeoutMs, () => done());
+      const check = (): void => {
+        if (!this.isRecovering) done();
+      };
+      const done = (): void => {
+        this.#waiters.delete(check);
+        timer.cancel();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiters.add(check);
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** The child was handed `requested` to rejoin: the outcome is `pending` until settled. Once only. */
@@ -78,5 +122,9 @@ export class SessionRecoveryState {
     }
     const recovering = this.recovering;
     return { target: recovering ? describeNotebookTarget(recovering) : null, ...rejoin };
+  }
+
+  private notify(): void {
+    for (const check of [...this.#waiters]) check();
   }
 }
