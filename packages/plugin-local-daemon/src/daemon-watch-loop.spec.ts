@@ -369,6 +369,22 @@ describe(DaemonWatchLoop, () => {
       expect(t.exits).toEqual([]);
     });
 
+    it('notices the loss from the active connection when no daemon event arrives', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.daemon.stop({ silent: true });
+      await t.settle();
+      // A short grace first, for the daemon's own word (a shutdown notice) to arrive.
+      expect(t.starter.attempts).toEqual([]);
+      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      await t.clock.advanceAndSettle(100);
+      await t.settle();
+      expect(t.starter.attempts).toHaveLength(1);
+      expect(t.slot.active?.origin).toBe('rejoin');
+      expect(t.slot.active?.handle.isClosed).toBe(false);
+    });
+
     it('keeps trying while the start fails, reporting the target it recovers meanwhile, then rejoins', async () => {
       const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
       await t.settle();

@@ -47,7 +47,15 @@ export interface WatchLoopOptions {
   readonly onVersionChange: (baseline: string, live: string) => void;
 }
 
-type Trigger = DaemonEvent | { readonly kind: 'start' } | { readonly kind: 'retry' };
+/**
+ * What wakes a round: a daemon event, the start, a scheduled retry, or the active session's
+ * connection closing as a lost daemon's does (noticed even when the event stream was not connected).
+ */
+type Trigger =
+  | DaemonEvent
+  | { readonly kind: 'start' }
+  | { readonly kind: 'retry' }
+  | { readonly kind: 'connection-lost'; readonly reason: string };
 
 /** A target to bring back, valid only under the intent epoch it was recorded in. */
 interface PendingRecovery {
@@ -67,7 +75,8 @@ interface PendingRecovery {
  * incarnation before and after. A same-incarnation heartbeat changes nothing; removing parked
  * sessions does not schedule their recovery.
  *
- * Daemon loss: while there is something to recover and the daemon is confirmed absent, it starts
+ * Loss is noticed from a `disconnected` event or from the active session's connection closing as
+ * a lost daemon's does. Daemon loss: while there is something to recover and the daemon is confirmed absent, it starts
  * the daemon through {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed
  * attempt), unless starting is not configured or the daemon announced its own shutdown (a
  * deliberate stop, e.g. for an upgrade: the next daemon is then awaited, not started). Once a
@@ -83,11 +92,17 @@ export class DaemonWatchLoop {
   #options: WatchLoopOptions | undefined;
   #subscription: Subscription | undefined;
   #slotSubscription: Subscription | undefined;
+  /** Watches the active session's connection. */
+  #activeClose: Subscription | undefined;
   #baseline: string | undefined;
   #preserved: PendingRecovery | undefined;
   #handoff: PendingRecovery | undefined;
   #running: Promise<void> | undefined;
   #queued: Trigger | undefined;
+  /** Counts event subscriptions. */
+  #generation = 0;
+  /** The pending retry is the short grace after a connection loss, not a back-off after a failure. */
+  #graceRetry = false;
   #exitRequested = false;
   /** A `disconnected` event came and no `connected` since: the event stream is down. */
   #streamDown = false;
@@ -134,7 +149,8 @@ export class DaemonWatchLoop {
     }
     this.publishRecovery();
     this.#slotSubscription = this.slot.onDidChange((change) => this.onSlotChange(change));
-    this.#subscription = this.daemon.subscribe((event) => this.wake(event));
+    this.watchActiveConnection();
+    this.subscribe();
     this.wake({ kind: 'start' });
   }
 
@@ -143,6 +159,8 @@ export class DaemonWatchLoop {
     this.#subscription = undefined;
     this.#slotSubscription?.dispose();
     this.#slotSubscription = undefined;
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
     this.#restartTimer?.cancel();
     this.#restartTimer = undefined;
     this.#options = undefined;
@@ -193,7 +211,7 @@ export class DaemonWatchLoop {
       observation = await this.daemon.queryInfo();
     } catch (error) {
       if (!CoreError.is(error, 'daemonQueryFailed')) throw error;
-      if (trigger.kind !== 'disconnected') {
+      if (trigger.kind !== 'disconnected' && trigger.kind !== 'connection-lost') {
         this.logger.info('daemon identity query failed; keeping sessions until the loss is confirmed', {
           error: error.message,
         });
@@ -218,7 +236,7 @@ export class DaemonWatchLoop {
     }
     this.reconcile(live?.incarnation);
     if (!live) {
-      await this.restartDaemon(observation.kind === 'absent' ? observation.reason : 'absent');
+      await this.restartDaemon(observation.kind === 'absent' ? observation.reason : 'absent', trigger);
       return;
     }
     this.#failedRestarts = 0;
@@ -259,12 +277,27 @@ export class DaemonWatchLoop {
    * allowed. One attempt per call; a failure schedules the next round after the back-off, and
    * until then rounds do not attempt again.
    */
-  private async restartDaemon(why: string): Promise<void> {
+  private async restartDaemon(why: string, trigger: Trigger): Promise<void> {
     const waiting = this.localRecovery();
-    if (!waiting || !this.starter.enabled || this.#restartTimer) return;
+    if (!waiting || !this.starter.enabled) return;
     if (this.#shutdownAnnounced) {
       this.logger.info('the daemon announced its shutdown; waiting for a daemon instead of starting one', {
         recoverWith: describeNotebookTarget(waiting.target),
+      });
+      return;
+    }
+    if (this.#restartTimer && this.#graceRetry && trigger.kind === 'disconnected') {
+      this.#restartTimer.cancel();
+      this.#restartTimer = undefined;
+    }
+    if (this.#restartTimer) return;
+    if (trigger.kind === 'connection-lost') {
+      // Only the notebook connection told us: give the daemon's own word (a shutdown notice on
+      // the event stream, or the `disconnected` event) a moment to arrive before starting one.
+      this.#graceRetry = true;
+      this.#restartTimer = this.clock.setTimer(restartBackoffInitialMs, () => {
+        this.#restartTimer = undefined;
+        this.wake({ kind: 'retry' });
       });
       return;
     }
@@ -295,6 +328,7 @@ export class DaemonWatchLoop {
     this.#failedRestarts += 1;
     const delay = Math.min(restartBackoffInitialMs * 2 ** (this.#failedRestarts - 1), restartBackoffMaxMs);
     if (this.#restartTimer) return delay;
+    this.#graceRetry = false;
     this.#restartTimer = this.clock.setTimer(delay, () => {
       this.#restartTimer = undefined;
       this.wake({ kind: 'retry' });
@@ -306,8 +340,19 @@ export class DaemonWatchLoop {
   private resubscribe(): void {
     if (!this.#options) return;
     this.#subscription?.dispose();
-    this.#subscription = this.daemon.subscribe((event) => this.wake(event));
+    this.subscribe();
     this.#streamDown = false;
+    // A loss the old stream reported and that waits in the queue is already handled.
+    if (this.#queued?.kind === 'disconnected') this.#queued = { kind: 'retry' };
+  }
+
+  /** Subscribes to the daemon events; events of an older subscription are ignored. */
+  private subscribe(): void {
+    this.#generation += 1;
+    const generation = this.#generation;
+    this.#subscription = this.daemon.subscribe((event) => {
+      if (generation === this.#generation) this.wake(event);
+    });
   }
 
   private async recover(incarnation: DaemonIncarnation, options: WatchLoopOptions): Promise<void> {
@@ -381,8 +426,22 @@ export class DaemonWatchLoop {
     this.publishRecovery();
   }
 
+  /** A lost connection of the active session wakes a round, as a `disconnected` event would. */
+  private watchActiveConnection(): void {
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
+    const active = this.slot.active;
+    if (!active || !isLocalSession(active)) return;
+    const { handle } = active;
+    this.#activeClose = handle.onDidClose((reason) => {
+      if (reason !== 'disconnected' || this.slot.active?.handle !== handle) return;
+      this.wake({ kind: 'connection-lost', reason: `the connection to notebook ${handle.notebookId} was lost` });
+    });
+  }
+
   private onSlotChange(change: SlotChange): void {
     if (!this.#options) return;
+    if (change === 'installed' || change === 'removed') this.watchActiveConnection();
     const active = this.slot.active;
     if (change === 'installed' && active) this.supersede(active);
     else if (change === 'intent' || change === 'removed') this.dropCancelled();

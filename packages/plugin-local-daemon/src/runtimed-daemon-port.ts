@@ -269,7 +269,10 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
         ...(cause === undefined ? {} : { cause }),
       });
     // Someone else may have started it while we were finding out it was not there.
-    if ((await this.queryInfo().catch(() => undefined))?.kind === 'live') return;
+    if ((await this.queryInfo().catch(() => undefined))?.kind === 'live') {
+      this.#pump?.reconnectNow();
+      return;
+    }
 
     this.#logger.info('starting the daemon', { command: commandLine, socket: socketPath });
     let child: ChildProcess;
@@ -303,6 +306,8 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
             pid: observation.info.incarnation.pid,
             version: observation.info.version,
           });
+          // The event stream may be deep in its reconnect back-off: watch the new daemon now.
+          this.#pump?.reconnectNow();
           return;
         }
         lastAnswer = observation.reason;

@@ -46,6 +46,7 @@ export class RuntimedEventPump {
   #link: Link | undefined;
   #retry: Timer | undefined;
   #backoffMs = initialBackoffMs;
+  #connecting = false;
 
   public constructor(options: RuntimedEventPumpOptions) {
     this.#options = options;
@@ -63,6 +64,18 @@ export class RuntimedEventPump {
     void this.connect();
   }
 
+  /**
+   * Connects now instead of at the end of the current back-off (and resets it), e.g. because a
+   * daemon was just started. Does nothing while connected or connecting, or once stopped.
+   */
+  public reconnectNow(): void {
+    if (!this.#started || this.#stopped || this.#connecting || this.#link?.lost === false) return;
+    this.#retry?.cancel();
+    this.#retry = undefined;
+    this.#backoffMs = initialBackoffMs;
+    void this.connect();
+  }
+
   /** Closes the connection and cancels every timer; emits nothing more. Idempotent. */
   public stop(): void {
     if (this.#stopped) return;
@@ -77,6 +90,15 @@ export class RuntimedEventPump {
   private async connect(): Promise<void> {
     this.#retry = undefined;
     if (this.#stopped) return;
+    this.#connecting = true;
+    try {
+      await this.connectOnce();
+    } finally {
+      this.#connecting = false;
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
     const { socketPath, connectTimeoutMs, clock, logger } = this.#options;
     let link: Link | undefined;
     try {
