@@ -184,6 +184,9 @@ describe('a daemon crash under a running agent session', () => {
       origin: 'rejoin',
     });
     expect((after.json.daemon as { pid?: number }).pid).toBe(secondPid);
+    // The same child all along: neither auto-start (at the first call, and after the crash) was
+    // taken for a daemon upgrade (exit 75).
+    expect(after.json.proxy).toMatchObject({ restart_count: 0 });
     expect(readSessionReport(after.result)).toMatchObject({ target: path, notebookId });
     // Acknowledged edits survive the crash (the room's journal, replayed by the new daemon).
     expect(cells.map((cell) => cell.source)).toEqual(['a = 1', 'b = 2', 'c = a + b']);
