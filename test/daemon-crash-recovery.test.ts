@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +104,53 @@ function stopDaemonOnCleanup(infoPath: string, seen: Set<number>): void {
   });
 }
 
+/** The shipped proxy (and under it runt-mcp) for one agent, driven through the SDK client. */
+async function startAgent(user: ReturnType<typeof freshUser>, toolCache: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [proxyBin, '--tool-cache', join(user.dir, toolCache)],
+    env: user.env,
+    cwd: user.dir,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
+      content: { type: string; text: string }[];
+      isError?: boolean;
+      _meta?: Record<string, unknown>;
+    };
+    const text = result.content.map((item) => item.text).join('\n');
+    expect(result.isError, `${name}: ${text}\n${stderr.slice(-2000)}`).toBeFalsy();
+    const json = text.slice(text.indexOf('{'));
+    return { result, json: JSON.parse(json) as Record<string, unknown> };
+  };
+  return { call, stderr: () => stderr };
+}
+
+/** Daemon processes started for this user (found by the runtime dir in their environment). */
+function daemonsOf(user: ReturnType<typeof freshUser>): number[] {
+  const marker = `XDG_RUNTIME_DIR=${user.env.XDG_RUNTIME_DIR}`;
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!cmdline.includes('runtimed.js')) continue;
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours
+    }
+  }
+  return pids;
+}
+
 describe('a daemon crash under a running agent session', () => {
   it('restarts the daemon and rejoins the saved notebook without a tool call; its cells are there', {
     timeout: 180_000,
@@ -112,31 +159,9 @@ describe('a daemon crash under a running agent session', () => {
     cleanups.push(() => rmSync(user.dir, { recursive: true, force: true }));
     const daemons = new Set<number>();
     stopDaemonOnCleanup(user.infoPath, daemons);
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [proxyBin, '--tool-cache', join(user.dir, 'tools.json')],
-      env: user.env,
-      cwd: user.dir,
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
-    await client.connect(transport);
-    cleanups.push(() => client.close());
-    const call = async (name: string, args: Record<string, unknown> = {}) => {
-      const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-        content: { type: string; text: string }[];
-        isError?: boolean;
-        _meta?: Record<string, unknown>;
-      };
-      const text = result.content.map((item) => item.text).join('\n');
-      expect(result.isError, `${name}: ${text}\n${stderr.slice(-2000)}`).toBeFalsy();
-      const json = text.slice(text.indexOf('{'));
-      return { result, json: JSON.parse(json) as Record<string, unknown> };
-    };
+    const agent = await startAgent(user, 'tools.json');
+    const { call } = agent;
+    const stderr = agent.stderr;
 
     const created = await call('create_notebook', { ephemeral: false });
     const notebookId = created.json.notebook_id as string;
@@ -153,7 +178,7 @@ describe('a daemon crash under a running agent session', () => {
     await waitFor('the daemon to die', () => (isAlive(firstPid) ? undefined : true));
 
     // No tool call from here until the session is back: the test watches the daemon itself.
-    const logs = () => stderr.slice(-8000);
+    const logs = () => stderr().slice(-8000);
     const secondPid = await waitFor(
       'a new daemon',
       () => {
@@ -178,7 +203,7 @@ describe('a daemon crash under a running agent session', () => {
     // The agent's next call: it finds the session (waiting, if the rejoin is still settling in).
     const cells = (await call('get_all_cells', { format: 'json' })).json.cells as { source: string }[];
     const after = await call('session_status');
-    expect(after.json.active, `${JSON.stringify(after.json)}\n${stderr.slice(-6000)}`).toMatchObject({
+    expect(after.json.active, `${JSON.stringify(after.json)}\n${stderr().slice(-6000)}`).toMatchObject({
       notebook_id: notebookId,
       path,
       origin: 'rejoin',
@@ -190,6 +215,68 @@ describe('a daemon crash under a running agent session', () => {
     expect(readSessionReport(after.result)).toMatchObject({ target: path, notebookId });
     // Acknowledged edits survive the crash (the room's journal, replayed by the new daemon).
     expect(cells.map((cell) => cell.source)).toEqual(['a = 1', 'b = 2', 'c = a + b']);
+  });
+});
+
+describe('several agents on one daemon when it crashes', () => {
+  it('brings back one daemon (its singleton lock decides) and every agent rejoins the notebook', {
+    timeout: 180_000,
+  }, async () => {
+    const user = freshUser();
+    cleanups.push(() => rmSync(user.dir, { recursive: true, force: true }));
+    const daemons = new Set<number>();
+    stopDaemonOnCleanup(user.infoPath, daemons);
+    const first = await startAgent(user, 'tools-1.json');
+    const second = await startAgent(user, 'tools-2.json');
+    const created = await first.call('create_notebook', { ephemeral: false });
+    const notebookId = created.json.notebook_id as string;
+    const path = join(user.dir, 'shared.ipynb');
+    await first.call('save_notebook', { path });
+    await second.call('connect_notebook', { path });
+    const firstPid = daemonPid(user.infoPath) as number;
+    daemons.add(firstPid);
+    expect(daemonsOf(user)).toEqual([firstPid]);
+
+    process.kill(firstPid, 'SIGKILL');
+    await waitFor('the daemon to die', () => (isAlive(firstPid) ? undefined : true));
+    const logs = () => `${first.stderr().slice(-4000)}\n---\n${second.stderr().slice(-4000)}`;
+    const room = await waitFor(
+      'both agents to rejoin',
+      async () =>
+        (await listRooms(user.socketPath))?.find(
+          (candidate) => candidate.notebook_path === path && candidate.active_peers >= 2,
+        ),
+      60_000,
+      logs,
+    );
+    expect(room.notebook_id).toBe(notebookId);
+    for (const pid of daemonsOf(user)) daemons.add(pid);
+    const describe = (pid: number) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(' ');
+        return `${pid} (ppid ${stat[3]}): ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`;
+      } catch {
+        return `${pid} (gone)`;
+      }
+    };
+    // Every child tried to start one; the losers of the daemon's singleton lock give up.
+    const winner = daemonPid(user.infoPath) as number;
+    await waitFor(
+      'one daemon process to remain',
+      () => {
+        const alive = daemonsOf(user);
+        for (const pid of alive) daemons.add(pid);
+        return alive.length === 1 && alive[0] === winner ? true : undefined;
+      },
+      30_000,
+      () => `${daemonsOf(user).map(describe).join('\n')}\n${logs()}`,
+    );
+    for (const agent of [first, second]) {
+      await agent.call('get_all_cells', { format: 'json' });
+      const status = await agent.call('session_status');
+      expect(status.json.active).toMatchObject({ notebook_id: notebookId, path, origin: 'rejoin' });
+      expect(readSessionReport(status.result)).toMatchObject({ target: path, notebookId });
+    }
   });
 });
 
