@@ -75,14 +75,16 @@ interface PendingRecovery {
  * incarnation before and after. A same-incarnation heartbeat changes nothing; removing parked
  * sessions does not schedule their recovery.
  *
- * Loss is noticed from a `disconnected` event or from the active session's connection closing as
- * a lost daemon's does. Daemon loss: while there is something to recover and the daemon is confirmed absent, it starts
- * the daemon through {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed
- * attempt), unless starting is not configured or the daemon announced its own shutdown (a
- * deliberate stop, e.g. for an upgrade: the next daemon is then awaited, not started). Once a
- * daemon answers again it re-establishes the event subscription if the stream was lost and
- * rejoins without a tool call. An explicit disconnect (a new intent epoch) cancels every pending
- * recovery, and any session a tool installs supersedes it.
+ * Loss is noticed from a `disconnected` event, or from the active session's connection closing
+ * as a lost daemon's does (then after a 100 ms grace, for a shutdown notice to arrive). While
+ * there is something to recover and the daemon is confirmed absent, it starts the daemon through
+ * {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed attempt; a daemon
+ * that answers unclearly meanwhile is asked again on the same back-off), unless starting is not
+ * configured or the daemon announced its own shutdown (a deliberate stop, e.g. for an upgrade:
+ * the next daemon is then awaited, not started). Once a daemon answers again it re-establishes
+ * the event subscription if the stream was lost, and rejoins without a tool call. An explicit
+ * disconnect (a new intent epoch) cancels every pending recovery, and any session a tool
+ * installs supersedes it.
  *
  * Reports what it is recovering and the handoff's outcome (`pending` → `rejoined` | `failed`,
  * decided by the rejoin results and slot changes) to {@link SessionRecoveryState}.
