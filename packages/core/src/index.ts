@@ -1,10 +1,10 @@
-export type { BoundedMessageTransportOptions } from './child-server/bounded-message-transport.js';
-export { BoundedMessageTransport, messageTooLargeErrorCode } from './child-server/bounded-message-transport.js';
 export { idempotencyMetaKey } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
 export type { PeerLabelClient } from './child-server/format-peer-label.js';
 export { formatPeerLabel } from './child-server/format-peer-label.js';
+export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
+export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { Contribution, ContributionPointDescriptor } from './container/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './container/contribution-point.js';
@@ -148,13 +148,14 @@ export {
   restartHeadline,
 } from './proxy/version-banner.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
-export { isLocalSession, sessionRecoveryTarget } from './session/notebook-session.js';
+export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
 export { RejoinCoordinator } from './session/rejoin-coordinator.js';
 export type { ActivationRequest } from './session/session-activation.js';
 export { SessionActivation } from './session/session-activation.js';
 export type { SessionDropInfo, SessionDropReason } from './session/session-drop-info.js';
-export { noSessionMessage } from './session/session-drop-info.js';
+export { noSessionMessage, notRejoinedMessage } from './session/session-drop-info.js';
+export { SessionRecoveryState } from './session/session-recovery-state.js';
 export type { SessionAccess, SessionEviction, SessionRequirement, SlotChange } from './session/session-slot.js';
 export { maxParkedSessions, SessionSlot } from './session/session-slot.js';
 export { DaemonIncarnation } from './target/daemon-incarnation.js';

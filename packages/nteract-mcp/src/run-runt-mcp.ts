@@ -2,18 +2,17 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BoundedMessageTransport,
   type ChildMcpServer,
   CoreError,
   createChildMcpServer,
   createMcpContainer,
   DaemonPort,
+  GuardedStdioTransport,
   Logger,
-  type NotebookTarget,
   NotebookTargetResolver,
   SessionSlot,
 } from '@nteract-mcp/core';
-import { createLocalDaemonPlugin, DaemonWatchLoop } from '@nteract-mcp/plugin-local-daemon';
+import { createLocalDaemonPlugin, DaemonWatchLoop, type WatchLoopHandoff } from '@nteract-mcp/plugin-local-daemon';
 
 /** Exit code of an intentional handoff after a daemon upgrade (the proxy restarts at once). */
 export const daemonUpgradeExitCode = 75;
@@ -30,7 +29,8 @@ Environment:
   NTERACT_MCP_REJOIN_NOTEBOOK   A notebook to rejoin at start (path, UUID); set by the proxy on restarts.
   NTERACT_MCP_AGENT_SESSION     The <session> part of the peer label suffix agent:<slug>:<session>.
   NTERACT_MCP_PEER_LABEL        The peer label to use until the client's initialize arrives (set by the proxy).
-  NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers.
+  NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
+A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
 Exits 75 when the daemon's version changed under it, so the proxy starts the new version.
 `;
@@ -77,8 +77,8 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     cwd: process.cwd(),
     agentSession: env.NTERACT_MCP_AGENT_SESSION?.trim() || undefined,
   });
-  const handoffTarget = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
-  const transport = BoundedMessageTransport.overStdio({ logger });
+  const handoff = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
+  const transport = new GuardedStdioTransport({ logger: logger.child('transport') });
   const loop = container.get(DaemonWatchLoop);
 
   return new Promise<number>((resolve) => {
@@ -98,7 +98,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
         // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
         peerLabel: () =>
           child.server.getClientVersion() ? child.peerLabel() : env.NTERACT_MCP_PEER_LABEL?.trim() || child.peerLabel(),
-        handoffTarget,
+        handoff,
         onVersionChange: (from, to) => {
           logger.info('daemon upgraded; exiting 75 for a restart', { from, to });
           void finish(daemonUpgradeExitCode, `daemon version changed from ${from} to ${to}`);
@@ -113,7 +113,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     process.stdin.once('end', () => void finish(0, 'stdin closed'));
     // With a handoff target (a restart by the proxy), rejoin before serving, so the first call
     // after the restart finds the notebook installed (bounded: the call still comes if it fails).
-    const ready = handoffTarget
+    const ready = handoff
       ? (() => {
           watching = true;
           startWatching();
@@ -140,14 +140,13 @@ function parseHandoff(
   resolver: NotebookTargetResolver,
   raw: string | undefined,
   logger: Logger,
-): NotebookTarget | undefined {
+): WatchLoopHandoff | undefined {
   if (!raw?.trim()) return undefined;
   try {
-    return resolver.resolve(raw, { cwd: process.cwd() });
+    return { requested: raw, target: resolver.resolve(raw, { cwd: process.cwd() }) };
   } catch (error) {
-    logger.warn('ignoring an unusable NTERACT_MCP_REJOIN_NOTEBOOK', {
-      error: CoreError.is(error) ? error.message : String(error),
-    });
-    return undefined;
+    const problem = CoreError.is(error) ? error.message : String(error);
+    logger.warn('ignoring an unusable NTERACT_MCP_REJOIN_NOTEBOOK', { error: problem });
+    return { requested: raw, problem };
   }
 }

@@ -7,6 +7,7 @@ import {
   TargetKind,
 } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
+import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 import { LocalPathTargetKind } from './local-path-target-kind.js';
@@ -19,8 +20,8 @@ import { UpgradeHandoffExitClassifier } from './upgrade-handoff-exit-classifier.
 
 /**
  * Notebooks in the local daemon `runtimed`: file paths and notebook UUIDs as targets, daemon
- * socket discovery, the daemon itself as the {@link DaemonPort} (optionally auto-started), the
- * watch loop that reconciles sessions with the live daemon, rejoin by saved path and by UUID, and
+ * socket discovery, the daemon itself as the {@link DaemonPort} and {@link DaemonStarter}
+ * (optionally auto-started), the watch loop that reconciles sessions with the live daemon, rejoin by saved path and by UUID, and
  * exit 75 as the daemon-upgrade handoff.
  */
 export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPlugin {
@@ -30,7 +31,9 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
     module: new ContainerModule(({ bind }) => {
       bind(LocalDaemonOptions).toConstantValue(frozen);
       bind(RuntimedSocketLocator).toSelf().inSingletonScope();
-      bind(DaemonPort).to(RuntimedDaemonPort).inSingletonScope();
+      bind(RuntimedDaemonPort).toSelf().inSingletonScope();
+      bind(DaemonPort).toService(RuntimedDaemonPort);
+      bind(DaemonStarter).toService(RuntimedDaemonPort);
       bind(TargetKind).to(LocalPathTargetKind).inSingletonScope();
       bind(TargetKind).to(NotebookIdTargetKind).inSingletonScope();
       bind(ExitClassifier).to(UpgradeHandoffExitClassifier).inSingletonScope();

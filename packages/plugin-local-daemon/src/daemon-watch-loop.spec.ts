@@ -1,11 +1,13 @@
 import {
+  Clock,
+  CoreError,
   DaemonPort,
   definePlugin,
   Logger,
   type NotebookHandle,
-  type NotebookTarget,
   RejoinStrategy,
   SessionActivation,
+  SessionRecoveryState,
   SessionSlot,
   SourceFileProbe,
 } from '@nteract-mcp/core';
@@ -14,13 +16,58 @@ import {
   FakeDaemonPort,
   FakeNotebookHandle,
   FakeSourceFileProbe,
+  ManualClock,
   RecordingLogger,
 } from '@nteract-mcp/core/testing';
 import { ContainerModule } from 'inversify';
-import { describe, expect, it } from 'vitest';
-import { DaemonWatchLoop } from './daemon-watch-loop.js';
+import { describe, expect, it, vi } from 'vitest';
+import { DaemonStarter } from './daemon-starter.js';
+import { DaemonWatchLoop, restartBackoffMaxMs, type WatchLoopHandoff } from './daemon-watch-loop.js';
 import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
+
+/**
+ * The auto-start as a fake: records when it was asked, fails the next `failures` attempts, can
+ * be held open (`hold`) to interleave tool calls with a restart, and otherwise starts the fake
+ * daemon (a daemon already running counts as started, as the real one does).
+ */
+class FakeDaemonStarter implements DaemonStarter {
+  public enabled: boolean;
+  public failures = 0;
+  public readonly attempts: number[] = [];
+  #held: Promise<void> | undefined;
+  #release: (() => void) | undefined;
+
+  public constructor(
+    private readonly daemon: FakeDaemonPort,
+    private readonly clock: ManualClock,
+    enabled: boolean,
+  ) {
+    this.enabled = enabled;
+  }
+
+  /** The next start waits until {@link FakeDaemonStarter.release}. */
+  public hold(): void {
+    this.#held = new Promise((resolve) => {
+      this.#release = resolve;
+    });
+  }
+
+  public release(): void {
+    this.#release?.();
+    this.#held = undefined;
+  }
+
+  public async start(): Promise<void> {
+    this.attempts.push(this.clock.now());
+    if (this.#held) await this.#held;
+    if (this.failures > 0) {
+      this.failures -= 1;
+      throw new CoreError('daemonUnavailable', 'FakeDaemonStarter: the daemon did not come up (injected)');
+    }
+    this.daemon.start();
+  }
+}
 
 const watchPlugin = definePlugin({
   id: 'test.watch',
@@ -31,22 +78,30 @@ const watchPlugin = definePlugin({
   }),
 });
 
-function setup(options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: NotebookTarget } = {}) {
+function setup(
+  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: WatchLoopHandoff; autoStart?: boolean } = {},
+) {
   const daemon = options.daemon ?? new FakeDaemonPort({ version: '1.0.0' });
   const files = new FakeSourceFileProbe(options.files ?? []);
   const logger = new RecordingLogger();
+  const clock = new ManualClock();
+  const starter = new FakeDaemonStarter(daemon, clock, options.autoStart ?? false);
+  const subscribe = vi.spyOn(daemon, 'subscribe');
   const container = createTestContainer({ plugins: [watchPlugin] })
     .override(DaemonPort, daemon)
+    .override(DaemonStarter, starter)
     .override(SourceFileProbe, files)
+    .override(Clock, clock)
     .override(Logger, logger)
     .build();
   const slot = container.get(SessionSlot);
   const activation = container.get(SessionActivation);
+  const recovery = container.get(SessionRecoveryState);
   const loop = container.get(DaemonWatchLoop);
   const exits: string[] = [];
   loop.start({
     peerLabel: () => 'Claude Code agent:claude-code:s1',
-    handoffTarget: options.handoff,
+    handoff: options.handoff,
     onVersionChange: (a, b) => exits.push(`${a}->${b}`),
   });
   const open = (path: string) =>
@@ -63,8 +118,32 @@ function setup(options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: N
       origin: 'create',
       connect: () => daemon.createNotebook({ runtime: 'python', workingDir: '/w', ephemeral, peerLabel: 'x' }),
     });
-  return { daemon, files, logger, slot, loop, exits, open, create, activation };
+  /** Lets the loop run until it is idle with time frozen (timers fire only through `clock`). */
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) {
+      await loop.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  return {
+    daemon,
+    files,
+    logger,
+    slot,
+    loop,
+    exits,
+    open,
+    create,
+    activation,
+    recovery,
+    clock,
+    starter,
+    subscribe,
+    settle,
+  };
 }
+
+const uuid = '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90';
 
 describe(DaemonWatchLoop, () => {
   it('changes nothing on a same-incarnation heartbeat', async () => {
@@ -244,10 +323,16 @@ describe(DaemonWatchLoop, () => {
   it('tries the proxy handoff target first, and drops it once a tool installed a session', async () => {
     const daemon = new FakeDaemonPort();
     daemon.addPersistedNotebook('0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90');
-    const t = setup({ daemon, handoff: { kind: 'notebook-id', notebookId: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90' } });
+    const t = setup({
+      daemon,
+      handoff: { requested: uuid, target: { kind: 'notebook-id', notebookId: uuid } },
+    });
     await t.loop.idle();
     expect(t.slot.active?.handle.notebookId).toBe('0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90');
-    const second = setup({ files: ['/n/x.ipynb'], handoff: { kind: 'local-path', path: '/n/x.ipynb', existed: true } });
+    const second = setup({
+      files: ['/n/x.ipynb'],
+      handoff: { requested: '/n/x.ipynb', target: { kind: 'local-path', path: '/n/x.ipynb', existed: true } },
+    });
     await second.loop.idle();
     expect(second.slot.active?.handle.notebookPath).toBe('/n/x.ipynb');
   });
@@ -266,5 +351,306 @@ describe(DaemonWatchLoop, () => {
     await t.loop.idle();
     expect(t.slot.active).toBeUndefined();
     expect(pending?.isClosed).toBe(true);
+  });
+
+  describe('when the daemon is lost', () => {
+    it('starts it again at once and rejoins the saved notebook without a tool call', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      const before = await t.open('/n/a.ipynb');
+      t.daemon.stop();
+      await t.settle();
+      expect(t.starter.attempts).toHaveLength(1);
+      expect(before.handle.isClosed).toBe(true);
+      expect(t.slot.active?.origin).toBe('rejoin');
+      expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+      expect(t.slot.active?.handle.daemonIncarnation?.equals(t.daemon.incarnation)).toBe(true);
+      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb', notebookId: t.slot.active?.handle.notebookId });
+      expect(t.exits).toEqual([]);
+    });
+
+    it('notices the loss from the active connection when no daemon event arrives', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.daemon.stop({ silent: true });
+      await t.settle();
+      // A short grace first, for the daemon's own word (a shutdown notice) to arrive.
+      expect(t.starter.attempts).toEqual([]);
+      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      await t.clock.advanceAndSettle(100);
+      await t.settle();
+      expect(t.starter.attempts).toHaveLength(1);
+      expect(t.slot.active?.origin).toBe('rejoin');
+      expect(t.slot.active?.handle.isClosed).toBe(false);
+    });
+
+    it('keeps trying while the start fails, reporting the target it recovers meanwhile, then rejoins', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.starter.failures = 8;
+      t.daemon.stop();
+      await t.settle();
+      expect(t.slot.active).toBeUndefined();
+      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      for (let i = 0; i < 8; i++) {
+        await t.clock.advanceAndSettle(restartBackoffMaxMs);
+        await t.settle();
+      }
+      expect(t.starter.attempts).toHaveLength(9);
+      expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+      expect(t.clock.pendingTimerCount).toBe(0);
+    });
+
+    it('spaces failed starts by the doubling back-off when time moves in small steps', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.starter.failures = 20;
+      const lostAt = t.clock.now();
+      t.daemon.stop();
+      await t.settle();
+      while (t.clock.now() - lostAt < 40_000) {
+        await t.clock.advanceAndSettle(50);
+        await t.settle();
+      }
+      const gaps = t.starter.attempts.slice(1).map((at, i) => at - (t.starter.attempts[i] as number));
+      expect(gaps.slice(0, 8)).toEqual([100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
+    });
+
+    it('does not start a daemon when auto-start is off, and rejoins once one is back', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: false });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.daemon.stop();
+      await t.settle();
+      await t.clock.advanceAndSettle(60_000);
+      expect(t.starter.attempts).toEqual([]);
+      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      t.daemon.start();
+      await t.settle();
+      expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+    });
+
+    it('does not start a daemon that announced its shutdown, nor one nobody needs', async () => {
+      const announced = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await announced.settle();
+      await announced.open('/n/a.ipynb');
+      announced.daemon.stop({ silent: true });
+      // As the event pump reports `daemon_shutting_down`.
+      const listener = announced.subscribe.mock.calls[0]?.[0];
+      listener?.({ kind: 'disconnected', reason: 'the daemon is shutting down', announced: true });
+      await announced.settle();
+      expect(announced.starter.attempts).toEqual([]);
+      expect(announced.loop.pendingRecovery).toEqual({ kind: 'local-path', path: '/n/a.ipynb', existed: true });
+
+      const idle = setup({ autoStart: true });
+      await idle.settle();
+      idle.daemon.stop();
+      await idle.settle();
+      expect(idle.starter.attempts).toEqual([]);
+    });
+
+    it('subscribes to the daemon events again once a daemon is back, whoever started it', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      expect(t.subscribe).toHaveBeenCalledTimes(1);
+      t.daemon.stop();
+      await t.settle();
+      expect(t.subscribe).toHaveBeenCalledTimes(2);
+      // Another child won the race: the daemon is back, and our stream did not see it.
+      const other = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await other.settle();
+      await other.open('/n/a.ipynb');
+      other.starter.hold();
+      other.daemon.stop();
+      await new Promise((resolve) => setImmediate(resolve));
+      other.daemon.start({ silent: true });
+      other.starter.release();
+      await other.settle();
+      expect(other.subscribe).toHaveBeenCalledTimes(2);
+      expect(other.slot.active?.origin).toBe('rejoin');
+    });
+
+    it('lets an explicit connect made during the background restart win', async () => {
+      const t = setup({ files: ['/n/a.ipynb', '/n/b.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.starter.hold();
+      t.daemon.stop();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(t.starter.attempts).toHaveLength(1);
+      // The tool's own auto-start brought the daemon up (the real port shares one start).
+      t.daemon.start();
+      const explicit = await t.open('/n/b.ipynb');
+      expect(t.recovery.report()).toEqual({ target: '/n/b.ipynb', notebookId: explicit.handle.notebookId });
+      t.starter.release();
+      await t.settle();
+      expect(t.slot.active).toBe(explicit);
+      expect(t.daemon.calls.filter((call) => call === 'openNotebook:/n/a.ipynb')).toHaveLength(1);
+      expect(t.loop.pendingRecovery).toBeUndefined();
+    });
+
+    it('keeps the last explicit connect of A→B→A during the restart, not the background rejoin of A', async () => {
+      const t = setup({ files: ['/n/a.ipynb', '/n/b.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.starter.hold();
+      t.daemon.stop();
+      await new Promise((resolve) => setImmediate(resolve));
+      t.daemon.start();
+      const toB = t.open('/n/b.ipynb');
+      const toA = t.open('/n/a.ipynb');
+      await expect(toB).rejects.toThrow(/superseded/);
+      const last = await toA;
+      t.starter.release();
+      await t.settle();
+      expect(t.slot.active).toBe(last);
+      expect(t.slot.active?.origin).toBe('connect');
+      expect(t.slot.parked).toEqual([]);
+    });
+
+    it('asks again after the back-off when the daemon does not answer clearly while a session waits', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: false });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.daemon.stop();
+      await t.settle();
+      t.daemon.start({ silent: true });
+      t.daemon.failIdentityQueries(1);
+      t.daemon.heartbeat();
+      await t.settle();
+      expect(t.slot.active).toBeUndefined();
+      await t.clock.advanceAndSettle(100);
+      await t.settle();
+      expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+    });
+
+    it('cancels the recovery on an explicit disconnect: the report says null at once and nothing is rejoined', async () => {
+      const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
+      await t.settle();
+      await t.open('/n/a.ipynb');
+      t.starter.failures = 1;
+      t.daemon.stop();
+      await t.settle();
+      expect(t.recovery.report().target).toBe('/n/a.ipynb');
+      t.slot.disconnect();
+      expect(t.recovery.report()).toEqual({ target: null });
+      await t.clock.advanceAndSettle(1_000);
+      await t.settle();
+      expect(t.starter.attempts).toHaveLength(1);
+      t.daemon.start();
+      await t.settle();
+      expect(t.slot.active).toBeUndefined();
+    });
+  });
+
+  describe('the handoff rejoin report', () => {
+    it('is pending while the daemon is away, then rejoined once the handed notebook is installed', async () => {
+      const t = setup({
+        daemon: new FakeDaemonPort({ stopped: true }),
+        files: ['/n/a.ipynb'],
+        handoff: { requested: '/n/a.ipynb', target: { kind: 'local-path', path: '/n/a.ipynb', existed: true } },
+      });
+      await t.settle();
+      expect(t.recovery.report()).toEqual({
+        target: '/n/a.ipynb',
+        rejoin: { requested: '/n/a.ipynb', outcome: 'pending' },
+      });
+      t.daemon.start();
+      await t.settle();
+      expect(t.recovery.report()).toEqual({
+        target: '/n/a.ipynb',
+        notebookId: t.slot.active?.handle.notebookId,
+        rejoin: { requested: '/n/a.ipynb', outcome: 'rejoined' },
+      });
+    });
+
+    it('is rejoined when the agent itself connected the handed notebook first', async () => {
+      const t = setup({
+        daemon: new FakeDaemonPort({ stopped: true }),
+        files: ['/n/a.ipynb'],
+        handoff: { requested: '/n/a.ipynb', target: { kind: 'local-path', path: '/n/a.ipynb', existed: true } },
+      });
+      await t.settle();
+      t.daemon.start({ silent: true });
+      await t.open('/n/a.ipynb');
+      expect(t.recovery.rejoin).toEqual({ requested: '/n/a.ipynb', outcome: 'rejoined' });
+    });
+
+    it('fails with the text the agent would get when the handed notebook is evicted', async () => {
+      const t = setup({ handoff: { requested: uuid, target: { kind: 'notebook-id', notebookId: uuid } } });
+      await t.settle();
+      const report = t.recovery.report();
+      expect(report.target).toBeNull();
+      expect(report.rejoin).toEqual({
+        requested: uuid,
+        outcome: 'failed',
+        reason: `No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(notebook_id="${uuid}")`,
+      });
+      expect(() => t.slot.access('document')).toThrow(report.rejoin?.reason);
+    });
+
+    it('fails when the agent made another notebook active before the rejoin', async () => {
+      const t = setup({
+        daemon: new FakeDaemonPort({ stopped: true }),
+        files: ['/n/a.ipynb', '/n/b.ipynb'],
+        handoff: { requested: '/n/a.ipynb', target: { kind: 'local-path', path: '/n/a.ipynb', existed: true } },
+      });
+      await t.settle();
+      t.daemon.start({ silent: true });
+      const b = await t.open('/n/b.ipynb');
+      await t.settle();
+      expect(t.recovery.report()).toEqual({
+        target: '/n/b.ipynb',
+        notebookId: b.handle.notebookId,
+        rejoin: {
+          requested: '/n/a.ipynb',
+          outcome: 'failed',
+          reason: `Not rejoined (switched to a different notebook: ${b.handle.notebookId} is active). Reconnect with: connect_notebook(path="/n/a.ipynb")`,
+        },
+      });
+      expect(t.daemon.calls.filter((call) => call === 'openNotebook:/n/a.ipynb')).toEqual([]);
+    });
+
+    it('fails when the agent disconnects while it is pending', async () => {
+      const t = setup({
+        daemon: new FakeDaemonPort({ stopped: true }),
+        files: ['/n/a.ipynb'],
+        handoff: { requested: '/n/a.ipynb', target: { kind: 'local-path', path: '/n/a.ipynb', existed: true } },
+      });
+      await t.settle();
+      t.slot.disconnect();
+      expect(t.recovery.report()).toEqual({
+        target: null,
+        rejoin: {
+          requested: '/n/a.ipynb',
+          outcome: 'failed',
+          reason: 'No active notebook session. Call connect_notebook or create_notebook first.',
+        },
+      });
+      t.daemon.start();
+      await t.settle();
+      expect(t.slot.active).toBeUndefined();
+    });
+
+    it('fails at once for a value that is not a target, and hides credentials of a URL', async () => {
+      const t = setup({ handoff: { requested: 'http://u:p@h/lab/tree/a.ipynb?token=s3cret', problem: 'unsupported' } });
+      await t.settle();
+      expect(t.recovery.rejoin).toEqual({
+        requested: 'http://h/lab/tree/a.ipynb',
+        outcome: 'failed',
+        reason:
+          'The notebook to rejoin is not a usable target (unsupported). Call connect_notebook or create_notebook.',
+      });
+    });
+
+    it('is absent when nothing was handed off', async () => {
+      const t = setup();
+      await t.settle();
+      expect(t.recovery.report()).toEqual({ target: null });
+    });
   });
 });

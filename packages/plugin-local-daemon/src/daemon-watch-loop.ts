@@ -1,4 +1,5 @@
 import {
+  Clock,
   CoreError,
   type DaemonEvent,
   type DaemonIncarnation,
@@ -6,25 +7,61 @@ import {
   DaemonPort,
   describeNotebookTarget,
   isLocalSession,
+  isSessionFor,
   Logger,
+  type NotebookSession,
   type NotebookTarget,
+  notRejoinedMessage,
   RejoinCoordinator,
+  type RejoinResult,
+  SessionRecoveryState,
   SessionSlot,
+  type SlotChange,
   type Subscription,
   sessionRecoveryTarget,
+  type Timer,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { DaemonStarter } from './daemon-starter.js';
+
+/** Delay before the second attempt to restart a lost daemon; doubles per failed attempt up to {@link restartBackoffMaxMs}. */
+export const restartBackoffInitialMs = 100;
+export const restartBackoffMaxMs = 5_000;
+
+/** The notebook the proxy handed to this child (`NTERACT_MCP_REJOIN_NOTEBOOK`). */
+export interface WatchLoopHandoff {
+  /** The value as received (reported back in the session report's `rejoin.requested`). */
+  readonly requested: string;
+  /** What it resolved to; absent when it is not a usable target (see `problem`). */
+  readonly target?: NotebookTarget;
+  /** Why it could not be resolved, when `target` is absent. */
+  readonly problem?: string;
+}
 
 export interface WatchLoopOptions {
   /** The peer label for rejoined sessions. */
   readonly peerLabel: () => string;
-  /** The proxy's handoff target (`NTERACT_MCP_REJOIN_NOTEBOOK`), tried first. */
-  readonly handoffTarget?: NotebookTarget;
+  /** The proxy's handoff, tried first; its outcome is reported through {@link SessionRecoveryState}. */
+  readonly handoff?: WatchLoopHandoff;
   /** The daemon's version differs from the startup baseline: the child must close its transport and exit 75. */
   readonly onVersionChange: (baseline: string, live: string) => void;
 }
 
-type Trigger = DaemonEvent | { readonly kind: 'start' };
+/**
+ * What wakes a round: a daemon event, the start, a scheduled retry, or the active session's
+ * connection closing as a lost daemon's does (noticed even when the event stream was not connected).
+ */
+type Trigger =
+  | DaemonEvent
+  | { readonly kind: 'start' }
+  | { readonly kind: 'retry' }
+  | { readonly kind: 'connection-lost'; readonly reason: string };
+
+/** A target to bring back, valid only under the intent epoch it was recorded in. */
+interface PendingRecovery {
+  readonly target: NotebookTarget;
+  readonly epoch: number;
+}
 
 /**
  * Reconciles the child's sessions with the live daemon incarnation, after the lifecycle note's
@@ -37,22 +74,54 @@ type Trigger = DaemonEvent | { readonly kind: 'start' };
  * daemon and an empty slot it rejoins the handoff target, then the kept one, checking the
  * incarnation before and after. A same-incarnation heartbeat changes nothing; removing parked
  * sessions does not schedule their recovery.
+ *
+ * Loss is noticed from a `disconnected` event, or from the active session's connection closing
+ * as a lost daemon's does (then after a 100 ms grace, for a shutdown notice to arrive). While
+ * there is something to recover and the daemon is confirmed absent, it starts the daemon through
+ * {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed attempt; a daemon
+ * that answers unclearly meanwhile is asked again on the same back-off), unless starting is not
+ * configured or the daemon announced its own shutdown (a deliberate stop, e.g. for an upgrade:
+ * the next daemon is then awaited, not started). Once a daemon answers again it re-establishes
+ * the event subscription if the stream was lost, and rejoins without a tool call. An explicit
+ * disconnect (a new intent epoch) cancels every pending recovery, and any session a tool
+ * installs supersedes it.
+ *
+ * Reports what it is recovering and the handoff's outcome (`pending` → `rejoined` | `failed`,
+ * decided by the rejoin results and slot changes) to {@link SessionRecoveryState}.
  */
 @injectable()
 export class DaemonWatchLoop {
   #options: WatchLoopOptions | undefined;
   #subscription: Subscription | undefined;
+  #slotSubscription: Subscription | undefined;
+  /** Watches the active session's connection. */
+  #activeClose: Subscription | undefined;
   #baseline: string | undefined;
-  #preserved: NotebookTarget | undefined;
-  #handoff: NotebookTarget | undefined;
+  #preserved: PendingRecovery | undefined;
+  #handoff: PendingRecovery | undefined;
   #running: Promise<void> | undefined;
   #queued: Trigger | undefined;
+  /** Counts event subscriptions. */
+  #generation = 0;
+  /** The pending retry is the short grace after a connection loss, not a back-off after a failure. */
+  #graceRetry = false;
   #exitRequested = false;
+  /** A `disconnected` event came and no `connected` since: the event stream is down. */
+  #streamDown = false;
+  /** The last loss was announced by the daemon (a deliberate shutdown). */
+  #shutdownAnnounced = false;
+  #failedRestarts = 0;
+  #restartTimer: Timer | undefined;
+  /** A daemon start just succeeded: the attempt goes on into the next round's rejoin. */
+  #rejoinDue = false;
 
   public constructor(
     @inject(DaemonPort) private readonly daemon: DaemonPort,
+    @inject(DaemonStarter) private readonly starter: DaemonStarter,
     @inject(SessionSlot) private readonly slot: SessionSlot,
     @inject(RejoinCoordinator) private readonly coordinator: RejoinCoordinator,
+    @inject(SessionRecoveryState) private readonly recovery: SessionRecoveryState,
+    @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
   ) {}
 
@@ -61,21 +130,41 @@ export class DaemonWatchLoop {
     return this.#baseline;
   }
 
-  /** The target kept for recovery after the active session was removed, if any. */
+  /** The target kept for recovery after the active session was removed (or handed off), if any. */
   public get pendingRecovery(): NotebookTarget | undefined {
-    return this.#handoff ?? this.#preserved;
+    this.dropCancelled();
+    return (this.#handoff ?? this.#preserved)?.target;
   }
 
   public start(options: WatchLoopOptions): void {
     this.#options = options;
-    this.#handoff = options.handoffTarget;
-    this.#subscription = this.daemon.subscribe((event) => this.wake(event));
+    const handoff = options.handoff;
+    if (handoff) {
+      this.recovery.requestRejoin(withoutCredentials(handoff.requested));
+      if (handoff.target) this.#handoff = { target: handoff.target, epoch: this.slot.intentEpoch };
+      else {
+        this.recovery.settleRejoin(
+          'failed',
+          `The notebook to rejoin is not a usable target (${handoff.problem ?? 'unrecognised'}). Call connect_notebook or create_notebook.`,
+        );
+      }
+    }
+    this.publishRecovery();
+    this.#slotSubscription = this.slot.onDidChange((change) => this.onSlotChange(change));
+    this.watchActiveConnection();
+    this.subscribe();
     this.wake({ kind: 'start' });
   }
 
   public stop(): void {
     this.#subscription?.dispose();
     this.#subscription = undefined;
+    this.#slotSubscription?.dispose();
+    this.#slotSubscription = undefined;
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
+    this.#restartTimer?.cancel();
+    this.#restartTimer = undefined;
     this.#options = undefined;
   }
 
@@ -91,6 +180,12 @@ export class DaemonWatchLoop {
       return;
     }
     this.#running = this.round(trigger)
+      .finally(() => {
+        // The attempt a waiting tool call waits for ends with the round, unless a start just
+        // succeeded and the round that rejoins is next.
+        if (!this.#rejoinDue) this.recovery.setAttempting(false);
+        this.#rejoinDue = false;
+      })
       .catch((error: unknown) => this.logger.error('daemon watch round failed', { error }))
       .finally(() => {
         this.#running = undefined;
@@ -103,15 +198,27 @@ export class DaemonWatchLoop {
   private async round(trigger: Trigger): Promise<void> {
     const options = this.#options;
     if (!options || this.#exitRequested) return;
+    if (trigger.kind === 'disconnected') {
+      this.#streamDown = true;
+      this.#shutdownAnnounced = trigger.announced === true;
+    } else if (trigger.kind === 'connected') {
+      this.#streamDown = false;
+      this.#shutdownAnnounced = false;
+    }
+    this.dropCancelled();
+    if (trigger.kind === 'start' && this.#handoff?.target.kind === 'hosted-url') await this.recoverHosted(options);
+
     let observation: DaemonObservation;
     try {
       observation = await this.daemon.queryInfo();
     } catch (error) {
       if (!CoreError.is(error, 'daemonQueryFailed')) throw error;
-      if (trigger.kind !== 'disconnected') {
+      if (trigger.kind !== 'disconnected' && trigger.kind !== 'connection-lost') {
         this.logger.info('daemon identity query failed; keeping sessions until the loss is confirmed', {
           error: error.message,
         });
+        // While a lost session waits, a daemon that does not answer clearly is asked again later.
+        if (!this.slot.active && this.localRecovery()) this.scheduleRetry();
         return;
       }
       observation = { kind: 'absent', reason: `disconnected, and the identity query failed: ${error.message}` };
@@ -130,9 +237,17 @@ export class DaemonWatchLoop {
       }
     }
     this.reconcile(live?.incarnation);
-    if (!live) return;
-    if (this.slot.active) {
-      this.#handoff = undefined;
+    if (!live) {
+      await this.restartDaemon(observation.kind === 'absent' ? observation.reason : 'absent', trigger);
+      return;
+    }
+    this.#failedRestarts = 0;
+    this.#restartTimer?.cancel();
+    this.#restartTimer = undefined;
+    if (this.#streamDown && trigger.kind !== 'connected') this.resubscribe();
+    const active = this.slot.active;
+    if (active) {
+      this.supersede(active);
       return;
     }
     await this.recover(live.incarnation, options);
@@ -146,10 +261,12 @@ export class DaemonWatchLoop {
       liveIncarnation ? 'bound to a daemon incarnation that is gone' : 'the daemon is gone',
     );
     if (removed.active) {
-      this.#preserved = sessionRecoveryTarget(removed.active);
+      const target = sessionRecoveryTarget(removed.active);
+      this.#preserved = { target, epoch: this.slot.intentEpoch };
+      this.publishRecovery();
       this.logger.info('removed the active session of a lost daemon incarnation', {
         notebookId: removed.active.handle.notebookId,
-        recoverWith: describeNotebookTarget(this.#preserved),
+        recoverWith: describeNotebookTarget(target),
       });
     }
     if (removed.parked.length > 0) {
@@ -157,10 +274,95 @@ export class DaemonWatchLoop {
     }
   }
 
+  /**
+   * The daemon is confirmed absent: start it when a local target waits for it and starting is
+   * allowed. One attempt per call; a failure schedules the next round after the back-off, and
+   * until then rounds do not attempt again.
+   */
+  private async restartDaemon(why: string, trigger: Trigger): Promise<void> {
+    const waiting = this.localRecovery();
+    if (!waiting || !this.starter.enabled) return;
+    if (this.#shutdownAnnounced) {
+      this.logger.info('the daemon announced its shutdown; waiting for a daemon instead of starting one', {
+        recoverWith: describeNotebookTarget(waiting.target),
+      });
+      return;
+    }
+    if (this.#restartTimer && this.#graceRetry && trigger.kind === 'disconnected') {
+      this.#restartTimer.cancel();
+      this.#restartTimer = undefined;
+    }
+    if (this.#restartTimer) return;
+    if (trigger.kind === 'connection-lost') {
+      // Only the notebook connection told us: give the daemon's own word (a shutdown notice on
+      // the event stream, or the `disconnected` event) a moment to arrive before starting one.
+      this.#graceRetry = true;
+      this.#restartTimer = this.clock.setTimer(restartBackoffInitialMs, () => {
+        this.#restartTimer = undefined;
+        this.wake({ kind: 'retry' });
+      });
+      return;
+    }
+    this.logger.info('the daemon is gone; starting it to rejoin', {
+      recoverWith: describeNotebookTarget(waiting.target),
+      why,
+      attempt: this.#failedRestarts + 1,
+    });
+    this.recovery.setAttempting(true);
+    try {
+      await this.starter.start();
+    } catch (error) {
+      const delay = this.scheduleRetry();
+      this.logger.warn('starting the daemon failed; retrying', {
+        retryInMs: delay,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
+    this.#failedRestarts = 0;
+    this.#rejoinDue = true;
+    this.resubscribe();
+    this.wake({ kind: 'retry' });
+  }
+
+  /** The next round after the back-off (100 ms doubling to 5 s per failure in a row); returns the delay. */
+  private scheduleRetry(): number {
+    this.#failedRestarts += 1;
+    const delay = Math.min(restartBackoffInitialMs * 2 ** (this.#failedRestarts - 1), restartBackoffMaxMs);
+    if (this.#restartTimer) return delay;
+    this.#graceRetry = false;
+    this.#restartTimer = this.clock.setTimer(delay, () => {
+      this.#restartTimer = undefined;
+      this.wake({ kind: 'retry' });
+    });
+    return delay;
+  }
+
+  /** A fresh event subscription (the old stream may be in a long reconnect back-off). */
+  private resubscribe(): void {
+    if (!this.#options) return;
+    this.#subscription?.dispose();
+    this.subscribe();
+    this.#streamDown = false;
+    // A loss the old stream reported and that waits in the queue is already handled.
+    if (this.#queued?.kind === 'disconnected') this.#queued = { kind: 'retry' };
+  }
+
+  /** Subscribes to the daemon events; events of an older subscription are ignored. */
+  private subscribe(): void {
+    this.#generation += 1;
+    const generation = this.#generation;
+    this.#subscription = this.daemon.subscribe((event) => {
+      if (generation === this.#generation) this.wake(event);
+    });
+  }
+
   private async recover(incarnation: DaemonIncarnation, options: WatchLoopOptions): Promise<void> {
     for (const which of ['handoff', 'preserved'] as const) {
-      const target = which === 'handoff' ? this.#handoff : this.#preserved;
-      if (!target || target.kind === 'hosted-url') continue;
+      const pending = which === 'handoff' ? this.#handoff : this.#preserved;
+      if (!pending || pending.target.kind === 'hosted-url') continue;
+      const { target } = pending;
+      this.recovery.setAttempting(true);
       const result = await this.coordinator.rejoin(target, {
         peerLabel: options.peerLabel(),
         expectedIncarnation: incarnation,
@@ -175,13 +377,126 @@ export class DaemonWatchLoop {
       });
       this.logger.info('rejoin attempt', { target: describeNotebookTarget(target), result: result.kind });
       if (result.kind === 'retry-later') return;
-      if (which === 'handoff') this.#handoff = undefined;
-      else this.#preserved = undefined;
+      if (which === 'handoff') {
+        this.settleHandoff(target, result);
+        if (this.#handoff === pending) this.#handoff = undefined;
+      } else if (this.#preserved === pending) this.#preserved = undefined;
       if (result.kind === 'published' || result.kind === 'not-published') {
         this.#handoff = undefined;
         this.#preserved = undefined;
-        return;
       }
+      this.publishRecovery();
+      if (result.kind !== 'evicted') return;
     }
   }
+
+  /** A hosted handoff is tried once at start, without a local daemon; a transient failure keeps it pending. */
+  private async recoverHosted(options: WatchLoopOptions): Promise<void> {
+    const pending = this.#handoff;
+    if (!pending) return;
+    const result = await this.coordinator.rejoin(pending.target, { peerLabel: options.peerLabel() });
+    this.logger.info('hosted rejoin attempt', { target: describeNotebookTarget(pending.target), result: result.kind });
+    if (result.kind === 'retry-later') return;
+    this.settleHandoff(pending.target, result);
+    if (this.#handoff === pending) this.#handoff = undefined;
+    this.publishRecovery();
+  }
+
+  private settleHandoff(target: NotebookTarget, result: RejoinResult): void {
+    const active = this.slot.active;
+    if (result.kind === 'published' || (active && isSessionFor(active, target))) {
+      this.recovery.settleRejoin('rejoined');
+      return;
+    }
+    this.recovery.settleRejoin('failed', notRejoinedMessage(target, this.slot.lastDrop, active?.handle.notebookId));
+  }
+
+  /** A session is installed: it decides the handoff's fate, and nothing is recovered over it. */
+  private supersede(active: NotebookSession): void {
+    const handoff = this.#handoff;
+    if (handoff) {
+      if (isSessionFor(active, handoff.target)) this.recovery.settleRejoin('rejoined');
+      else {
+        this.recovery.settleRejoin(
+          'failed',
+          notRejoinedMessage(handoff.target, this.slot.lastDrop, active.handle.notebookId),
+        );
+      }
+    }
+    this.#handoff = undefined;
+    this.#preserved = undefined;
+    this.publishRecovery();
+  }
+
+  /** A lost connection of the active session wakes a round, as a `disconnected` event would. */
+  private watchActiveConnection(): void {
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
+    const active = this.slot.active;
+    if (!active || !isLocalSession(active)) return;
+    const { handle } = active;
+    this.#activeClose = handle.onDidClose((reason) => {
+      if (reason !== 'disconnected' || this.slot.active?.handle !== handle) return;
+      this.wake({ kind: 'connection-lost', reason: `the connection to notebook ${handle.notebookId} was lost` });
+    });
+  }
+
+  private onSlotChange(change: SlotChange): void {
+    if (!this.#options) return;
+    if (change === 'installed' || change === 'removed') this.watchActiveConnection();
+    const active = this.slot.active;
+    if (change === 'installed' && active) this.supersede(active);
+    else if (change === 'intent' || change === 'removed') this.dropCancelled();
+  }
+
+  /** Forgets recoveries an explicit disconnect cancelled (a newer intent epoch). */
+  private dropCancelled(): void {
+    const epoch = this.slot.intentEpoch;
+    let changed = false;
+    const handoff = this.#handoff;
+    if (handoff && handoff.epoch !== epoch) {
+      this.#handoff = undefined;
+      changed = true;
+      this.recovery.settleRejoin(
+        'failed',
+        notRejoinedMessage(handoff.target, this.slot.lastDrop, this.slot.active?.handle.notebookId),
+      );
+    }
+    if (this.#preserved && this.#preserved.epoch !== epoch) {
+      this.#preserved = undefined;
+      changed = true;
+    }
+    if (changed) {
+      this.logger.info('an explicit disconnect cancelled the automatic rejoin');
+      this.publishRecovery();
+    }
+  }
+
+  /** The local target a live daemon is needed for, if any. */
+  private localRecovery(): PendingRecovery | undefined {
+    this.dropCancelled();
+    const handoff = this.#handoff?.target.kind === 'hosted-url' ? undefined : this.#handoff;
+    return handoff ?? this.#preserved;
+  }
+
+  private publishRecovery(): void {
+    const pending = this.#handoff ?? this.#preserved;
+    this.recovery.setRecovering(pending?.target, pending?.epoch ?? this.slot.intentEpoch);
+  }
+}
+
+/** A handoff value as it may be echoed: a URL loses user info and its `token` parameter. */
+function withoutCredentials(raw: string): string {
+  if (!/^https?:\/\//i.test(raw.trim())) return raw;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    return raw;
+  }
+  if (!url.username && !url.password && !url.searchParams.has('token')) return raw;
+  url.username = '';
+  url.password = '';
+  url.searchParams.delete('token');
+  return url.toString();
 }

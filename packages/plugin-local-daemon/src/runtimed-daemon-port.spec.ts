@@ -7,6 +7,7 @@ import { encodeRuntimedFrame, type RuntimedFrame, RuntimedFrameDecoder } from '@
 import { createTestContainer, RecordingLogger } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
+import { DaemonStarter } from './daemon-starter.js';
 import type { LocalDaemonOptions } from './local-daemon-options.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
@@ -135,6 +136,24 @@ describe(RuntimedDaemonPort, () => {
     expect(port).toBeInstanceOf(built.RuntimedDaemonPort);
     expect(container.get(BuiltDaemonPort)).toBe(port);
     expect(await port.queryInfo()).toMatchObject({ kind: 'absent' });
+  });
+
+  it('is also the DaemonStarter (one instance), which honours autoStart: false', async () => {
+    const container = createTestContainer({
+      plugins: [createLocalDaemonPlugin({ socketPath: join(scratchDir(), 'd.sock'), autoStart: false })],
+    })
+      .override(Logger, new RecordingLogger())
+      .build();
+    const starter = container.get(DaemonStarter);
+    expect(starter).toBe(container.get(DaemonPort));
+    expect(starter.enabled).toBe(false);
+    const refused = await rejection(starter.start());
+    expect(refused.kind).toBe('daemonUnavailable');
+    expect(refused.message).toContain('not configured');
+    const configured = createTestContainer({
+      plugins: [createLocalDaemonPlugin({ socketPath: '/x/d.sock', autoStart: { command: 'runtimed', args: [] } })],
+    }).build();
+    expect(configured.get(DaemonStarter).enabled).toBe(true);
   });
 
   describe('.queryInfo', () => {

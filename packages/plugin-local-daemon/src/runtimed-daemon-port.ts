@@ -14,6 +14,7 @@ import {
 } from '@nteract-mcp/core';
 import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
 import { inject, injectable } from 'inversify';
+import type { DaemonStarter } from './daemon-starter.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 import { requestWithin } from './request-within.js';
 import { RuntimedEventPump } from './runtimed-event-pump.js';
@@ -64,13 +65,15 @@ function formatCommand(command: string, args: readonly string[]): string {
  * - With `autoStart` configured, open/attach/create/listRooms that find no daemon start it once
  *   (concurrent callers share the attempt), wait up to 15 s for it to answer and go on; otherwise
  *   they reject `daemonUnavailable` saying the command could not start it.
+ * - As a {@link DaemonStarter}, `start` runs the same auto-start (shared with the calls above)
+ *   and rejects `daemonUnavailable` without `autoStart`.
  * - Only {@link CoreError}s are thrown.
  *
  * Does not guarantee: event delivery (events are hints; query after each), that a notebook stays
  * available after a successful attach, or that a daemon it started is stopped again (it outlives us).
  */
 @injectable()
-export class RuntimedDaemonPort implements DaemonPort {
+export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
   readonly #options: LocalDaemonOptions;
   readonly #locator: RuntimedSocketLocator;
   readonly #clock: Clock;
@@ -143,6 +146,18 @@ export class RuntimedDaemonPort implements DaemonPort {
         this.#pump = undefined;
       },
     };
+  }
+
+  public get enabled(): boolean {
+    return Boolean(this.#options.autoStart);
+  }
+
+  public async start(): Promise<void> {
+    const autoStart = this.#options.autoStart;
+    if (!autoStart) {
+      throw new CoreError('daemonUnavailable', 'Starting the daemon is not configured (autoStart is off).');
+    }
+    await this.startDaemon(autoStart);
   }
 
   public listRooms(): Promise<readonly RoomInfo[]> {
@@ -254,7 +269,10 @@ export class RuntimedDaemonPort implements DaemonPort {
         ...(cause === undefined ? {} : { cause }),
       });
     // Someone else may have started it while we were finding out it was not there.
-    if ((await this.queryInfo().catch(() => undefined))?.kind === 'live') return;
+    if ((await this.queryInfo().catch(() => undefined))?.kind === 'live') {
+      this.#pump?.reconnectNow();
+      return;
+    }
 
     this.#logger.info('starting the daemon', { command: commandLine, socket: socketPath });
     let child: ChildProcess;
@@ -288,6 +306,8 @@ export class RuntimedDaemonPort implements DaemonPort {
             pid: observation.info.incarnation.pid,
             version: observation.info.version,
           });
+          // The event stream may be deep in its reconnect back-off: watch the new daemon now.
+          this.#pump?.reconnectNow();
           return;
         }
         lastAnswer = observation.reason;

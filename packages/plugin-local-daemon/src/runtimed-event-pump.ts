@@ -30,7 +30,8 @@ interface Link {
  * The daemon event source behind `RuntimedDaemonPort.subscribe`: one control connection with a
  * `subscribe` request. Emits `connected` when a connection is up (identity from the `hello`
  * greeting), `heartbeat` every `heartbeatMs` (a `get_daemon_info` on that connection), and one
- * `disconnected` when it goes (closed, failed heartbeat, or the daemon announcing its shutdown);
+ * `disconnected` when it goes (closed, failed heartbeat, or the daemon announcing its shutdown,
+ * which sets `announced`);
  * then reconnects with a backoff of 100 ms doubling to 30 s, reset by a successful connection.
  * Failed attempts emit nothing. All timing goes through the injected clock.
  *
@@ -45,6 +46,7 @@ export class RuntimedEventPump {
   #link: Link | undefined;
   #retry: Timer | undefined;
   #backoffMs = initialBackoffMs;
+  #connecting = false;
 
   public constructor(options: RuntimedEventPumpOptions) {
     this.#options = options;
@@ -62,6 +64,18 @@ export class RuntimedEventPump {
     void this.connect();
   }
 
+  /**
+   * Connects now instead of at the end of the current back-off (and resets it), e.g. because a
+   * daemon was just started. Does nothing while connected or connecting, or once stopped.
+   */
+  public reconnectNow(): void {
+    if (!this.#started || this.#stopped || this.#connecting || this.#link?.lost === false) return;
+    this.#retry?.cancel();
+    this.#retry = undefined;
+    this.#backoffMs = initialBackoffMs;
+    void this.connect();
+  }
+
   /** Closes the connection and cancels every timer; emits nothing more. Idempotent. */
   public stop(): void {
     if (this.#stopped) return;
@@ -76,6 +90,15 @@ export class RuntimedEventPump {
   private async connect(): Promise<void> {
     this.#retry = undefined;
     if (this.#stopped) return;
+    this.#connecting = true;
+    try {
+      await this.connectOnce();
+    } finally {
+      this.#connecting = false;
+    }
+  }
+
+  private async connectOnce(): Promise<void> {
     const { socketPath, connectTimeoutMs, clock, logger } = this.#options;
     let link: Link | undefined;
     try {
@@ -93,7 +116,7 @@ export class RuntimedEventPump {
       this.#link = current;
       connection.onFrame((frame) => {
         if (frame.type === 'event' && frame.event === 'daemon_shutting_down') {
-          this.lose(current, 'the daemon is shutting down');
+          this.lose(current, 'the daemon is shutting down', true);
         }
       });
       connection.onClose((reason) => this.lose(current, reason));
@@ -147,13 +170,13 @@ export class RuntimedEventPump {
   }
 
   /** The link is gone: one `disconnected` if it had emitted `connected`, then a reconnect. */
-  private lose(link: Link, reason: string): void {
+  private lose(link: Link, reason: string, announced = false): void {
     if (link.lost) return;
     this.drop(link);
     if (this.#link === link) this.#link = undefined;
     if (this.#stopped || link.info === undefined) return; // a link lost while connecting: `connect` retries
     this.#options.logger.info('daemon event stream disconnected', { reason });
-    this.#options.emit({ kind: 'disconnected', reason });
+    this.#options.emit(announced ? { kind: 'disconnected', reason, announced } : { kind: 'disconnected', reason });
     this.scheduleRetry();
   }
 

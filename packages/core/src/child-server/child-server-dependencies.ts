@@ -2,6 +2,7 @@ import type { Clock } from '../ports/clock.js';
 import type { DaemonPort } from '../ports/daemon-port.js';
 import type { Logger } from '../ports/logger.js';
 import type { SessionActivation } from '../session/session-activation.js';
+import type { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { SessionSlot } from '../session/session-slot.js';
 import type { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import type { ExecutionStore } from './execution-store.js';
@@ -9,6 +10,8 @@ import type { ExecutionStore } from './execution-store.js';
 /** What the child server's tools work with: the session engine, the ports and the call-independent state. */
 export interface ChildServerDependencies {
   readonly slot: SessionSlot;
+  /** What is being recovered and the start rejoin's outcome (the session report's source). */
+  readonly recovery: SessionRecoveryState;
   readonly activation: SessionActivation;
   readonly resolver: NotebookTargetResolver;
   /** `undefined` in a container without a local daemon plugin (hosted only). */

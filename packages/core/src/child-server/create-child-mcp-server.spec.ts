@@ -1,8 +1,10 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ErrorCode, type JSONRPCMessage, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { readSessionReport, sessionReportMetaKey } from '../contract/session-report.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { createTestContainer } from '../testing/create-test-container.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { RecordingLogger } from '../testing/recording-logger.js';
@@ -245,6 +247,116 @@ describe('createChildMcpServer', () => {
         )
         .toBe(true);
       await child.close();
+    });
+  });
+
+  describe('the session report', () => {
+    const reportOf = (result: unknown) => {
+      const report = readSessionReport(result);
+      expect(report).toBeDefined();
+      return report;
+    };
+
+    it('is on every tool result, success or tool error, and says where the session stands', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const none = await h.call('get_all_cells');
+      expect(none.isError).toBe(true);
+      expect(none._meta?.[sessionReportMetaKey]).toEqual({ target: null });
+
+      const path = `${h.cwd}/a.ipynb`;
+      const connected = await h.call('connect_notebook', { path });
+      const id = h.slot.active?.handle.notebookId;
+      expect(reportOf(connected)).toEqual({ target: path, notebookId: id });
+      const failedEdit = await h.call('connect_notebook', { url: 'http://h:8888/lab/tree/x.ipynb' });
+      expect(failedEdit.isError).toBe(true);
+      expect(reportOf(failedEdit)).toEqual({ target: path, notebookId: id });
+
+      const created = await h.call('create_notebook');
+      const uuid = h.slot.active?.handle.notebookId as string;
+      expect(reportOf(created)).toEqual({ target: uuid, notebookId: uuid });
+      const saved = await h.call('save_notebook', { path: `${h.cwd}/saved.ipynb` });
+      expect(reportOf(saved)).toEqual({ target: `${h.cwd}/saved.ipynb`, notebookId: uuid });
+
+      const disconnected = await h.call('disconnect_notebook');
+      expect(reportOf(disconnected)).toEqual({ target: null });
+    });
+
+    it('names the target being recovered while the slot is empty, until an explicit disconnect cancels it', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const recovery = h.container.get(SessionRecoveryState);
+      recovery.setRecovering({ kind: 'local-path', path: '/n/lost.ipynb', existed: true }, h.slot.intentEpoch);
+      recovery.requestRejoin('/n/lost.ipynb');
+      const status = await h.call('session_status');
+      const expected = { target: '/n/lost.ipynb', rejoin: { requested: '/n/lost.ipynb', outcome: 'pending' } };
+      expect(reportOf(status)).toEqual(expected);
+      expect(JSON.parse(resultText(status)).session_report).toEqual(expected);
+
+      const cancelled = await h.call('disconnect_notebook');
+      expect(cancelled.isError).toBeFalsy();
+      expect(resultText(cancelled)).toContain('Cancelled the automatic rejoin of /n/lost.ipynb');
+      expect(reportOf(cancelled)).toEqual({ target: null, rejoin: { requested: '/n/lost.ipynb', outcome: 'pending' } });
+    });
+
+    it('lets a notebook tool wait for a rejoin in progress instead of failing just before it lands', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const recovery = h.container.get(SessionRecoveryState);
+      const path = `${h.cwd}/lost.ipynb`;
+      recovery.setRecovering({ kind: 'local-path', path, existed: true }, h.slot.intentEpoch);
+      recovery.setAttempting(true);
+      let answered = false;
+      const pending = h.call('get_all_cells').then((result) => {
+        answered = true;
+        return result;
+      });
+      const status = await h.call('session_status');
+      expect(reportOf(status)).toEqual({ target: path });
+      expect(answered).toBe(false);
+      await h.container.get(SessionActivation).activate({
+        key: path,
+        target: { kind: 'local-path', path, existed: true },
+        origin: 'rejoin',
+        connect: () => (h.daemon as NonNullable<typeof h.daemon>).openNotebook(path, { peerLabel: 'x' }),
+      });
+      const result = await pending;
+      expect(result.isError).toBeFalsy();
+      expect(reportOf(result)).toEqual({ target: path, notebookId: h.slot.active?.handle.notebookId });
+    });
+
+    it('answers at once when no attempt is running, and after the wait when the rejoin does not land', async () => {
+      harness = await startChildServerTestHarness({ server: { recoveryWaitMs: 50 } });
+      const h = harness;
+      const recovery = h.container.get(SessionRecoveryState);
+      recovery.setRecovering({ kind: 'local-path', path: '/n/lost.ipynb', existed: true }, h.slot.intentEpoch);
+      expect((await h.call('get_all_cells')).isError).toBe(true);
+      recovery.setAttempting(true);
+      const late = await h.call('get_all_cells');
+      expect(late.isError).toBe(true);
+      expect(reportOf(late)).toEqual({ target: '/n/lost.ipynb' });
+    });
+
+    it('gives a hosted session its URL without credentials', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const hosted = new FakeNotebookHandle({ notebookId: 'hosted-1' });
+      await h.container.get(SessionActivation).activate({
+        key: 'hosted',
+        target: {
+          kind: 'hosted-url',
+          url: 'http://h:8888/lab/tree/a.ipynb',
+          serverUrl: 'http://h:8888/',
+          notebookPath: 'a.ipynb',
+          token: undefined,
+        },
+        origin: 'connect',
+        connect: async () => hosted,
+      });
+      expect(reportOf(await h.call('session_status'))).toEqual({
+        target: 'http://h:8888/lab/tree/a.ipynb',
+        notebookId: 'hosted-1',
+      });
     });
   });
 });

@@ -10,10 +10,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
 import { defaultToolResultBudgetBytes } from '../contract/mcp-message-limits.js';
+import { withSessionReport } from '../contract/session-report.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -36,7 +38,15 @@ export interface ChildServerOptions {
   readonly agentSession?: string;
   /** The serialized size no tool result exceeds (default 8 MiB, under the client's 10 MiB buffer). */
   readonly resultBudgetBytes?: number;
+  /**
+   * How long a tool that works on the active session waits, when called while a lost session is
+   * being brought back (a daemon start or a rejoin running), before it answers as things are.
+   * Default 15 000 ms.
+   */
+  readonly recoveryWaitMs?: number;
 }
+
+const defaultRecoveryWaitMs = 15_000;
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
 export interface ChildMcpServer {
@@ -59,15 +69,17 @@ export const childServerInstructions =
  * Builds the child's MCP server on the low-level SDK `Server`: the session and notebook tools over
  * the container's session engine and ports, and one resource per connected or parked notebook.
  * Bad arguments and unknown tools are JSON-RPC invalid-params errors; failures inside a tool are
- * tool results with `isError: true`. Sends `notifications/resources/list_changed` when the slot
+ * tool results with `isError: true`. Every tool result carries the session report
+ * (`_meta['nteract/session']`, see `contract/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
  * changes, once the client has sent `notifications/initialized`.
  *
- * Takes `SessionSlot`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
+ * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
  * bound, `DaemonPort` from the container (without one, local tools say no daemon is configured).
  */
 export function createChildMcpServer(container: Container, options: ChildServerOptions): ChildMcpServer {
   const logger = container.get(Logger).child('core:ChildMcpServer');
   const slot = container.get(SessionSlot);
+  const recovery = container.get(SessionRecoveryState);
   const agentSession = options.agentSession ?? randomBytes(4).toString('hex');
 
   const server = new Server(
@@ -85,6 +97,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const peerLabel = (): string => formatPeerLabel(server.getClientVersion(), agentSession);
   const deps: ChildServerDependencies = {
     slot,
+    recovery,
     activation: container.get(SessionActivation),
     resolver: container.get(NotebookTargetResolver),
     daemon: container.isBound(DaemonPort) ? container.get(DaemonPort) : undefined,
@@ -95,13 +108,19 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
   };
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...createNotebookTools(deps)], {
+  const notebookTools = createNotebookTools(deps);
+  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools], {
     resultBudgetBytes: deps.resultBudgetBytes,
   });
+  // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
+  const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
+  const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot);
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  // The one place every tool result (success or tool error) gets the session report, as of the
+  // moment the result was produced.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta;
     const key = meta?.[idempotencyMetaKey];
     const progressToken = meta?.progressToken;
@@ -115,7 +134,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
           .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
       },
     };
-    return registry.call(request.params.name, request.params.arguments, context);
+    if (waitsForRecovery.has(request.params.name)) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
+    const result = await registry.call(request.params.name, request.params.arguments, context);
+    return withSessionReport(result, recovery.report());
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
@@ -127,8 +148,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     initialized = true;
     server.oninitialized?.();
   });
-  const slotSubscription = slot.onDidChange(() => {
-    if (!initialized) return;
+  const slotSubscription = slot.onDidChange((change) => {
+    if (!initialized || change === 'intent') return;
     server
       .sendResourceListChanged()
       .catch((error: unknown) => logger.debug('resources/list_changed was not sent', { error }));

@@ -352,6 +352,7 @@ describe('session tools', () => {
         evictions: [],
         daemon: { live: true, version: '3.1.4', pid: 777, started_at: expect.any(String) },
         peer_label: 'Claude Code agent:claude-code:feedc0de',
+        session_report: { target: b.notebook_id, notebookId: b.notebook_id },
       });
 
       harness.daemon?.failIdentityQueries(1);

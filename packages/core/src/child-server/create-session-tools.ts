@@ -231,7 +231,14 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     handler: async (args) => {
       const requested = given(args.notebook_id)?.trim();
       if (requested === undefined) {
+        const recovering = deps.recovery.recovering;
         const removed = deps.slot.disconnect();
+        if (!removed && recovering) {
+          // The disconnect advanced the intent epoch: the automatic rejoin will not happen.
+          return textResult(
+            `No active session. Cancelled the automatic rejoin of ${describeNotebookTarget(recovering)}; use connect_notebook or create_notebook to start a new one.`,
+          );
+        }
         if (!removed) {
           throw new ToolError(
             'No active session to disconnect. Pass notebook_id to disconnect a specific parked session.',
@@ -254,7 +261,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   const sessionStatus = defineChildTool({
     name: 'session_status',
     description:
-      'Where this server stands: the active session (target, readiness, daemon incarnation), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid) and the peer label.',
+      'Where this server stands: the active session (target, readiness, daemon incarnation), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid), the peer label, and the session report (the rejoin target; after a restart, whether the handed notebook was rejoined).',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
@@ -284,6 +291,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         })),
         daemon,
         peer_label: deps.peerLabel(),
+        session_report: deps.recovery.report(),
       });
     },
   });

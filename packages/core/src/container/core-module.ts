@@ -16,6 +16,7 @@ import { ChildSupervisor } from '../proxy/child-supervisor.js';
 import { defaultRestartPolicySettings, RestartPolicy, RestartPolicySettings } from '../proxy/restart-policy.js';
 import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
 import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import { bindContributionProviders } from './contribution-provider.js';
@@ -40,5 +41,6 @@ export function createCoreModule(): ContainerModule {
     options.bind(SessionSlot).toSelf().inSingletonScope();
     options.bind(SessionActivation).toSelf().inSingletonScope();
     options.bind(RejoinCoordinator).toSelf().inSingletonScope();
+    options.bind(SessionRecoveryState).toSelf().inSingletonScope();
   });
 }

@@ -25,7 +25,12 @@ export type DaemonObservation =
 export type DaemonEvent =
   | { readonly kind: 'connected'; readonly info: DaemonInfo }
   | { readonly kind: 'heartbeat'; readonly info: DaemonInfo }
-  | { readonly kind: 'disconnected'; readonly reason: string }
+  | {
+      readonly kind: 'disconnected';
+      readonly reason: string;
+      /** The daemon announced its shutdown (a deliberate stop, e.g. for an upgrade), as opposed to a crash. */
+      readonly announced?: boolean;
+    }
   | { readonly kind: 'lagged'; readonly missed: number };
 
 export interface RoomInfo {

@@ -33,3 +33,21 @@ export function sessionRecoveryTarget(session: NotebookSession): NotebookTarget 
   if (path !== undefined) return { kind: 'local-path', path, existed: true };
   return { kind: 'notebook-id', notebookId: session.handle.notebookId };
 }
+
+/**
+ * Whether `session` is the notebook `target` names: the same notebook id, the same file (the
+ * handle's path or the path it was opened by), or the same hosted URL. Pure.
+ */
+export function isSessionFor(session: NotebookSession, target: NotebookTarget): boolean {
+  switch (target.kind) {
+    case 'notebook-id':
+      return session.handle.notebookId === target.notebookId;
+    case 'local-path':
+      return (
+        session.handle.notebookPath === target.path ||
+        (session.target.kind === 'local-path' && session.target.path === target.path)
+      );
+    case 'hosted-url':
+      return session.target.kind === 'hosted-url' && session.target.url === target.url;
+  }
+}

@@ -38,3 +38,28 @@ export function noSessionMessage(drop: SessionDropInfo | undefined): string {
   const file = drop.notebookPath !== undefined ? ` — file: ${drop.notebookPath}` : '';
   return `No active notebook session (${reasonTexts[drop.reason]}). Reconnect with: ${how}${file}`;
 }
+
+/**
+ * Why the notebook `target` (handed to a restarted child) will not be rejoined, as the agent
+ * would be told: the no-session text when no notebook is active; when the agent made another
+ * notebook active meanwhile, that it switched, and how to go back.
+ */
+export function notRejoinedMessage(
+  target: NotebookTarget,
+  drop: SessionDropInfo | undefined,
+  activeNotebookId: string | undefined,
+): string {
+  if (activeNotebookId === undefined) return noSessionMessage(drop);
+  return `Not rejoined (${reasonTexts.switched}: ${activeNotebookId} is active). Reconnect with: ${reconnectCall(target)}`;
+}
+
+function reconnectCall(target: NotebookTarget): string {
+  switch (target.kind) {
+    case 'notebook-id':
+      return `connect_notebook(notebook_id="${target.notebookId}")`;
+    case 'hosted-url':
+      return `connect_notebook(url="${target.url}")`;
+    case 'local-path':
+      return `connect_notebook(path="${target.path}")`;
+  }
+}

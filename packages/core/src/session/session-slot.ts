@@ -37,8 +37,12 @@ export interface SessionEviction {
   readonly at: number;
 }
 
-/** What changed in the slot (for resource lists and status). */
-export type SlotChange = 'installed' | 'parked' | 'removed' | 'evicted';
+/**
+ * What changed in the slot (for resource lists, status and recovery). `intent`: an explicit
+ * disconnect advanced the intent epoch without removing anything (the slot was empty), which
+ * cancels any automatic rejoin; sessions are unchanged.
+ */
+export type SlotChange = 'installed' | 'parked' | 'removed' | 'evicted' | 'intent';
 
 /**
  * The child's session state: one active session, up to {@link maxParkedSessions} parked ones (LRU),
@@ -156,7 +160,10 @@ export class SessionSlot {
     notebookId?: string,
   ): { readonly kind: 'active' | 'parked'; readonly session: NotebookSession } | undefined {
     const active = this.#active;
-    if (!active && notebookId === undefined) this.#intentEpoch += 1;
+    if (!active && notebookId === undefined) {
+      this.#intentEpoch += 1;
+      this.emit('intent');
+    }
     if (active && (notebookId === undefined || active.handle.notebookId === notebookId)) {
       this.#intentEpoch += 1;
       this.#active = undefined;

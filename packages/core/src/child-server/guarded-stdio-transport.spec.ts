@@ -1,0 +1,154 @@
+import { PassThrough } from 'node:stream';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { type JSONRPCMessage, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecordingLogger } from '../testing/recording-logger.js';
+import { GuardedStdioTransport, type OutgoingMessageFilter } from './guarded-stdio-transport.js';
+
+interface Wire {
+  readonly stdin: PassThrough;
+  readonly lines: () => Record<string, unknown>[];
+  readonly send: (line: string) => void;
+  readonly server: Server;
+  readonly logger: RecordingLogger;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+/** A real SDK server with one tool list handler, behind the guarded transport on in-memory streams. */
+async function wire(
+  options: { outgoing?: OutgoingMessageFilter[]; maxLineBytes?: number; maxMessageBytes?: number } = {},
+): Promise<Wire> {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let text = '';
+  stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+  });
+  const logger = new RecordingLogger();
+  const server = new Server({ name: 't', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [] }));
+  servers.push(server);
+  await server.connect(new GuardedStdioTransport({ stdin, stdout, logger, ...options }));
+  return {
+    stdin,
+    server,
+    logger,
+    send: (line) => stdin.write(`${line}\n`),
+    lines: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+});
+
+describe(GuardedStdioTransport, () => {
+  it('answers every request: bad params -32602 in one line, bad lines -32600/-32700, then serves the next one', async () => {
+    const w = await wire();
+    w.send(initialize);
+    w.send('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1,2]}');
+    w.send('{"jsonrpc":"2.0","id":2,"method":"tools/call"}');
+    w.send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}');
+    w.send('{"jsonrpc":"2.0","id":4,"method":');
+    w.send('[{"jsonrpc":"2.0","id":5,"method":"ping"}]');
+    w.send('{"jsonrpc":"2.0","id":6.5,"method":"ping"}');
+    w.send('{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}');
+    w.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}');
+    await expect.poll(() => w.lines().length).toBe(8);
+    const byId = new Map(w.lines().map((line) => [JSON.stringify(line.id), line]));
+    expect(byId.get('1')?.error).toEqual({
+      code: -32602,
+      message: 'Invalid params for tools/list: "params" must be an object (MCP uses named parameters), not an array',
+    });
+    expect(byId.get('2')?.error).toMatchObject({ code: -32602 });
+    const messageOf = (id: string): string => (byId.get(id)?.error as { message?: string } | undefined)?.message ?? '';
+    expect(messageOf('2')).toMatch(/^Invalid params for tools\/call: params/);
+    expect(messageOf('3')).toMatch(/^Invalid params for tools\/call: params\.name/);
+    for (const id of ['2', '3']) {
+      const message = messageOf(id);
+      expect(message).not.toContain('\n');
+      expect(message).not.toContain('"code"');
+    }
+    expect(
+      w
+        .lines()
+        .filter((line) => line.id === null)
+        .map((line) => line.error),
+    ).toEqual([
+      { code: -32700, message: 'Parse error: the line is not valid JSON' },
+      { code: -32600, message: expect.stringMatching(/^Invalid Request: batches/) },
+    ]);
+    expect(byId.get('6.5')?.error).toMatchObject({ code: -32600 });
+    expect(byId.get('7')?.result).toEqual({ tools: [] });
+    expect(w.logger.find('refused an incoming message').length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('answers a line over the cap and goes on', async () => {
+    const w = await wire({ maxLineBytes: 200 });
+    w.send(initialize);
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { pad: 'x'.repeat(500) } }));
+    w.send('{"jsonrpc":"2.0","id":10,"method":"tools/list"}');
+    await expect.poll(() => w.lines().length).toBe(3);
+    expect(w.lines().find((line) => line.id === 9)).toMatchObject({ error: { code: -32600 } });
+    expect(w.lines().find((line) => line.id === 10)).toMatchObject({ result: { tools: [] } });
+  });
+
+  it('passes outgoing messages through its filters, and answers a reply a filter refuses with -32603', async () => {
+    const seen: string[] = [];
+    const filter: OutgoingMessageFilter = (message: JSONRPCMessage) => {
+      seen.push('id' in message ? String(message.id) : 'notification');
+      if ('id' in message && message.id === 2) throw new Error('too large to send');
+      return message;
+    };
+    const w = await wire({ outgoing: [filter] });
+    w.send(initialize);
+    w.send('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    w.send('{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
+    await expect.poll(() => w.lines().length).toBe(3);
+    expect(seen).toEqual(['0', '1', '2']);
+    expect(w.lines().find((line) => line.id === 2)).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32603, message: 'The reply could not be sent: too large to send' },
+    });
+  });
+
+  it('never writes a message over the size limit: an answer becomes an error to its id, a notification is dropped', async () => {
+    const w = await wire({ maxMessageBytes: 1000 });
+    w.server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: 1, progress: 1, message: 'y'.repeat(2000) },
+      });
+      return { tools: [{ name: 'x'.repeat(2000), inputSchema: { type: 'object' } }] };
+    });
+    w.send(initialize);
+    w.send('{"jsonrpc":"2.0","id":"big","method":"tools/list"}');
+    w.send('{"jsonrpc":"2.0","id":2,"method":"ping"}');
+    await expect.poll(() => w.lines().length).toBe(3);
+    const big = w.lines().find((line) => line.id === 'big');
+    expect(big?.error).toMatchObject({ code: -32603 });
+    expect((big?.error as { message?: string } | undefined)?.message).toMatch(
+      /^The answer is \d+ bytes \(0 MiB\), over the 1000-byte \(0 MiB\) limit of one MCP message, so it was not sent\./,
+    );
+    expect(w.lines().find((line) => line.id === 2)).toMatchObject({ result: {} });
+    expect(w.lines().some((line) => line.method === 'notifications/progress')).toBe(false);
+    expect(w.logger.records.map((record) => record.message)).toEqual(
+      expect.arrayContaining([
+        'dropped a message over the message size limit',
+        'replaced an answer over the message size limit by an error',
+      ]),
+    );
+  });
+});
