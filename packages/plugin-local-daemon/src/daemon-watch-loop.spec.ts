@@ -22,7 +22,12 @@ import {
 import { ContainerModule } from 'inversify';
 import { describe, expect, it, vi } from 'vitest';
 import { DaemonStarter } from './daemon-starter.js';
-import { DaemonWatchLoop, restartBackoffMaxMs, type WatchLoopHandoff } from './daemon-watch-loop.js';
+import {
+  announcedShutdownGraceMs,
+  DaemonWatchLoop,
+  restartBackoffMaxMs,
+  type WatchLoopHandoff,
+} from './daemon-watch-loop.js';
 import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 
@@ -433,7 +438,7 @@ describe(DaemonWatchLoop, () => {
       expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
     });
 
-    it('does not start a daemon that announced its shutdown, nor one nobody needs', async () => {
+    it('after an announced shutdown, waits for another daemon, then starts one; starts none nobody needs', async () => {
       const announced = setup({ files: ['/n/a.ipynb'], autoStart: true });
       await announced.settle();
       await announced.open('/n/a.ipynb');
@@ -444,6 +449,13 @@ describe(DaemonWatchLoop, () => {
       await announced.settle();
       expect(announced.starter.attempts).toEqual([]);
       expect(announced.loop.pendingRecovery).toEqual({ kind: 'local-path', path: '/n/a.ipynb', existed: true });
+      await announced.clock.advanceAndSettle(announcedShutdownGraceMs - 1);
+      await announced.settle();
+      expect(announced.starter.attempts).toEqual([]);
+      await announced.clock.advanceAndSettle(1);
+      await announced.settle();
+      expect(announced.starter.attempts).toHaveLength(1);
+      expect(announced.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
 
       const idle = setup({ autoStart: true });
       await idle.settle();

@@ -27,6 +27,11 @@ import { DaemonStarter } from './daemon-starter.js';
 /** Delay before the second attempt to restart a lost daemon; doubles per failed attempt up to {@link restartBackoffMaxMs}. */
 export const restartBackoffInitialMs = 100;
 export const restartBackoffMaxMs = 5_000;
+/**
+ * After a daemon announced its own shutdown (`runtimed stop`, a service manager's restart, an
+ * upgrade), how long to wait for another daemon to come up before starting one ourselves.
+ */
+export const announcedShutdownGraceMs = 3_000;
 
 /** The notebook the proxy handed to this child (`NTERACT_MCP_REJOIN_NOTEBOOK`). */
 export interface WatchLoopHandoff {
@@ -80,8 +85,10 @@ interface PendingRecovery {
  * there is something to recover and the daemon is confirmed absent, it starts the daemon through
  * {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed attempt; a daemon
  * that answers unclearly meanwhile is asked again on the same back-off), unless starting is not
- * configured or the daemon announced its own shutdown (a deliberate stop, e.g. for an upgrade:
- * the next daemon is then awaited, not started). Once a daemon answers again it re-establishes
+ * configured. After a shutdown the daemon announced (a deliberate stop: `runtimed stop`, a restart
+ * by a service manager, an upgrade) it first waits {@link announcedShutdownGraceMs} for another
+ * daemon to come up, then starts one (an upgraded install starts the new version, which the
+ * version check then hands to a new child). Once a daemon answers again it re-establishes
  * the event subscription if the stream was lost, and rejoins without a tool call. An explicit
  * disconnect (a new intent epoch) cancels every pending recovery, and any session a tool
  * installs supersedes it.
@@ -110,6 +117,8 @@ export class DaemonWatchLoop {
   #streamDown = false;
   /** The last loss was announced by the daemon (a deliberate shutdown). */
   #shutdownAnnounced = false;
+  /** The wait for another daemon after an announced shutdown is over. */
+  #announcedGraceOver = false;
   #failedRestarts = 0;
   #restartTimer: Timer | undefined;
   /** A daemon start just succeeded: the attempt goes on into the next round's rejoin. */
@@ -201,9 +210,11 @@ export class DaemonWatchLoop {
     if (trigger.kind === 'disconnected') {
       this.#streamDown = true;
       this.#shutdownAnnounced = trigger.announced === true;
+      this.#announcedGraceOver = false;
     } else if (trigger.kind === 'connected') {
       this.#streamDown = false;
       this.#shutdownAnnounced = false;
+      this.#announcedGraceOver = false;
     }
     this.dropCancelled();
     if (trigger.kind === 'start' && this.#handoff?.target.kind === 'hosted-url') await this.recoverHosted(options);
@@ -282,10 +293,24 @@ export class DaemonWatchLoop {
   private async restartDaemon(why: string, trigger: Trigger): Promise<void> {
     const waiting = this.localRecovery();
     if (!waiting || !this.starter.enabled) return;
-    if (this.#shutdownAnnounced) {
-      this.logger.info('the daemon announced its shutdown; waiting for a daemon instead of starting one', {
-        recoverWith: describeNotebookTarget(waiting.target),
-      });
+    if (this.#shutdownAnnounced && !this.#announcedGraceOver) {
+      if (this.#restartTimer && this.#graceRetry) {
+        // The daemon's own word arrived during the short grace after the connection loss.
+        this.#restartTimer.cancel();
+        this.#restartTimer = undefined;
+      }
+      if (!this.#restartTimer) {
+        this.logger.info('the daemon announced its shutdown; starting one unless another comes up first', {
+          recoverWith: describeNotebookTarget(waiting.target),
+          inMs: announcedShutdownGraceMs,
+        });
+        this.#graceRetry = false;
+        this.#restartTimer = this.clock.setTimer(announcedShutdownGraceMs, () => {
+          this.#restartTimer = undefined;
+          this.#announcedGraceOver = true;
+          this.wake({ kind: 'retry' });
+        });
+      }
       return;
     }
     if (this.#restartTimer && this.#graceRetry && trigger.kind === 'disconnected') {
