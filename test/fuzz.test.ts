@@ -12,10 +12,13 @@ import { runRuntimedFuzz } from './support/fuzz/run-runtimed-fuzz.js';
  * child MCP server (JSON-RPC lines on stdin) and the daemon (frames on its socket).
  *
  * FUZZ_RUNS sets the number of inputs per process (default 600; `npm run test:fuzz` sends 100,000),
- * FUZZ_SEED replays a run (every run prints its seed).
+ * FUZZ_SEED replays a run (every run prints its seed). A crash or hang stops the run and is shrunk
+ * to a minimal input, unless FUZZ_CONTINUE=1 (long runs): then each is recorded, the process
+ * restarted, and the run goes on.
  */
 const inputs = Number(process.env.FUZZ_RUNS ?? 600);
 const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+const continueAfterCrash = process.env.FUZZ_CONTINUE === '1';
 const timeout = 240_000 + inputs * 30;
 
 const proxyBin = fileURLToPath(new URL('../packages/nteract-mcp/dist/nteract-mcp.js', import.meta.url));
@@ -82,6 +85,7 @@ describe(`fuzz (${inputs} inputs per process, seed ${seed})`, () => {
       seed,
       maxLineBytes: proxyMaxLineBytes,
       watchChild: true,
+      continueAfterCrash,
       log,
     });
     expectClean(result);
@@ -97,6 +101,7 @@ describe(`fuzz (${inputs} inputs per process, seed ${seed})`, () => {
       target: { command: process.execPath, args: [runtMcpBin], env, cwd },
       inputs,
       seed,
+      continueAfterCrash,
       log,
     });
     expectClean(result);
@@ -105,7 +110,7 @@ describe(`fuzz (${inputs} inputs per process, seed ${seed})`, () => {
 
   it('runtimed survives random and mutated frames; a well-behaved client keeps working', { timeout }, async () => {
     const { daemon, cwd } = await environment();
-    const result = await runRuntimedFuzz({ daemon, workDir: cwd, inputs, seed, log });
+    const result = await runRuntimedFuzz({ daemon, workDir: cwd, inputs, seed, continueAfterCrash, log });
     expectClean(result);
     expect(result.counts.requests).toBeGreaterThan(inputs / 10);
   });

@@ -41,7 +41,7 @@ export class FuzzViolations {
         [
           `${kind}: ${group.count}`,
           ...group.examples.flatMap((example) => [
-            `  - ${example.detail.slice(0, 400)}`,
+            `  - ${example.detail.slice(0, 3000)}`,
             ...example.lines.map((line) => `      sent: ${line.slice(0, 400)}`),
           ]),
         ].join('\n'),

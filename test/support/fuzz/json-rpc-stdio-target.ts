@@ -65,15 +65,25 @@ export class JsonRpcStdioTarget {
     );
   }
 
-  /** Spawns the server and completes the MCP handshake (initialize, initialized). */
+  /**
+   * Spawns the server, completes the MCP handshake (initialize, initialized) and waits for a
+   * `session_status` call to succeed (through a proxy: its child is up and serving).
+   */
   public static async start(options: JsonRpcStdioTargetOptions, timeoutMs = 60_000): Promise<JsonRpcStdioTarget> {
     const target = new JsonRpcStdioTarget(options);
-    await target.request(
-      'initialize',
-      { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1.0.0' } },
-      timeoutMs,
-    );
-    target.notify('notifications/initialized');
+    try {
+      await target.request(
+        'initialize',
+        { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1.0.0' } },
+        timeoutMs,
+      );
+      target.notify('notifications/initialized');
+      const status = await target.request('tools/call', { name: 'session_status', arguments: {} }, timeoutMs);
+      if (!status.result) throw new Error(`session_status failed: ${JSON.stringify(status)}`);
+    } catch (error) {
+      await target.kill();
+      throw new Error(`${(error as Error).message}\n${target.stderrTail()}`);
+    }
     return target;
   }
 

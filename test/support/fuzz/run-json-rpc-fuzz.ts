@@ -21,6 +21,11 @@ export interface JsonRpcFuzzOptions {
   readonly drainTimeoutMs?: number;
   /** How long fast-check may spend shrinking a crash or hang. */
   readonly shrinkBudgetMs?: number;
+  /**
+   * Record a crash or hang, restart the process and go on (no shrinking): for long runs, so one
+   * known crash does not end the exploration. Default: stop and shrink.
+   */
+  readonly continueAfterCrash?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -75,7 +80,7 @@ export async function runJsonRpcFuzz(options: JsonRpcFuzzOptions): Promise<JsonR
   let restarts = 0;
   let base = 0;
   let failedAt: number | undefined;
-  const shrinkBudgetMs = options.shrinkBudgetMs ?? 90_000;
+  const shrinkBudgetMs = options.shrinkBudgetMs ?? 60_000;
 
   const property = fc.asyncProperty(jsonRpcFuzzBatch, async (batch) => {
     if (failedAt !== undefined && Date.now() - failedAt > shrinkBudgetMs) return true;
@@ -112,6 +117,7 @@ export async function runJsonRpcFuzz(options: JsonRpcFuzzOptions): Promise<JsonR
     if (problem === undefined) return true;
     if (!scratch) violations.add(problem.split('\n')[0] as string, problem, previews);
     if (hang !== undefined && !target.exit) await target.kill();
+    if (options.continueAfterCrash) return true;
     if (failedAt === undefined) {
       failedAt = Date.now();
       scratch = new JsonRpcReplyLedger(new FuzzViolations());
@@ -139,6 +145,16 @@ export async function runJsonRpcFuzz(options: JsonRpcFuzzOptions): Promise<JsonR
   const drainDeadline = Date.now() + (options.drainTimeoutMs ?? 45_000);
   while (ledger.missing() > 0 && Date.now() < drainDeadline && !target.exit)
     await new Promise((resolve) => setTimeout(resolve, 50));
+  if (target.exit) {
+    violations.add(
+      'the process died (after the last batch, while answering)',
+      `exit ${JSON.stringify(target.exit)}\n${target.stderrTail(3000)}`,
+      [],
+    );
+    ledger.abandonOutstanding();
+    restarts += 1;
+    target = await spawnTarget();
+  }
   ledger.finish();
 
   await finalChecks(target, violations, answerTimeoutMs);
@@ -169,6 +185,10 @@ async function finalChecks(target: JsonRpcStdioTarget, violations: FuzzViolation
       violations.add('session_status after the fuzz is broken', previewOf(JSON.stringify(status)), []);
     }
   } catch (error) {
-    violations.add('the server does not serve a normal client after the fuzz', (error as Error).message, []);
+    violations.add(
+      'the server does not serve a normal client after the fuzz',
+      `${(error as Error).message}; exit ${JSON.stringify(target.exit)}\n${target.stderrTail(3000)}`,
+      [],
+    );
   }
 }

@@ -20,6 +20,8 @@ export interface RuntimedFuzzOptions {
   readonly seed: number;
   readonly answerTimeoutMs?: number;
   readonly shrinkBudgetMs?: number;
+  /** Record a crash, restart the daemon and go on (no shrinking), for long runs. */
+  readonly continueAfterCrash?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -275,7 +277,7 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
   let observer = await openObserver();
   let restarts = 0;
   let failedAt: number | undefined;
-  const shrinkBudgetMs = options.shrinkBudgetMs ?? 90_000;
+  const shrinkBudgetMs = options.shrinkBudgetMs ?? 60_000;
   const alive = () => daemon.process.exitCode === null && daemon.process.signalCode === null;
 
   const observe = async (): Promise<string | undefined> => {
@@ -331,6 +333,10 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
       if (after !== undefined) problem = `the well-behaved client got no answer after the session: ${after}`;
     }
     if (problem === undefined) return true;
+    if (options.continueAfterCrash) {
+      violations.add(problem.split('\n')[0] as string, problem, lines);
+      return true;
+    }
     if (failedAt === undefined) {
       violations.add(problem.split('\n')[0] as string, problem, lines);
       failedAt = Date.now();
