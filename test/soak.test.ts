@@ -36,7 +36,8 @@ describe(`soak (${calls} calls, seed ${seed})`, () => {
     });
     const requests = session.transport.requests().filter((request) => request.method === 'tools/call');
     const answeredTwice = requests.filter((request) => request.answers > 1).length;
-    const report = [result.summary, ...result.problems, 'errors:', ...result.errorSamples].join('\n');
+    const report = [result.summary, ...result.problems, 'errors (samples):', ...result.errorSamples].join('\n');
+    process.stderr.write(`${report}\n`);
     expect(
       {
         doubled: result.counts.doubled,

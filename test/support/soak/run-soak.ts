@@ -101,6 +101,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const executedTokens = new Set<string>();
   const maybeExecutedTokens = new Set<string>();
   let sequence = 0;
+  /** The child answered that it has no notebook: the session lost it (every acknowledged edit with it). */
+  let sessionLost = false;
+  let notebookId: string | undefined;
 
   const call = async (name: string, args: Record<string, unknown>): Promise<Settled> => {
     counts.calls += 1;
@@ -114,6 +117,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     if (failed) {
       counts.errors += 1;
       const text = settled.ok ? settled.outcome.text : settled.error.message;
+      if (/No active notebook session/.test(text)) sessionLost = true;
       if (errorSamples.length < 20) errorSamples.push(`${name}: ${text.slice(0, 300)}`);
     }
     return settled;
@@ -263,9 +267,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   const created = acked(await call('create_notebook', {}));
   if (!created) throw new Error('create_notebook failed');
+  notebookId = String(created.json?.notebook_id);
+  /** A user told "No active notebook session" reconnects; the loss itself counts as lost. */
+  const recover = async (): Promise<void> => {
+    sessionLost = false;
+    problem('lost', `after kill ${counts.kills}: the session lost its notebook ("No active notebook session")`);
+    const back = acked(await call('connect_notebook', { notebook_id: notebookId }));
+    if (!back) throw new Error('connect_notebook could not bring the notebook back');
+    // What this call saw fail may or may not have happened: read the notebook back.
+    orderUncertain = true;
+    for (const cell of model) uncertain.add(cell.id);
+  };
   const [lo, hi] = options.killEvery;
   let nextKill = lo + Math.floor(rand() * (hi - lo + 1));
   while (counts.calls < options.calls) {
+    if (sessionLost) await recover();
     if (counts.calls >= nextKill) {
       await check(`before kill ${counts.kills + 1}`);
       await killChild();
@@ -285,6 +301,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     if (counts.calls % 500 < 2)
       log(`[soak] ${counts.calls} calls, ${counts.kills} kills, ${counts.executions} executions`);
   }
+  if (sessionLost) await recover();
   await check('final');
 
   // The counter file: each acknowledged execution's token exactly once, each unknown one at most once.
