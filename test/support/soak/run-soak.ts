@@ -280,6 +280,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   };
   const [lo, hi] = options.killEvery;
   let nextKill = lo + Math.floor(rand() * (hi - lo + 1));
+  let nextProgress = 500;
   while (counts.calls < options.calls) {
     if (sessionLost) await recover();
     if (counts.calls >= nextKill) {
@@ -298,8 +299,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     else if (roll < 0.72) await operations.getAll();
     else if (roll < 0.84) await operations.move();
     else await operations.delete();
-    if (counts.calls % 500 < 2)
+    if (counts.calls >= nextProgress) {
       log(`[soak] ${counts.calls} calls, ${counts.kills} kills, ${counts.executions} executions`);
+      nextProgress += 500;
+    }
   }
   if (sessionLost) await recover();
   await check('final');
