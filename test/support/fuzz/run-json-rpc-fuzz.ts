@@ -127,7 +127,7 @@ export async function runJsonRpcFuzz(options: JsonRpcFuzzOptions): Promise<JsonR
   });
 
   const numRuns = Math.max(1, Math.ceil(options.inputs / meanLinesPerBatch));
-  const details = await fc.check(property, { numRuns, seed: options.seed, endOnFailure: false });
+  const details = await fc.check(property, { numRuns, seed: options.seed, includeErrorInReport: true });
   let failure: string | undefined;
   if (details.failed) {
     const counterexample = details.counterexample?.[0] as JsonRpcFuzzBatch | undefined;

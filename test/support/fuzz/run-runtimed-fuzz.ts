@@ -280,6 +280,27 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
   const shrinkBudgetMs = options.shrinkBudgetMs ?? 60_000;
   const alive = () => daemon.process.exitCode === null && daemon.process.signalCode === null;
 
+  /** A daemon that died (or is dying) is restarted, and the well-behaved client reconnected. */
+  const ensureDaemon = async (): Promise<void> => {
+    if (alive() && !observer.isClosed) return;
+    observer.close();
+    if (alive()) {
+      try {
+        observer = await openObserver();
+        return;
+      } catch {
+        // the daemon is on its way out: wait for its exit below
+      }
+      const exited = new Promise((resolve) => daemon.process.once('exit', resolve));
+      if (alive()) await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      if (alive()) await daemon.kill();
+    }
+    restarts += 1;
+    daemon = await daemon.restart();
+    restarted.push(daemon);
+    observer = await openObserver();
+  };
+
   const observe = async (): Promise<string | undefined> => {
     try {
       const pong = await withTimeout(observer.request({ type: 'ping' }), timeoutMs, 'ping');
@@ -295,15 +316,7 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
   const property = fc.asyncProperty(runtimedFuzzSession, async (session) => {
     if (failedAt !== undefined && Date.now() - failedAt > shrinkBudgetMs) return true;
     const book = failedAt === undefined ? violations : scratch;
-    if (!alive() || observer.isClosed) {
-      if (!alive()) {
-        restarts += 1;
-        daemon = await daemon.restart();
-        restarted.push(daemon);
-      }
-      observer.close();
-      observer = await openObserver();
-    }
+    await ensureDaemon();
     const { writes, expectation, lines } = materializeSession(session, { workDir: options.workDir, known });
     if (failedAt === undefined) {
       counts.sessions += 1;
@@ -346,7 +359,7 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
   });
 
   const numRuns = Math.max(1, Math.ceil(options.inputs / meanFramesPerSession));
-  const details = await fc.check(property, { numRuns, seed: options.seed });
+  const details = await fc.check(property, { numRuns, seed: options.seed, includeErrorInReport: true });
   let failure: string | undefined;
   if (details.failed) {
     const counterexample = details.counterexample?.[0] as RuntimedFuzzSession | undefined;
@@ -356,13 +369,7 @@ export async function runRuntimedFuzz(options: RuntimedFuzzOptions): Promise<Run
     ].join('\n');
   }
 
-  if (!alive()) {
-    restarts += 1;
-    daemon = await daemon.restart();
-    restarted.push(daemon);
-    observer.close();
-    observer = await openObserver();
-  }
+  await ensureDaemon();
   const last = await observe();
   if (last !== undefined) violations.add('the well-behaved client fails after the fuzz', last, []);
   observer.close();
