@@ -19,7 +19,7 @@ export class FuzzViolations {
       this.#groups.set(kind, group);
     }
     group.count += 1;
-    if (group.examples.length < this.examplesPerKind) group.examples.push({ detail, lines: lines.slice(0, 6) });
+    if (group.examples.length < this.examplesPerKind) group.examples.push({ detail, lines: lines.slice(0, 10) });
   }
 
   public get total(): number {

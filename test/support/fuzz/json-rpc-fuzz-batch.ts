@@ -163,11 +163,14 @@ const toolArguments: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
   get_results: fc.record({ execution_id: known('execution') }),
   interrupt_kernel: fc.constant({}),
   restart_kernel: fc.constant({}),
-  reconnect: fc.constant({}),
 };
 
-/** Weights of the tools in the seed corpus (the proxy restarts its child on `reconnect`). */
-const toolWeights: Readonly<Record<string, number>> = { reconnect: 1, restart_kernel: 1 };
+/**
+ * Weights of the tools in the seed corpus. The proxy's `reconnect` tool is left out: each call
+ * restarts the child, and a restart answers every request the old child left unanswered
+ * ("outcome unknown"), which would hide exactly the missing replies the fuzz looks for.
+ */
+const toolWeights: Readonly<Record<string, number>> = { restart_kernel: 1 };
 
 const request = (method: string, params: fc.Arbitrary<unknown> | undefined) =>
   (params ?? fc.constant(undefined)).chain((value) =>

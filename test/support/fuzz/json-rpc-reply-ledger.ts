@@ -24,7 +24,22 @@ interface BatchRecord {
   readonly keys: Map<string, KeyBudget>;
   readonly nullBudget: number;
   nullReplies: number;
+  /** Every line of the batch (previews), for reports. */
+  readonly previews: readonly string[];
 }
+
+/** The trait that names a group of unanswered requests: the first one a request has, in this order. */
+const traitPriority: readonly string[] = [
+  'params is an array',
+  'params is not an object',
+  'params._meta is not an object',
+  'extra top-level member',
+  'fractional id',
+  'integer id beyond 2^53',
+  'ids like 7 and "7" in flight',
+  'the same id twice in flight',
+  'id reused across batches (attribution approximate)',
+];
 
 /** Counts of what was sent and answered, for the summary line. */
 export interface JsonRpcLedgerCounts {
@@ -110,7 +125,13 @@ export class JsonRpcReplyLedger {
       const budget = keys.get(key);
       if (budget) budget.cancellable = true;
     }
-    const batch: BatchRecord = { index, keys, nullBudget, nullReplies: 0 };
+    const batch: BatchRecord = {
+      index,
+      keys,
+      nullBudget,
+      nullReplies: 0,
+      previews: lines.map((line) => `[${line.cls}] ${line.preview}`),
+    };
     for (const [key, budget] of keys) {
       const list = this.#byKey.get(key);
       if (list) list.push({ batch, budget });
@@ -128,7 +149,7 @@ export class JsonRpcReplyLedger {
       this.violations.add(
         'answered a notification or response (reply with id null)',
         `batch ${batch.index}: ${batch.nullReplies} null-id replies for ${batch.nullBudget} unreadable lines`,
-        [...batch.keys.values()].flatMap((budget) => budget.lines),
+        batch.previews,
       );
     }
   }
@@ -218,10 +239,12 @@ export class JsonRpcReplyLedger {
     for (const [key, entries] of this.#byKey)
       for (const { batch, budget } of entries) {
         if (budget.cancellable || budget.replies.length >= budget.required) continue;
-        const traits = [...budget.traits].sort();
+        const traits = [...budget.traits];
+        if (entries.length > 1) traits.push('id reused across batches (attribution approximate)');
+        const primary = traitPriority.find((trait) => traits.includes(trait)) ?? 'plain request';
         this.violations.add(
-          `request never answered${traits.length > 0 ? ` (${traits.join(', ')})` : ' (plain request)'}`,
-          `batch ${batch.index}: ${budget.replies.length} of ${budget.required} replies for ${key}`,
+          `request never answered (${primary})`,
+          `batch ${batch.index}: ${budget.replies.length} of ${budget.required} replies for ${key}; traits: ${traits.join(', ') || 'none'}`,
           budget.lines,
         );
       }
