@@ -1,3 +1,4 @@
+import { runtimedMagic, runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
 import fc from 'fast-check';
 import { expandTextMarkers, fuzzString, harmlessTree, markerPrefix, splitBytes, splitPoints } from './fuzz-values.js';
 import { applyMutation, type StructuralMutation, structuralMutation } from './json-rpc-fuzz-batch.js';
@@ -344,10 +345,10 @@ export function materializeSession(
 
   switch (session.preamble.op) {
     case 'valid':
-      parts.push(Buffer.from([0x6e, 0x74, 0x72, 0x64, 0x01]));
+      parts.push(Buffer.from([...runtimedMagic, runtimedProtocolVersion]));
       break;
     case 'wrong-magic': {
-      const bytes = Buffer.from([0x6e, 0x74, 0x72, 0x64, 0x01]);
+      const bytes = Buffer.from([...runtimedMagic, runtimedProtocolVersion]);
       const at = session.preamble.at;
       bytes[at] = session.preamble.byte === bytes[at] ? (session.preamble.byte + 1) % 256 : session.preamble.byte;
       parts.push(bytes);
@@ -355,13 +356,14 @@ export function materializeSession(
       break;
     }
     case 'wrong-version': {
-      const version = session.preamble.version === 1 ? 2 : session.preamble.version;
-      parts.push(Buffer.from([0x6e, 0x74, 0x72, 0x64, version]));
+      const version =
+        session.preamble.version === runtimedProtocolVersion ? runtimedProtocolVersion + 1 : session.preamble.version;
+      parts.push(Buffer.from([...runtimedMagic, version]));
       close('unsupported_protocol');
       break;
     }
     case 'truncated':
-      parts.push(Buffer.from([0x6e, 0x74, 0x72, 0x64, 0x01].slice(0, session.preamble.length)));
+      parts.push(Buffer.from([...runtimedMagic, runtimedProtocolVersion].slice(0, session.preamble.length)));
       stream.state = 'unknown';
       break;
     case 'none':

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -188,6 +188,21 @@ async function setup(
   });
   await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   await settle();
+  if (!options.holdInitialize && !options.failFirstSpawn) {
+    // The first handshake ends with the tool cache's file write (and its list_changed): let that
+    // I/O finish, so no test counts lines while it may still come.
+    const cacheFile = join(dir, 'tools.json');
+    const cachedNames = () => {
+      try {
+        return (JSON.parse(readFileSync(cacheFile, 'utf8')) as { name: string }[]).map((tool) => tool.name).join();
+      } catch {
+        return undefined;
+      }
+    };
+    const names = (tools as { name: string }[]).map((tool) => tool.name).join();
+    await eventually(() => cachedNames() === names);
+    await settle();
+  }
   /** Kills the child and lets the supervisor's delay (at most 5 s) pass. */
   const crash = async () => {
     const before = port.spawned.length;

@@ -897,9 +897,21 @@ export class McpProxy {
       this.waitForChild(pending);
       return;
     }
+    const childId = this.#nextChildId++;
+    let line: string;
+    try {
+      line = serializeJsonRpcLine({ ...pending.request, id: childId });
+    } catch (error) {
+      // JSON.parse took it, JSON.stringify cannot write it back (nested thousands of levels deep).
+      this.reply(pending, undefined, {
+        code: invalidRequestCode,
+        message: `Invalid Request: the request cannot be forwarded (${error instanceof RangeError ? 'it is nested too deeply' : String(error)}).`,
+      });
+      return;
+    }
     pending.sentTo = link;
-    pending.childId = this.#nextChildId++;
-    this.toChild(link, { ...pending.request, id: pending.childId });
+    pending.childId = childId;
+    link.handle.stdin.write(line);
   }
 
   private reply(

@@ -132,6 +132,21 @@ describe(RuntimedFrameDecoder, () => {
     ]);
   });
 
+  it('holds only the first message to its own cap, even when later ones arrive in the same chunk', () => {
+    const decoder = new RuntimedFrameDecoder({ maxMessageBytes: 2500, maxFirstMessageBytes: 100 });
+    const handshake = { channel: 'control' };
+    const request = messageOf(2000);
+    expect(decoder.push(Buffer.concat([encodeRuntimedFrame(handshake), encodeRuntimedFrame(request)]))).toEqual([
+      { kind: 'frame', value: handshake },
+      { kind: 'frame', value: request },
+    ]);
+    const strict = new RuntimedFrameDecoder({ maxMessageBytes: 2500, maxFirstMessageBytes: 100 });
+    expect(strict.push(encodeRuntimedFrame(messageOf(101), { chunkBytes: 40 }))).toEqual([
+      { kind: 'oversized', bytes: 101, limit: 100 },
+    ]);
+    expect(strict.push(encodeRuntimedFrame(request))).toEqual([{ kind: 'frame', value: request }]);
+  });
+
   it('reports a message that is not JSON and keeps decoding the next one', () => {
     const bad = Buffer.from('not json');
     const header = Buffer.alloc(4);

@@ -76,6 +76,11 @@ export interface RuntimedDecoderLimits {
   readonly maxFrameBytes?: number;
   /** Largest message accepted (default {@link defaultMaxMessageBytes}). */
   readonly maxMessageBytes?: number;
+  /**
+   * Largest first message accepted (e.g. a handshake), default `maxMessageBytes`. Applies to the
+   * first message whatever arrives with it in the same chunk.
+   */
+  readonly maxFirstMessageBytes?: number;
 }
 
 /** Bytes of the start and of the end of a skipped message kept to find its `id`. */
@@ -94,21 +99,19 @@ export class RuntimedFrameDecoder {
   #buffer: Buffer = Buffer.alloc(0);
   #broken = false;
   #maxFrameBytes: number;
-  #maxMessageBytes: number;
+  readonly #maxMessageBytes: number;
   /** Bodies of the message being assembled. */
   #parts: Buffer[] = [];
   #size = 0;
+  /** The cap of the first message, until it is complete. */
+  #firstMessageBytes: number | undefined;
   /** Set while a message over the cap is being skipped: its first and last bytes. */
   #skipping: { head: Buffer; tail: Buffer } | undefined;
 
   public constructor(limits: RuntimedDecoderLimits = {}) {
     this.#maxFrameBytes = limits.maxFrameBytes ?? defaultMaxFrameBytes;
     this.#maxMessageBytes = limits.maxMessageBytes ?? defaultMaxMessageBytes;
-  }
-
-  /** Changes the message cap for the messages still to come (e.g. after the handshake). */
-  public setMaxMessageBytes(limit: number): void {
-    this.#maxMessageBytes = limit;
+    this.#firstMessageBytes = limits.maxFirstMessageBytes;
   }
 
   /** Bytes received but not yet part of a complete message. */
@@ -143,8 +146,10 @@ export class RuntimedFrameDecoder {
 
   /** Adds one frame body to the current message; returns what a finished message turned into. */
   #take(body: Buffer, more: boolean): DecodedFrame | undefined {
+    const limit = this.#firstMessageBytes ?? this.#maxMessageBytes;
+    if (!more) this.#firstMessageBytes = undefined;
     const total = this.#size + body.length;
-    if (this.#skipping === undefined && total > this.#maxMessageBytes) {
+    if (this.#skipping === undefined && total > limit) {
       const head: Buffer[] = [];
       let headBytes = 0;
       for (const part of [...this.#parts, body]) {
@@ -164,7 +169,7 @@ export class RuntimedFrameDecoder {
       this.#skipping = undefined;
       this.#size = 0;
       const id = sniffMessageId(head.toString('utf8'), tail.toString('utf8'));
-      return { kind: 'oversized', bytes: total, limit: this.#maxMessageBytes, ...(id === undefined ? {} : { id }) };
+      return { kind: 'oversized', bytes: total, limit, ...(id === undefined ? {} : { id }) };
     }
     if (more) {
       this.#parts.push(Buffer.from(body));

@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type Clock, CoreError, type Logger } from '@nteract-mcp/core';
 import {
+  type DecodedFrame,
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,
   encodeRuntimedFrame,
@@ -290,11 +291,15 @@ export class RuntimedServer {
     socket.on('error', () => undefined);
     const decoder = new RuntimedFrameDecoder({
       maxFrameBytes: this.#options.maxFrameBytes ?? defaultMaxFrameBytes,
-      maxMessageBytes: maxHandshakeFrameBytes,
+      maxMessageBytes: this.#options.maxMessageBytes ?? defaultMaxMessageBytes,
+      maxFirstMessageBytes: maxHandshakeFrameBytes,
     });
     let preamble: Buffer | undefined = Buffer.alloc(0);
     let handler: ((frame: Record<string, unknown>) => void) | undefined;
     let cleanup: (() => void) | undefined;
+    /** A notebook handshake is being admitted: what arrives meanwhile waits in `queued`. */
+    let admitting = false;
+    const queued: DecodedFrame[] = [];
     const handshakeTimer = setTimeout(
       () => fail('bad_request', 'no handshake within the time allowed'),
       this.#options.handshakeTimeoutMs ?? 10_000,
@@ -333,95 +338,115 @@ export class RuntimedServer {
         data = preamble.subarray(runtimedMagic.length + 1);
         preamble = undefined;
       }
-      for (const decoded of decoder.push(data)) {
-        if (decoded.kind === 'frame-too-large') {
-          fail('oversized_frame', `Frame of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`);
-          return;
-        }
-        if (decoded.kind === 'oversized') {
-          const message = `Message of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`;
-          // A request we can name is answered and the connection goes on; anything else ends it.
-          if (handler && decoded.id !== undefined) {
-            this.send(socket, { type: 'error', id: decoded.id, code: 'oversized_message', message });
+      try {
+        for (const decoded of decoder.push(data)) {
+          if (admitting) {
+            // In order: nothing sent after the handshake is acted on before the handshake is answered.
+            queued.push(decoded);
             continue;
           }
-          fail(handler ? 'oversized_message' : 'oversized_frame', message);
-          return;
+          if (!handleDecoded(decoded)) return;
         }
-        if (
-          decoded.kind === 'malformed' ||
-          typeof decoded.value !== 'object' ||
-          decoded.value === null ||
-          Array.isArray(decoded.value)
-        ) {
-          fail('bad_frame', decoded.kind === 'malformed' ? decoded.reason : 'frame is not a JSON object');
-          return;
-        }
-        const frame = decoded.value as Record<string, unknown>;
-        if (handler) {
-          handler(frame);
-          continue;
-        }
-        clearTimeout(handshakeTimer);
-        decoder.setMaxMessageBytes(this.#options.maxMessageBytes ?? defaultMaxMessageBytes);
-        if (frame.channel === 'control') {
-          handler = (request) => this.control(socket, request, fail);
-          this.send(socket, { type: 'hello', ...this.info });
-        } else if (frame.channel === 'notebook') {
-          const pending: Record<string, unknown>[] = [];
-          handler = (request) => pending.push(request);
-          void this.admitNotebook(frame).then(
-            ({ admission, peer }) => {
-              const { room } = admission;
-              this.send(socket, {
-                type: 'connected',
-                notebook_id: room.notebookId,
-                notebook_path: room.path ?? null,
-                ephemeral: room.ephemeral,
-                document_version: room.documentVersion,
-                cells: room.cells(),
-                runtime: room.runtime,
-                peer_id: peer.id,
-                daemon_pid: this.info.pid,
-                daemon_started_at: this.info.started_at,
-              });
-              const attached: RoomPeer = {
-                ...peer,
-                send: (message) => this.send(socket, message),
-                disconnect: (why, cause) => {
-                  this.send(socket, { type: 'room_closed', reason: why, code: cause });
-                  socket.end();
-                },
-              };
-              room.addPeer(attached);
-              admission.release();
-              // Without a `leave` first, the end of the connection means the peer vanished.
-              let departure: PeerDeparture = 'vanished';
-              cleanup = () => room.removePeer(peer.id, departure);
-              handler = (request) => {
-                if (request.type === 'leave' && typeof request.id === 'number') {
-                  departure = 'left';
-                  room.removePeer(peer.id, 'left');
-                  send(socket, { type: 'ok', id: request.id, left: true });
-                  handler = () => undefined;
-                  socket.end();
-                  return;
-                }
-                this.notebookRequest(socket, admission, attached, request, fail);
-              };
-              for (const request of pending.splice(0)) handler(request);
-            },
-            (error: unknown) => {
-              const frameOut = errorFrame(error);
-              fail(frameOut.code as RuntimedErrorCode, String(frameOut.message));
-            },
-          );
-        } else {
-          fail('unknown_channel', `Unknown channel ${JSON.stringify(frame.channel)}: use 'control' or 'notebook'`);
-          return;
-        }
+      } catch (error) {
+        // One connection's bad input never takes the daemon down.
+        this.#options.logger.warn('a connection sent input the daemon could not handle; closing it', {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        fail('bad_frame', 'the daemon could not handle this input');
       }
     });
+
+    /** Acts on one decoded message; `false` when the connection is done. */
+    const handleDecoded = (decoded: DecodedFrame): boolean => {
+      if (decoded.kind === 'frame-too-large') {
+        fail('oversized_frame', `Frame of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`);
+        return false;
+      }
+      if (decoded.kind === 'oversized') {
+        const message = `Message of ${decoded.bytes} bytes is over the limit of ${decoded.limit}`;
+        // A request we can name is answered and the connection goes on; anything else ends it.
+        if (handler && decoded.id !== undefined) {
+          this.send(socket, { type: 'error', id: decoded.id, code: 'oversized_message', message });
+          return true;
+        }
+        fail(handler ? 'oversized_message' : 'oversized_frame', message);
+        return false;
+      }
+      if (
+        decoded.kind === 'malformed' ||
+        typeof decoded.value !== 'object' ||
+        decoded.value === null ||
+        Array.isArray(decoded.value)
+      ) {
+        fail('bad_frame', decoded.kind === 'malformed' ? decoded.reason : 'frame is not a JSON object');
+        return false;
+      }
+      const frame = decoded.value as Record<string, unknown>;
+      if (handler) {
+        handler(frame);
+        return true;
+      }
+      clearTimeout(handshakeTimer);
+      if (frame.channel === 'control') {
+        handler = (request) => this.control(socket, request, fail);
+        this.send(socket, { type: 'hello', ...this.info });
+      } else if (frame.channel === 'notebook') {
+        admitting = true;
+        void this.admitNotebook(frame).then(
+          ({ admission, peer }) => {
+            const { room } = admission;
+            this.send(socket, {
+              type: 'connected',
+              notebook_id: room.notebookId,
+              notebook_path: room.path ?? null,
+              ephemeral: room.ephemeral,
+              document_version: room.documentVersion,
+              cells: room.cells(),
+              runtime: room.runtime,
+              peer_id: peer.id,
+              daemon_pid: this.info.pid,
+              daemon_started_at: this.info.started_at,
+            });
+            const attached: RoomPeer = {
+              ...peer,
+              send: (message) => this.send(socket, message),
+              disconnect: (why, cause) => {
+                this.send(socket, { type: 'room_closed', reason: why, code: cause });
+                socket.end();
+              },
+            };
+            room.addPeer(attached);
+            admission.release();
+            // Without a `leave` first, the end of the connection means the peer vanished.
+            let departure: PeerDeparture = 'vanished';
+            cleanup = () => room.removePeer(peer.id, departure);
+            handler = (request) => {
+              if (request.type === 'leave' && typeof request.id === 'number') {
+                departure = 'left';
+                room.removePeer(peer.id, 'left');
+                send(socket, { type: 'ok', id: request.id, left: true });
+                handler = () => undefined;
+                socket.end();
+                return;
+              }
+              this.notebookRequest(socket, admission, attached, request, fail);
+            };
+            admitting = false;
+            for (const next of queued.splice(0)) if (!handleDecoded(next)) return;
+          },
+          (error: unknown) => {
+            admitting = false;
+            queued.length = 0;
+            const frameOut = errorFrame(error);
+            fail(frameOut.code as RuntimedErrorCode, String(frameOut.message));
+          },
+        );
+      } else {
+        fail('unknown_channel', `Unknown channel ${describeValue(frame.channel)}: use 'control' or 'notebook'`);
+        return false;
+      }
+      return true;
+    };
     socket.on('close', () => {
       clearTimeout(handshakeTimer);
       this.#sockets.delete(socket);
@@ -458,7 +483,7 @@ export class RuntimedServer {
       default:
         throw new DaemonError(
           'badRequest',
-          `Unknown notebook mode ${JSON.stringify(handshake.mode)}: use 'open', 'attach' or 'create'`,
+          `Unknown notebook mode ${describeValue(handshake.mode)}: use 'open', 'attach' or 'create'`,
         );
     }
   }
@@ -593,4 +618,11 @@ function sendFrame(
     }
   }
   socket.write(bytes);
+}
+
+/** A client-sent value for an error message: a short quoted string, else its JSON type. Never throws. */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }
