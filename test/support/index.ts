@@ -1,0 +1,25 @@
+export { readNotebookFile, type SavedCell } from './notebook-file.js';
+export {
+  allProcesses,
+  childrenOf,
+  descendantsOf,
+  isAlive,
+  type ProcessInfo,
+  processesWithHome,
+  processInfo,
+} from './process-tree.js';
+export {
+  type FiredHook,
+  faultHooksModule,
+  type SessionFaults,
+  type SessionPids,
+  type SettledCall,
+  shippedBins,
+  startUserSession,
+  type ToolOutcome,
+  type UserSession,
+  type UserSessionDirs,
+  type UserSessionOptions,
+} from './start-user-session.js';
+export { type TappedRequest, TappedTransport } from './tapped-transport.js';
+export { type WaitForOptions, waitFor } from './wait-for.js';
