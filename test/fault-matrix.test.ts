@@ -21,6 +21,8 @@ interface Fault {
   readonly name: string;
   /** Whether the kernel (and so `x`) outlives the fault. */
   readonly kernelSurvives: boolean;
+  /** The fault hook that must have fired in the cell (proof the fault happened), if it uses one. */
+  readonly hook?: string;
   /** Arms a hook for the request that `target` names, before it is sent. */
   arm?(session: UserSession, target: { tool: string; match?: string }): void;
   /** Injects the fault now; returns how to undo it (event hooks), if anything. */
@@ -39,16 +41,19 @@ const faults: readonly Fault[] = [
   {
     name: 'child killed after the request is written, before it runs',
     kernelSurvives: true,
+    hook: 'child-kill',
     arm: (s, target) => s.faults.killChildOnRequest(target.tool, target.match),
   },
   {
     name: 'child killed after the call ran, before its reply',
     kernelSurvives: true,
+    hook: 'child-kill',
     arm: (s, target) => s.faults.killChildBeforeReply(target.tool, target.match),
   },
   {
     name: 'child exit 75',
     kernelSurvives: true,
+    hook: 'exit-75',
     inject: async (s) => {
       await s.faults.childExit75();
       return undefined;
@@ -81,16 +86,19 @@ const faults: readonly Fault[] = [
   {
     name: 'daemon events dropped',
     kernelSurvives: true,
+    hook: 'daemon-event-drop',
     inject: async (s) => s.faults.dropDaemonEvents(),
   },
   {
     name: 'daemon events delayed 1.5 s',
     kernelSurvives: true,
+    hook: 'daemon-event-delay',
     inject: async (s) => s.faults.delayDaemonEvents(1500),
   },
   {
     name: 'identity query fails, no disconnect',
     kernelSurvives: true,
+    hook: 'daemon-info-fail',
     inject: async (s) => {
       s.faults.failDaemonInfo(3);
       return undefined;
@@ -112,6 +120,8 @@ const freshKernelNotice =
 
 interface CellResult {
   readonly failures: string[];
+  /** Wall time of the cell, for the runtime budget (not asserted). */
+  readonly seconds: number;
 }
 
 interface Edit {
@@ -229,13 +239,12 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
   heal?.();
   const texts: string[] = answers.flatMap((settled) => (settled.ok ? settled.outcome.texts : [settled.error.message]));
   for (const settled of answers) if (!settled.ok) failures.push(`a call failed: ${settled.error.message}`);
-  const kills = s.faults
+  const firings = s.faults
     .fired()
     .slice(firstFiring)
-    .filter((entry) => entry.hook === 'child-kill' && entry.point !== 'armed-before-reply');
-  if (fault.arm && kills.length !== 1) {
-    failures.push('the hook did not fire');
-  }
+    .filter((entry) => entry.hook === fault.hook && entry.point !== 'armed-before-reply');
+  if (fault.hook === 'child-kill' && firings.length !== 1) failures.push(`the hook fired ${firings.length} times`);
+  if (fault.hook !== undefined && firings.length === 0) failures.push(`the ${fault.hook} hook did not fire`);
 
   // The session is active again on the same notebook, with no call from the agent to fix it.
   try {
@@ -247,7 +256,7 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
         if (active?.notebook_id === row.notebookId) return true;
         throw new Error(`active=${JSON.stringify(active ?? null)} last_drop=${JSON.stringify(status.json?.last_drop)}`);
       },
-      { timeoutMs: 60_000, intervalMs: 250 },
+      { timeoutMs: 45_000, intervalMs: 250 },
     );
   } catch (error) {
     failures.push(`not active again: ${(error as Error).message}`);
@@ -261,7 +270,9 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
     if (!checkText.includes(String(nonce))) failures.push(`x lost: ${describeSettled(check)}`);
   } else {
     if (checkText.includes(String(nonce))) failures.push('x survived a fault that should have replaced the kernel');
-    if (!texts.some((text) => freshKernelNotice.test(text))) failures.push('no fresh-kernel message');
+    if (!texts.some((text) => freshKernelNotice.test(text))) {
+      failures.push(`no fresh-kernel message (print(x) answered: ${describeSettled(check)})`);
+    }
   }
 
   // The cells equal the acknowledged edits: none lost, none doubled; also in the .ipynb on disk.
@@ -315,16 +326,21 @@ async function runRow(fault: Fault, row: number): Promise<void> {
   try {
     for (const [index, context] of contexts.entries()) {
       const cell = row * 3 + index;
+      const started = Date.now();
+      const seconds = () => Math.round((Date.now() - started) / 1000);
       try {
         open ??= await openRow(row);
         const failures = await runCell(open, fault, context, cell);
-        results.set(key(fault, context), { failures });
+        results.set(key(fault, context), { failures, seconds: seconds() });
         if (full || failures.length > 0) {
           await open.session.stop();
           open = undefined;
         }
       } catch (error) {
-        results.set(key(fault, context), { failures: [`cell aborted: ${(error as Error).message}`] });
+        results.set(key(fault, context), {
+          failures: [`cell aborted: ${(error as Error).message}`],
+          seconds: seconds(),
+        });
         await open?.session.stop();
         open = undefined;
       }
@@ -346,7 +362,10 @@ afterAll(() => {
   const width = Math.max(...faults.map((fault) => fault.name.length));
   const cellText = (result: CellResult | undefined): string => {
     if (!result) return '✗ not run';
-    return result.failures.length === 0 ? '✓' : `✗ ${result.failures[0]}`;
+    if (result.failures.length === 0) return '✓';
+    const first = result.failures[0] ?? '';
+    const short = first.length > 48 ? `${first.slice(0, 47)}…` : first;
+    return `✗ ${short}${result.failures.length > 1 ? ` (+${result.failures.length - 1})` : ''}`;
   };
   const lines = [
     `${'fault'.padEnd(width)} | ${contexts.map((context) => contextTitles[context]).join(' | ')}`,
@@ -357,7 +376,19 @@ afterAll(() => {
       `${fault.name.padEnd(width)} | ${contexts.map((context) => cellText(results.get(key(fault, context))).replace(/\|/g, '/')).join(' | ')}`,
     );
   }
-  console.log(`\nFault matrix (${full ? 'a session per cell' : 'a session per row'}):\n${lines.join('\n')}\n`);
+  const details: string[] = [];
+  for (const fault of faults) {
+    for (const context of contexts) {
+      const result = results.get(key(fault, context));
+      details.push(
+        `${fault.name} × ${contextTitles[context]} (${result?.seconds ?? '?'} s): ${result && result.failures.length === 0 ? '✓' : ''}`,
+      );
+      for (const failure of result?.failures ?? ['not run']) details.push(`    ✗ ${failure}`);
+    }
+  }
+  console.log(
+    `\nFault matrix (${full ? 'a session per cell' : 'a session per row'}):\n${lines.join('\n')}\n\nDetails:\n${details.join('\n')}\n`,
+  );
 });
 
 describe('fault matrix through the real proxy, child and daemon', () => {
