@@ -6,7 +6,8 @@
 // is announced where it did not. The matrix is printed as a table after the run.
 //
 // CI (default): one session per row, a fresh one after a failed cell, three rows at a time.
-// NTERACT_FAULT_MATRIX=full: a fresh session for every cell.
+// NTERACT_FAULT_MATRIX=full: a fresh session for every cell. NTERACT_FAULT_MATRIX_ROWS=<regexp>: only
+// the matching rows (while working on one fault).
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,6 +140,11 @@ interface RowSession {
 }
 
 const full = process.env.NTERACT_FAULT_MATRIX === 'full';
+/** Development aid: run only the rows whose name matches this regular expression. */
+const rowFilter = process.env.NTERACT_FAULT_MATRIX_ROWS
+  ? new RegExp(process.env.NTERACT_FAULT_MATRIX_ROWS, 'i')
+  : undefined;
+const selected = faults.filter((fault) => !rowFilter || rowFilter.test(fault.name));
 const rowConcurrency = full ? 2 : 3;
 const results = new Map<string, CellResult>();
 const key = (fault: Fault, context: Context) => `${fault.name}|${context}`;
@@ -183,9 +189,14 @@ function execSource(row: RowSession, marker: string): string {
 }
 
 function describeSettled(settled: SettledCall): string {
-  return settled.ok
-    ? settled.outcome.text.replace(/\s+/g, ' ').slice(0, 160)
-    : `protocol error: ${settled.error.message}`;
+  if (!settled.ok) return `protocol error: ${settled.error.message}`;
+  const { json, text } = settled.outcome;
+  // An execution result: what it did, without its ids.
+  const brief =
+    json && ('status' in json || 'outputs' in json)
+      ? JSON.stringify({ status: json.status, outputs: json.outputs, error: json.error })
+      : text;
+  return brief.replace(/\s+/g, ' ').slice(0, 240);
 }
 
 /** Runs one cell on a row's session; returns its failures (empty: every promise held). */
@@ -236,16 +247,8 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
     failures.push(`injecting the fault: ${(error as Error).message}`);
   }
   const answers = await Promise.all(pending);
-  heal?.();
   const texts: string[] = answers.flatMap((settled) => (settled.ok ? settled.outcome.texts : [settled.error.message]));
   for (const settled of answers) if (!settled.ok) failures.push(`a call failed: ${settled.error.message}`);
-  const firings = s.faults
-    .fired()
-    .slice(firstFiring)
-    .filter((entry) => entry.hook === fault.hook && entry.point !== 'armed-before-reply');
-  if (fault.hook === 'child-kill' && firings.length !== 1) failures.push(`the hook fired ${firings.length} times`);
-  if (fault.hook !== undefined && firings.length === 0) failures.push(`the ${fault.hook} hook did not fire`);
-
   // The session is active again on the same notebook, with no call from the agent to fix it.
   try {
     await waitFor(
@@ -312,6 +315,15 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
     if (lines !== 1) failures.push(`the execution ran ${lines} times`);
   }
 
+  heal?.();
+  // The fault really happened.
+  const firings = s.faults
+    .fired()
+    .slice(firstFiring)
+    .filter((entry) => entry.hook === fault.hook && entry.point !== 'armed-before-reply');
+  if (fault.hook === 'child-kill' && firings.length !== 1) failures.push(`the hook fired ${firings.length} times`);
+  if (fault.hook !== undefined && firings.length === 0) failures.push(`the ${fault.hook} hook did not fire`);
+
   // Every request of this cell got exactly one answer.
   for (const request of s.transport.requests().slice(firstRequest)) {
     if (request.answers !== 1)
@@ -351,7 +363,7 @@ async function runRow(fault: Fault, row: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  const queue = faults.map((fault, row) => ({ fault, row }));
+  const queue = selected.map((fault) => ({ fault, row: faults.indexOf(fault) }));
   const workers = Array.from({ length: rowConcurrency }, async () => {
     for (let next = queue.shift(); next; next = queue.shift()) await runRow(next.fault, next.row);
   });
@@ -371,13 +383,13 @@ afterAll(() => {
     `${'fault'.padEnd(width)} | ${contexts.map((context) => contextTitles[context]).join(' | ')}`,
     `${'-'.repeat(width)}-|-${contexts.map((context) => '-'.repeat(contextTitles[context].length)).join('-|-')}`,
   ];
-  for (const fault of faults) {
+  for (const fault of selected) {
     lines.push(
       `${fault.name.padEnd(width)} | ${contexts.map((context) => cellText(results.get(key(fault, context))).replace(/\|/g, '/')).join(' | ')}`,
     );
   }
   const details: string[] = [];
-  for (const fault of faults) {
+  for (const fault of selected) {
     for (const context of contexts) {
       const result = results.get(key(fault, context));
       details.push(
@@ -392,7 +404,7 @@ afterAll(() => {
 });
 
 describe('fault matrix through the real proxy, child and daemon', () => {
-  for (const fault of faults) {
+  for (const fault of selected) {
     for (const context of contexts) {
       it(`${fault.name} × ${contextTitles[context]}`, () => {
         expect(results.get(key(fault, context))?.failures).toEqual([]);
