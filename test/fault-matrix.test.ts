@@ -24,6 +24,12 @@ interface Fault {
   readonly kernelSurvives: boolean;
   /** The fault hook that must have fired in the cell (proof the fault happened), if it uses one. */
   readonly hook?: string;
+  /**
+   * Contexts where the call in flight may be answered with an error (the daemon or the kernel it
+   * needed died under it; the answer must still come, once). Everywhere else every call must
+   * succeed: the proxy stamps an idempotency key on each call and replays it to the new child.
+   */
+  readonly mayFailInFlight?: readonly Context[];
   /** Arms a hook for the request that `target` names, before it is sent. */
   arm?(session: UserSession, target: { tool: string; match?: string }): void;
   /** Injects the fault now; returns how to undo it (event hooks), if anything. */
@@ -63,6 +69,7 @@ const faults: readonly Fault[] = [
   {
     name: 'daemon SIGKILL',
     kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
     inject: async (s) => {
       await s.faults.killDaemon();
       return undefined;
@@ -71,6 +78,7 @@ const faults: readonly Fault[] = [
   {
     name: 'daemon same-version restart (runtimed stop; the child restarts it)',
     kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
     inject: async (s) => {
       await s.faults.stopDaemon();
       return undefined;
@@ -79,6 +87,7 @@ const faults: readonly Fault[] = [
   {
     name: 'daemon upgrade (another version)',
     kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
     inject: async (s, cell) => {
       await s.faults.upgradeDaemon(`9.${cell}.0`);
       return undefined;
@@ -108,6 +117,7 @@ const faults: readonly Fault[] = [
   {
     name: 'kernel SIGKILL',
     kernelSurvives: false,
+    mayFailInFlight: ['exec'],
     inject: async (s) => {
       await s.faults.killKernel();
       return undefined;
@@ -248,7 +258,13 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
   }
   const answers = await Promise.all(pending);
   const texts: string[] = answers.flatMap((settled) => (settled.ok ? settled.outcome.texts : [settled.error.message]));
-  for (const settled of answers) if (!settled.ok) failures.push(`a call failed: ${settled.error.message}`);
+  const mayFail = fault.mayFailInFlight?.includes(context) ?? false;
+  for (const settled of answers) {
+    // (A call with no answer at all is caught below, by the answer count.)
+    if (!settled.ok && !mayFail) failures.push(`a call failed: ${settled.error.message}`);
+    else if (settled.ok && settled.outcome.isError && !mayFail)
+      failures.push(`a call was refused: ${describeSettled(settled)}`);
+  }
   // The session is active again on the same notebook, with no call from the agent to fix it.
   try {
     await waitFor(
