@@ -271,9 +271,23 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
       'the session to be active on the same notebook',
       async () => {
         const status = await s.call('session_status');
-        const active = status.json?.active as { notebook_id?: string } | null | undefined;
-        if (active?.notebook_id === row.notebookId) return true;
-        throw new Error(`active=${JSON.stringify(active ?? null)} last_drop=${JSON.stringify(status.json?.last_drop)}`);
+        const active = status.json?.active as
+          | { notebook_id?: string; daemon_incarnation?: { pid?: number } | null }
+          | null
+          | undefined;
+        const daemon = status.json?.daemon as { live?: unknown; pid?: number } | undefined;
+        // Active on the same notebook, bound to the daemon that runs now (not a stale session of a dead one).
+        if (
+          active?.notebook_id === row.notebookId &&
+          daemon?.live === true &&
+          active.daemon_incarnation?.pid === daemon.pid &&
+          daemon.pid === s.pids.daemon()
+        ) {
+          return true;
+        }
+        throw new Error(
+          `active=${JSON.stringify(active ?? null)} daemon=${JSON.stringify(daemon)} last_drop=${JSON.stringify(status.json?.last_drop)}`,
+        );
       },
       { timeoutMs: 45_000, intervalMs: 250 },
     );
