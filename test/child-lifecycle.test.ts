@@ -1,89 +1,49 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startTestDaemon, type TestDaemon } from '@nteract-mcp/daemon/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startUserSession, type ToolOutcome, type UserSession, waitFor } from './support/index.js';
 
-const runtMcp = fileURLToPath(new URL('../packages/nteract-mcp/dist/runt-mcp.js', import.meta.url));
-const cleanups: (() => Promise<void>)[] = [];
-
+const sessions: UserSession[] = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  for (const session of sessions.splice(0)) await session.stop();
 });
 
-interface ToolResult {
-  readonly text: string;
-  readonly isError: boolean;
-  readonly json: Record<string, unknown> | undefined;
-}
-
-/** A real daemon and a real `runt-mcp` child driven by an SDK client. */
-async function start(daemonArgs: readonly string[] = ['--keep-alive-ms', '1000']) {
-  let daemon: TestDaemon = await startTestDaemon(daemonArgs);
-  cleanups.push(() => daemon.dispose());
-  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [runtMcp],
-    env: {
-      ...process.env,
-      RUNTIMED_SOCKET_PATH: daemon.socketPath,
-      NTERACT_MCP_NO_AUTOSTART: '1',
-      NTERACT_MCP_AGENT_SESSION: 's1',
-    } as Record<string, string>,
-    cwd: daemon.dir,
-    stderr: 'pipe',
-  });
-  await client.connect(transport);
-  cleanups.push(() => client.close());
-  const call = async (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => {
-    const result = (await client.callTool({ name, arguments: args })) as {
-      content: { type: string; text: string }[];
-      isError?: boolean;
-    };
-    const text = result.content.map((item) => item.text).join('\n');
-    let json: Record<string, unknown> | undefined;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { text, isError: result.isError === true, json };
-  };
+/** nteract-mcp as a user runs it (test/support), with helpers for these tests. */
+async function start() {
+  const session = await startUserSession();
+  sessions.push(session);
   /** Runs code in a new cell of the active notebook and returns its text output. */
   const run = async (source: string): Promise<string> => {
-    const result = await call('create_cell', { source, and_run: true, timeout_secs: 60 });
+    const result = await session.call('create_cell', { source, and_run: true, timeout_secs: 60 });
     expect(result.isError, result.text).toBe(false);
     return result.text;
   };
+  /** A daemon restart as a user does it: `runtimed stop`, then `runtimed start`. */
   const restartDaemon = async (): Promise<void> => {
-    await daemon.stop();
-    const next = await daemon.restart();
-    const previous = daemon;
-    daemon = next;
-    cleanups.push(() => next.dispose());
-    void previous;
-  };
-  /** Polls a tool until its result satisfies `accept` (background rejoin takes a moment). */
-  const until = async (
-    name: string,
-    args: Record<string, unknown>,
-    accept: (result: ToolResult) => boolean,
-  ): Promise<ToolResult> => {
-    const deadline = Date.now() + 45_000;
-    for (;;) {
-      const result = await call(name, args);
-      if (accept(result)) return result;
-      if (Date.now() > deadline) throw new Error(`timed out; last ${name} result: ${result.text}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    const before = await session.pids.waitForDaemon();
+    await session.faults.stopDaemon();
+    if (session.pids.daemon() === undefined) {
+      const started = await session.runtimed(['start']);
+      // The child may have brought it back first; then `start` says so and that daemon serves.
+      if (started.code !== 0) expect(started.stderr).toContain('already running');
     }
+    await session.pids.waitForDaemon(before);
   };
-  return { client, call, run, restartDaemon, until, daemon: () => daemon };
+  /** Polls a tool until its result satisfies `accept` (the background rejoin takes a moment). */
+  const until = (name: string, args: Record<string, unknown>, accept: (result: ToolOutcome) => boolean) =>
+    waitFor(
+      `${name} to answer as expected`,
+      async () => {
+        const result = await session.call(name, args);
+        if (accept(result)) return result;
+        throw new Error(`last ${name} result: ${result.text}`);
+      },
+      { timeoutMs: 45_000, intervalMs: 250 },
+    );
+  return { session, call: session.call, run, restartDaemon, until };
 }
 
-describe('runt-mcp with a real daemon', () => {
+describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
   it('brings a saved notebook back by itself after a daemon restart: document restored, new kernel', {
     timeout: 120_000,
   }, async () => {
@@ -92,7 +52,7 @@ describe('runt-mcp with a real daemon', () => {
     expect(created.isError, created.text).toBe(false);
     expect(await t.run('x = 41')).not.toContain('Error');
     expect(await t.run('print(x + 1)')).toContain('42');
-    const path = join(t.daemon().dir, 'saved.ipynb');
+    const path = join(t.session.dirs.project, 'saved.ipynb');
     const saved = await t.call('save_notebook', { path });
     expect(saved.json).toMatchObject({ path, notebook_id: created.json?.notebook_id });
     await t.restartDaemon();
@@ -129,29 +89,34 @@ describe('runt-mcp with a real daemon', () => {
     expect(rooms.text).not.toContain(String(ephemeral.json?.notebook_id));
   });
 
-  it('switches among three notebooks and back; parked kernels stay alive', { timeout: 120_000 }, async () => {
+  it('switches among three notebooks and back; parked kernels outlive the keep-alive', {
+    timeout: 120_000,
+  }, async () => {
     const t = await start();
+    // The user started the daemon with a short keep-alive; the child finds and uses it.
+    // (Should the child have started one with the defaults already, that one is stopped first.)
+    await waitFor('a daemon with a 1 s keep-alive', async () => {
+      await t.session.faults.stopDaemon();
+      const started = await t.session.runtimed(['start', '--keep-alive-ms', '1000']);
+      if (started.code === 0) return true;
+      throw new Error(started.stderr);
+    });
     const ids: string[] = [];
     for (const name of ['alpha', 'beta', 'gamma']) {
       const created = await t.call('create_notebook', {});
       ids.push(String(created.json?.notebook_id));
       await t.run(`who = '${name}'`);
     }
+    // Longer than the keep-alive: a kernel without peers would be gone by now (a lower bound, not a timing assertion).
     await new Promise((resolve) => setTimeout(resolve, 2500));
+    const ready = (result: ToolOutcome) =>
+      (result.json?.active as { readiness?: { runtime?: string } })?.readiness?.runtime === 'ready';
     const back = await t.call('connect_notebook', { notebook_id: ids[0] });
     expect(back.json).toMatchObject({ notebook_id: ids[0], switched_from: ids[2] });
-    await t.until(
-      'session_status',
-      {},
-      (result) => (result.json?.active as { readiness?: { runtime?: string } })?.readiness?.runtime === 'ready',
-    );
+    await t.until('session_status', {}, ready);
     expect(await t.run('print(who)')).toContain('alpha');
     await t.call('connect_notebook', { notebook_id: ids[1] });
-    await t.until(
-      'session_status',
-      {},
-      (result) => (result.json?.active as { readiness?: { runtime?: string } })?.readiness?.runtime === 'ready',
-    );
+    await t.until('session_status', {}, ready);
     expect(await t.run('print(who)')).toContain('beta');
     const status = await t.call('session_status');
     expect(status.json?.parked).toHaveLength(2);

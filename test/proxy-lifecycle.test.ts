@@ -1,12 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { startTestDaemon, type TestDaemon } from '@nteract-mcp/daemon/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startUserSession, type UserSession, waitFor } from './support/index.js';
 
 const proxyBin = fileURLToPath(new URL('../packages/nteract-mcp/dist/nteract-mcp.js', import.meta.url));
 const everything = fileURLToPath(
@@ -15,104 +15,31 @@ const everything = fileURLToPath(
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterEach(async () => {
-  delete process.env.RUNTIMED_REPORTED_VERSION;
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface ToolResult {
-  readonly text: string;
-  readonly isError: boolean;
-  readonly json: Record<string, unknown> | undefined;
+/** nteract-mcp as a user starts it (test/support): shipped proxy, auto-started daemon, fresh HOME. */
+async function userSession(faultHooks = false): Promise<UserSession> {
+  const session = await startUserSession({ faultHooks });
+  cleanups.push(() => session.stop());
+  return session;
 }
 
-/** The children of a process (the proxy's child MCP server). */
-function childPids(pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
+async function cellsWith(session: UserSession, source: string): Promise<number> {
+  const cells = (await session.call('get_all_cells', { format: 'json' })).json?.cells as
+    | { source: string }[]
+    | undefined;
+  return (cells ?? []).filter((cell) => cell.source === source).length;
 }
 
-async function waitForNewChild(proxyPid: number, previous: number | undefined): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const [pid] = childPids(proxyPid);
-    if (pid !== undefined && pid !== previous) return pid;
-    if (Date.now() > deadline) throw new Error('the proxy did not start a new child');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** A real daemon, the real proxy and, under it, the real runt-mcp, driven by an SDK client. */
-async function start(
-  options: { daemonArgs?: readonly string[]; proxyArgs?: readonly string[]; child?: readonly string[] } = {},
-) {
-  const dir = mkdtempSync(join(tmpdir(), 'proxy-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  let daemon: TestDaemon | undefined;
-  if (!options.child) {
-    daemon = await startTestDaemon(options.daemonArgs ?? ['--keep-alive-ms', '60000']);
-    const started = daemon;
-    cleanups.push(() => started.dispose());
-  }
-  const childArgs = options.child
-    ? ['--child', process.execPath, ...options.child.flatMap((arg) => ['--child-arg', arg])]
-    : [];
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [proxyBin, '--tool-cache', join(dir, 'tools.json'), ...childArgs, ...(options.proxyArgs ?? [])],
-    env: {
-      ...process.env,
-      RUNTIMED_SOCKET_PATH: daemon?.socketPath ?? join(dir, 'none.sock'),
-      NTERACT_MCP_NO_AUTOSTART: '1',
-    } as Record<string, string>,
-    cwd: dir,
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
-  await client.connect(transport);
-  cleanups.push(() => client.close());
-  const proxyPid = transport.pid as number;
-  const call = async (name: string, args: Record<string, unknown> = {}): Promise<ToolResult> => {
-    const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as {
-      content: { type: string; text: string }[];
-      isError?: boolean;
-    };
-    const text = result.content.map((item) => item.text).join('\n');
-    const jsonText = result.content.find((item) => item.text.trimStart().startsWith('{'))?.text;
-    let json: Record<string, unknown> | undefined;
-    try {
-      json = jsonText === undefined ? undefined : JSON.parse(jsonText);
-    } catch {
-      json = undefined;
-    }
-    return { text, isError: result.isError === true, json };
-  };
-  const killChild = async (): Promise<number> => {
-    const pid = await waitForNewChild(proxyPid, undefined);
-    process.kill(pid, 'SIGKILL');
-    return pid;
-  };
-  const cellsWith = async (source: string): Promise<number> => {
-    const cells = (await call('get_all_cells', { format: 'json' })).json?.cells as { source: string }[] | undefined;
-    return (cells ?? []).filter((cell) => cell.source === source).length;
-  };
-  return { client, call, killChild, cellsWith, proxyPid, daemon, dir };
-}
-
-describe('nteract-mcp proxy with a real child and daemon', () => {
+describe('nteract-mcp as a user runs it: the proxy, its child and the auto-started daemon', () => {
   it('survives a SIGKILL of the idle child: same notebook, same kernel state, one banner', {
     timeout: 120_000,
   }, async () => {
-    const t = await start();
+    const t = await userSession();
     const created = await t.call('create_notebook', {});
     expect((await t.call('create_cell', { source: 'x = 41', and_run: true })).isError).toBe(false);
-    const old = await t.killChild();
-    await waitForNewChild(t.proxyPid, old);
+    await t.faults.killChild();
     const after = await t.call('create_cell', { source: 'print(x + 1)', and_run: true });
     expect(after.isError, after.text).toBe(false);
     expect(after.text).toContain('[nteract] MCP server restarted, session reconnected');
@@ -128,59 +55,54 @@ describe('nteract-mcp proxy with a real child and daemon', () => {
   it('never inserts a cell twice when the child dies right after the call was written', {
     timeout: 120_000,
   }, async () => {
-    const t = await start();
+    const t = await userSession(true);
     await t.call('create_notebook', {});
     for (let round = 0; round < 3; round++) {
       const source = `marker_${round} = ${round}`;
-      const pending = t.client.callTool({ name: 'create_cell', arguments: { source } }, undefined, {
-        timeout: 120_000,
-      });
-      await t.killChild();
-      const answer = await pending.then(
-        (result) => ({ ok: true, result }),
-        (error: unknown) => ({ ok: false, error }),
-      );
-      expect(answer.ok, JSON.stringify(answer)).toBe(true);
-      expect(await t.cellsWith(source)).toBe(1);
+      // round 0: the child dies on reading the call; 1: after running it, before replying; 2: SIGKILL at once.
+      if (round === 0) t.faults.killChildOnRequest('create_cell', `marker_${round}`);
+      if (round === 1) t.faults.killChildBeforeReply('create_cell', `marker_${round}`);
+      const pending = t.send('create_cell', { source });
+      if (round === 2) await t.faults.killChild();
+      const answer = await pending;
+      expect(answer.ok && !answer.outcome.isError, JSON.stringify(answer)).toBe(true);
+      expect(await cellsWith(t, source)).toBe(1);
     }
+    expect(t.faults.fired().map((entry) => entry.point)).toEqual(['on-request', 'armed-before-reply', 'before-reply']);
   });
 
   it('answers a long execution interrupted by a child crash exactly once, without running it twice', {
     timeout: 120_000,
   }, async () => {
-    const t = await start();
+    const t = await userSession();
     await t.call('create_notebook', {});
-    const source = 'import time\nruns = globals().get("runs", 0) + 1\ntime.sleep(2)\nprint("done", runs)';
-    const pending = t.client.callTool(
-      { name: 'create_cell', arguments: { source, and_run: true, timeout_secs: 60 } },
-      undefined,
-      { timeout: 120_000 },
-    );
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    await t.killChild();
-    const answer = (await pending) as { content: { text: string }[]; isError?: boolean };
-    const text = answer.content.map((item) => item.text).join('\n');
+    const runs = join(t.dirs.project, 'runs.log');
+    const source = `import time\nwith open(${JSON.stringify(runs)}, 'a') as f:\n    f.write('run\\n')\nruns = globals().get("runs", 0) + 1\ntime.sleep(2)\nprint("done", runs)`;
+    const pending = t.send('create_cell', { source, and_run: true, timeout_secs: 60 });
+    await waitFor('the execution to start', () => existsSync(runs));
+    await t.faults.killChild();
+    const answer = await pending;
+    expect(answer.ok, JSON.stringify(answer)).toBe(true);
+    const text = answer.ok ? answer.outcome.text : '';
     expect(text.includes('done 1') || text.includes('may or may not have taken effect'), text).toBe(true);
-    expect(await t.cellsWith(source)).toBe(1);
+    expect(await cellsWith(t, source)).toBe(1);
     const check = await t.call('create_cell', { source: 'print(runs)', and_run: true });
     expect(check.text).toContain('1');
+    expect(readFileSync(runs, 'utf8')).toBe('run\n');
+    expect(t.transport.requests().every((request) => request.answers === 1)).toBe(true);
   });
 
   it('opens the breaker after 6 crashes in 30 s and closes it on reconnect', { timeout: 120_000 }, async () => {
-    const t = await start();
+    const t = await userSession();
     await t.call('list_active_notebooks');
     let previous: number | undefined;
     for (let crash = 0; crash < 6; crash++) {
-      const pid = await waitForNewChild(t.proxyPid, previous);
+      const pid = await t.pids.waitForChild(previous);
       process.kill(pid, 'SIGKILL');
       previous = pid;
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const refused = await t.client.callTool({ name: 'list_active_notebooks', arguments: {} }).then(
-      () => undefined,
-      (error: Error) => error,
-    );
-    expect(refused?.message).toMatch(/restart/i);
+    const refused = await t.send('list_active_notebooks');
+    expect(refused.ok ? refused.outcome.text : refused.error.message).toMatch(/restart/i);
     const reconnect = await t.call('reconnect');
     expect(reconnect.text).toMatch(/Restart #\d+ \(was #\d+\)/);
     expect((await t.call('list_active_notebooks')).isError).toBe(false);
@@ -189,28 +111,70 @@ describe('nteract-mcp proxy with a real child and daemon', () => {
   it('restarts on a daemon upgrade (exit 75) without using the crash budget, and says so', {
     timeout: 120_000,
   }, async () => {
-    process.env.RUNTIMED_REPORTED_VERSION = '1.0.0';
-    const t = await start();
+    const t = await userSession();
     await t.call('create_notebook', { ephemeral: false });
     await t.call('create_cell', { source: 'kept = 1' });
-    const daemon = t.daemon as TestDaemon;
-    await daemon.stop();
-    process.env.RUNTIMED_REPORTED_VERSION = '1.1.0';
-    const upgraded = await daemon.restart();
-    cleanups.push(() => upgraded.dispose());
-    const deadline = Date.now() + 30_000;
-    let status = await t.call('session_status');
-    while (
-      (status.json?.proxy as { restart_count?: number } | undefined)?.restart_count !== 1 &&
-      Date.now() < deadline
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      status = await t.call('session_status');
-    }
-    expect(status.text).toContain('[nteract] Daemon upgraded (1.0.0 → 1.1.0)');
+    const before = (await t.call('session_status')).json?.daemon as { version?: string };
+    await t.faults.upgradeDaemon('9.9.0');
+    const texts: string[] = [];
+    const status = await waitFor('the child restart after the upgrade', async () => {
+      const answer = await t.call('session_status');
+      texts.push(answer.text);
+      return (answer.json?.proxy as { restart_count?: number } | undefined)?.restart_count === 1 ? answer : undefined;
+    });
+    expect(texts.join('\n')).toContain(`[nteract] Daemon upgraded (${String(before.version)} → 9.9.0)`);
     expect(status.json?.proxy).toMatchObject({ restart_count: 1, budget_left: 5, last_exit_class: 'handoff' });
   });
+});
 
+/** The proxy alone, with a third-party MCP server as its child (no daemon involved). */
+async function startWithChild(child: readonly string[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      proxyBin,
+      '--tool-cache',
+      join(dir, 'tools.json'),
+      '--child',
+      process.execPath,
+      ...child.flatMap((arg) => ['--child-arg', arg]),
+    ],
+    cwd: dir,
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  const proxyPid = transport.pid as number;
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = (await client.callTool({ name, arguments: args })) as {
+      content: { type: string; text: string }[];
+      isError?: boolean;
+    };
+    return { text: result.content.map((item) => item.text).join('\n'), isError: result.isError === true };
+  };
+  return { call, proxyPid };
+}
+
+/** The children of a process (the proxy's child MCP server). */
+function childPids(pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+async function waitForNewChild(proxyPid: number, previous: number | undefined): Promise<number> {
+  return waitFor('a new child of the proxy', () => childPids(proxyPid).find((pid) => pid !== previous));
+}
+
+describe('nteract-mcp proxy with a third-party child', () => {
   it('keeps the upstream handshake single for a legacy client across child restarts', { timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-raw-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -295,10 +259,9 @@ describe('nteract-mcp proxy with a real child and daemon', () => {
   it('keeps a third-party server usable: kill server-everything, the next echo still works', {
     timeout: 60_000,
   }, async () => {
-    const t = await start({ child: [everything] });
+    const t = await startWithChild([everything]);
     expect((await t.call('echo', { message: 'before' })).text).toContain('before');
-    const old = await t.killChild();
-    await waitForNewChild(t.proxyPid, old);
+    process.kill(await waitForNewChild(t.proxyPid, undefined), 'SIGKILL');
     const after = await t.call('echo', { message: 'after' });
     expect(after.isError).toBe(false);
     expect(after.text).toContain('after');

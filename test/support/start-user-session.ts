@@ -234,7 +234,9 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
   const daemonPid = (): number | undefined => {
     let pid: number;
     try {
-      pid = Number.parseInt(readFileSync(lockPath, 'utf8').trim(), 10);
+      // The lock names its holder: `{"pid":…,"start_time":…,…}` (a bare pid in older daemons).
+      const text = readFileSync(lockPath, 'utf8').trim();
+      pid = text.startsWith('{') ? Number((JSON.parse(text) as { pid?: unknown }).pid) : Number.parseInt(text, 10);
     } catch {
       return undefined;
     }

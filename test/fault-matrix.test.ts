@@ -1,0 +1,444 @@
+// The fault matrix: every fault × {idle, during an edit, during an execution}, through the real
+// proxy, child and daemon, started as a user starts them (test/support). Each cell asserts the
+// promises: every request got exactly one answer; the notebook's cells (live and in the saved
+// .ipynb) equal the acknowledged edits; an execution ran once; the session is active again on the
+// same notebook by itself; the kernel's state is kept where the kernel survived, and a new kernel
+// is announced where it did not. The matrix is printed as a table after the run.
+//
+// CI (default): one session per row, a fresh one after a failed cell, three rows at a time.
+// NTERACT_FAULT_MATRIX=full: a fresh session for every cell. NTERACT_FAULT_MATRIX_ROWS=<regexp>: only
+// the matching rows (while working on one fault).
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readNotebookFile, type SettledCall, startUserSession, type UserSession, waitFor } from './support/index.js';
+
+type Context = 'idle' | 'edit' | 'exec';
+const contexts: readonly Context[] = ['idle', 'edit', 'exec'];
+const contextTitles: Record<Context, string> = { idle: 'idle', edit: 'during an edit', exec: 'during an execution' };
+
+/** Where a fault strikes: from outside (after the request is sent), or through a hook armed before it. */
+interface Fault {
+  readonly name: string;
+  /** Whether the kernel (and so `x`) outlives the fault. */
+  readonly kernelSurvives: boolean;
+  /** The fault hook that must have fired in the cell (proof the fault happened), if it uses one. */
+  readonly hook?: string;
+  /**
+   * Contexts where the call in flight may be answered with an error (the daemon or the kernel it
+   * needed died under it; the answer must still come, once). Everywhere else every call must
+   * succeed: the proxy stamps an idempotency key on each call and replays it to the new child.
+   */
+  readonly mayFailInFlight?: readonly Context[];
+  /** Arms a hook for the request that `target` names, before it is sent. */
+  arm?(session: UserSession, target: { tool: string; match?: string }): void;
+  /** Injects the fault now; returns how to undo it (event hooks), if anything. */
+  inject?(session: UserSession, cell: number): Promise<(() => void) | undefined>;
+}
+
+const faults: readonly Fault[] = [
+  {
+    name: 'child SIGKILL (before the request is written / while in flight)',
+    kernelSurvives: true,
+    inject: async (s) => {
+      await s.faults.killChild();
+      return undefined;
+    },
+  },
+  {
+    name: 'child killed after the request is written, before it runs',
+    kernelSurvives: true,
+    hook: 'child-kill',
+    arm: (s, target) => s.faults.killChildOnRequest(target.tool, target.match),
+  },
+  {
+    name: 'child killed after the call ran, before its reply',
+    kernelSurvives: true,
+    hook: 'child-kill',
+    arm: (s, target) => s.faults.killChildBeforeReply(target.tool, target.match),
+  },
+  {
+    name: 'child exit 75',
+    kernelSurvives: true,
+    hook: 'exit-75',
+    inject: async (s) => {
+      await s.faults.childExit75();
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon SIGKILL',
+    kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
+    inject: async (s) => {
+      await s.faults.killDaemon();
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon same-version restart (runtimed stop; the child restarts it)',
+    kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
+    inject: async (s) => {
+      await s.faults.stopDaemon();
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon upgrade (another version)',
+    kernelSurvives: false,
+    mayFailInFlight: ['edit', 'exec'],
+    inject: async (s, cell) => {
+      await s.faults.upgradeDaemon(`9.${cell}.0`);
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon events dropped',
+    kernelSurvives: true,
+    hook: 'daemon-event-drop',
+    inject: async (s) => s.faults.dropDaemonEvents(),
+  },
+  {
+    name: 'daemon events delayed 1.5 s',
+    kernelSurvives: true,
+    hook: 'daemon-event-delay',
+    inject: async (s) => s.faults.delayDaemonEvents(1500),
+  },
+  {
+    name: 'identity query fails, no disconnect',
+    kernelSurvives: true,
+    hook: 'daemon-info-fail',
+    inject: async (s) => {
+      s.faults.failDaemonInfo(3);
+      return undefined;
+    },
+  },
+  {
+    name: 'kernel SIGKILL',
+    kernelSurvives: false,
+    mayFailInFlight: ['exec'],
+    inject: async (s) => {
+      await s.faults.killKernel();
+      return undefined;
+    },
+  },
+];
+
+/** What the agent must be told when its kernel is new (a daemon restart, a killed kernel). */
+const freshKernelNotice =
+  /kernel[^\n]{0,80}\b(dead|died|restarted|new|fresh|lost)\b|\b(new|fresh|restarted)\b[^\n]{0,20}kernel|variables (are|were) lost/i;
+
+interface CellResult {
+  readonly failures: string[];
+  /** Wall time of the cell, for the runtime budget (not asserted). */
+  readonly seconds: number;
+}
+
+interface Edit {
+  readonly source: string;
+  /** true: answered without error; false: answered with an error or not at all (outcome unknown). */
+  acked: boolean;
+}
+
+/** One session used by one or more cells of a row, with the bookkeeping the checks need. */
+interface RowSession {
+  readonly session: UserSession;
+  readonly notebookId: string;
+  readonly notebookPath: string;
+  readonly edits: Edit[];
+}
+
+const full = process.env.NTERACT_FAULT_MATRIX === 'full';
+/** Development aid: run only the rows whose name matches this regular expression. */
+const rowFilter = process.env.NTERACT_FAULT_MATRIX_ROWS
+  ? new RegExp(process.env.NTERACT_FAULT_MATRIX_ROWS, 'i')
+  : undefined;
+const selected = faults.filter((fault) => !rowFilter || rowFilter.test(fault.name));
+const rowConcurrency = full ? 2 : 3;
+const results = new Map<string, CellResult>();
+const key = (fault: Fault, context: Context) => `${fault.name}|${context}`;
+
+async function openRow(row: number): Promise<RowSession> {
+  const session = await startUserSession({ faultHooks: true, requestTimeoutMs: 90_000 });
+  try {
+    const created = await session.call('create_notebook', {});
+    const notebookId = created.json?.notebook_id;
+    if (created.isError || typeof notebookId !== 'string') throw new Error(`create_notebook: ${created.text}`);
+    const notebookPath = join(session.dirs.project, `matrix-${row}.ipynb`);
+    const saved = await session.call('save_notebook', { path: notebookPath });
+    if (saved.isError) throw new Error(`save_notebook: ${saved.text}`);
+    mkdirSync(join(session.dirs.project, 'runs'), { recursive: true });
+    return { session, notebookId, notebookPath, edits: [] };
+  } catch (error) {
+    await session.stop();
+    throw error;
+  }
+}
+
+/** Sends a create_cell now and records whether it was acknowledged once it settles. */
+function sendEdit(row: RowSession, source: string, run: boolean): Promise<SettledCall> {
+  const edit: Edit = { source, acked: false };
+  row.edits.push(edit);
+  return row.session
+    .send('create_cell', run ? { source, and_run: true, timeout_secs: 30 } : { source })
+    .then((settled) => {
+      edit.acked = settled.ok && !settled.outcome.isError;
+      return settled;
+    });
+}
+
+function runLines(row: RowSession, marker: string): number {
+  const path = join(row.session.dirs.project, 'runs', `${marker}.log`);
+  return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
+function execSource(row: RowSession, marker: string): string {
+  const log = join(row.session.dirs.project, 'runs', `${marker}.log`);
+  return `# exec ${marker}\nimport time\nwith open(${JSON.stringify(log)}, 'a') as f:\n    f.write('run\\n')\ntime.sleep(3)\nprint('done ${marker}')`;
+}
+
+function describeSettled(settled: SettledCall): string {
+  if (!settled.ok) return `protocol error: ${settled.error.message}`;
+  const { json, text } = settled.outcome;
+  // An execution result: what it did, without its ids.
+  const brief =
+    json && ('status' in json || 'outputs' in json)
+      ? JSON.stringify({ status: json.status, outputs: json.outputs, error: json.error })
+      : text;
+  return brief.replace(/\s+/g, ' ').slice(0, 240);
+}
+
+/** Runs one cell on a row's session; returns its failures (empty: every promise held). */
+async function runCell(row: RowSession, fault: Fault, context: Context, cell: number): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const nonce = 1000 + cell * 7 + Math.floor(Math.random() * 1000);
+  const marker = `c${cell}_${context}`;
+  const firstRequest = s.transport.requests().length;
+  const firstFiring = s.faults.fired().length;
+
+  // Setup: a value in the kernel the fault may or may not keep.
+  let setx = await sendEdit(row, `x = ${nonce}  # setx ${marker}`, true);
+  if (setx.ok && setx.outcome.isError && /dead|restart/i.test(setx.outcome.text)) {
+    await s.call('restart_kernel');
+    setx = await sendEdit(row, `x = ${nonce}  # setx again ${marker}`, true);
+  }
+  if (!setx.ok || setx.outcome.isError) return [`setup: x = ${nonce} failed: ${describeSettled(setx)}`];
+
+  // The fault, at the moment the context says, and the calls sent at once.
+  const pending: Promise<SettledCall>[] = [];
+  let heal: (() => void) | undefined;
+  const source = context === 'exec' ? execSource(row, marker) : `# edit ${marker}`;
+  const settledTarget: { done: boolean } = { done: false };
+  try {
+    if (context === 'idle') {
+      if (fault.arm) {
+        fault.arm(s, { tool: 'get_all_cells' });
+        pending.push(s.send('get_all_cells', { format: 'json' }));
+      } else heal = await fault.inject?.(s, cell);
+      pending.push(sendEdit(row, source, false));
+    } else {
+      fault.arm?.(s, { tool: 'create_cell', match: marker });
+      const target = sendEdit(row, source, context === 'exec').finally(() => {
+        settledTarget.done = true;
+      });
+      pending.push(target);
+      if (fault.inject) {
+        if (context === 'exec') {
+          await waitFor('the execution to start', () => runLines(row, marker) > 0 || settledTarget.done, {
+            timeoutMs: 60_000,
+          });
+        }
+        heal = await fault.inject(s, cell);
+      }
+    }
+  } catch (error) {
+    failures.push(`injecting the fault: ${(error as Error).message}`);
+  }
+  const answers = await Promise.all(pending);
+  const texts: string[] = answers.flatMap((settled) => (settled.ok ? settled.outcome.texts : [settled.error.message]));
+  const mayFail = fault.mayFailInFlight?.includes(context) ?? false;
+  for (const settled of answers) {
+    // (A call with no answer at all is caught below, by the answer count.)
+    if (!settled.ok && !mayFail) failures.push(`a call failed: ${settled.error.message}`);
+    else if (settled.ok && settled.outcome.isError && !mayFail)
+      failures.push(`a call was refused: ${describeSettled(settled)}`);
+  }
+  // The session is active again on the same notebook, with no call from the agent to fix it.
+  try {
+    await waitFor(
+      'the session to be active on the same notebook',
+      async () => {
+        const status = await s.call('session_status');
+        const active = status.json?.active as
+          | { notebook_id?: string; daemon_incarnation?: { pid?: number } | null }
+          | null
+          | undefined;
+        const daemon = status.json?.daemon as { live?: unknown; pid?: number } | undefined;
+        // Active on the same notebook, bound to the daemon that runs now (not a stale session of a dead one).
+        if (
+          active?.notebook_id === row.notebookId &&
+          daemon?.live === true &&
+          active.daemon_incarnation?.pid === daemon.pid &&
+          daemon.pid === s.pids.daemon()
+        ) {
+          return true;
+        }
+        throw new Error(
+          `active=${JSON.stringify(active ?? null)} daemon=${JSON.stringify(daemon)} last_drop=${JSON.stringify(status.json?.last_drop)}`,
+        );
+      },
+      { timeoutMs: 45_000, intervalMs: 250 },
+    );
+  } catch (error) {
+    failures.push(`not active again: ${(error as Error).message}`);
+  }
+
+  // Kernel state: kept when the kernel survived; a new kernel is announced when it did not.
+  const check = await sendEdit(row, `print(x)  # check ${marker}`, true);
+  const checkText = check.ok ? check.outcome.text : check.error.message;
+  texts.push(checkText);
+  if (fault.kernelSurvives) {
+    if (!checkText.includes(String(nonce))) failures.push(`x lost: ${describeSettled(check)}`);
+  } else {
+    if (checkText.includes(String(nonce))) failures.push('x survived a fault that should have replaced the kernel');
+    if (!texts.some((text) => freshKernelNotice.test(text))) {
+      failures.push(`no fresh-kernel message (print(x) answered: ${describeSettled(check)})`);
+    }
+  }
+
+  // The cells equal the acknowledged edits: none lost, none doubled; also in the .ipynb on disk.
+  const listed = await s.send('get_all_cells', { format: 'json' });
+  const cells = listed.ok ? (listed.outcome.json?.cells as { source: string }[] | undefined) : undefined;
+  if (!cells) failures.push(`get_all_cells failed: ${describeSettled(listed)}`);
+  else {
+    const live = cells.map((entry) => entry.source);
+    for (const edit of row.edits) {
+      const count = live.filter((entry) => entry === edit.source).length;
+      if (edit.acked && count !== 1)
+        failures.push(`acknowledged cell ${JSON.stringify(edit.source.split('\n')[0])} ×${count}`);
+      if (!edit.acked && count > 1)
+        failures.push(`unacknowledged cell ${JSON.stringify(edit.source.split('\n')[0])} ×${count}`);
+    }
+    const known = new Set(row.edits.map((edit) => edit.source));
+    const strangers = live.filter((entry) => !known.has(entry));
+    if (strangers.length > 0) failures.push(`cells nobody created: ${JSON.stringify(strangers)}`);
+    try {
+      await waitFor(
+        'the .ipynb on disk to hold the same cells',
+        () => {
+          const disk = readNotebookFile(row.notebookPath).map((entry) => entry.source);
+          if (JSON.stringify(disk) === JSON.stringify(live)) return true;
+          throw new Error(`disk has ${disk.length} cells, live ${live.length}`);
+        },
+        { timeoutMs: 20_000, intervalMs: 200 },
+      );
+    } catch (error) {
+      failures.push(`saved file differs: ${(error as Error).message}`);
+    }
+  }
+
+  // The execution ran once.
+  if (context === 'exec') {
+    const lines = runLines(row, marker);
+    if (lines !== 1) failures.push(`the execution ran ${lines} times`);
+  }
+
+  heal?.();
+  // The fault really happened.
+  const firings = s.faults
+    .fired()
+    .slice(firstFiring)
+    .filter((entry) => entry.hook === fault.hook && entry.point !== 'armed-before-reply');
+  if (fault.hook === 'child-kill' && firings.length !== 1) failures.push(`the hook fired ${firings.length} times`);
+  if (fault.hook !== undefined && firings.length === 0) failures.push(`the ${fault.hook} hook did not fire`);
+
+  // Every request of this cell got exactly one answer.
+  for (const request of s.transport.requests().slice(firstRequest)) {
+    if (request.answers !== 1)
+      failures.push(`request ${String(request.id)} (${request.tool ?? request.method}) got ${request.answers} answers`);
+  }
+  if (s.transport.strays().length > 0) failures.push(`${s.transport.strays().length} answers to unknown ids`);
+  return failures;
+}
+
+async function runRow(fault: Fault, row: number): Promise<void> {
+  let open: RowSession | undefined;
+  try {
+    for (const [index, context] of contexts.entries()) {
+      const cell = row * 3 + index;
+      const started = Date.now();
+      const seconds = () => Math.round((Date.now() - started) / 1000);
+      try {
+        open ??= await openRow(row);
+        const failures = await runCell(open, fault, context, cell);
+        results.set(key(fault, context), { failures, seconds: seconds() });
+        if (full || failures.length > 0) {
+          await open.session.stop();
+          open = undefined;
+        }
+      } catch (error) {
+        results.set(key(fault, context), {
+          failures: [`cell aborted: ${(error as Error).message}`],
+          seconds: seconds(),
+        });
+        await open?.session.stop();
+        open = undefined;
+      }
+    }
+  } finally {
+    await open?.session.stop();
+  }
+}
+
+beforeAll(async () => {
+  const queue = selected.map((fault) => ({ fault, row: faults.indexOf(fault) }));
+  const workers = Array.from({ length: rowConcurrency }, async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) await runRow(next.fault, next.row);
+  });
+  await Promise.all(workers);
+}, 1_500_000);
+
+afterAll(() => {
+  const width = Math.max(...faults.map((fault) => fault.name.length));
+  const cellText = (result: CellResult | undefined): string => {
+    if (!result) return '✗ not run';
+    if (result.failures.length === 0) return '✓';
+    const first = result.failures[0] ?? '';
+    const short = first.length > 48 ? `${first.slice(0, 47)}…` : first;
+    return `✗ ${short}${result.failures.length > 1 ? ` (+${result.failures.length - 1})` : ''}`;
+  };
+  const lines = [
+    `${'fault'.padEnd(width)} | ${contexts.map((context) => contextTitles[context]).join(' | ')}`,
+    `${'-'.repeat(width)}-|-${contexts.map((context) => '-'.repeat(contextTitles[context].length)).join('-|-')}`,
+  ];
+  for (const fault of selected) {
+    lines.push(
+      `${fault.name.padEnd(width)} | ${contexts.map((context) => cellText(results.get(key(fault, context))).replace(/\|/g, '/')).join(' | ')}`,
+    );
+  }
+  const details: string[] = [];
+  for (const fault of selected) {
+    for (const context of contexts) {
+      const result = results.get(key(fault, context));
+      details.push(
+        `${fault.name} × ${contextTitles[context]} (${result?.seconds ?? '?'} s): ${result && result.failures.length === 0 ? '✓' : ''}`,
+      );
+      for (const failure of result?.failures ?? ['not run']) details.push(`    ✗ ${failure}`);
+    }
+  }
+  console.log(
+    `\nFault matrix (${full ? 'a session per cell' : 'a session per row'}):\n${lines.join('\n')}\n\nDetails:\n${details.join('\n')}\n`,
+  );
+});
+
+describe('fault matrix through the real proxy, child and daemon', () => {
+  for (const fault of selected) {
+    for (const context of contexts) {
+      it(`${fault.name} × ${contextTitles[context]}`, () => {
+        expect(results.get(key(fault, context))?.failures).toEqual([]);
+      });
+    }
+  }
+});
