@@ -125,9 +125,8 @@ const faults: readonly Fault[] = [
   },
 ];
 
-/** What the agent must be told when its kernel is new (a daemon restart, a killed kernel). */
-const freshKernelNotice =
-  /kernel[^\n]{0,80}\b(dead|died|restarted|new|fresh|lost)\b|\b(new|fresh|restarted)\b[^\n]{0,20}kernel|variables (are|were) lost/i;
+/** What the agent is told when its kernel is new (a daemon restart, a killed kernel): the daemon's `kernel_notice`. */
+const freshKernelNotice = /runs in a new kernel, so variables and imports from earlier runs are not defined/;
 
 interface CellResult {
   readonly failures: string[];

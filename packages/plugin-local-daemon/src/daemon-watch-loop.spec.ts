@@ -449,6 +449,8 @@ describe(DaemonWatchLoop, () => {
       await announced.settle();
       expect(announced.starter.attempts).toEqual([]);
       expect(announced.loop.pendingRecovery).toEqual({ kind: 'local-path', path: '/n/a.ipynb', existed: true });
+      // A tool call made meanwhile waits for the recovery instead of failing at once.
+      expect(announced.recovery.isRecovering).toBe(true);
       await announced.clock.advanceAndSettle(announcedShutdownGraceMs - 1);
       await announced.settle();
       expect(announced.starter.attempts).toEqual([]);
@@ -456,6 +458,7 @@ describe(DaemonWatchLoop, () => {
       await announced.settle();
       expect(announced.starter.attempts).toHaveLength(1);
       expect(announced.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+      expect(announced.recovery.isRecovering).toBe(false);
 
       const idle = setup({ autoStart: true });
       await idle.settle();

@@ -191,8 +191,10 @@ export class DaemonWatchLoop {
     this.#running = this.round(trigger)
       .finally(() => {
         // The attempt a waiting tool call waits for ends with the round, unless a start just
-        // succeeded and the round that rejoins is next.
-        if (!this.#rejoinDue) this.recovery.setAttempting(false);
+        // succeeded and the round that rejoins is next, or the wait for another daemon after an
+        // announced shutdown is still on (it ends in a start or a rejoin).
+        const awaitingDaemon = this.#shutdownAnnounced && !this.#announcedGraceOver && this.#restartTimer !== undefined;
+        if (!this.#rejoinDue && !awaitingDaemon) this.recovery.setAttempting(false);
         this.#rejoinDue = false;
       })
       .catch((error: unknown) => this.logger.error('daemon watch round failed', { error }))
@@ -305,6 +307,7 @@ export class DaemonWatchLoop {
           inMs: announcedShutdownGraceMs,
         });
         this.#graceRetry = false;
+        this.recovery.setAttempting(true);
         this.#restartTimer = this.clock.setTimer(announcedShutdownGraceMs, () => {
           this.#restartTimer = undefined;
           this.#announcedGraceOver = true;

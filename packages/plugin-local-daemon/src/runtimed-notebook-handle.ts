@@ -640,5 +640,6 @@ function toResult(state: ExecutionState, status: ExecutionResult['status']): Exe
     status,
     outputs: state.outputs,
     executionCount: state.executionCount,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
   };
 }

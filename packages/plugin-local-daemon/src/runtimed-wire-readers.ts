@@ -193,5 +193,8 @@ export function readExecutionState(frame: RuntimedFrame): ExecutionState {
     status: status as ExecutionState['status'],
     outputs: frame.outputs === undefined ? [] : readOutputs(frame.outputs, 'execution outputs'),
     executionCount: readExecutionCount(frame, 'execution'),
+    ...(typeof frame.kernel_notice === 'string' && frame.kernel_notice !== ''
+      ? { kernelNotice: frame.kernel_notice }
+      : {}),
   };
 }

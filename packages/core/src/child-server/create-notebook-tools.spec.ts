@@ -40,6 +40,17 @@ describe('notebook tools', () => {
     expect(executed.execution_id).not.toBe(created.execution_id);
   });
 
+  it('says when a run went to a new kernel and why, in the result of that run only', async () => {
+    const handle = await withNotebook();
+    await harness.callJson('create_cell', { source: 'x = 1', and_run: true });
+    handle.nextKernelNotice = 'The kernel exited unexpectedly (SIGKILL): this runs in a new kernel, …';
+    const rerun = await harness.callJson('execute_cell', { cell_id: 'cell-1' });
+    expect(rerun.kernel_notice).toBe('The kernel exited unexpectedly (SIGKILL): this runs in a new kernel, …');
+    const results = await harness.callJson('get_results', { execution_id: rerun.execution_id as string });
+    expect(results.kernel_notice).toBe(rerun.kernel_notice);
+    expect((await harness.callJson('execute_cell', { cell_id: 'cell-1' })).kernel_notice).toBeUndefined();
+  });
+
   it('reads cells one by one and all at once, in summary, json and rich formats', async () => {
     await withNotebook();
     await harness.callJson('create_cell', { source: 'x = 1\ny = 2', and_run: true });

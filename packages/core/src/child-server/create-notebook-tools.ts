@@ -72,6 +72,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       status: executionStatusOf(result.status),
       outputs: result.outputs,
       executionCount: result.executionCount,
+      ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
     };
     deps.executions.record(record);
     try {
@@ -465,6 +466,7 @@ function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
     status: executionStatusOf(state.status),
     outputs: state.outputs,
     executionCount: state.executionCount,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
   };
 }
 
@@ -476,6 +478,7 @@ function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<str
     notebook_id: record.notebookId,
     status: record.status,
     execution_count: record.executionCount,
+    ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
     outputs: renderOutputs(record.outputs, fullOutput),
     ...(unfinished
       ? {

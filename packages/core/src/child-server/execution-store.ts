@@ -11,6 +11,8 @@ export interface ExecutionRecord {
   readonly status: ExecutionStatus;
   readonly outputs: readonly CellOutput[];
   readonly executionCount: number | null;
+  /** It ran in a new kernel; why the old one (and its variables) is gone. */
+  readonly kernelNotice?: string;
 }
 
 /** How many executions the store remembers by default. */

@@ -51,6 +51,8 @@ export interface ExecutionResult {
   readonly status: 'ok' | 'error' | 'timeout' | 'aborted';
   readonly outputs: readonly CellOutput[];
   readonly executionCount: number | null;
+  /** Set when this ran in a new kernel: why the one that ran earlier code is gone (its state with it). */
+  readonly kernelNotice?: string;
 }
 
 /** An execution as the notebook's owner knows it now (it may still be queued or running). */
@@ -60,6 +62,8 @@ export interface ExecutionState {
   readonly status: 'queued' | 'running' | 'ok' | 'error' | 'aborted';
   readonly outputs: readonly CellOutput[];
   readonly executionCount: number | null;
+  /** See {@link ExecutionResult.kernelNotice}. */
+  readonly kernelNotice?: string;
 }
 
 export interface SavedNotebook {

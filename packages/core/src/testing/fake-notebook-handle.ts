@@ -57,6 +57,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   public readonly calls: string[] = [];
   public interruptCount = 0;
   public kernelRestartCount = 0;
+  /** Given to the next execution as its `kernelNotice` (as a daemon does after its kernel died), then cleared. */
+  public nextKernelNotice: string | undefined;
   #notebookPath: string | undefined;
   #readiness: NotebookReadiness;
   #cells: NotebookCell[] = [];
@@ -212,13 +214,16 @@ export class FakeNotebookHandle implements NotebookHandle {
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
       const executionId = randomUUID();
       const executionCount = this.#executionCount;
-      this.#executions.set(executionId, { executionId, cellId, status, outputs, executionCount });
+      const notice = this.nextKernelNotice === undefined ? {} : { kernelNotice: this.nextKernelNotice };
+      this.nextKernelNotice = undefined;
+      this.#executions.set(executionId, { executionId, cellId, status, outputs, executionCount, ...notice });
       const result: ExecutionResult = {
         executionId,
         cellId,
         status: status === 'running' ? 'timeout' : status,
         outputs,
         executionCount,
+        ...notice,
       };
       return result;
     });

@@ -76,7 +76,13 @@ interface ExecutionRecord {
   status: 'queued' | 'running' | 'ok' | 'error' | 'aborted';
   outputs: readonly NotebookOutput[];
   executionCount: number | null;
+  /** Said to the agent with this execution: it runs in a new kernel, and why the old one is gone. */
+  kernelNotice?: string;
 }
+
+/** The end of the sentence that tells an agent its execution ran in a new kernel. */
+const newKernelConsequence =
+  'this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
 
 export interface RoomInit {
   readonly notebookId: string;
@@ -149,6 +155,11 @@ export class NotebookRoom {
   #notice: string | undefined;
   #watcher: FSWatcher | undefined;
   #watchTimer: Timer | undefined;
+  /**
+   * Why the kernel that ran this notebook's code is gone (it exited, was shut down, or ran before
+   * the room was opened), until the next execution starts a new one and says so.
+   */
+  #kernelGone: string | undefined;
 
   public constructor(init: RoomInit) {
     this.#init = init;
@@ -168,6 +179,10 @@ export class NotebookRoom {
     }
     this.watchFile();
     if (init.replayed) this.markDirty();
+    if (init.document.cells().some((cell) => cell.cell_type === 'code' && cell.execution_count !== null)) {
+      this.#kernelGone =
+        'Cells of this notebook ran in an earlier kernel (the notebook was opened from its file, or the daemon restarted)';
+    }
   }
 
   public get path(): string | undefined {
@@ -383,6 +398,7 @@ export class NotebookRoom {
         const kernel = await this.ensureKernel();
         if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
         await kernel.restart();
+        this.#kernelGone = undefined;
         return { restarted: true, runtime: this.#runtime };
       }
       case 'save':
@@ -687,6 +703,10 @@ export class NotebookRoom {
         `Cannot execute: the runtime is unavailable (${this.#runtime.reason ?? 'no kernel'})`,
       );
     }
+    if (this.#kernelGone !== undefined) {
+      record.kernelNotice = `${this.#kernelGone}: ${newKernelConsequence}`;
+      this.#kernelGone = undefined;
+    }
     this.remember(record);
     const source = cell.source;
     this.#executionQueue = this.#executionQueue.catch(() => undefined).then(() => this.runExecution(record, source));
@@ -773,6 +793,7 @@ export class NotebookRoom {
       status: record.status,
       outputs: record.outputs,
       execution_count: record.executionCount,
+      ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
     };
   }
 
@@ -927,6 +948,7 @@ export class NotebookRoom {
     kernel.onExit((info) => {
       if (this.#kernel !== kernel) return;
       this.#kernel = undefined;
+      this.#kernelGone = `The kernel exited unexpectedly (${info.signal ?? `exit code ${info.code}`})`;
       this.setRuntime({
         state: 'stopped',
         kernel_status: 'dead',
@@ -957,6 +979,7 @@ export class NotebookRoom {
     const kernel = this.#kernel;
     if (!kernel) return;
     this.#kernel = undefined;
+    this.#kernelGone = 'The kernel was shut down after no client had this notebook open for a while';
     this.setRuntime({ state: 'stopped', kernel_status: null, reason: 'kernel shut down after the last peer left' });
     await kernel.shutdown().catch((error: unknown) => this.#init.logger.warn('kernel shutdown failed', { error }));
   }

@@ -23,8 +23,15 @@ class ScriptedKernel implements RoomKernel {
   public onStatus(): Subscription {
     return { dispose: () => undefined };
   }
-  public onExit(): Subscription {
+  #exitListeners: ((info: { code: number | null; signal: string | null }) => void)[] = [];
+  public onExit(listener: (info: { code: number | null; signal: string | null }) => void): Subscription {
+    this.#exitListeners.push(listener);
     return { dispose: () => undefined };
+  }
+  /** The kernel process dies by itself (e.g. SIGKILLed). */
+  public die(signal: string): void {
+    this.status = 'dead';
+    for (const listener of this.#exitListeners) listener({ code: null, signal });
   }
   public shutdown(): Promise<void> {
     this.shutdownCalls += 1;
@@ -214,5 +221,52 @@ describe('RoomCatalog ghost-room reaper', () => {
     const back = await catalog.attach(withKernel.room.notebookId);
     back.release();
     expect(back.room.path).toBe(join(dir, 'k.ipynb'));
+  });
+});
+
+describe('NotebookRoom new-kernel notice', () => {
+  const runCell = async (room: Awaited<ReturnType<RoomCatalog['open']>>['room'], p: RoomPeer, cellId: string) =>
+    (await room.handle(p, { type: 'execute_cell', cell_id: cellId })) as { kernel_notice?: string };
+
+  it('tells the first execution in a new kernel why the old one is gone, once; an asked-for restart is not news', async () => {
+    const { room, release } = await catalog.open(join(dir, 'k.ipynb'));
+    release();
+    const p = peer('agent');
+    room.addPeer(p);
+    const made = (await room.handle(p, { type: 'insert_cell', source: 'x = 1', cell_type: 'code' })) as {
+      cell: { id: string };
+    };
+    const first = await runCell(room, p, made.cell.id);
+    expect(first.kernel_notice).toBeUndefined();
+    await settle();
+    launcher.kernels[0]?.die('SIGKILL');
+    const afterDeath = await runCell(room, p, made.cell.id);
+    expect(afterDeath.kernel_notice).toBe(
+      'The kernel exited unexpectedly (SIGKILL): this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.',
+    );
+    expect((await runCell(room, p, made.cell.id)).kernel_notice).toBeUndefined();
+    await settle();
+    await room.handle(p, { type: 'restart_kernel' });
+    expect((await runCell(room, p, made.cell.id)).kernel_notice).toBeUndefined();
+  });
+
+  it('tells the first execution of a notebook whose cells ran in an earlier kernel', async () => {
+    const path = join(dir, 'ran.ipynb');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        nbformat: 4,
+        nbformat_minor: 5,
+        metadata: {},
+        cells: [{ id: 'c1', cell_type: 'code', source: 'x = 1', metadata: {}, outputs: [], execution_count: 3 }],
+      }),
+    );
+    const { room, release } = await catalog.open(path);
+    release();
+    const p = peer('agent');
+    room.addPeer(p);
+    expect((await runCell(room, p, 'c1')).kernel_notice).toMatch(/^Cells of this notebook ran in an earlier kernel/);
+    expect((await runCell(room, p, 'c1')).kernel_notice).toBeUndefined();
   });
 });
