@@ -1,4 +1,3 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type ToolOutcome, type UserSession, waitFor } from './support/index.js';
@@ -120,84 +119,5 @@ describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
     expect(await t.run('print(who)')).toContain('beta');
     const status = await t.call('session_status');
     expect(status.json?.parked).toHaveLength(2);
-  });
-});
-
-interface StoredNotebook {
-  cells: { id: string; cell_type: string; metadata: object; source: string[] | string; outputs?: unknown[] }[];
-}
-
-function codeCell(id: string, source: string) {
-  return { cell_type: 'code', id, metadata: {}, source: [source], outputs: [], execution_count: null };
-}
-
-function writeNotebook(path: string, cells: ReturnType<typeof codeCell>[]): void {
-  writeFileSync(path, `${JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5 }, null, 1)}\n`);
-}
-
-function sourcesIn(path: string): string[] {
-  try {
-    const notebook = JSON.parse(readFileSync(path, 'utf8')) as StoredNotebook;
-    return notebook.cells.map((cell) => (Array.isArray(cell.source) ? cell.source.join('') : cell.source));
-  } catch {
-    return ['<unreadable>'];
-  }
-}
-
-/** What JupyterLab or a `git checkout` does to an open notebook: the file is rewritten with one more cell. */
-function appendCellOnDisk(path: string, id: string, source: string): void {
-  const notebook = JSON.parse(readFileSync(path, 'utf8')) as StoredNotebook;
-  notebook.cells.push(codeCell(id, source));
-  writeFileSync(path, `${JSON.stringify(notebook, null, 1)}\n`);
-}
-
-async function untilFile(path: string, accept: (sources: string[]) => boolean): Promise<string[]> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const sources = sourcesIn(path);
-    if (accept(sources)) return sources;
-    if (Date.now() > deadline) throw new Error(`timed out; ${path} holds ${JSON.stringify(sources)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-describe('runt-mcp and notebook files changed by other programs (real daemon)', () => {
-  it('an external edit of an open notebook survives the agent’s next edit', { timeout: 120_000 }, async () => {
-    const t = await start(['--no-kernels', '--autosave-debounce-ms', '20', '--autosave-max-ms', '100']);
-    const path = join(t.daemon().dir, 'shared.ipynb');
-    writeNotebook(path, [codeCell('c1', 'mine')]);
-    const connected = await t.call('connect_notebook', { path });
-    expect(connected.isError, connected.text).toBe(false);
-    appendCellOnDisk(path, 'c2', 'added in JupyterLab');
-    const edited = await t.call('set_cell', { cell_id: 'c1', source: 'mine, edited' });
-    expect(edited.isError, edited.text).toBe(false);
-    await untilFile(path, (sources) => sources.join('|') === 'mine, edited|added in JupyterLab');
-  });
-
-  it('tells the agent plainly when the file changed under unsaved edits, and leaves the file alone', {
-    timeout: 120_000,
-  }, async () => {
-    const t = await start(['--no-kernels', '--autosave-debounce-ms', '600000', '--autosave-max-ms', '600000']);
-    const path = join(t.daemon().dir, 'busy.ipynb');
-    writeNotebook(path, [codeCell('c1', 'first')]);
-    expect((await t.call('connect_notebook', { path })).isError).toBe(false);
-    expect((await t.call('create_cell', { source: 'unsaved agent edit' })).isError).toBe(false);
-    appendCellOnDisk(path, 'c2', 'git checkout');
-    const external = readFileSync(path, 'utf8');
-    const refused = await t.call('create_cell', { source: 'next edit' });
-    expect(refused.isError).toBe(true);
-    expect(refused.text).toContain(
-      `${path} was changed on disk by another program while this notebook had unsaved edits; the file was left as it is and your version was saved as ${join(t.daemon().dir, 'busy.nteract-conflict-')}`,
-    );
-    expect(refused.text).toContain('save_notebook to overwrite it');
-    expect(readFileSync(path, 'utf8')).toBe(external);
-
-    // Reconnecting loads the file; edits go on from there.
-    const reconnected = await t.call('connect_notebook', { path });
-    expect(reconnected.isError, reconnected.text).toBe(false);
-    const cells = await t.call('get_all_cells', { format: 'json' });
-    expect(cells.text).toContain('git checkout');
-    expect(cells.text).not.toContain('unsaved agent edit');
-    expect((await t.call('create_cell', { source: 'after reconnect' })).isError).toBe(false);
   });
 });
