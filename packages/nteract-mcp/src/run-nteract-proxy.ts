@@ -67,6 +67,11 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       toolListWaitMs: options.toolListWaitMs,
       onExit: resolve,
     });
+    // The client went away under a write (EPIPE): nobody can be answered; stop the child and exit.
+    process.stdout.on('error', (error) => {
+      logger.info('stdout closed under a write; stopping', { error: error.message });
+      void proxy.close(0);
+    });
     void proxy.start();
   });
 }

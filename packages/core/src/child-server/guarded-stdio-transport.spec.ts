@@ -151,4 +151,19 @@ describe(GuardedStdioTransport, () => {
       ]),
     );
   });
+
+  it('closes when its stdout fails under a write (the reader went away), instead of throwing', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const transport = new GuardedStdioTransport({ stdin, stdout });
+    let closed = 0;
+    transport.onclose = () => {
+      closed += 1;
+    };
+    await transport.start();
+    stdout.emit('error', Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    expect(closed).toBe(1);
+    await transport.close();
+    expect(stdout.listenerCount('error')).toBe(0);
+  });
 });

@@ -90,6 +90,7 @@ export class GuardedStdioTransport implements Transport {
   public onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #stdin: Readable;
+  readonly #stdout: Writable;
   readonly #inner: StdioServerTransport;
   readonly #framer: JsonRpcLineFramer;
   readonly #outgoing: readonly OutgoingMessageFilter[];
@@ -108,10 +109,17 @@ export class GuardedStdioTransport implements Transport {
     this.onerror?.(error);
   };
 
+  /** The reader of our stdout went away (EPIPE): nobody can be answered any more, so the transport is closed. */
+  readonly #onOutputError = (error: Error): void => {
+    this.#logger?.info('stdout closed under a write; closing the transport', { error: error.message });
+    this.onclose?.();
+  };
+
   public constructor(options: GuardedStdioTransportOptions = {}) {
     this.#stdin = options.stdin ?? process.stdin;
+    this.#stdout = options.stdout ?? process.stdout;
     // The SDK transport writes (with back-pressure) and closes; it is never started, so it never reads.
-    this.#inner = new StdioServerTransport(this.#stdin, options.stdout ?? process.stdout);
+    this.#inner = new StdioServerTransport(this.#stdin, this.#stdout);
     this.#inner.onclose = () => this.onclose?.();
     this.#framer = new JsonRpcLineFramer({ maxLineBytes: options.maxLineBytes ?? defaultChildInputBufferBytes });
     this.#outgoing = options.outgoing ?? [];
@@ -124,11 +132,13 @@ export class GuardedStdioTransport implements Transport {
     this.#started = true;
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);
+    this.#stdout.on('error', this.#onOutputError);
   }
 
   public async close(): Promise<void> {
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onError);
+    this.#stdout.off('error', this.#onOutputError);
     await this.#inner.close();
   }
 
