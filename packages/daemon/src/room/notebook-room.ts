@@ -80,9 +80,9 @@ interface ExecutionRecord {
   kernelNotice?: string;
 }
 
-/** The end of the sentence that tells an agent its execution ran in a new kernel. */
+/** The end of the sentence that tells an agent its execution ran in a new kernel (after "this" or "it"). */
 const newKernelConsequence =
-  'this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
+  'runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
 
 export interface RoomInit {
   readonly notebookId: string;
@@ -704,7 +704,7 @@ export class NotebookRoom {
       );
     }
     if (this.#kernelGone !== undefined) {
-      record.kernelNotice = `${this.#kernelGone}: ${newKernelConsequence}`;
+      record.kernelNotice = `${this.#kernelGone}: this ${newKernelConsequence}`;
       this.#kernelGone = undefined;
     }
     this.remember(record);
@@ -746,6 +746,11 @@ export class NotebookRoom {
       record.status = result.status;
       record.outputs = result.outputs;
       record.executionCount = result.executionCount;
+      if (result.status === 'aborted' && this.#kernel !== kernel && this.#kernelGone !== undefined) {
+        // The kernel died under this run (its exit was handled before this continuation).
+        record.kernelNotice = `${this.#kernelGone} while this cell ran, so it was aborted. Run it again: it ${newKernelConsequence}`;
+        this.#kernelGone = undefined;
+      }
     } catch (error) {
       record.status = 'aborted';
       this.#init.logger.warn('execution failed', { notebookId: this.notebookId, error });

@@ -250,6 +250,38 @@ describe('NotebookRoom new-kernel notice', () => {
     expect((await runCell(room, p, made.cell.id)).kernel_notice).toBeUndefined();
   });
 
+  it('tells a run its kernel died under it, once', async () => {
+    const { room, release } = await catalog.open(join(dir, 'd.ipynb'));
+    release();
+    const p = peer('agent');
+    room.addPeer(p);
+    const made = (await room.handle(p, { type: 'insert_cell', source: 'while True: pass', cell_type: 'code' })) as {
+      cell: { id: string };
+    };
+    await settle();
+    const kernel = launcher.kernels[0] as ScriptedKernel;
+    let abort: (() => void) | undefined;
+    kernel.execute = () =>
+      new Promise((resolve) => {
+        abort = () => resolve({ status: 'aborted' as const, executionCount: null, outputs: [] });
+      });
+    const started = (await room.handle(p, { type: 'execute_cell', cell_id: made.cell.id })) as { execution_id: string };
+    await settle();
+    // As the kernel does: the exit is handled, then the pending execution resolves `aborted`.
+    kernel.die('SIGKILL');
+    abort?.();
+    await settle();
+    const final = (await room.handle(p, { type: 'get_execution', execution_id: started.execution_id })) as {
+      status: string;
+      kernel_notice?: string;
+    };
+    expect(final.status).toBe('aborted');
+    expect(final.kernel_notice).toBe(
+      'The kernel exited unexpectedly (SIGKILL) while this cell ran, so it was aborted. Run it again: it runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.',
+    );
+    expect((await runCell(room, p, made.cell.id)).kernel_notice).toBeUndefined();
+  });
+
   it('tells the first execution of a notebook whose cells ran in an earlier kernel', async () => {
     const path = join(dir, 'ran.ipynb');
     const { writeFileSync } = await import('node:fs');
