@@ -1,4 +1,11 @@
-import { runtimedMagic, runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
+import {
+  defaultMaxFrameBytes,
+  maxHandshakeFrameBytes,
+  runtimedMagic,
+  runtimedProtocolVersion,
+  wireControlRequestTypes,
+  wireNotebookRequestTypes,
+} from '@nteract-mcp/core/runtimed-wire';
 import fc from 'fast-check';
 import { expandTextMarkers, fuzzString, harmlessTree, markerPrefix, splitBytes, splitPoints } from './fuzz-values.js';
 import { applyMutation, type StructuralMutation, structuralMutation } from './json-rpc-fuzz-batch.js';
@@ -10,33 +17,15 @@ import { applyMutation, type StructuralMutation, structuralMutation } from './js
  * at random points, and what the wire contract says must come back.
  */
 
-export const controlRequestTypes: ReadonlySet<string> = new Set([
-  'ping',
-  'get_daemon_info',
-  'list_rooms',
-  'shutdown_notebook',
-  'subscribe',
-  'shutdown_daemon',
-]);
+export const controlRequestTypes: ReadonlySet<string> = new Set(wireControlRequestTypes);
 
-export const notebookRequestTypes: ReadonlySet<string> = new Set([
-  'get_cells',
-  'get_cell',
-  'get_runtime',
-  'insert_cell',
-  'update_cell',
-  'delete_cell',
-  'move_cell',
-  'clear_outputs',
-  'execute_cell',
-  'get_execution',
-  'interrupt',
-  'restart_kernel',
-  'save',
-]);
+/** The notebook requests the fuzz sends (all but `leave`, which ends the connection on purpose). */
+export const notebookRequestTypes: ReadonlySet<string> = new Set(
+  wireNotebookRequestTypes.filter((type) => type !== 'leave'),
+);
 
-const maxHandshakeBytes = 64 * 1024;
-const maxFrameBytes = 16 * 1024 * 1024;
+const maxHandshakeBytes = maxHandshakeFrameBytes;
+const maxFrameBytes = defaultMaxFrameBytes;
 
 type Channel = 'control' | 'notebook';
 export type RuntimedKnownKind = 'cell' | 'execution' | 'notebook';

@@ -8,6 +8,7 @@ export type {
   RuntimedHandshake,
   WireCell,
   WireControlHello,
+  WireControlRequestType,
   WireDaemonEvent,
   WireDaemonInfo,
   WireNotebookConnected,
@@ -16,6 +17,7 @@ export type {
   WireRoomInfo,
   WireRuntimeState,
 } from './runtimed-messages.js';
+export { wireControlRequestTypes, wireNotebookRequestTypes } from './runtimed-messages.js';
 export {
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,

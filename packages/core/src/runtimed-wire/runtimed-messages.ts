@@ -23,21 +23,34 @@ export type RuntimedHandshake =
  * keeps its kernel for the normal keep-alive. A connection that ends without `leave` is a vanished
  * peer (a crashed client), for which the kernel is kept longer so the client can come back to it.
  */
-export type WireNotebookRequestType =
-  | 'get_cells'
-  | 'get_cell'
-  | 'get_runtime'
-  | 'insert_cell'
-  | 'update_cell'
-  | 'delete_cell'
-  | 'move_cell'
-  | 'clear_outputs'
-  | 'execute_cell'
-  | 'get_execution'
-  | 'interrupt'
-  | 'restart_kernel'
-  | 'save'
-  | 'leave';
+export const wireNotebookRequestTypes = [
+  'get_cells',
+  'get_cell',
+  'get_runtime',
+  'insert_cell',
+  'update_cell',
+  'delete_cell',
+  'move_cell',
+  'clear_outputs',
+  'execute_cell',
+  'get_execution',
+  'interrupt',
+  'restart_kernel',
+  'save',
+  'leave',
+] as const;
+export type WireNotebookRequestType = (typeof wireNotebookRequestTypes)[number];
+
+/** The requests of the `control` channel. */
+export const wireControlRequestTypes = [
+  'ping',
+  'get_daemon_info',
+  'list_rooms',
+  'shutdown_notebook',
+  'subscribe',
+  'shutdown_daemon',
+] as const;
+export type WireControlRequestType = (typeof wireControlRequestTypes)[number];
 
 /** Machine-readable reasons in error frames. */
 export type RuntimedErrorCode =

@@ -17,7 +17,7 @@ class ScriptedKernel implements RoomKernel {
   public status = 'idle';
   public shutdownCalls = 0;
   public finishShutdown: () => void = () => undefined;
-  public execute = async () => ({ status: 'ok' as const, executionCount: 1, outputs: [] });
+  public execute: RoomKernel['execute'] = async () => ({ status: 'ok', executionCount: 1, outputs: [] });
   public interrupt = async () => undefined;
   public restart = async () => undefined;
   public onStatus(): Subscription {

@@ -15,7 +15,8 @@ import {
   runtimedProtocolVersion,
   type WireDaemonEvent,
   type WireDaemonInfo,
-  type WireNotebookRequestType,
+  wireControlRequestTypes,
+  wireNotebookRequestTypes,
 } from '@nteract-mcp/core/runtimed-wire';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
@@ -74,31 +75,9 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   notDurable: 'internal',
 };
 
-const notebookRequests: ReadonlySet<string> = new Set<WireNotebookRequestType>([
-  'get_cells',
-  'get_cell',
-  'get_runtime',
-  'insert_cell',
-  'update_cell',
-  'delete_cell',
-  'move_cell',
-  'clear_outputs',
-  'execute_cell',
-  'get_execution',
-  'interrupt',
-  'restart_kernel',
-  'save',
-  'leave',
-]);
+const notebookRequests: ReadonlySet<string> = new Set<string>(wireNotebookRequestTypes);
 
-const controlRequests: ReadonlySet<string> = new Set([
-  'ping',
-  'get_daemon_info',
-  'list_rooms',
-  'shutdown_notebook',
-  'subscribe',
-  'shutdown_daemon',
-]);
+const controlRequests: ReadonlySet<string> = new Set<string>(wireControlRequestTypes);
 
 /** The error frame for anything thrown while serving a request. */
 function errorFrame(error: unknown, id?: number): Record<string, unknown> {
