@@ -30,8 +30,8 @@ Environment:
   NTERACT_MCP_AGENT_SESSION     The <session> part of the peer label suffix agent:<slug>:<session>.
   NTERACT_MCP_PEER_LABEL        The peer label to use until the client's initialize arrives (set by the proxy).
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
-A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
+A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
 Exits 75 when the daemon's version changed under it, so the proxy starts the new version.
 `;
 
