@@ -157,13 +157,14 @@ export class RuntimedServer {
       // Before anyone can connect: edits acknowledged before a crash go into their files now.
       await catalog.recoverJournals();
       started = server;
-      await server.listen();
-      await singleton.markServing();
+      // daemon.json first: whoever reaches the socket finds it written (it names this process).
       await writeFileAtomic(
         layout.infoPath,
         `${JSON.stringify({ ...server.info, socket: layout.socketPath }, null, 2)}\n`,
         0o600,
       );
+      await server.listen();
+      await singleton.markServing();
       catalog.startReaper();
       logger.info('runtimed listening', { socket: layout.socketPath, pid: process.pid, version: options.version });
       server.#markStarted();
@@ -172,6 +173,7 @@ export class RuntimedServer {
       if (started !== undefined) {
         started.#socketWatch?.dispose();
         started.#server.close();
+        await started.removeInfoIfOurs().catch(() => undefined);
       }
       await singleton.release();
       throw error;
