@@ -1,3 +1,4 @@
+import { runtimedMagic, runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
 import { describe, expect, it } from 'vitest';
 import { materializeSession, type RuntimedFuzzSession } from './runtimed-fuzz-session.js';
 
@@ -28,7 +29,7 @@ describe('materializeSession', () => {
       session({ frames: [request('ping'), request('list_rooms', { idSlot: 1 })] }),
       context,
     );
-    expect(Buffer.concat(writes).subarray(0, 5)).toEqual(Buffer.from('ntrd\u0001', 'latin1'));
+    expect(Buffer.concat(writes).subarray(0, 5)).toEqual(Buffer.from([...runtimedMagic, runtimedProtocolVersion]));
     expect(expectation).toMatchObject({ handshake: 'accept', channel: 'control', end: 'open', sentinelId: 1_000_000 });
     expect([...expectation.requests.keys()]).toEqual(['1', '2']);
   });

@@ -123,7 +123,8 @@ export class RuntimedServer {
       version: options.version,
       protocol_version: runtimedProtocolVersion,
     };
-    this.#server = createServer((socket) => this.accept(socket));
+    // Half-open: a client that ends its side right after its requests still gets their answers.
+    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.accept(socket));
   }
 
   /**
@@ -280,6 +281,8 @@ export class RuntimedServer {
     let cleanup: (() => void) | undefined;
     /** A notebook handshake is being admitted: what arrives meanwhile waits in `queued`. */
     let admitting = false;
+    /** The client ended its side of the connection. */
+    let clientEnded = false;
     const queued: DecodedFrame[] = [];
     const handshakeTimer = setTimeout(
       () => fail('bad_request', 'no handshake within the time allowed'),
@@ -414,6 +417,7 @@ export class RuntimedServer {
             };
             admitting = false;
             for (const next of queued.splice(0)) if (!handleDecoded(next)) return;
+            if (clientEnded && !socket.writableEnded) socket.end();
           },
           (error: unknown) => {
             admitting = false;
@@ -428,6 +432,12 @@ export class RuntimedServer {
       }
       return true;
     };
+    socket.on('end', () => {
+      clientEnded = true;
+      // Answers still to come (a notebook handshake being admitted, and what was queued behind it)
+      // end the connection when they are written; otherwise it ends now.
+      if (!admitting) socket.end();
+    });
     socket.on('close', () => {
       clearTimeout(handshakeTimer);
       this.#sockets.delete(socket);
