@@ -8,6 +8,7 @@ import {
   RejoinStrategy,
   SessionActivation,
   SessionRecoveryState,
+  type SessionReport,
   SessionSlot,
   SourceFileProbe,
 } from '@nteract-mcp/core';
@@ -149,6 +150,12 @@ function setup(
 }
 
 const uuid = '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90';
+
+/** A report without its daemon version (checked on its own), so the session part compares exactly. */
+function sessionOf(report: SessionReport): Omit<SessionReport, 'daemonVersion'> {
+  const { daemonVersion: _version, ...session } = report;
+  return session;
+}
 
 describe(DaemonWatchLoop, () => {
   it('changes nothing on a same-incarnation heartbeat', async () => {
@@ -370,7 +377,13 @@ describe(DaemonWatchLoop, () => {
       expect(t.slot.active?.origin).toBe('rejoin');
       expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
       expect(t.slot.active?.handle.daemonIncarnation?.equals(t.daemon.incarnation)).toBe(true);
-      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb', notebookId: t.slot.active?.handle.notebookId });
+      expect(sessionOf(t.recovery.report())).toEqual({
+        target: '/n/a.ipynb',
+        notebookId: t.slot.active?.handle.notebookId,
+      });
+      // The daemon version the child works with (its baseline), for the proxy's upgrade banner.
+      expect(t.recovery.report().daemonVersion).toBe(t.loop.baselineVersion);
+      expect(t.recovery.report().daemonVersion).toEqual(expect.any(String));
       expect(t.exits).toEqual([]);
     });
 
@@ -382,7 +395,7 @@ describe(DaemonWatchLoop, () => {
       await t.settle();
       // A short grace first, for the daemon's own word (a shutdown notice) to arrive.
       expect(t.starter.attempts).toEqual([]);
-      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: '/n/a.ipynb' });
       await t.clock.advanceAndSettle(100);
       await t.settle();
       expect(t.starter.attempts).toHaveLength(1);
@@ -398,7 +411,7 @@ describe(DaemonWatchLoop, () => {
       t.daemon.stop();
       await t.settle();
       expect(t.slot.active).toBeUndefined();
-      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: '/n/a.ipynb' });
       for (let i = 0; i < 8; i++) {
         await t.clock.advanceAndSettle(restartBackoffMaxMs);
         await t.settle();
@@ -432,7 +445,7 @@ describe(DaemonWatchLoop, () => {
       await t.settle();
       await t.clock.advanceAndSettle(60_000);
       expect(t.starter.attempts).toEqual([]);
-      expect(t.recovery.report()).toEqual({ target: '/n/a.ipynb' });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: '/n/a.ipynb' });
       t.daemon.start();
       await t.settle();
       expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
@@ -500,7 +513,7 @@ describe(DaemonWatchLoop, () => {
       // The tool's own auto-start brought the daemon up (the real port shares one start).
       t.daemon.start();
       const explicit = await t.open('/n/b.ipynb');
-      expect(t.recovery.report()).toEqual({ target: '/n/b.ipynb', notebookId: explicit.handle.notebookId });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: '/n/b.ipynb', notebookId: explicit.handle.notebookId });
       t.starter.release();
       await t.settle();
       expect(t.slot.active).toBe(explicit);
@@ -552,7 +565,7 @@ describe(DaemonWatchLoop, () => {
       await t.settle();
       expect(t.recovery.report().target).toBe('/n/a.ipynb');
       t.slot.disconnect();
-      expect(t.recovery.report()).toEqual({ target: null });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: null });
       await t.clock.advanceAndSettle(1_000);
       await t.settle();
       expect(t.starter.attempts).toHaveLength(1);
@@ -570,13 +583,13 @@ describe(DaemonWatchLoop, () => {
         handoff: { requested: '/n/a.ipynb', target: { kind: 'local-path', path: '/n/a.ipynb', existed: true } },
       });
       await t.settle();
-      expect(t.recovery.report()).toEqual({
+      expect(sessionOf(t.recovery.report())).toEqual({
         target: '/n/a.ipynb',
         rejoin: { requested: '/n/a.ipynb', outcome: 'pending' },
       });
       t.daemon.start();
       await t.settle();
-      expect(t.recovery.report()).toEqual({
+      expect(sessionOf(t.recovery.report())).toEqual({
         target: '/n/a.ipynb',
         notebookId: t.slot.active?.handle.notebookId,
         rejoin: { requested: '/n/a.ipynb', outcome: 'rejoined' },
@@ -618,7 +631,7 @@ describe(DaemonWatchLoop, () => {
       t.daemon.start({ silent: true });
       const b = await t.open('/n/b.ipynb');
       await t.settle();
-      expect(t.recovery.report()).toEqual({
+      expect(sessionOf(t.recovery.report())).toEqual({
         target: '/n/b.ipynb',
         notebookId: b.handle.notebookId,
         rejoin: {
@@ -638,7 +651,7 @@ describe(DaemonWatchLoop, () => {
       });
       await t.settle();
       t.slot.disconnect();
-      expect(t.recovery.report()).toEqual({
+      expect(sessionOf(t.recovery.report())).toEqual({
         target: null,
         rejoin: {
           requested: '/n/a.ipynb',
@@ -665,7 +678,7 @@ describe(DaemonWatchLoop, () => {
     it('is absent when nothing was handed off', async () => {
       const t = setup();
       await t.settle();
-      expect(t.recovery.report()).toEqual({ target: null });
+      expect(sessionOf(t.recovery.report())).toEqual({ target: null });
     });
   });
 });

@@ -238,8 +238,10 @@ export class DaemonWatchLoop {
     }
     const live = observation.kind === 'live' ? observation.info : undefined;
     if (live) {
-      if (this.#baseline === undefined) this.#baseline = live.version;
-      else if (live.version !== this.#baseline) {
+      if (this.#baseline === undefined) {
+        this.#baseline = live.version;
+        this.recovery.setDaemonVersion(live.version);
+      } else if (live.version !== this.#baseline) {
         this.#exitRequested = true;
         this.logger.info('daemon version changed; handing off to a new child', {
           from: this.#baseline,

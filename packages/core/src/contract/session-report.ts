@@ -38,6 +38,12 @@ export interface SessionReport {
   readonly target: string | null;
   /** The active notebook's id, when there is one. */
   readonly notebookId?: string;
+  /**
+   * The version of the daemon this child works with (its baseline), once one answered. A child
+   * that started before its daemon has no version in `serverInfo.title`; this is how the proxy
+   * still knows what an upgrade changed.
+   */
+  readonly daemonVersion?: string;
   /** Present in every result of a child that was handed a rejoin target at start. */
   readonly rejoin?: RejoinReport;
 }
@@ -49,8 +55,11 @@ export function readSessionReport(result: unknown): SessionReport | undefined {
   if (!isRecord(raw)) return undefined;
   const target = raw.target;
   if (target !== null && (typeof target !== 'string' || target.trim() === '')) return undefined;
-  const report: { target: string | null; notebookId?: string; rejoin?: RejoinReport } = { target };
+  const report: { target: string | null; notebookId?: string; daemonVersion?: string; rejoin?: RejoinReport } = {
+    target,
+  };
   if (typeof raw.notebookId === 'string' && raw.notebookId !== '') report.notebookId = raw.notebookId;
+  if (typeof raw.daemonVersion === 'string' && raw.daemonVersion !== '') report.daemonVersion = raw.daemonVersion;
   const rejoin = readRejoinReport(raw.rejoin);
   if (rejoin) report.rejoin = rejoin;
   return report;

@@ -67,8 +67,11 @@ const settle = async () => {
 };
 
 interface SetupOptions {
-  /** `serverInfo.title` of every child; `null` for none (a child that could not reach a daemon). */
-  readonly title?: string | null;
+  /**
+   * `serverInfo.title` of every child, or of the n-th child (0-based); `null` for none (a child
+   * that could not reach a daemon).
+   */
+  readonly title?: string | null | ((child: number) => string | null);
   /** Children keep `initialize` unanswered until `releaseInitialize()`. */
   readonly holdInitialize?: boolean;
   /** Tools written to the cache file before the proxy starts; default none (a cold start). */
@@ -94,7 +97,10 @@ async function setup(
   const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
   dirs.push(dir);
   if (options.cachedTools) writeFileSync(join(dir, 'tools.json'), JSON.stringify(options.cachedTools));
-  const title = options.title === undefined ? 'nteract (daemon 1.0.0)' : options.title;
+  const titleOf = (child: FakeChildProcess): string | null => {
+    const title = options.title === undefined ? 'nteract (daemon 1.0.0)' : options.title;
+    return typeof title === 'function' ? title(port.spawned.findIndex((spawn) => spawn === child)) : title;
+  };
   const heldInitialize: (() => void)[] = [];
   const clock = new ManualClock(0);
   const port = new FakeChildProcessPort();
@@ -126,7 +132,11 @@ async function setup(
               result: {
                 protocolVersion: '2025-06-18',
                 capabilities: {},
-                serverInfo: { name: 'runt', version: '1', ...(title === null ? {} : { title }) },
+                serverInfo: {
+                  name: 'runt',
+                  version: '1',
+                  ...(titleOf(child) === null ? {} : { title: titleOf(child) }),
+                },
               },
             });
           if (options.holdInitialize) heldInitialize.push(reply);
@@ -453,6 +463,27 @@ describe(McpProxy, () => {
       await t.crash();
       expect(t.port.spawned).toHaveLength(2);
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
+    });
+
+    it('names both versions of a daemon upgrade although the first child started before its daemon', async () => {
+      const children: FakeChildProcess[] = [];
+      const t = await setup(
+        (child) => {
+          if (!children.includes(child)) children.push(child);
+          const daemonVersion = children.indexOf(child) === 0 ? '1.0.0' : '2.0.0';
+          return {
+            content: [{ type: 'text', text: 'ok' }],
+            _meta: { 'nteract/session': { target: null, daemonVersion } },
+          };
+        },
+        // The first child answered initialize before any daemon ran: no version in its title.
+        { title: (child) => (child === 0 ? null : 'nteract (daemon 2.0.0)') },
+      );
+      await t.call(2, 'create_cell');
+      t.port.latest.exit(75);
+      await eventually(() => t.port.spawned.length === 2);
+      await settle();
+      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
     });
 
     it('falls back to the result text for a child that sends no report, also on the first crash', async () => {

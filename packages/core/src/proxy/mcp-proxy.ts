@@ -697,6 +697,11 @@ export class McpProxy {
     const report = readSessionReport(result);
     if (report === undefined) return false;
     link.reports = true;
+    // The daemon version this child works with, also when its title had none (it started first).
+    if (report.daemonVersion !== undefined && this.#child === link) {
+      link.daemonVersion = report.daemonVersion;
+      this.#previousDaemonVersion = report.daemonVersion;
+    }
     this.#options.tracker.observeSessionReport(report);
     this.#lastReport = { report, at: this.#options.clock.now(), childPid: link.handle.pid };
     return true;

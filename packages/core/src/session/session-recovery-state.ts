@@ -27,6 +27,7 @@ export class SessionRecoveryState {
   #recovering: Recovering | undefined;
   #rejoin: RejoinReport | undefined;
   #attempting = false;
+  #daemonVersion: string | undefined;
   readonly #waiters = new Set<() => void>();
 
   public constructor(
@@ -110,18 +111,25 @@ export class SessionRecoveryState {
    * The report as of now: the active session's recovery target (saved path first, else notebook
    * id; a hosted URL without credentials) and id; else the target being recovered; else `null`.
    */
+  /** Records the version of the daemon this child works with (its baseline), for the report. */
+  public setDaemonVersion(version: string): void {
+    this.#daemonVersion = version;
+  }
+
   public report(): SessionReport {
     const active = this.slot.active;
     const rejoin = this.#rejoin ? { rejoin: this.#rejoin } : {};
+    const daemon = this.#daemonVersion === undefined ? {} : { daemonVersion: this.#daemonVersion };
     if (active) {
       return {
         target: describeNotebookTarget(sessionRecoveryTarget(active)),
         notebookId: active.handle.notebookId,
+        ...daemon,
         ...rejoin,
       };
     }
     const recovering = this.recovering;
-    return { target: recovering ? describeNotebookTarget(recovering) : null, ...rejoin };
+    return { target: recovering ? describeNotebookTarget(recovering) : null, ...daemon, ...rejoin };
   }
 
   private notify(): void {
