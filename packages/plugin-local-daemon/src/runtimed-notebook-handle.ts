@@ -141,6 +141,10 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return this.#closedReason !== undefined;
   }
 
+  public get closedReason(): NotebookHandleCloseReason | undefined {
+    return this.#closedReason;
+  }
+
   /**
    * Document `ready` (the greeting carries the whole document); runtime from the daemon's state:
    * `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution),

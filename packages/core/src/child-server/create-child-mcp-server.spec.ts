@@ -325,6 +325,38 @@ describe('createChildMcpServer', () => {
       expect(reportOf(result)).toEqual({ target: path, notebookId: h.slot.active?.handle.notebookId });
     });
 
+    it('runs a call that met a lost daemon connection once more, on the session the rejoin installs', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      const created = await h.callJson('create_notebook');
+      const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      // The daemon died; the watch loop has not removed the session yet.
+      lost.simulateClose('disconnected');
+      let answered = false;
+      const pending = h.call('get_all_cells').finally(() => {
+        answered = true;
+      });
+      // The call failed on the closed handle and now waits for the rejoin (not answered yet).
+      await expect
+        .poll(
+          () =>
+            answered || h.logger.records.some((record) => record.message.startsWith('the daemon connection was lost')),
+        )
+        .toBe(true);
+      expect(answered).toBe(false);
+      const path = `${h.cwd}/back.ipynb`;
+      await h.container.get(SessionActivation).activate({
+        key: path,
+        target: { kind: 'local-path', path, existed: true },
+        origin: 'rejoin',
+        connect: () => (h.daemon as NonNullable<typeof h.daemon>).openNotebook(path, { peerLabel: 'x' }),
+      });
+      const result = await pending;
+      expect(result.isError, resultText(result)).toBeFalsy();
+      expect(reportOf(result)?.notebookId).not.toBe(created.notebook_id);
+      expect(reportOf(result)?.notebookId).toBe(h.slot.active?.handle.notebookId);
+    });
+
     it('answers at once when no attempt is running, and after the wait when the rejoin does not land', async () => {
       harness = await startChildServerTestHarness({ server: { recoveryWaitMs: 50 } });
       const h = harness;

@@ -134,8 +134,21 @@ export function createChildMcpServer(container: Container, options: ChildServerO
           .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
       },
     };
-    if (waitsForRecovery.has(request.params.name)) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
-    const result = await registry.call(request.params.name, request.params.arguments, context);
+    const onSession = waitsForRecovery.has(request.params.name);
+    if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
+    // A call that meets a daemon loss before the watch loop noticed it fails on the closed handle:
+    // it waits for the rejoin and runs once more on the new session (same idempotency key, so a
+    // mutation that did land is not applied twice).
+    const before = onSession ? slot.active : undefined;
+    let result = await registry.call(request.params.name, request.params.arguments, context);
+    if (result.isError === true && before !== undefined && before.handle.closedReason === 'disconnected') {
+      logger.info('the daemon connection was lost under a call; running it again once the session is back', {
+        tool: request.params.name,
+      });
+      if (await recovery.whenReplaced(before, recoveryWaitMs, extra.signal)) {
+        result = await registry.call(request.params.name, request.params.arguments, context);
+      }
+    }
     return withSessionReport(result, recovery.report());
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));

@@ -91,6 +91,8 @@ export interface NotebookHandle {
   /** The daemon life this handle was opened on; `undefined` for hosted notebooks. */
   readonly daemonIncarnation: DaemonIncarnation | undefined;
   readonly isClosed: boolean;
+  /** Why it closed, once it has (`disconnected`: the daemon went away). */
+  readonly closedReason: NotebookHandleCloseReason | undefined;
 
   readiness(): NotebookReadiness;
   /** Resolves when document and runtime have settled (runtime `ready` or `unavailable`); rejects on failure or close. */

@@ -2,7 +2,7 @@ import { inject, injectable } from 'inversify';
 import type { RejoinReport, SessionReport } from '../contract/session-report.js';
 import { Clock } from '../ports/clock.js';
 import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
-import { sessionRecoveryTarget } from './notebook-session.js';
+import { type NotebookSession, sessionRecoveryTarget } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
 
 interface Recovering {
@@ -85,6 +85,34 @@ export class SessionRecoveryState {
       };
       this.#waiters.add(check);
       signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * Waits until a session other than `lost` is active (the background rejoin after a daemon loss
+   * installed one: `true`), the agent's intent changed (an explicit connect or disconnect), the
+   * call was cancelled, or `timeoutMs` passed (`false` for all three). Driven by slot changes.
+   */
+  public whenReplaced(lost: NotebookSession, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const epoch = this.slot.intentEpoch;
+    const replaced = (): boolean => this.slot.active !== undefined && this.slot.active !== lost;
+    if (replaced()) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(timeoutMs, () => done(false));
+      const check = (): void => {
+        if (replaced()) done(true);
+        else if (this.slot.intentEpoch !== epoch) done(false);
+      };
+      const abort = (): void => done(false);
+      const done = (result: boolean): void => {
+        this.#waiters.delete(check);
+        timer.cancel();
+        signal?.removeEventListener('abort', abort);
+        resolve(result);
+      };
+      this.#waiters.add(check);
+      signal?.addEventListener('abort', abort, { once: true });
     });
   }
 
