@@ -199,6 +199,21 @@ describe('a daemon crash under a running agent session', () => {
       logs,
     );
     expect(room.notebook_id).toBe(notebookId);
+    // Still without a call: the new daemon replayed the journal and saves the edits to the file.
+    const sourcesOnDisk = () => {
+      try {
+        const stored = JSON.parse(readFileSync(path, 'utf8')) as { cells: { source: string | string[] }[] };
+        return stored.cells.map((cell) => (Array.isArray(cell.source) ? cell.source.join('') : cell.source));
+      } catch {
+        return undefined;
+      }
+    };
+    await waitFor(
+      'the three acknowledged edits in the saved file',
+      () => (sourcesOnDisk()?.join('|') === 'a = 1|b = 2|c = a + b' ? true : undefined),
+      30_000,
+      () => `${path} holds ${JSON.stringify(sourcesOnDisk())}`,
+    );
 
     // The agent's next call: it finds the session (waiting, if the rejoin is still settling in).
     const cells = (await call('get_all_cells', { format: 'json' })).json.cells as { source: string }[];
