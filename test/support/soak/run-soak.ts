@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultRestartPolicySettings } from '@nteract-mcp/core';
 import type { ToolOutcome, UserSession } from '../index.js';
+
+/** The proxy's crash budget (crash restarts in a sliding window before the breaker opens). */
+const { crashBudget, crashWindowMs } = defaultRestartPolicySettings;
 
 /**
  * A soak through the real proxy, child, daemon and kernel: `calls` mixed tool calls (create_cell,
@@ -281,11 +285,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const [lo, hi] = options.killEvery;
   let nextKill = lo + Math.floor(rand() * (hi - lo + 1));
   let nextProgress = 500;
+  /** When the last kills happened: a kill is due only while the proxy's crash budget has room. */
+  const killTimes: number[] = [];
+  const budgetAllowsKill = (): boolean => {
+    const now = Date.now();
+    while (killTimes.length > 0 && now - (killTimes[0] as number) > crashWindowMs) killTimes.shift();
+    return killTimes.length < crashBudget - 1;
+  };
   while (counts.calls < options.calls) {
     if (sessionLost) await recover();
-    if (counts.calls >= nextKill) {
+    // Kills follow the call count; on a fast machine they also wait (calls keep going) until the
+    // sliding crash window has room, so the soak tests recovery, not the breaker.
+    if (counts.calls >= nextKill && budgetAllowsKill()) {
       await check(`before kill ${counts.kills + 1}`);
       await killChild();
+      killTimes.push(Date.now());
       nextKill = counts.calls + lo + Math.floor(rand() * (hi - lo + 1));
     }
     const few = model.length < 3;
