@@ -147,6 +147,7 @@ export class DaemonWatchLoop {
 
   public start(options: WatchLoopOptions): void {
     this.#options = options;
+    this.recovery.setWatched(true);
     const handoff = options.handoff;
     if (handoff) {
       this.recovery.requestRejoin(withoutCredentials(handoff.requested));
@@ -166,6 +167,7 @@ export class DaemonWatchLoop {
   }
 
   public stop(): void {
+    this.recovery.setWatched(false);
     this.#subscription?.dispose();
     this.#subscription = undefined;
     this.#slotSubscription?.dispose();

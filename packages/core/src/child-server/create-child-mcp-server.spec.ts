@@ -330,6 +330,8 @@ describe('createChildMcpServer', () => {
       const h = harness;
       const created = await h.callJson('create_notebook');
       const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      // As the daemon watch loop does: it brings lost sessions back.
+      h.container.get(SessionRecoveryState).setWatched(true);
       // The daemon died; the watch loop has not removed the session yet.
       lost.simulateClose('disconnected');
       let answered = false;

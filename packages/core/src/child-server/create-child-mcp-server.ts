@@ -141,7 +141,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     // mutation that did land is not applied twice).
     const before = onSession ? slot.active : undefined;
     let result = await registry.call(request.params.name, request.params.arguments, context);
-    if (result.isError === true && before !== undefined && before.handle.closedReason === 'disconnected') {
+    if (
+      result.isError === true &&
+      before !== undefined &&
+      before.handle.closedReason === 'disconnected' &&
+      recovery.watched
+    ) {
       logger.info('the daemon connection was lost under a call; running it again once the session is back', {
         tool: request.params.name,
       });

@@ -28,6 +28,7 @@ export class SessionRecoveryState {
   #rejoin: RejoinReport | undefined;
   #attempting = false;
   #daemonVersion: string | undefined;
+  #watched = false;
   readonly #waiters = new Set<() => void>();
 
   public constructor(
@@ -139,6 +140,15 @@ export class SessionRecoveryState {
    * The report as of now: the active session's recovery target (saved path first, else notebook
    * id; a hosted URL without credentials) and id; else the target being recovered; else `null`.
    */
+  /** Whether something (the daemon watch loop) brings lost sessions back: only then is a lost one worth waiting for. */
+  public get watched(): boolean {
+    return this.#watched;
+  }
+
+  public setWatched(watched: boolean): void {
+    this.#watched = watched;
+  }
+
   /** Records the version of the daemon this child works with (its baseline), for the report. */
   public setDaemonVersion(version: string): void {
     this.#daemonVersion = version;
