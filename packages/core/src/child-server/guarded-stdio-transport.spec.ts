@@ -166,4 +166,16 @@ describe(GuardedStdioTransport, () => {
     await transport.close();
     expect(stdout.listenerCount('error')).toBe(0);
   });
+
+  it('drops a message nested too deeply to handle, and goes on', async () => {
+    const w = await wire();
+    w.send(initialize);
+    const deep = `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`;
+    // A response to nothing we asked: the SDK's own error text for it would overflow the stack.
+    w.send(`{"jsonrpc":"2.0","id":"r","result":${deep}}`);
+    w.send('{"jsonrpc":"2.0","id":6,"method":"tools/list"}');
+    await expect.poll(() => w.lines().length).toBe(2);
+    expect(w.lines().find((line) => line.id === 6)).toMatchObject({ result: { tools: [] } });
+    expect(w.logger.find('dropped an incoming message that could not be checked')).toHaveLength(1);
+  });
 });

@@ -100,8 +100,23 @@ export class GuardedStdioTransport implements Transport {
 
   readonly #onData = (chunk: Buffer | string): void => {
     for (const frame of this.#framer.push(chunk)) {
-      if (frame.kind === 'error') this.#refuse(frame.response, frame.reason);
-      else this.#admit(frame.message);
+      if (frame.kind === 'error') {
+        this.#refuse(frame.response, frame.reason);
+        continue;
+      }
+      try {
+        this.#admit(frame.message);
+      } catch (error) {
+        // Validation itself failed (a message nested thousands of levels deep overflows the
+        // stack): refuse that message, never the process.
+        const id = (frame.message as { id?: unknown }).id;
+        const detail = error instanceof RangeError ? 'it is nested too deeply' : String(error);
+        if ('method' in frame.message && (typeof id === 'string' || typeof id === 'number')) {
+          this.#refuse(errorResponse(id, ErrorCode.InvalidRequest, `Invalid Request: ${detail}`), 'invalid-request');
+        } else {
+          this.#logger?.warn('dropped an incoming message that could not be checked', { error: detail });
+        }
+      }
     }
   };
 

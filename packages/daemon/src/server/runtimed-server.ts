@@ -81,6 +81,15 @@ const controlRequests: ReadonlySet<string> = new Set<string>(wireControlRequestT
 
 /** The error frame for anything thrown while serving a request. */
 function errorFrame(error: unknown, id?: number): Record<string, unknown> {
+  if (error instanceof RangeError) {
+    // A client value nested thousands of levels deep overflowed the stack: the input's fault.
+    return {
+      type: 'error',
+      ...(id === undefined ? {} : { id }),
+      code: 'bad_request',
+      message: 'The request is nested too deeply to handle.',
+    };
+  }
   if (DaemonError.is(error))
     return { type: 'error', ...(id === undefined ? {} : { id }), code: errorCodes[error.kind], message: error.message };
   return {
