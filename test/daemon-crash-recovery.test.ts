@@ -301,8 +301,10 @@ describe('runt-mcp answers every request', () => {
   }, async () => {
     const user = freshUser();
     cleanups.push(() => rmSync(user.dir, { recursive: true, force: true }));
+    // As a user's client starts it (default options); a daemon it may have started is stopped.
+    stopDaemonOnCleanup(user.infoPath, new Set());
     const child = spawn(process.execPath, [runtMcpBin], {
-      env: { ...user.env, NTERACT_MCP_NO_AUTOSTART: '1' },
+      env: user.env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     cleanups.push(() => {
