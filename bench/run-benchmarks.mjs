@@ -41,8 +41,8 @@ function barChart(title, rows) {
 
 async function containerBenchmark() {
   const core = await import('@nteract-mcp/core');
-  const { distributionPlugins } = await import('nteract-mcp');
-  const plugins = distributionPlugins({ env: {} });
+  const { childPlugins } = await import('nteract-mcp');
+  const plugins = childPlugins({ env: {} });
   const bare = measure(() => core.createMcpContainer({ plugins: [] }), 200);
   const full = measure(() => core.createMcpContainer({ plugins }), 200);
   const container = core.createMcpContainer({ plugins });
@@ -51,11 +51,11 @@ async function containerBenchmark() {
   return {
     name: 'container',
     unit: 'µs per call (median of 7 rounds)',
-    results: { bareContainerBuild: bare, distributionContainerBuild: full, resolveNotebookIdTarget: resolve },
-    ratios: { distributionOverBare: full / bare },
+    results: { bareContainerBuild: bare, childContainerBuild: full, resolveNotebookIdTarget: resolve },
+    ratios: { childOverBare: full / bare },
     chart: [
       { label: 'core-only container', value: bare, unit: 'µs' },
-      { label: 'distribution container', value: full, unit: 'µs' },
+      { label: 'child container', value: full, unit: 'µs' },
       { label: 'resolve a UUID target', value: resolve, unit: 'µs' },
     ],
   };

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RuntimedConnection } from '@nteract-mcp/core/runtimed-wire';
+import { RuntimedConnection } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /** The `runtimed` users get: the distribution's bin. */

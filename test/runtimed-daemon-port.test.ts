@@ -12,10 +12,10 @@ import {
   type NotebookHandle,
   type NotebookHandleCloseReason,
 } from '@nteract-mcp/core';
-import { runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
 import { createTestContainer, ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
 import { startTestDaemon, type TestDaemon } from '@nteract-mcp/daemon/testing';
 import { createLocalDaemonPlugin, type LocalDaemonOptions } from '@nteract-mcp/plugin-local-daemon';
+import { runtimedProtocolVersion } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const runtimedEntry = join(

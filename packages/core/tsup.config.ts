@@ -3,5 +3,4 @@ import { definePackageBuild } from '../../tsup.shared.js';
 export default definePackageBuild({
   index: 'src/index.ts',
   'testing/index': 'src/testing/index.ts',
-  'runtimed-wire/index': 'src/runtimed-wire/index.ts',
 });

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { type RuntimedSocketEnvironment, resolveRuntimedSocketPath } from '@nteract-mcp/core';
+import { type RuntimedSocketEnvironment, resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from './daemon-error.js';
 
 /** Where one daemon keeps its files. The socket directory also holds the lock and `daemon.json`. */

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { NotebookTargetResolver } from '@nteract-mcp/core';
+import { createMcpContainer, NotebookTargetResolver, ProtocolAdmission } from '@nteract-mcp/core';
 import { describe, expect, it } from 'vitest';
-import { createDistributionContainer, distributionPlugins } from './create-distribution-container.js';
+import { childPlugins, proxyPlugins } from './distribution-plugins.js';
 
 const bin = fileURLToPath(new URL('../dist/nteract-mcp.js', import.meta.url));
+const childBin = fileURLToPath(new URL('../dist/runt-mcp.js', import.meta.url));
 const run = (...args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], {
     encoding: 'utf8',
@@ -30,14 +31,31 @@ describe('nteract-mcp (built bin)', () => {
     expect(run('--version').stdout).toMatch(/^nteract-mcp \d+\.\d+\.\d+\n$/);
   });
 
-  it('reports the composition with --check, without printing secrets', () => {
+  it('reports with --check exactly what the proxy loads, without printing secrets', () => {
     const result = run('--check');
     expect(result.status).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
+      plugins: ['proxy', 'transport-legacy', 'transport-native'],
+      protocolEras: ['legacy', 'native'],
+    });
+    expect(report).not.toHaveProperty('targetKinds');
+    expect(result.stdout + result.stderr).not.toContain('never-printed');
+  });
+
+  it("reports with runt-mcp --check exactly what the child loads: the eras it serves and the backends' target kinds", () => {
+    const result = spawnSync(process.execPath, [childBin, '--check'], {
+      encoding: 'utf8',
+      env: { ...process.env, JUPYTER_TOKEN: 'never-printed' },
+    });
+    expect(result.status).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({
       plugins: ['transport-legacy', 'transport-native', 'local-daemon', 'hosted'],
       targetKinds: ['local-path', 'notebook-id', 'hosted-url'],
       protocolEras: ['legacy', 'native'],
     });
+    expect(report.rejoinStrategies.length).toBeGreaterThan(0);
     expect(result.stdout + result.stderr).not.toContain('never-printed');
   });
 
@@ -61,10 +79,12 @@ describe('nteract-mcp (built bin)', () => {
   });
 });
 
-describe(createDistributionContainer, () => {
-  it('composes all four plugins, so every target kind resolves', () => {
-    const resolver = createDistributionContainer({ env: {} }).get(NotebookTargetResolver);
-    expect(resolver.supportedKinds()).toEqual(['local-path', 'notebook-id', 'hosted-url']);
-    expect(distributionPlugins({ env: {} }).map((plugin) => plugin.id)).toHaveLength(4);
+describe('the composition of each bin', () => {
+  it('gives the child every notebook backend and the proxy none', () => {
+    const child = createMcpContainer({ plugins: childPlugins({ env: {} }) });
+    expect(child.get(NotebookTargetResolver).supportedKinds()).toEqual(['local-path', 'notebook-id', 'hosted-url']);
+    const proxy = createMcpContainer({ plugins: proxyPlugins() });
+    expect(proxy.get(NotebookTargetResolver).supportedKinds()).toEqual([]);
+    expect(proxy.getAll(ProtocolAdmission).map((era) => era.era)).toEqual(['legacy', 'native']);
   });
 });

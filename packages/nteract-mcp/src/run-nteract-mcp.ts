@@ -1,5 +1,6 @@
-import { NotebookTargetResolver, ProtocolAdmission, type RestartPolicySettings } from '@nteract-mcp/core';
-import { createDistributionContainer, distributionPlugins } from './create-distribution-container.js';
+import { createMcpContainer, ProtocolAdmission } from '@nteract-mcp/core';
+import type { RestartPolicySettings } from '@nteract-mcp/proxy';
+import { proxyPlugins } from './distribution-plugins.js';
 import { runNteractProxy } from './run-nteract-proxy.js';
 
 /** What the command line of `nteract-mcp` accepts. */
@@ -24,7 +25,7 @@ Options:
                          $XDG_CACHE_HOME/nteract-mcp/tool-cache.json, else ~/.cache/nteract-mcp/tool-cache.json).
   --tool-list-wait-secs N  With no tool list known yet (first start, no cache), how long the first
                          tools/list waits for the MCP server's list (default 10).
-  --check                Build the distribution (all plugins) and print what it supports, as JSON.
+  --check                Build the proxy's composition and print what it loaded, as JSON.
   -h, --help             Show this help on stdout and exit.
   -V, --version          Print the version and exit.
 
@@ -114,12 +115,13 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
   });
 }
 
+/** What this process loaded: its plugins and the protocol eras it speaks upstream. */
 function check(io: CommandIo, version: string): number {
-  const container = createDistributionContainer();
+  const plugins = proxyPlugins();
+  const container = createMcpContainer({ plugins });
   const report = {
     version,
-    plugins: distributionPlugins().map((plugin) => plugin.id),
-    targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
+    plugins: plugins.map((plugin) => plugin.id),
     protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
   };
   io.stdout.write(`${JSON.stringify(report)}\n`);

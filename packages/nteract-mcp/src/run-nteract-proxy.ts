@@ -1,17 +1,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Clock, createMcpContainer, Logger } from '@nteract-mcp/core';
 import {
   ChildSupervisor,
-  Clock,
   defaultToolCachePath,
-  Logger,
   McpProxy,
-  RejoinTargetTracker,
   RestartPolicySettings,
   ToolListCache,
-} from '@nteract-mcp/core';
-import { createDistributionContainer } from './create-distribution-container.js';
+} from '@nteract-mcp/proxy';
+import { proxyPlugins } from './distribution-plugins.js';
 
 export interface ProxyCommandOptions {
   /** The child command and its arguments; default: this distribution's `runt-mcp`. */
@@ -43,10 +41,9 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
     );
     return 1;
   }
-  const container = createDistributionContainer();
+  const container = createMcpContainer({ plugins: proxyPlugins() });
   if (options.restartPolicy) container.rebind(RestartPolicySettings).toConstantValue(options.restartPolicy);
   const logger = container.get(Logger).child('nteract-mcp');
-  const tracker = new RejoinTargetTracker();
   const tools = new ToolListCache({
     builtInTools: [],
     logger,
@@ -57,7 +54,6 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       input: process.stdin,
       output: process.stdout,
       supervisor: container.get(ChildSupervisor),
-      tracker,
       tools,
       clock: container.get(Clock),
       logger,

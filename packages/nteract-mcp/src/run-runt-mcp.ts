@@ -4,18 +4,21 @@ import { fileURLToPath } from 'node:url';
 import {
   type ChildMcpServer,
   CoreError,
+  childExitCodes,
   createChildMcpServer,
   createMcpContainer,
   DaemonPort,
   GuardedStdioTransport,
+  handoffEnvironmentHelp,
+  handoffFromEnvironment,
   Logger,
   NotebookTargetResolver,
+  ProtocolAdmission,
+  RejoinStrategy,
   SessionSlot,
 } from '@nteract-mcp/core';
-import { createLocalDaemonPlugin, DaemonWatchLoop, type WatchLoopHandoff } from '@nteract-mcp/plugin-local-daemon';
-
-/** Exit code of an intentional handoff after a daemon upgrade (the proxy restarts at once). */
-export const daemonUpgradeExitCode = 75;
+import { DaemonWatchLoop, type WatchLoopHandoff } from '@nteract-mcp/plugin-local-daemon';
+import { childPlugins } from './distribution-plugins.js';
 
 export const runtMcpUsage = `runt-mcp: the nteract MCP server (one child of the nteract-mcp proxy).
 
@@ -23,16 +26,15 @@ Usage:
   runt-mcp            Serve MCP on stdin/stdout (newline-delimited JSON-RPC).
   runt-mcp --help     Show this help.
   runt-mcp --version  Print the version.
+  runt-mcp --check    Build this process's composition and print what it loaded, as JSON.
 
 Environment:
   RUNTIMED_SOCKET_PATH          The local daemon's socket (discovered like runtimed does when unset).
-  NTERACT_MCP_REJOIN_NOTEBOOK   A notebook to rejoin at start (path, UUID); set by the proxy on restarts.
-  NTERACT_MCP_AGENT_SESSION     The <session> part of the peer label suffix agent:<slug>:<session>.
-  NTERACT_MCP_PEER_LABEL        The peer label to use until the client's initialize arrives (set by the proxy).
+${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning}`).join('\n')}
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
 A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
-Exits 75 when the daemon's version changed under it, so the proxy starts the new version.
+Exits ${childExitCodes.upgradeHandoff} when the daemon's version changed under it, so the proxy starts the new version.
 `;
 
 /** Where the distribution's `runtimed` bin is, for auto-starting the daemon. */
@@ -42,7 +44,7 @@ export function runtimedEntry(): string {
 
 /**
  * Runs the child MCP server on stdio until stdin closes (exit 0) or the daemon's version changes
- * (exit 75). Resolves with the exit code; nothing but protocol goes to stdout.
+ * (the upgrade-handoff exit code). Resolves with the exit code; nothing but protocol goes to stdout.
  */
 export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -54,30 +56,25 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     process.stdout.write(`runt-mcp ${version}\n`);
     return 0;
   }
+  if (argv[0] === '--check' && argv.length === 1) {
+    process.stdout.write(`${JSON.stringify(checkReport(version, env))}\n`);
+    return 0;
+  }
   if (argv.length > 0) {
     process.stderr.write(`runt-mcp: unknown option '${argv[0]}'. Run 'runt-mcp --help'.\n`);
     return 2;
   }
-  const container = createMcpContainer({
-    plugins: [
-      createLocalDaemonPlugin({
-        env,
-        autoStart:
-          env.NTERACT_MCP_NO_AUTOSTART === '1'
-            ? false
-            : { command: process.execPath, args: [runtimedEntry(), 'start'] },
-      }),
-    ],
-  });
+  const container = createMcpContainer({ plugins: runtPlugins(env) });
+  const given = handoffFromEnvironment(env);
   const logger = container.get(Logger).child('runt-mcp');
   const daemonVersion = await startupDaemonVersion(container.get(DaemonPort));
   const child: ChildMcpServer = createChildMcpServer(container, {
     version,
     daemonVersion,
     cwd: process.cwd(),
-    agentSession: env.NTERACT_MCP_AGENT_SESSION?.trim() || undefined,
+    agentSession: given.agentSession,
   });
-  const handoff = parseHandoff(container.get(NotebookTargetResolver), env.NTERACT_MCP_REJOIN_NOTEBOOK, logger);
+  const handoff = parseHandoff(container.get(NotebookTargetResolver), given.rejoinNotebook, logger);
   const transport = new GuardedStdioTransport({ logger: logger.child('transport') });
   const loop = container.get(DaemonWatchLoop);
 
@@ -96,12 +93,11 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     const startWatching = (): void =>
       loop.start({
         // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
-        peerLabel: () =>
-          child.server.getClientVersion() ? child.peerLabel() : env.NTERACT_MCP_PEER_LABEL?.trim() || child.peerLabel(),
+        peerLabel: () => (child.server.getClientVersion() ? child.peerLabel() : (given.peerLabel ?? child.peerLabel())),
         handoff,
         onVersionChange: (from, to) => {
-          logger.info('daemon upgraded; exiting 75 for a restart', { from, to });
-          void finish(daemonUpgradeExitCode, `daemon version changed from ${from} to ${to}`);
+          logger.info('daemon upgraded; exiting for a restart', { from, to });
+          void finish(childExitCodes.upgradeHandoff, `daemon version changed from ${from} to ${to}`);
         },
       });
     let watching = false;
@@ -146,7 +142,31 @@ function parseHandoff(
     return { requested: raw, target: resolver.resolve(raw, { cwd: process.cwd() }) };
   } catch (error) {
     const problem = CoreError.is(error) ? error.message : String(error);
-    logger.warn('ignoring an unusable NTERACT_MCP_REJOIN_NOTEBOOK', { error: problem });
+    logger.warn('ignoring an unusable rejoin target from the proxy', { error: problem });
     return { requested: raw, problem };
   }
+}
+
+/** The child's composition: {@link childPlugins}, with the local daemon auto-started unless turned off. */
+function runtPlugins(env: NodeJS.ProcessEnv) {
+  return childPlugins({
+    env,
+    localDaemon: {
+      autoStart:
+        env.NTERACT_MCP_NO_AUTOSTART === '1' ? false : { command: process.execPath, args: [runtimedEntry(), 'start'] },
+    },
+  });
+}
+
+/** What this process loads: its plugins, target kinds, rejoin strategies and protocol eras. */
+function checkReport(version: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const plugins = runtPlugins(env);
+  const container = createMcpContainer({ plugins });
+  return {
+    version,
+    plugins: plugins.map((plugin) => plugin.id),
+    targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
+    rejoinStrategies: container.getAll(RejoinStrategy).map((strategy) => strategy.id),
+    protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
+  };
 }

@@ -1,4 +1,4 @@
-import { ChildExitClassification, CoreError, ExitClassifier, NotebookTargetResolver } from '@nteract-mcp/core';
+import { CoreError, ExitClassifier, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
@@ -27,17 +27,6 @@ describe(createLocalDaemonPlugin, () => {
     expect((caught as Error).message).toContain('@nteract-mcp/plugin-hosted');
   });
 
-  it('classifies exit 75 as the upgrade handoff and leaves other exits to the defaults', () => {
-    const classification = createTestContainer({ plugins: [createLocalDaemonPlugin()] })
-      .build()
-      .get(ChildExitClassification);
-    expect(classification.classify({ code: 75, signal: null })).toBe('handoff');
-    expect(classification.classify({ code: 1, signal: null })).toBe('crash');
-    expect(classification.classify({ code: null, signal: 'SIGKILL' })).toBe('crash');
-    expect(classification.classify({ code: 0, signal: null })).toBe('clean-stop');
-    expect(classification.classify({ code: null, signal: null, spawnError: 'ENOENT' })).toBe('fatal');
-  });
-
   it('locates the socket from options, else from the environment it was given', () => {
     const configured = createTestContainer({
       plugins: [createLocalDaemonPlugin({ socketPath: '/tmp/d.sock' })],
@@ -60,7 +49,6 @@ describe('the tsup build of @nteract-mcp/plugin-local-daemon', () => {
       plugins: [built.createLocalDaemonPlugin({ env: { RUNTIMED_SOCKET_PATH: '/x/r.sock' } })],
     });
     expect(container.get(built.RuntimedSocketLocator).socketPath()).toBe('/x/r.sock');
-    expect(container.get(ChildExitClassification).classify({ code: 75, signal: null })).toBe('handoff');
-    expect(container.getAll(ExitClassifier).map((item) => item.id)).toEqual(['local-daemon.upgrade-handoff']);
+    expect(container.isBound(ExitClassifier)).toBe(false);
   });
 });

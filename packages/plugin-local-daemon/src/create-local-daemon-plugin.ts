@@ -1,11 +1,4 @@
-import {
-  DaemonPort,
-  definePlugin,
-  ExitClassifier,
-  type McpPlugin,
-  RejoinStrategy,
-  TargetKind,
-} from '@nteract-mcp/core';
+import { DaemonPort, definePlugin, type McpPlugin, RejoinStrategy, TargetKind } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
@@ -16,13 +9,11 @@ import { NotebookIdTargetKind } from './notebook-id-target-kind.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
-import { UpgradeHandoffExitClassifier } from './upgrade-handoff-exit-classifier.js';
 
 /**
  * Notebooks in the local daemon `runtimed`: file paths and notebook UUIDs as targets, daemon
  * socket discovery, the daemon itself as the {@link DaemonPort} and {@link DaemonStarter}
- * (optionally auto-started), the watch loop that reconciles sessions with the live daemon, rejoin by saved path and by UUID, and
- * exit 75 as the daemon-upgrade handoff.
+ * (optionally auto-started), the watch loop that reconciles sessions with the live daemon, and rejoin by saved path and by UUID.
  */
 export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPlugin {
   const frozen: LocalDaemonOptions = Object.freeze({ ...options });
@@ -36,7 +27,6 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(DaemonStarter).toService(RuntimedDaemonPort);
       bind(TargetKind).to(LocalPathTargetKind).inSingletonScope();
       bind(TargetKind).to(NotebookIdTargetKind).inSingletonScope();
-      bind(ExitClassifier).to(UpgradeHandoffExitClassifier).inSingletonScope();
       bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
       bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();

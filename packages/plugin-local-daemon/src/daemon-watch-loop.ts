@@ -33,7 +33,7 @@ export const restartBackoffMaxMs = 5_000;
  */
 export const announcedShutdownGraceMs = 3_000;
 
-/** The notebook the proxy handed to this child (`NTERACT_MCP_REJOIN_NOTEBOOK`). */
+/** The notebook the proxy handed to this child (`handoffEnvironment.rejoinNotebook`). */
 export interface WatchLoopHandoff {
   /** The value as received (reported back in the session report's `rejoin.requested`). */
   readonly requested: string;

@@ -9,4 +9,3 @@ export type { RuntimedNotebookHandleOptions } from './runtimed-notebook-handle.j
 export { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 export { RuntimedSocketLocator } from './runtimed-socket-locator.js';
 export { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
-export { upgradeHandoffExitCode } from './upgrade-handoff-exit-classifier.js';

@@ -1,4 +1,5 @@
-import { defineToken, type RuntimedSocketEnvironment } from '@nteract-mcp/core';
+import { defineToken } from '@nteract-mcp/core';
+import type { RuntimedSocketEnvironment } from '@nteract-mcp/runtimed-protocol';
 
 /** How the child finds the local daemon. Every field is optional; the defaults follow the daemon's own discovery. */
 export interface LocalDaemonOptions {

@@ -1,5 +1,6 @@
 import { type Clock, CoreError } from '@nteract-mcp/core';
-import type { RuntimedConnection, RuntimedFrame } from '@nteract-mcp/core/runtimed-wire';
+import type { RuntimedConnection, RuntimedFrame } from '@nteract-mcp/runtimed-protocol';
+import { toCoreError } from './to-core-error.js';
 
 /**
  * Sends a request on `connection` and waits at most `timeoutMs` for its answer; a late answer is
@@ -22,7 +23,7 @@ export function requestWithin(
       },
       (error: unknown) => {
         timer.cancel();
-        reject(error);
+        reject(toCoreError(error));
       },
     );
   });

@@ -12,7 +12,7 @@ import {
   type RoomInfo,
   type Subscription,
 } from '@nteract-mcp/core';
-import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
+import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/runtimed-protocol';
 import { inject, injectable } from 'inversify';
 import type { DaemonStarter } from './daemon-starter.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
@@ -21,6 +21,7 @@ import { RuntimedEventPump } from './runtimed-event-pump.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
 import { readDaemonInfo, readRoomList } from './runtimed-wire-readers.js';
+import { rethrowAsCoreError } from './to-core-error.js';
 
 const defaultHeartbeatMs = 10_000;
 const defaultConnectTimeoutMs = 5_000;
@@ -202,7 +203,11 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
   }
 
   private openControl(socketPath: string): Promise<{ connection: RuntimedConnection; greeting: RuntimedFrame }> {
-    return RuntimedConnection.open({ socketPath, handshake: { channel: 'control' }, timeoutMs: this.connectTimeoutMs });
+    return RuntimedConnection.open({
+      socketPath,
+      handshake: { channel: 'control' },
+      timeoutMs: this.connectTimeoutMs,
+    }).catch(rethrowAsCoreError);
   }
 
   private connectNotebook(handshake: RuntimedHandshake): Promise<NotebookHandle> {
@@ -211,7 +216,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
         socketPath: this.#locator.socketPath(),
         handshake,
         timeoutMs: this.connectTimeoutMs,
-      });
+      }).catch(rethrowAsCoreError);
       try {
         return new RuntimedNotebookHandle(connection, greeting, { clock: this.#clock, logger: this.#handleLogger });
       } catch (error) {

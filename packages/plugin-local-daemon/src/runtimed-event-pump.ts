@@ -1,7 +1,8 @@
 import type { Clock, DaemonEvent, DaemonInfo, Logger, Timer } from '@nteract-mcp/core';
-import { RuntimedConnection } from '@nteract-mcp/core/runtimed-wire';
+import { RuntimedConnection } from '@nteract-mcp/runtimed-protocol';
 import { requestWithin } from './request-within.js';
 import { readDaemonInfo } from './runtimed-wire-readers.js';
+import { rethrowAsCoreError } from './to-core-error.js';
 
 /** First delay before reconnecting after a loss or a failed attempt; doubles up to {@link maxBackoffMs}. */
 export const initialBackoffMs = 100;
@@ -106,7 +107,7 @@ export class RuntimedEventPump {
         socketPath,
         handshake: { channel: 'control' },
         timeoutMs: connectTimeoutMs,
-      });
+      }).catch(rethrowAsCoreError);
       const current: Link = { connection, info: undefined, lost: false, heartbeat: undefined };
       link = current;
       if (this.#stopped) {

@@ -18,7 +18,7 @@ import {
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
-import type { RuntimedConnection, RuntimedFrame, WireRuntimeState } from '@nteract-mcp/core/runtimed-wire';
+import type { RuntimedConnection, RuntimedFrame, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 import {
   type FinalExecutionStatus,
   isFinalExecutionStatus,
@@ -33,6 +33,7 @@ import {
   readRuntimeState,
   readString,
 } from './runtimed-wire-readers.js';
+import { toCoreError } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
 export const leaveTimeoutMs = 1000;
@@ -588,7 +589,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       return await this.#connection.request(message);
     } catch (error) {
       if (this.#closedReason !== undefined || this.#connection.isClosed) throw this.closedError(error);
-      if (CoreError.is(error)) throw error;
+      const converted = toCoreError(error);
+      if (CoreError.is(converted)) throw converted;
       throw new CoreError('daemonUnavailable', `Request '${message.type}' failed: ${(error as Error).message}`, {
         cause: error,
       });

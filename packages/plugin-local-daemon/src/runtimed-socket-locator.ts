@@ -1,4 +1,4 @@
-import { resolveRuntimedSocketPath } from '@nteract-mcp/core';
+import { resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
 import { inject, injectable } from 'inversify';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 

@@ -8,7 +8,7 @@ import {
   type NotebookCell,
   type RoomInfo,
 } from '@nteract-mcp/core';
-import type { RuntimedFrame, WireRuntimeState } from '@nteract-mcp/core/runtimed-wire';
+import type { RuntimedFrame, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 
 /*
  * Readers of daemon frames: snake_case wire shapes in, core's camelCase shapes out. Each reader

@@ -1,6 +1,6 @@
 import { createConnection, type Socket } from 'node:net';
-import { RuntimedConnection, RuntimedFrameDecoder } from '@nteract-mcp/core/runtimed-wire';
 import type { TestDaemon } from '@nteract-mcp/daemon/testing';
+import { RuntimedConnection, RuntimedFrameDecoder } from '@nteract-mcp/runtimed-protocol';
 import fc from 'fast-check';
 import { FuzzViolations } from './fuzz-violations.js';
 import {

@@ -1,4 +1,4 @@
-import { runtimedMagic, runtimedProtocolVersion } from '@nteract-mcp/core/runtimed-wire';
+import { runtimedMagic, runtimedProtocolVersion } from '@nteract-mcp/runtimed-protocol';
 import { describe, expect, it } from 'vitest';
 import { materializeSession, type RuntimedFuzzSession } from './runtimed-fuzz-session.js';
 

@@ -5,7 +5,7 @@ import {
   runtimedProtocolVersion,
   wireControlRequestTypes,
   wireNotebookRequestTypes,
-} from '@nteract-mcp/core/runtimed-wire';
+} from '@nteract-mcp/runtimed-protocol';
 import fc from 'fast-check';
 import { expandTextMarkers, fuzzString, harmlessTree, markerPrefix, splitBytes, splitPoints } from './fuzz-values.js';
 import { applyMutation, type StructuralMutation, structuralMutation } from './json-rpc-fuzz-batch.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultRestartPolicySettings } from '@nteract-mcp/core';
+import { defaultRestartPolicySettings } from '@nteract-mcp/proxy';
 import type { ToolOutcome, UserSession } from '../index.js';
 
 /** The proxy's crash budget (crash restarts in a sliding window before the breaker opens). */

@@ -1,10 +1,10 @@
+import type { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import type { Clock } from '../ports/clock.js';
 import type { DaemonPort } from '../ports/daemon-port.js';
 import type { Logger } from '../ports/logger.js';
 import type { SessionActivation } from '../session/session-activation.js';
 import type { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { SessionSlot } from '../session/session-slot.js';
-import type { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import type { ExecutionStore } from './execution-store.js';
 
 /** What the child server's tools work with: the session engine, the ports and the call-independent state. */

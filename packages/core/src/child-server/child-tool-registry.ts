@@ -1,19 +1,12 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { defaultToolResultBudgetBytes } from '../contract/mcp-message-limits.js';
+import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 import { fitToolResult } from './tool-result-budget.js';
 
-/**
- * The `_meta` key of a `tools/call` request that carries its idempotency key. The proxy stamps it
- * on every call; the child forwards it (or keys derived from it) to every mutating notebook
- * operation, so a replay after a crash is applied once.
- */
-export const idempotencyMetaKey = 'nteract/idempotencyKey';
-
 /** What a tool handler knows about the call besides its arguments. */
 export interface ToolCallContext {
-  /** From `_meta['nteract/idempotencyKey']`; derive sub-keys (`<key>:insert`) for several mutations. */
+  /** From the request's `_meta[idempotencyMetaKey]`; derive sub-keys (`<key>:insert`) for several mutations. */
   readonly idempotencyKey: string | undefined;
   /** Aborted when the client cancels the request or the connection closes. */
   readonly signal: AbortSignal;

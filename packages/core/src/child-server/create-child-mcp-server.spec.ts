@@ -1,21 +1,21 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ErrorCode, type JSONRPCMessage, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSessionReport, sessionReportMetaKey } from '../contract/session-report.js';
+import { readSessionReport, sessionReportMetaKey } from '../handoff/session-report.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { createTestContainer } from '../testing/create-test-container.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
-import { RecordingLogger } from '../testing/recording-logger.js';
-import { createChildMcpServer } from './create-child-mcp-server.js';
 import {
   type ChildServerTestHarness,
   resultText,
   startChildServerTestHarness,
   testAgentSession,
   testClientInfo,
-} from './start-child-server-test-harness.js';
+} from '../testing/start-child-server-test-harness.js';
+import { createChildMcpServer } from './create-child-mcp-server.js';
 
 const allTools = [
   'list_active_notebooks',

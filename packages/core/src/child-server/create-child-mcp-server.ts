@@ -9,21 +9,22 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
-import { defaultToolResultBudgetBytes } from '../contract/mcp-message-limits.js';
-import { withSessionReport } from '../contract/session-report.js';
+import { formatPeerLabel } from '../handoff/format-peer-label.js';
+import { formatServerTitle, idempotencyMetaKey } from '../handoff/handoff-contract.js';
+import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
+import { withSessionReport } from '../handoff/session-report.js';
+import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
-import { NotebookTargetResolver } from '../target/notebook-target-resolver.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { ChildToolRegistry, idempotencyMetaKey, type ToolCallContext } from './child-tool-registry.js';
+import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { ExecutionStore } from './execution-store.js';
-import { formatPeerLabel } from './format-peer-label.js';
 import { NotebookResources } from './notebook-resources.js';
 
 /** How the child server presents itself and where it resolves paths. */
@@ -70,7 +71,7 @@ export const childServerInstructions =
  * the container's session engine and ports, and one resource per connected or parked notebook.
  * Bad arguments and unknown tools are JSON-RPC invalid-params errors; failures inside a tool are
  * tool results with `isError: true`. Every tool result carries the session report
- * (`_meta['nteract/session']`, see `contract/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
+ * (`_meta['nteract/session']`, see `handoff/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
  * changes, once the client has sent `notifications/initialized`.
  *
  * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
@@ -86,7 +87,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     {
       name: 'nteract',
       version: options.version,
-      ...(options.daemonVersion !== undefined ? { title: `nteract (daemon ${options.daemonVersion})` } : {}),
+      ...(options.daemonVersion !== undefined ? { title: formatServerTitle(options.daemonVersion) } : {}),
     },
     {
       capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },

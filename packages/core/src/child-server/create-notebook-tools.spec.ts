@@ -7,7 +7,7 @@ import {
   resultText,
   startChildServerTestHarness,
   toolError,
-} from './start-child-server-test-harness.js';
+} from '../testing/start-child-server-test-harness.js';
 import { resultBytes } from './tool-result-budget.js';
 
 describe('notebook tools', () => {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { describeMiB } from '../contract/mcp-message-limits.js';
 import { CoreError } from '../errors/core-error.js';
+import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
+import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import {
   defineChildTool,
-  idempotencyMetaKey,
   jsonResult,
   type RegisteredChildTool,
   type ToolCallContext,
@@ -37,12 +37,6 @@ const cellTypeSchema = z
  * `<key>:insert`, `<key>:update`, `<key>:execute`… so a replay applies each once. `get_results`
  * works without an active session.
  */
-
-/**
- * Advertised on tools that pass the request's idempotency key to the daemon for every mutation,
- * so the proxy may send them again after a child crash without applying anything twice.
- */
-const keyHonoured: Readonly<Record<string, unknown>> = Object.freeze({ [idempotencyMetaKey]: 'honored' });
 export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   /** Runs one cell on the accessed session, records the execution and renders it. */
   const runCell = async (
@@ -174,7 +168,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const cellType: CellType = given(args.cell_type) ?? 'code';
@@ -211,7 +205,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const source = given(args.source);
@@ -253,7 +247,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     name: 'delete_cell',
     description: 'Delete a cell from the active notebook.',
     inputSchema: z.object({ cell_id: toolParameters.requiredString('The cell id.') }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args, context) => {
       const access = deps.slot.access('mutation');
@@ -270,7 +264,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       cell_id: toolParameters.requiredString('The cell to move.'),
       after_cell_id: toolParameters.optionalString('Put it after this cell (absent or null: at the start).'),
     }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, context) => {
       const after = given(args.after_cell_id);
@@ -290,7 +284,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
     }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const access = deps.slot.access('runtime');
@@ -313,7 +307,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       ),
       wait: toolParameters.optionalBoolean('Wait for the results (default true).'),
     }),
-    meta: keyHonoured,
+    meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const wait = given(args.wait) ?? true;

@@ -7,7 +7,7 @@ import {
   resultText,
   startChildServerTestHarness,
   toolError,
-} from './start-child-server-test-harness.js';
+} from '../testing/start-child-server-test-harness.js';
 
 const missingText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";

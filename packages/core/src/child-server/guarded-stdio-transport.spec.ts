@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { type JSONRPCMessage, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RecordingLogger } from '../testing/recording-logger.js';
 import { GuardedStdioTransport, type OutgoingMessageFilter } from './guarded-stdio-transport.js';
 
 interface Wire {

@@ -13,14 +13,14 @@ import {
   defaultChildInputBufferBytes,
   defaultMaxChildMessageBytes,
   describeMiB,
-} from '../contract/mcp-message-limits.js';
-import type { Logger } from '../ports/logger.js';
+} from '../handoff/mcp-message-limits.js';
 import {
   type JsonRpcErrorResponse,
   type JsonRpcId,
   JsonRpcLineFramer,
   type JsonRpcMessage,
-} from '../proxy/json-rpc-line-framer.js';
+} from '../json-rpc/json-rpc-line-framer.js';
+import type { Logger } from '../ports/logger.js';
 
 /** JSON-RPC "internal error": the code of the answer that replaces one too large to send. */
 export const messageTooLargeErrorCode = -32603;

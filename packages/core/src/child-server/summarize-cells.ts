@@ -1,4 +1,4 @@
-import { describeMiB } from '../contract/mcp-message-limits.js';
+import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
 
 /** Characters of one output's text shown unless `full_output` is asked for. */

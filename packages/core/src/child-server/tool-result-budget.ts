@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { describeMiB } from '../contract/mcp-message-limits.js';
+import { describeMiB } from '../handoff/mcp-message-limits.js';
 
 /** Strings shorter than this are never cut (ids, names, markers). */
 const minimumCutChars = 256;

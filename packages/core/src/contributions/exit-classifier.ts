@@ -1,4 +1,4 @@
-import { type Contribution, defineContributionPoint } from '../container/contribution-point.js';
+import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
 import type { ChildExit } from '../ports/child-process-port.js';
 
 /**

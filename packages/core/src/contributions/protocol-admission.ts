@@ -1,4 +1,4 @@
-import { type Contribution, defineContributionPoint } from '../container/contribution-point.js';
+import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
 
 /** The MCP generation a connection speaks: `initialize`-based, or per-request negotiation (2026-07-28). */
 export type ProtocolEra = 'legacy' | 'native';

@@ -1,7 +1,7 @@
-import { type Contribution, defineContributionPoint } from '../container/contribution-point.js';
+import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
+import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
-import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
-import type { NotebookTarget } from '../target/notebook-target.js';
 
 /** What a strategy is given for one attempt. */
 export interface RejoinContext {

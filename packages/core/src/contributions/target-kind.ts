@@ -1,6 +1,6 @@
-import { type Contribution, defineContributionPoint } from '../container/contribution-point.js';
-import type { NotebookTarget } from '../target/notebook-target.js';
-import type { TargetParseContext } from '../target/parse-notebook-target.js';
+import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import type { TargetParseContext } from '../notebook-target/parse-notebook-target.js';
 
 /**
  * Makes a kind of notebook target usable: parses and canonicalises it. A container handles only

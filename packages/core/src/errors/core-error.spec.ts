@@ -1,5 +1,4 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +11,8 @@ afterAll(() => {
 
 /** Loads the built package from a separate directory: a second copy, as a bundling plugin would have. */
 async function loadSecondCopy(): Promise<typeof import('../index.js')> {
-  const dir = mkdtempSync(join(tmpdir(), 'nteract-core-copy-'));
+  // Inside the package, so its bare imports resolve through the workspace's node_modules.
+  const dir = mkdtempSync(join(import.meta.dirname, '..', '..', '.second-copy-'));
   copies.push(dir);
   cpSync(join(import.meta.dirname, '..', '..', 'dist'), dir, { recursive: true });
   return import(/* @vite-ignore */ pathToFileURL(join(dir, 'index.js')).href);

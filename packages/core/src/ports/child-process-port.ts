@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { defineToken } from '../container/define-token.js';
+import { defineToken } from '../di/define-token.js';
 
 export interface ChildSpawnSpec {
   readonly command: string;

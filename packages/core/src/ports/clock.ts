@@ -1,25 +1,12 @@
-import { defineToken } from '../container/define-token.js';
+import type { Clock as ClockContract } from '@nteract-mcp/foundation';
+import { defineToken } from '../di/define-token.js';
 
-/** A scheduled callback that can be cancelled. Cancelling a fired or cancelled timer does nothing. */
-export interface Timer {
-  cancel(): void;
-}
+export type { Timer } from '@nteract-mcp/foundation';
 
 /**
- * Time as core sees it. Every delay, deadline and retry schedule goes through this port, so tests
- * drive time with `ManualClock` instead of sleeping.
- *
- * Guarantees: `now()` never goes backwards; a timer fires at most once, not before its delay.
- * Does not guarantee: that a timer fires exactly on time, or that it keeps the process alive
- * (the system clock unrefs its timers; whoever needs the process alive holds a handle of its own).
+ * Time as core sees it: every delay, deadline and retry schedule goes through this port, so tests
+ * drive time with `ManualClock` instead of sleeping. The contract is `@nteract-mcp/foundation`'s.
  */
-export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /** Runs `callback` once, `delayMs` from now. */
-  setTimer(delayMs: number, callback: () => void): Timer;
-  /** Resolves after `delayMs`; rejects with the signal's reason when aborted first. */
-  sleep(delayMs: number, signal?: AbortSignal): Promise<void>;
-}
+export type Clock = ClockContract;
 
 export const Clock = defineToken<Clock>('core', 'Clock');

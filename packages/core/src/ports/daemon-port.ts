@@ -1,5 +1,5 @@
-import { defineToken } from '../container/define-token.js';
-import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import { defineToken } from '../di/define-token.js';
+import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type { NotebookHandle, Subscription } from './notebook-handle.js';
 
 /** What a live daemon says about itself. */

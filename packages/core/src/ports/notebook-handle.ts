@@ -1,4 +1,8 @@
-import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
+import type { Subscription } from '@nteract-mcp/foundation';
+
+export type { Subscription } from '@nteract-mcp/foundation';
+
+import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 
 export type CellType = 'code' | 'markdown' | 'raw';
 
@@ -126,9 +130,4 @@ export interface NotebookHandle {
   /** Releases this peer. Idempotent. Other peers of the room are untouched. */
   close(): Promise<void>;
   onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription;
-}
-
-/** Undoes a registration. Idempotent. */
-export interface Subscription {
-  dispose(): void;
 }

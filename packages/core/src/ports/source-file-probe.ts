@@ -1,4 +1,4 @@
-import { defineToken } from '../container/define-token.js';
+import { defineToken } from '../di/define-token.js';
 
 /** Whether a saved notebook's file is there: present (with its canonical path), missing, or unknown. */
 export type SourceFileState =

@@ -1,5 +1,5 @@
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
-import type { NotebookTarget } from '../target/notebook-target.js';
 
 /** How a session came to be installed. */
 export type SessionOrigin = 'connect' | 'create' | 'rejoin';

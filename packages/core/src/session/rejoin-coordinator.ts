@@ -1,11 +1,11 @@
 import { inject, injectable, named } from 'inversify';
-import { ContributionProvider } from '../container/contribution-provider.js';
 import { RejoinStrategy } from '../contributions/rejoin-strategy.js';
+import { ContributionProvider } from '../di/contribution-provider.js';
+import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
+import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
-import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
-import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
 import type { NotebookSession } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
 

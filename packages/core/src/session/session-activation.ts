@@ -1,8 +1,8 @@
 import { inject, injectable } from 'inversify';
 import { CoreError } from '../errors/core-error.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
-import type { NotebookTarget } from '../target/notebook-target.js';
 import type { NotebookSession, SessionOrigin } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
 

@@ -1,4 +1,4 @@
-import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
+import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 
 /**
  * Why the last session went away.

@@ -1,8 +1,8 @@
+import { ManualClock } from '@nteract-mcp/foundation/testing';
 import { describe, expect, it } from 'vitest';
 import { Clock } from '../ports/clock.js';
 import { createTestContainer } from '../testing/create-test-container.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
-import { ManualClock } from '../testing/manual-clock.js';
 import { SessionActivation } from './session-activation.js';
 import { SessionRecoveryState } from './session-recovery-state.js';
 import { SessionSlot } from './session-slot.js';

@@ -1,7 +1,7 @@
 import { inject, injectable } from 'inversify';
-import type { RejoinReport, SessionReport } from '../contract/session-report.js';
+import type { RejoinReport, SessionReport } from '../handoff/session-report.js';
+import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
-import { describeNotebookTarget, type NotebookTarget } from '../target/notebook-target.js';
 import { type NotebookSession, sessionRecoveryTarget } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
 
@@ -13,7 +13,7 @@ interface Recovering {
 
 /**
  * What the child is bringing back, as its recovery owner (the daemon watch loop) reports it, and
- * the fate of the rejoin it was asked for at start (`NTERACT_MCP_REJOIN_NOTEBOOK`). Read by the
+ * the fate of the rejoin it was asked for at start (`handoffEnvironment.rejoinNotebook`). Read by the
  * child server to build the {@link SessionReport} of every tool result.
  *
  * Guarantees: a recovery target counts only while the slot's intent epoch is the one it was

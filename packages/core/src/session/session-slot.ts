@@ -1,9 +1,9 @@
 import { inject, injectable } from 'inversify';
 import { CoreError } from '../errors/core-error.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle, Subscription } from '../ports/notebook-handle.js';
-import type { NotebookTarget } from '../target/notebook-target.js';
 import { type NotebookSession, sessionRecoveryTarget } from './notebook-session.js';
 import { noSessionMessage, type SessionDropInfo, type SessionDropReason } from './session-drop-info.js';
 

@@ -1,6 +1,6 @@
 import type { Container, ServiceIdentifier } from 'inversify';
-import { type BindingOverride, buildMcpContainer } from '../container/create-mcp-container.js';
-import type { McpPlugin } from '../container/mcp-plugin.js';
+import { type BindingOverride, buildMcpContainer } from '../composition/create-mcp-container.js';
+import type { McpPlugin } from '../di/mcp-plugin.js';
 
 /**
  * Builds a real container (core + the given plugins) with chosen bindings replaced, usually the

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CoreError } from '../errors/core-error.js';
+import { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type {
   CreateNotebookOptions,
   DaemonEvent,
@@ -10,7 +11,6 @@ import type {
   RoomInfo,
 } from '../ports/daemon-port.js';
 import type { NotebookHandle, NotebookReadiness, Subscription } from '../ports/notebook-handle.js';
-import { DaemonIncarnation } from '../target/daemon-incarnation.js';
 import { FakeNotebookHandle, type FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 
 export interface FakeDaemonPortOptions {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CoreError } from '../errors/core-error.js';
+import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type {
   CellOutput,
   CellType,
@@ -15,7 +16,6 @@ import type {
   SavedNotebook,
   Subscription,
 } from '../ports/notebook-handle.js';
-import type { DaemonIncarnation } from '../target/daemon-incarnation.js';
 
 /**
  * What the fake kernel does with a cell: the outputs and the status of one execution. `running`

@@ -1,19 +1,18 @@
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { inject, injectable } from 'inversify';
 import { describe, expect, it } from 'vitest';
 import { CoreError } from '../errors/core-error.js';
+import { SecretToken } from '../notebook-target/secret-token.js';
 import { ChildProcessPort } from '../ports/child-process-port.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import { SourceFileProbe } from '../ports/source-file-probe.js';
-import { SecretToken } from '../target/secret-token.js';
 import { createTestContainer } from './create-test-container.js';
 import { FakeChildProcess, FakeChildProcessPort } from './fake-child-process.js';
 import { FakeDaemonPort } from './fake-daemon-port.js';
 import { FakeNotebookHandle } from './fake-notebook-handle.js';
 import { FakeSourceFileProbe } from './fake-source-file-probe.js';
-import { ManualClock } from './manual-clock.js';
-import { RecordingLogger } from './recording-logger.js';
 
 /** A consumer of every port, resolved from a real container, so overrides are seen as production code sees them. */
 @injectable()

@@ -1,3 +1,5 @@
+export type { LogRecord } from '@nteract-mcp/foundation/testing';
+export { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 export type { TestContainerBuilder } from './create-test-container.js';
 export { createTestContainer } from './create-test-container.js';
 export { FakeChildProcess, FakeChildProcessPort } from './fake-child-process.js';
@@ -6,6 +8,3 @@ export { FakeDaemonPort } from './fake-daemon-port.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 export { FakeNotebookHandle } from './fake-notebook-handle.js';
 export { FakeSourceFileProbe } from './fake-source-file-probe.js';
-export { ManualClock } from './manual-clock.js';
-export type { LogRecord } from './recording-logger.js';
-export { RecordingLogger } from './recording-logger.js';

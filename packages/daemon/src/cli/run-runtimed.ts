@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreError, type Logger, StderrLogger, SystemClock } from '@nteract-mcp/core';
-import { RuntimedConnection, type WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import { type Logger, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
+import { RuntimedConnection, RuntimedProtocolError, type WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
 import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';
@@ -250,14 +250,14 @@ async function openControl(socketPath: string) {
   try {
     return await RuntimedConnection.open({ socketPath, handshake: { channel: 'control' }, timeoutMs: 3000 });
   } catch (error) {
-    if (CoreError.is(error, 'daemonUnavailable')) return undefined;
+    if (RuntimedProtocolError.is(error, 'daemonUnavailable')) return undefined;
     throw error;
   }
 }
 
 async function queryInfo(socketPath: string): Promise<{ pid: number } | undefined> {
   const opened = await openControl(socketPath).catch((error: unknown) => {
-    if (DaemonError.is(error) || CoreError.is(error)) return undefined;
+    if (DaemonError.is(error) || RuntimedProtocolError.is(error)) return undefined;
     throw error;
   });
   if (!opened) return undefined;

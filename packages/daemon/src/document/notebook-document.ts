@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { WireCell } from '@nteract-mcp/core/runtimed-wire';
+import type { WireCell } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 
 export type CellKind = WireCell['cell_type'];

@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CellOutput } from '@nteract-mcp/core';
-import { RecordingLogger } from '@nteract-mcp/core/testing';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
+import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { findKernelspec, type Kernelspec } from './find-kernelspec.js';
@@ -46,7 +46,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-function plainText(output: CellOutput | undefined): unknown {
+function plainText(output: WireOutput | undefined): unknown {
   return (output?.data as Record<string, unknown> | undefined)?.['text/plain'];
 }
 
@@ -95,7 +95,7 @@ describe(JupyterKernel, () => {
     expect((kernel.kernelInfo.language_info as { name?: string }).name).toBe('python');
 
     expect((await kernel.execute('x = 41')).outputs).toEqual([]);
-    const seen: CellOutput[] = [];
+    const seen: WireOutput[] = [];
     const printed = await kernel.execute('print(x + 1)', { onOutput: (output) => seen.push(output) });
     expect(printed.status).toBe('ok');
     expect(printed.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '42\n' }]);
@@ -168,7 +168,7 @@ describe(JupyterKernel, () => {
     ]);
 
     // flush=True makes each print its own stream message (ipykernel batches unflushed output).
-    const streamed: CellOutput[] = [];
+    const streamed: WireOutput[] = [];
     const printed = await kernel.execute("print('a', flush=True)\nprint('b', flush=True)", {
       onOutput: (output) => streamed.push(output),
     });

@@ -1,4 +1,5 @@
-import type { CellOutput, Logger, Subscription } from '@nteract-mcp/core';
+import type { Logger, Subscription } from '@nteract-mcp/foundation';
+import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { Kernelspec } from './find-kernelspec.js';
 import type { JupyterMessage } from './jupyter-message.js';
@@ -22,7 +23,7 @@ export interface KernelExecution {
   readonly status: 'ok' | 'error' | 'aborted';
   readonly executionCount: number | null;
   /** nbformat 4 outputs; see {@link KernelOutputCollector} for merging and clearing rules. */
-  readonly outputs: readonly CellOutput[];
+  readonly outputs: readonly WireOutput[];
 }
 
 export interface ExecuteOptions {
@@ -30,7 +31,7 @@ export interface ExecuteOptions {
    * Called for each new or changed output (a merged stream or an updated display is passed whole),
    * with a snapshot of all outputs so far. Thrown errors are logged and ignored.
    */
-  readonly onOutput?: (output: CellOutput, outputsSoFar: readonly CellOutput[]) => void;
+  readonly onOutput?: (output: WireOutput, outputsSoFar: readonly WireOutput[]) => void;
   /** Called when `clear_output` removed the outputs so far (with `wait`, just before the next output). */
   readonly onClear?: () => void;
   /**

@@ -1,4 +1,4 @@
-import type { CellOutput } from '@nteract-mcp/core';
+import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 
 /** A display update the kernel sent (`update_display_data`), for whoever shows that display id. */
 export interface DisplayUpdate {
@@ -13,7 +13,7 @@ export interface DisplayUpdate {
  * this execution's outputs shows it).
  */
 export type OutputChange =
-  | { readonly kind: 'output'; readonly output: CellOutput }
+  | { readonly kind: 'output'; readonly output: WireOutput }
   | { readonly kind: 'cleared' }
   | { readonly kind: 'displayUpdate'; readonly update: DisplayUpdate };
 
@@ -31,13 +31,13 @@ type Content = Readonly<Record<string, unknown>>;
  * terminal escapes other than `\r`.
  */
 export class KernelOutputCollector {
-  private outputs: CellOutput[] = [];
+  private outputs: WireOutput[] = [];
   private displayIds: (string | undefined)[] = [];
   private clearPending = false;
   private count: number | null = null;
 
   /** A snapshot of the outputs so far. */
-  public snapshot(): readonly CellOutput[] {
+  public snapshot(): readonly WireOutput[] {
     return this.outputs.slice();
   }
 
@@ -104,7 +104,7 @@ export class KernelOutputCollector {
     const lastIndex = this.outputs.length - 1;
     const last = this.outputs[lastIndex];
     if (last !== undefined && last.output_type === 'stream' && last.name === name) {
-      const merged: CellOutput = {
+      const merged: WireOutput = {
         output_type: 'stream',
         name,
         text: collapseCarriageReturns(`${asString(last.text) ?? ''}${text}`),
@@ -113,14 +113,14 @@ export class KernelOutputCollector {
       changes.push({ kind: 'output', output: merged });
       return changes;
     }
-    const output: CellOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
+    const output: WireOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
     this.outputs.push(output);
     this.displayIds.push(undefined);
     changes.push({ kind: 'output', output });
     return changes;
   }
 
-  private add(output: CellOutput, displayId: string | undefined): OutputChange[] {
+  private add(output: WireOutput, displayId: string | undefined): OutputChange[] {
     const changes = this.flushPendingClear();
     this.outputs.push(output);
     this.displayIds.push(displayId);
@@ -136,7 +136,7 @@ export class KernelOutputCollector {
     this.displayIds.forEach((id, index) => {
       const current = this.outputs[index];
       if (id !== displayId || current === undefined) return;
-      const updated: CellOutput = { ...current, data: update.data, metadata: update.metadata };
+      const updated: WireOutput = { ...current, data: update.data, metadata: update.metadata };
       this.outputs[index] = updated;
       changes.push({ kind: 'output', output: updated });
     });

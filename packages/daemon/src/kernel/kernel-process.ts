@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger } from '@nteract-mcp/foundation';
 import { Dealer, Subscriber } from 'zeromq';
 import { DaemonError } from '../daemon-error.js';
 import { findFreePorts } from './find-free-ports.js';

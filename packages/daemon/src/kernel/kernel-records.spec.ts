@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { mkdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RecordingLogger } from '@nteract-mcp/core/testing';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeProcess } from '../process/probe-process.js';
 import { KernelRecords } from './kernel-records.js';

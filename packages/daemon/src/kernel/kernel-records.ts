@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger } from '@nteract-mcp/foundation';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { compareIdentity, currentBootId, identifyProcess, probeProcess } from '../process/probe-process.js';
 import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';

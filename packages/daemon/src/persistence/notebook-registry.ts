@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger } from '@nteract-mcp/foundation';
 import { writeFileAtomic } from './write-file-atomic.js';
 
 interface RegistryFile {

@@ -1,4 +1,4 @@
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger } from '@nteract-mcp/foundation';
 import { type FindKernelspecOptions, findKernelspec, type Kernelspec } from '../kernel/find-kernelspec.js';
 import { JupyterKernel } from '../kernel/jupyter-kernel.js';
 import type { KernelRecords } from '../kernel/kernel-records.js';

@@ -1,4 +1,4 @@
-import type { Subscription } from '@nteract-mcp/core';
+import type { Subscription } from '@nteract-mcp/foundation';
 import type { NotebookOutput } from '../document/notebook-document.js';
 
 /** What a room needs of a running kernel; `JupyterKernel` provides it. */

@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Clock, Logger, Timer } from '@nteract-mcp/core';
-import type { WireCell, WireRoomEvent, WireRoomInfo, WireRuntimeState } from '@nteract-mcp/core/runtimed-wire';
+import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
+import type { WireCell, WireRoomEvent, WireRoomInfo, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import {
   type CellKind,

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Subscription } from '@nteract-mcp/core';
-import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
+import type { Subscription } from '@nteract-mcp/foundation';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeRuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/core/runtimed-wire';
-import { RecordingLogger } from '@nteract-mcp/core/testing';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { encodeRuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { identifyProcess } from '../process/probe-process.js';

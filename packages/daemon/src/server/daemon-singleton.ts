@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, link, lstat, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger } from '@nteract-mcp/foundation';
 import { DaemonError } from '../daemon-error.js';
 import { currentBootId, identifyProcess, probeProcess } from '../process/probe-process.js';
 import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';

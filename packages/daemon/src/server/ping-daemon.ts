@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { RuntimedConnection } from '@nteract-mcp/core/runtimed-wire';
+import { RuntimedConnection } from '@nteract-mcp/runtimed-protocol';
 
 /**
  * The outcome of a protocol ping: `answered` (by the daemon `pid`), `refused` (no socket file,

@@ -1,7 +1,7 @@
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CoreError } from '@nteract-mcp/core';
-import type { RuntimedConnection, RuntimedFrame, WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import type { RuntimedConnection, RuntimedFrame, WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
+import { RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotebookDocument } from '../document/notebook-document.js';
 import { startTestDaemon, type TestDaemon } from '../testing/start-test-daemon.js';
@@ -167,7 +167,7 @@ describe('runtimed durability (real process)', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect(CoreError.is(refused) && refused.code).toBe('file_conflict');
+    expect(RuntimedProtocolError.is(refused) && refused.code).toBe('file_conflict');
     expect((refused as Error).message).toBe(
       `${path} was changed on disk by another program while this notebook had unsaved edits; the file was left as it is and your version was saved as ${copy}. Reconnect (connect_notebook with the path) to load the file, or save_notebook to overwrite it with your version.`,
     );

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RuntimedConnection, WireRoomInfo } from '@nteract-mcp/core/runtimed-wire';
+import type { RuntimedConnection, WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../testing/start-test-daemon.js';
 

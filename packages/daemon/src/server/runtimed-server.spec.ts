@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { CoreError } from '@nteract-mcp/core';
 import {
   encodeRuntimedFrame,
   type RuntimedConnection,
+  RuntimedProtocolError,
   runtimedPreamble,
   runtimedProtocolVersion,
   type WireRoomInfo,
-} from '@nteract-mcp/core/runtimed-wire';
+} from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../testing/start-test-daemon.js';
 
@@ -53,13 +53,13 @@ async function until<T>(
   }
 }
 
-function rejection(promise: Promise<unknown>): Promise<CoreError> {
+function rejection(promise: Promise<unknown>): Promise<RuntimedProtocolError> {
   return promise.then(
     () => {
       throw new Error('expected a rejection');
     },
     (error: unknown) => {
-      if (!CoreError.is(error)) throw error;
+      if (!RuntimedProtocolError.is(error)) throw error;
       return error;
     },
   );
@@ -109,7 +109,7 @@ describe('runtimed (real process)', { timeout: 60_000 }, () => {
         peer_label: 'x',
       }),
     );
-    expect(error.kind).toBe('notebookUnavailable');
+    expect([error.kind, error.code]).toEqual(['daemonRefused', 'notebook_unavailable']);
     expect(error.code).toBe('notebook_unavailable');
     expect(await rooms(d)).toEqual(before);
   });
@@ -222,7 +222,7 @@ describe('runtimed (real process)', { timeout: 60_000 }, () => {
         peer_label: 'a',
       }),
     );
-    expect(error.kind).toBe('notebookUnavailable');
+    expect([error.kind, error.code]).toEqual(['daemonRefused', 'notebook_unavailable']);
   });
 
   it('refuses to save over a path another room owns, and an untitled save without a path', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { type Clock, CoreError, type Logger } from '@nteract-mcp/core';
+import type { Clock, Logger } from '@nteract-mcp/foundation';
 import {
   type DecodedFrame,
   defaultMaxFrameBytes,
@@ -11,13 +11,14 @@ import {
   maxHandshakeFrameBytes,
   type RuntimedErrorCode,
   RuntimedFrameDecoder,
+  RuntimedProtocolError,
   runtimedMagic,
   runtimedProtocolVersion,
   type WireDaemonEvent,
   type WireDaemonInfo,
   wireControlRequestTypes,
   wireNotebookRequestTypes,
-} from '@nteract-mcp/core/runtimed-wire';
+} from '@nteract-mcp/runtimed-protocol';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
@@ -600,7 +601,7 @@ function sendFrame(
   try {
     bytes = encodeRuntimedFrame(frame, { maxMessageBytes });
   } catch (error) {
-    if (!CoreError.is(error, 'messageTooLarge')) throw error;
+    if (!RuntimedProtocolError.is(error, 'messageTooLarge')) throw error;
     if (typeof frame.id === 'number') {
       bytes = encodeRuntimedFrame({
         type: 'error',

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/core/runtimed-wire';
+import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/runtimed-protocol';
 
 /** A real `runtimed` process in a temporary directory, for tests. */
 export interface TestDaemon {

@@ -1,0 +1,35 @@
+import { ContainerModule } from 'inversify';
+import '../contributions/exit-classifier.js';
+import '../contributions/protocol-admission.js';
+import '../contributions/rejoin-strategy.js';
+import '../contributions/target-kind.js';
+import { StderrLogger, SystemClock } from '@nteract-mcp/foundation';
+import { bindContributionProviders } from '../di/contribution-provider.js';
+import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
+import { Clock } from '../ports/clock.js';
+import { Logger } from '../ports/logger.js';
+import { NodeSourceFileProbe } from '../ports/node/node-source-file-probe.js';
+import { SourceFileProbe } from '../ports/source-file-probe.js';
+import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
+import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
+import { SessionSlot } from '../session/session-slot.js';
+
+/**
+ * What every container has: a provider per contribution point, core services, and the Node
+ * implementations of the generic ports (clock, stderr logger, file probe).
+ * `DaemonPort` is left to a plugin.
+ */
+export function createCoreModule(): ContainerModule {
+  return new ContainerModule((options) => {
+    bindContributionProviders(options);
+    options.bind(Clock).toConstantValue(new SystemClock());
+    options.bind(Logger).toConstantValue(new StderrLogger());
+    options.bind(SourceFileProbe).toConstantValue(new NodeSourceFileProbe());
+    options.bind(NotebookTargetResolver).toSelf().inSingletonScope();
+    options.bind(SessionSlot).toSelf().inSingletonScope();
+    options.bind(SessionActivation).toSelf().inSingletonScope();
+    options.bind(RejoinCoordinator).toSelf().inSingletonScope();
+    options.bind(SessionRecoveryState).toSelf().inSingletonScope();
+  });
+}

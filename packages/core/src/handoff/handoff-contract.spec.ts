@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import {
+  childExitCodes,
+  daemonVersionFromTitle,
+  formatServerTitle,
+  handoffEnvironment,
+  handoffFromEnvironment,
+  handoffToEnvironment,
+  honorsIdempotency,
+  idempotencyHonoredMeta,
+  idempotencyMetaKey,
+} from './handoff-contract.js';
+
+describe('the proxy↔child handoff contract', () => {
+  it('pins the names both processes depend on (changing one breaks a running proxy or child)', () => {
+    expect(handoffEnvironment).toEqual({
+      rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
+      agentSession: 'NTERACT_MCP_AGENT_SESSION',
+      peerLabel: 'NTERACT_MCP_PEER_LABEL',
+    });
+    expect(idempotencyMetaKey).toBe('nteract/idempotencyKey');
+    expect(childExitCodes.upgradeHandoff).toBe(75);
+  });
+
+  it('round-trips a handoff through the environment, leaving blank values out', () => {
+    const handoff = {
+      rejoinNotebook: '/w/a b.ipynb',
+      agentSession: 'cafe0001',
+      peerLabel: 'Claude agent:claude:cafe0001',
+    };
+    const env = handoffToEnvironment(handoff);
+    expect(env).toEqual({
+      NTERACT_MCP_REJOIN_NOTEBOOK: '/w/a b.ipynb',
+      NTERACT_MCP_AGENT_SESSION: 'cafe0001',
+      NTERACT_MCP_PEER_LABEL: 'Claude agent:claude:cafe0001',
+    });
+    expect(handoffFromEnvironment({ ...env, PATH: '/bin' })).toEqual(handoff);
+    expect(handoffToEnvironment({ rejoinNotebook: '  ', agentSession: 'cafe0001' })).toEqual({
+      NTERACT_MCP_AGENT_SESSION: 'cafe0001',
+    });
+    expect(handoffFromEnvironment({ NTERACT_MCP_REJOIN_NOTEBOOK: ' ', NTERACT_MCP_PEER_LABEL: undefined })).toEqual({});
+  });
+
+  it('says a tool honours the idempotency key only for the exact contract value', () => {
+    expect(honorsIdempotency(idempotencyHonoredMeta)).toBe(true);
+    expect(honorsIdempotency({ [idempotencyMetaKey]: 'honoured' })).toBe(false);
+    expect(honorsIdempotency({ [idempotencyMetaKey]: true })).toBe(false);
+    expect(honorsIdempotency(undefined)).toBe(false);
+    expect(honorsIdempotency('honored')).toBe(false);
+  });
+
+  it.each([
+    ['nteract (daemon 2.3.2)', '2.3.2'],
+    ['nteract (daemon 2.3.2+abc1234)', '2.3.2+abc1234'],
+    ['nteract (daemon  2.3.2 )', '2.3.2'],
+    ['nteract (daemon 2.3.2 (nightly))', '2.3.2 (nightly)'],
+    ['nteract', undefined],
+    ['nteract (daemon )', undefined],
+    ['nteract (daemon 2.3.2', undefined],
+    ['', undefined],
+  ])('reads the daemon version of the title %j as %j', (title, version) => {
+    expect(daemonVersionFromTitle(title)).toBe(version);
+  });
+
+  it('reads back every title it formats, and nothing without a title', () => {
+    for (const version of ['2.3.2', '2.3.2+abc1234', '1.0.0 (nightly)']) {
+      expect(daemonVersionFromTitle(formatServerTitle(version))).toBe(version);
+    }
+    expect(daemonVersionFromTitle(undefined)).toBeUndefined();
+    expect(daemonVersionFromTitle(null)).toBeUndefined();
+  });
+});

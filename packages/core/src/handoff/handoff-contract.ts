@@ -1,0 +1,110 @@
+/**
+ * What the proxy (`nteract-mcp`) and the child (`runt-mcp`) agree on, besides MCP itself. The
+ * two processes import these names from here and nowhere else; the other parts of the contract
+ * are the structured session report (`session-report.ts`), the peer label (`format-peer-label.ts`)
+ * and the message size limits (`mcp-message-limits.ts`), all in this folder.
+ *
+ * Nothing in a result's human text is part of the contract: the child states what the proxy
+ * needs in `_meta`, and the proxy repeats only that.
+ */
+
+/**
+ * The environment the proxy gives every child it starts (on top of its own environment).
+ * - `rejoinNotebook`: the notebook a restarted child rejoins before it serves (a canonical path, a
+ *   notebook UUID or a hosted URL without credentials); set on every spawn after the first when a
+ *   rejoin target is known, never on the first.
+ * - `agentSession`: the `<session>` part of the peer label suffix `agent:<slug>:<session>`, stable
+ *   for the life of one proxy, so restarted children keep their attribution.
+ * - `peerLabel`: the label to use until the client's (replayed) `initialize` arrives.
+ */
+export const handoffEnvironment = Object.freeze({
+  rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
+  agentSession: 'NTERACT_MCP_AGENT_SESSION',
+  peerLabel: 'NTERACT_MCP_PEER_LABEL',
+} as const);
+
+/** The handoff a child reads from its environment (absent fields: not handed). Pure. */
+export interface ChildHandoff {
+  readonly rejoinNotebook?: string;
+  readonly agentSession?: string;
+  readonly peerLabel?: string;
+}
+
+/** The variables a proxy adds to a child's environment for `handoff` (blank values left out). Pure. */
+export function handoffToEnvironment(handoff: ChildHandoff): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of Object.keys(handoffEnvironment) as (keyof ChildHandoff)[]) {
+    const value = handoff[key]?.trim();
+    if (value) env[handoffEnvironment[key]] = value;
+  }
+  return env;
+}
+
+/** The handoff in a child's environment; blank values count as absent. Pure. */
+export function handoffFromEnvironment(env: Readonly<Record<string, string | undefined>>): ChildHandoff {
+  const handoff: { -readonly [K in keyof ChildHandoff]: string } = {};
+  for (const key of Object.keys(handoffEnvironment) as (keyof ChildHandoff)[]) {
+    const value = env[handoffEnvironment[key]]?.trim();
+    if (value) handoff[key] = value;
+  }
+  return handoff;
+}
+
+/** One line per handoff variable, for a child's `--help`. */
+export const handoffEnvironmentHelp: readonly (readonly [name: string, meaning: string])[] = [
+  [handoffEnvironment.rejoinNotebook, 'A notebook to rejoin at start (path, UUID, URL); set by the proxy on restarts.'],
+  [handoffEnvironment.agentSession, 'The <session> part of the peer label suffix agent:<slug>:<session>.'],
+  [handoffEnvironment.peerLabel, "The peer label to use until the client's initialize arrives (set by the proxy)."],
+];
+
+/**
+ * The `_meta` key of a forwarded `tools/call` request carrying the proxy's idempotency key, and
+ * of a tool definition (in `tools/list`) whose value {@link idempotencyHonored} says the child
+ * passes the key to the daemon, so the proxy may resend that call once after a crash.
+ */
+export const idempotencyMetaKey = 'nteract/idempotencyKey';
+
+/** The value of {@link idempotencyMetaKey} in a tool definition whose mutations are deduplicated. */
+export const idempotencyHonored = 'honored';
+
+/** The `_meta` of a tool definition that honours the idempotency key. */
+export const idempotencyHonoredMeta: Readonly<Record<string, unknown>> = Object.freeze({
+  [idempotencyMetaKey]: idempotencyHonored,
+});
+
+/** True when a tool definition's `_meta` says the child deduplicates its mutations. Pure. */
+export function honorsIdempotency(meta: unknown): boolean {
+  return (
+    typeof meta === 'object' &&
+    meta !== null &&
+    (meta as Record<string, unknown>)[idempotencyMetaKey] === idempotencyHonored
+  );
+}
+
+/**
+ * Child exit codes with a meaning to the proxy. `upgradeHandoff` (75, `EX_TEMPFAIL`): the daemon's
+ * version changed under the child; the proxy starts a new child at once, outside the crash budget.
+ */
+export const childExitCodes = Object.freeze({ upgradeHandoff: 75 } as const);
+
+const daemonMarker = '(daemon ';
+
+/** The child's `serverInfo.title` when it knows its daemon's version: `nteract (daemon 2.3.2)`. Pure. */
+export function formatServerTitle(daemonVersion: string): string {
+  return `nteract ${daemonMarker}${daemonVersion})`;
+}
+
+/**
+ * The daemon version in a `serverInfo.title` made by {@link formatServerTitle}: the text after
+ * `(daemon ` up to the last `)`, trimmed; `undefined` when absent, unmarked or empty. Pure.
+ */
+export function daemonVersionFromTitle(title: string | null | undefined): string | undefined {
+  if (typeof title !== 'string') return undefined;
+  const start = title.indexOf(daemonMarker);
+  if (start === -1) return undefined;
+  const rest = title.slice(start + daemonMarker.length);
+  const end = rest.lastIndexOf(')');
+  if (end === -1) return undefined;
+  const version = rest.slice(0, end).trim();
+  return version.length > 0 ? version : undefined;
+}

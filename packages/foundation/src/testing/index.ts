@@ -1,0 +1,3 @@
+export { ManualClock } from './manual-clock.js';
+export type { LogRecord } from './recording-logger.js';
+export { RecordingLogger } from './recording-logger.js';

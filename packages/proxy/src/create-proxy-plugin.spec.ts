@@ -1,0 +1,34 @@
+import { ChildProcessPort, childExitCodes, ExitClassifier } from '@nteract-mcp/core';
+import { createTestContainer } from '@nteract-mcp/core/testing';
+import { describe, expect, it } from 'vitest';
+import { ChildSupervisor } from './child-supervisor.js';
+import { createProxyPlugin } from './create-proxy-plugin.js';
+import { ExitClassifierChain } from './exit-classifier-chain.js';
+
+describe(createProxyPlugin, () => {
+  it("classifies the contract's upgrade-handoff exit as a handoff and leaves other exits to the defaults", () => {
+    const chain = createTestContainer({ plugins: [createProxyPlugin()] })
+      .build()
+      .get(ExitClassifierChain);
+    expect(chain.classify({ code: childExitCodes.upgradeHandoff, signal: null })).toBe('handoff');
+    expect(chain.classify({ code: 1, signal: null })).toBe('crash');
+    expect(chain.classify({ code: null, signal: 'SIGKILL' })).toBe('crash');
+    expect(chain.classify({ code: 0, signal: null })).toBe('clean-stop');
+    expect(chain.classify({ code: null, signal: null, spawnError: 'ENOENT' })).toBe('fatal');
+  });
+});
+
+describe('the tsup build of @nteract-mcp/proxy', () => {
+  it('resolves its @inject-ed classes from the built output (no decorator metadata)', async () => {
+    const built = (await import(
+      /* @vite-ignore */ new URL('../dist/index.js', import.meta.url).href
+    )) as typeof import('./index.js');
+    const { createMcpContainer } = await import('@nteract-mcp/core');
+    const container = createMcpContainer({ plugins: [built.createProxyPlugin()] });
+    expect(container.get(built.ChildSupervisor)).toBeInstanceOf(built.ChildSupervisor);
+    expect(container.get(built.ExitClassifierChain).classify({ code: 75, signal: null })).toBe('handoff');
+    expect(container.getAll(ExitClassifier).map((item) => item.id)).toEqual(['proxy.upgrade-handoff']);
+    expect(container.isBound(ChildProcessPort)).toBe(true);
+    expect(ChildSupervisor).not.toBe(built.ChildSupervisor);
+  });
+});

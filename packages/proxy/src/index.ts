@@ -1,0 +1,32 @@
+export type {
+  ChildExitEvent,
+  ChildRefusal,
+  ChildSpawnInfo,
+  ChildSupervisorOptions,
+  ChildSupervisorStatus,
+} from './child-supervisor.js';
+export { ChildSupervisor, defaultChildKillGraceMs } from './child-supervisor.js';
+export type { ClientAttributionOptions } from './client-attribution.js';
+export { ClientAttribution } from './client-attribution.js';
+export { createProxyPlugin } from './create-proxy-plugin.js';
+export { ExitClassifierChain } from './exit-classifier-chain.js';
+export type { McpProxyOptions } from './mcp-proxy.js';
+export { defaultToolListWaitMs, McpProxy, proxyErrorCode } from './mcp-proxy.js';
+export { RejoinTargetTracker } from './rejoin-target-tracker.js';
+export type { BreakerState, RestartDecision, RestartPolicySnapshot } from './restart-policy.js';
+export {
+  defaultRestartPolicySettings,
+  describeChildExit,
+  RestartPolicy,
+  RestartPolicySettings,
+} from './restart-policy.js';
+export type { ToolCacheEnvironment, ToolListCacheOptions, ToolListSource, ToolListUpdate } from './tool-list-cache.js';
+export {
+  defaultToolCachePath,
+  reconnectTool,
+  reconnectToolName,
+  ToolListCache,
+  toolListChangedIncompatiblyMessage,
+} from './tool-list-cache.js';
+export type { BannerCarrier, RejoinBannerState, RestartNotice } from './version-banner.js';
+export { bannerPrefix, rejoinBannerState, restartBanner, restartHeadline } from './version-banner.js';

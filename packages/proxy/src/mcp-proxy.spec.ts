@@ -1,0 +1,822 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { ChildProcessPort, Clock, idempotencyMetaKey, Logger } from '@nteract-mcp/core';
+import { createTestContainer, type FakeChildProcess, FakeChildProcessPort } from '@nteract-mcp/core/testing';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChildSupervisor } from './child-supervisor.js';
+import { createProxyPlugin } from './create-proxy-plugin.js';
+import { McpProxy } from './mcp-proxy.js';
+import { RejoinTargetTracker } from './rejoin-target-tracker.js';
+import { ToolListCache } from './tool-list-cache.js';
+
+let tools: object[] = [];
+const allTools = [
+  { name: 'connect_notebook', inputSchema: { type: 'object' }, annotations: { idempotentHint: true } },
+  { name: 'create_notebook', inputSchema: { type: 'object' }, annotations: { idempotentHint: false } },
+  {
+    name: 'create_cell',
+    inputSchema: { type: 'object' },
+    annotations: { idempotentHint: false },
+    _meta: { [idempotencyMetaKey]: 'honored' },
+  },
+];
+
+const dirs: string[] = [];
+const proxies: McpProxy[] = [];
+afterEach(async () => {
+  for (const proxy of proxies.splice(0)) await proxy.close(0);
+  // A tool-cache write of the last handshake may still be renaming its file: retry until it is done.
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 10 });
+});
+
+/** The idempotency key in a request's `_meta`, if any. */
+const metaKey = (params: Record<string, unknown> | undefined): unknown =>
+  (params?._meta as Record<string, unknown> | undefined)?.[idempotencyMetaKey];
+
+/**
+ * Lets I/O (the tool cache's file writes) and continuations run until `check` holds, or for about
+ * a second when it never does (used to give a wrong event every chance to show up).
+ */
+async function eventually(check: () => boolean): Promise<void> {
+  for (let round = 0; round < 500 && !check(); round++) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+};
+
+interface SetupOptions {
+  /**
+   * `serverInfo.title` of every child, or of the n-th child (0-based); `null` for none (a child
+   * that could not reach a daemon).
+   */
+  readonly title?: string | null | ((child: number) => string | null);
+  /** Children keep `initialize` unanswered until `releaseInitialize()`. */
+  readonly holdInitialize?: boolean;
+  /** Tools written to the cache file before the proxy starts; default none (a cold start). */
+  readonly cachedTools?: readonly object[];
+  /** `McpProxyOptions.toolListWaitMs`. */
+  readonly toolListWaitMs?: number;
+  /** The first spawn fails as a missing binary does. */
+  readonly failFirstSpawn?: boolean;
+}
+
+/**
+ * The proxy over fake children that answer the handshake and tools/list by themselves; tool calls
+ * are answered by `answer` (return undefined to leave a call unanswered).
+ */
+async function setup(
+  answer: (
+    child: FakeChildProcess,
+    request: { id: number; method: string; params?: Record<string, unknown> },
+  ) => unknown,
+  options: SetupOptions = {},
+) {
+  tools = [...allTools];
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
+  dirs.push(dir);
+  if (options.cachedTools) writeFileSync(join(dir, 'tools.json'), JSON.stringify(options.cachedTools));
+  const titleOf = (child: FakeChildProcess): string | null => {
+    const title = options.title === undefined ? 'nteract (daemon 1.0.0)' : options.title;
+    return typeof title === 'function' ? title(port.spawned.indexOf(child)) : title;
+  };
+  const heldInitialize: (() => void)[] = [];
+  const clock = new ManualClock(0);
+  const port = new FakeChildProcessPort();
+  if (options.failFirstSpawn) port.failNextSpawn();
+  const logger = new RecordingLogger();
+  const container = createTestContainer({ plugins: [createProxyPlugin()] })
+    .override(ChildProcessPort, port)
+    .override(Clock, clock)
+    .override(Logger, logger)
+    .build();
+  const received = new Map<FakeChildProcess, { id?: number; method?: string; params?: Record<string, unknown> }[]>();
+  port.onSpawn((child) => {
+    const seen: { id?: number; method?: string; params?: Record<string, unknown> }[] = [];
+    received.set(child, seen);
+    let buffer = '';
+    child.stdin.on('data', (chunk: Buffer | string) => {
+      buffer += chunk.toString();
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines.filter(Boolean)) {
+        const message = JSON.parse(line);
+        seen.push(message);
+        if (message.id === undefined || child.hasExited) continue;
+        if (message.method === 'initialize') {
+          const reply = () =>
+            child.send({
+              jsonrpc: '2.0',
+              id: message.id,
+              result: {
+                protocolVersion: '2025-06-18',
+                capabilities: {},
+                serverInfo: {
+                  name: 'runt',
+                  version: '1',
+                  ...(titleOf(child) === null ? {} : { title: titleOf(child) }),
+                },
+              },
+            });
+          if (options.holdInitialize) heldInitialize.push(reply);
+          else reply();
+        } else if (message.method === 'tools/list') child.send({ jsonrpc: '2.0', id: message.id, result: { tools } });
+        else {
+          const result = answer(child, message);
+          if (result !== undefined) child.send({ jsonrpc: '2.0', id: message.id, result });
+        }
+      }
+    });
+  });
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let out = '';
+  output.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  const exits: number[] = [];
+  const proxy = new McpProxy({
+    input,
+    output,
+    supervisor: container.get(ChildSupervisor),
+    tracker: new RejoinTargetTracker(),
+    tools: new ToolListCache({ builtInTools: [], filePath: join(dir, 'tools.json'), logger }),
+    clock,
+    logger,
+    version: '9.9.9',
+    resolveChild: () => ({ command: 'runt-mcp', args: [], env: {} }),
+    childWaitMs: 60_000,
+    ...(options.toolListWaitMs === undefined ? {} : { toolListWaitMs: options.toolListWaitMs }),
+    onExit: (code) => exits.push(code),
+  });
+  proxies.push(proxy);
+  await proxy.start();
+  const send = async (message: object) => {
+    input.write(`${JSON.stringify(message)}\n`);
+    await settle();
+  };
+  const lines = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            id?: unknown;
+            result?: Record<string, unknown>;
+            error?: { code: number; message: string; data?: unknown };
+            method?: string;
+          },
+      );
+  const answerTo = (id: unknown) => lines().find((line) => line.id === id);
+  await send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
+  });
+  await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await settle();
+  if (!options.holdInitialize && !options.failFirstSpawn) {
+    // The first handshake ends with the tool cache's file write (and its list_changed): let that
+    // I/O finish, so no test counts lines while it may still come.
+    const cacheFile = join(dir, 'tools.json');
+    const cachedNames = () => {
+      try {
+        return (JSON.parse(readFileSync(cacheFile, 'utf8')) as { name: string }[]).map((tool) => tool.name).join();
+      } catch {
+        return undefined;
+      }
+    };
+    const names = (tools as { name: string }[]).map((tool) => tool.name).join();
+    await eventually(() => cachedNames() === names);
+    await settle();
+  }
+  /** Kills the child and lets the supervisor's delay (at most 5 s) pass. */
+  const crash = async () => {
+    const before = port.spawned.length;
+    port.latest.exit(null, 'SIGKILL');
+    await settle();
+    clock.advance(5000);
+    await eventually(() => port.spawned.length > before || exits.length > 0);
+    await settle();
+  };
+  const rawLine = async (text: string) => {
+    input.write(`${text}\n`);
+    await settle();
+  };
+  /** Answers the `initialize` every held child is waiting for. */
+  const releaseInitialize = async () => {
+    for (const reply of heldInitialize.splice(0)) reply();
+    await settle();
+  };
+  /** Calls a tool and returns its answer line. */
+  const call = async (id: number | string, name: string, args: Record<string, unknown> = {}) => {
+    await t.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    await eventually(() => answerTo(id) !== undefined);
+    return answerTo(id);
+  };
+  const t = {
+    port,
+    clock,
+    send,
+    rawLine,
+    lines,
+    answerTo,
+    received,
+    crash,
+    proxy,
+    exits,
+    logger,
+    releaseInitialize,
+    call,
+  };
+  return t;
+}
+
+type FakeRequest = { id: number; method: string; params?: Record<string, unknown> };
+
+/** The rejoin outcome a reporting fake child states for the target it was handed. */
+interface ReportedRejoin {
+  outcome: 'rejoined' | 'pending' | 'failed';
+  reason?: string;
+}
+
+/**
+ * A child that sends session reports (`_meta['nteract/session']`) with every tool result:
+ * `create_notebook` makes `/n/new.ipynb` its target (its text names another path, so a test can
+ * tell the report from the text), `disconnect_notebook` clears it, and a child started with a
+ * rejoin target reports `rejoin` as `rejoin()` says; while that is `failed`, calls fail as the
+ * real child does.
+ */
+function reportingChild(rejoin: () => ReportedRejoin = () => ({ outcome: 'rejoined' })) {
+  const targets = new Map<FakeChildProcess, string | null>();
+  return (child: FakeChildProcess, request: FakeRequest) => {
+    const handed = child.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK;
+    if (!targets.has(child)) targets.set(child, handed ?? null);
+    const name = (request.params as { name?: string } | undefined)?.name;
+    if (name === 'create_notebook') targets.set(child, '/n/new.ipynb');
+    if (name === 'disconnect_notebook') targets.set(child, null);
+    const state = handed === undefined ? undefined : rejoin();
+    const failed = state?.outcome === 'failed' && name !== 'session_status';
+    const text = failed
+      ? `No active notebook session (${state?.reason ?? 'unknown'}).`
+      : name === 'create_notebook'
+        ? JSON.stringify({ notebook_id: 'nb-new', path: '/n/text-only.ipynb' })
+        : name === 'session_status'
+          ? JSON.stringify({ active: null })
+          : 'ok';
+    return {
+      content: [{ type: 'text', text }],
+      ...(failed ? { isError: true } : {}),
+      _meta: {
+        'nteract/session': {
+          target: targets.get(child) ?? null,
+          ...(state === undefined ? {} : { rejoin: { requested: handed, ...state } }),
+        },
+      },
+    };
+  };
+}
+
+/** The text items of a tool result, in order. */
+const texts = (line: { result?: Record<string, unknown> } | undefined): string[] =>
+  ((line?.result?.content ?? []) as { text: string }[]).map((item) => item.text);
+
+describe(McpProxy, () => {
+  it('answers initialize itself and replays it to every child before anything else; the upstream sees one handshake', async () => {
+    const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+    expect(t.answerTo(1)?.result).toMatchObject({ serverInfo: { name: 'nteract', version: '9.9.9' } });
+    await t.crash();
+    expect(t.port.spawned).toHaveLength(2);
+    for (const child of t.port.spawned) {
+      const methods = (t.received.get(child) ?? []).map((message) => message.method);
+      expect(methods.slice(0, 2)).toEqual(['initialize', 'notifications/initialized']);
+      expect((t.received.get(child) ?? [])[0]?.params?.clientInfo).toEqual({ name: 'claude-code', version: '1' });
+    }
+    expect(t.lines().filter((line) => line.result?.serverInfo !== undefined)).toHaveLength(1);
+  });
+
+  it('stamps an idempotency key on tool calls and keeps one the client sent', async () => {
+    const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+    await t.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'create_cell', arguments: {}, _meta: { [idempotencyMetaKey]: 'mine' } },
+    });
+    const calls = (t.received.get(t.port.latest) ?? []).filter((message) => message.method === 'tools/call');
+    const keys = calls.map((call) => metaKey(call.params));
+    expect(typeof keys[0]).toBe('string');
+    expect(keys[1]).toBe('mine');
+  });
+
+  it('sends again, once and with the same key, a call to a tool that honours keys; answers outcome unknown for one that does not', async () => {
+    let hold = true;
+    const t = await setup((_child, request) =>
+      hold
+        ? undefined
+        : { content: [{ type: 'text', text: `done ${String((request.params as { name: string }).name)}` }] },
+    );
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+    await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    await t.send({ jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'nteract://notebook/x' } });
+    const firstKey = metaKey((t.received.get(t.port.latest) ?? []).find((m) => m.method === 'tools/call')?.params);
+    hold = false;
+    await t.crash();
+    expect(t.answerTo(2)?.result).toEqual({
+      content: [
+        { type: 'text', text: '[nteract] MCP server restarted\n' },
+        { type: 'text', text: 'done create_cell' },
+      ],
+    });
+    expect(t.answerTo(3)?.error).toMatchObject({ data: { kind: 'outcome_unknown', tool: 'create_notebook' } });
+    expect(t.answerTo(3)?.error?.message).toContain("the tool 'create_notebook'");
+    expect(t.answerTo(4)?.result).toBeDefined();
+    const second = (t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/call');
+    expect(second.map((m) => (m.params as { name: string }).name)).toEqual(['create_cell']);
+    expect(metaKey(second[0]?.params)).toBe(firstKey);
+  });
+
+  it('sends a request again only once: a second crash makes it outcome unknown', async () => {
+    const t = await setup(() => undefined);
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+    await t.crash();
+    expect(t.answerTo(2)).toBeUndefined();
+    await t.crash();
+    expect(t.answerTo(2)?.error?.data).toMatchObject({ kind: 'outcome_unknown' });
+    expect(t.lines().filter((line) => line.id === 2)).toHaveLength(1);
+  });
+
+  it('holds a request that arrives while the child restarts and delivers it to the new child', async () => {
+    const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+    await t.crash();
+    // The second crash in a row waits 250 ms before the restart.
+    t.port.latest.exit(1);
+    await eventually(() => false);
+    await t.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    expect(t.answerTo(7)).toBeUndefined();
+    t.clock.advance(250);
+    await eventually(() => t.answerTo(7) !== undefined);
+    expect(t.answerTo(7)?.result?.content).toEqual([
+      { type: 'text', text: '[nteract] MCP server restarted\n' },
+      { type: 'text', text: 'ok' },
+    ]);
+  });
+
+  it('seeds the rejoin target the child reported, on restarts only', async () => {
+    const t = await setup((_child, request) =>
+      (request.params as { name?: string })?.name === 'connect_notebook'
+        ? {
+            // The text names another notebook: only the structured report is the child's word.
+            content: [{ type: 'text', text: JSON.stringify({ path: '/n/text-says.ipynb' }) }],
+            _meta: { 'nteract/session': { target: '/n/a.ipynb', notebookId: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90' } },
+          }
+        : { content: [{ type: 'text', text: 'ok' }] },
+    );
+    expect(t.port.spawned[0]?.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+    await t.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'connect_notebook', arguments: { path: 'a.ipynb' } },
+    });
+    await t.crash();
+    expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/a.ipynb');
+    expect(t.port.latest.spec.env.NTERACT_MCP_AGENT_SESSION).toBe(
+      t.port.spawned[0]?.spec.env.NTERACT_MCP_AGENT_SESSION,
+    );
+  });
+
+  it('answers malformed lines with -32700 and id null, and serves the cached tool list with reconnect', async () => {
+    const t = await setup(() => ({ content: [] }));
+    await t.rawLine('not json');
+    await t.rawLine('"a string"');
+    expect(t.lines().find((line) => line.error?.code === -32700)?.id).toBeNull();
+    expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
+    await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+    const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+    expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
+  });
+
+  it('tells the client list_changed only when the tool list really changed, and exits when an upgrade removed a tool', async () => {
+    const t = await setup(() => undefined);
+    const changes = () => t.lines().filter((line) => line.method === 'notifications/tools/list_changed').length;
+    await eventually(() => changes() === 1);
+    expect(changes()).toBe(1);
+    await t.crash();
+    await eventually(() => changes() > 1);
+    expect(changes()).toBe(1);
+    tools = allTools.filter((tool) => (tool as { name: string }).name !== 'create_cell');
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    await t.crash();
+    expect(t.answerTo(2)?.error?.message).toBe(
+      'Tool list changed incompatibly after daemon upgrade. The MCP server will exit so your client can reconnect with the updated tools. You may need to reinstall the nteract extension.',
+    );
+    expect(t.exits).toEqual([]);
+    t.clock.advance(200);
+    await settle();
+    expect(t.exits).toEqual([0]);
+  });
+
+  it('fails calls fast with a typed error once the breaker is open', async () => {
+    const t = await setup(() => undefined);
+    for (let crash = 0; crash < 6; crash++) {
+      t.port.latest.exit(1);
+      await settle();
+      t.clock.advance(2500);
+      await settle();
+    }
+    await t.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    expect(t.answerTo(9)?.error?.message).toMatch(/restart/i);
+  });
+  describe('restart handoff and banner', () => {
+    it('hands the notebook to the child after the very first crash, with no daemon version ever known', async () => {
+      const t = await setup(reportingChild(), { title: null });
+      expect(t.port.spawned[0]?.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      expect(t.port.spawned).toHaveLength(2);
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
+    });
+
+    it('names both versions of a daemon upgrade although the first child started before its daemon', async () => {
+      const children: FakeChildProcess[] = [];
+      const t = await setup(
+        (child) => {
+          if (!children.includes(child)) children.push(child);
+          const daemonVersion = children.indexOf(child) === 0 ? '1.0.0' : '2.0.0';
+          return {
+            content: [{ type: 'text', text: 'ok' }],
+            _meta: { 'nteract/session': { target: null, daemonVersion } },
+          };
+        },
+        // The first child answered initialize before any daemon ran: no version in its title.
+        { title: (child) => (child === 0 ? null : 'nteract (daemon 2.0.0)') },
+      );
+      await t.call(2, 'create_cell');
+      t.port.latest.exit(75);
+      await eventually(() => t.port.spawned.length === 2);
+      await settle();
+      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
+    });
+
+    it('hands nothing off for a child that sends no report, whatever its text says', async () => {
+      const t = await setup(
+        (_child, request) =>
+          (request.params as { name?: string }).name === 'create_notebook'
+            ? { content: [{ type: 'text', text: JSON.stringify({ notebook_id: 'nb-1', path: '/n/from-text.ipynb' }) }] }
+            : { content: [{ type: 'text', text: 'ok' }] },
+        { title: null },
+      );
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+      // Without a report the banner says nothing about the session.
+      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+    });
+
+    it('takes the target from the report, clears it on a null target, and never reads it from text', async () => {
+      let withReport = true;
+      const reporting = reportingChild();
+      const t = await setup((child, request) => {
+        const answer = reporting(child, request);
+        if (withReport) return answer;
+        // The same child, one result without a report, whose text names a notebook.
+        return { content: [{ type: 'text', text: JSON.stringify({ notebook_id: 'nb-x', path: '/n/text.ipynb' }) }] };
+      });
+      await t.call(2, 'create_notebook');
+      await t.call(3, 'disconnect_notebook');
+      withReport = false;
+      await t.call(4, 'connect_notebook', { path: '/n/text.ipynb' });
+      await t.crash();
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+      withReport = true;
+      await t.call(5, 'create_notebook');
+      await t.crash();
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
+    });
+
+    it.each([
+      [
+        { outcome: 'rejoined' } as ReportedRejoin,
+        '[nteract] MCP server restarted, session reconnected to /n/new.ipynb\n',
+      ],
+      [
+        { outcome: 'pending' } as ReportedRejoin,
+        '[nteract] MCP server restarted; the session is not reconnected yet: rejoining /n/new.ipynb is still in progress. If this call needed the notebook, retry it in a moment (session_status shows the progress)\n',
+      ],
+      [
+        { outcome: 'failed', reason: 'the notebook was deleted' } as ReportedRejoin,
+        '[nteract] MCP server restarted; the session could not be reconnected to /n/new.ipynb: the notebook was deleted\n',
+      ],
+    ])('after a crash, banners the rejoin exactly as the answer itself reports it: %j', async (rejoin, banner) => {
+      const t = await setup(
+        reportingChild(() => rejoin),
+        { title: null },
+      );
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      const answer = await t.call(3, 'create_cell', { source: 'x' });
+      expect(texts(answer)[0]).toBe(banner);
+      expect(answer?.result?.isError === true).toBe(rejoin.outcome === 'failed');
+      expect(texts(await t.call(4, 'create_cell'))[0]).not.toMatch(/^\[nteract\]/);
+    });
+
+    it('follows a pending rejoin up once it settles', async () => {
+      let rejoin: ReportedRejoin = { outcome: 'pending' };
+      const t = await setup(reportingChild(() => rejoin));
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      expect(texts(await t.call(3, 'create_cell'))[0]).toContain('still in progress');
+      rejoin = { outcome: 'rejoined' };
+      expect(texts(await t.call(4, 'create_cell'))[0]).toBe('[nteract] Session reconnected to /n/new.ipynb\n');
+      expect(texts(await t.call(5, 'create_cell'))).toEqual(['ok']);
+    });
+
+    it('says only "MCP server restarted" when nothing was handed off, or when the new child sends no report', async () => {
+      const t = await setup(reportingChild());
+      await t.crash();
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+      expect(texts(await t.call(2, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+
+      const reporting = reportingChild();
+      const u = await setup((child, request) =>
+        child === u.port.spawned[0] ? reporting(child, request) : { content: [{ type: 'text', text: 'ok' }] },
+      );
+      await u.call(2, 'create_notebook');
+      await u.crash();
+      expect(u.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
+      expect(texts(await u.call(3, 'create_cell'))).toEqual(['[nteract] MCP server restarted\n', 'ok']);
+    });
+
+    it('shows the last report and the handoff in the proxy section of session_status', async () => {
+      const t = await setup(reportingChild());
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      const status = texts(await t.call(3, 'session_status'));
+      expect(status[0]).toContain('session reconnected to /n/new.ipynb');
+      const json = JSON.parse(status.find((text) => text.startsWith('{')) ?? '{}') as { proxy?: unknown };
+      expect(json.proxy).toMatchObject({
+        restart_count: 1,
+        child_pid: t.port.latest.pid,
+        handoff_target: '/n/new.ipynb',
+        handed_off_to_child: '/n/new.ipynb',
+        last_report: {
+          target: '/n/new.ipynb',
+          rejoin: { requested: '/n/new.ipynb', outcome: 'rejoined', reason: null },
+          child_pid: t.port.latest.pid,
+        },
+      });
+    });
+  });
+
+  describe('reconnect', () => {
+    it('waits for the new child to be ready, asks it for its report and answers with the same banner, once', async () => {
+      const t = await setup(reportingChild(), { holdInitialize: true });
+      await t.releaseInitialize();
+      await t.call(2, 'create_notebook');
+      await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'reconnect', arguments: {} } });
+      await eventually(() => t.port.spawned.length === 2);
+      await settle();
+      expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
+      expect(t.answerTo(3)).toBeUndefined();
+      await t.releaseInitialize();
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(texts(t.answerTo(3))).toEqual([
+        'MCP server restarted, session reconnected to /n/new.ipynb\n\nRestart #1 (was #0).',
+      ]);
+      const asked = (t.received.get(t.port.latest) ?? []).filter((message) => message.method === 'tools/call');
+      expect(asked.map((message) => (message.params as { name: string }).name)).toEqual(['session_status']);
+      expect(texts(await t.call(4, 'create_cell'))).toEqual(['ok']);
+      expect(t.lines().filter((line) => line.id === 3)).toHaveLength(1);
+    });
+
+    it('reports a pending or failed rejoin as the new child states it', async () => {
+      let rejoin: ReportedRejoin = { outcome: 'pending' };
+      const t = await setup(reportingChild(() => rejoin));
+      await t.call(2, 'create_notebook');
+      expect(texts(await t.call(3, 'reconnect'))[0]).toMatch(
+        /^MCP server restarted; the session is not reconnected yet: rejoining \/n\/new.ipynb is still in progress/,
+      );
+      rejoin = { outcome: 'failed', reason: 'gone' };
+      expect(texts(await t.call(4, 'reconnect'))[0]).toBe(
+        'MCP server restarted; the session could not be reconnected to /n/new.ipynb: gone\n\nRestart #2 (was #1).',
+      );
+    });
+
+    it('says the new child is not ready when it does not finish its handshake in time', async () => {
+      const t = await setup(reportingChild(), { holdInitialize: true });
+      await t.releaseInitialize();
+      await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'reconnect', arguments: {} } });
+      await eventually(() => t.port.spawned.length === 2);
+      t.clock.advance(30_000);
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      expect(texts(t.answerTo(3))[0]).toContain('not ready');
+    });
+  });
+
+  describe('every request gets its own answer', () => {
+    it('refuses array params with -32602 (MCP params are objects) and drops such notifications', async () => {
+      const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+      await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: ['create_cell', {}] });
+      expect(t.answerTo(2)?.error?.code).toBe(-32602);
+      expect(t.answerTo(2)?.error?.message).toMatch(/must be a JSON object/);
+      await t.send({ jsonrpc: '2.0', id: 3, method: 'resources/list', params: [] });
+      expect(t.answerTo(3)?.error?.code).toBe(-32602);
+      const before = t.lines().length;
+      await t.send({ jsonrpc: '2.0', method: 'notifications/progress', params: [1] });
+      expect(t.lines()).toHaveLength(before);
+      const forwarded = (t.received.get(t.port.latest) ?? []).map((message) => message.method);
+      expect(forwarded).not.toContain('tools/call');
+      expect(forwarded).not.toContain('resources/list');
+      expect(forwarded).not.toContain('notifications/progress');
+    });
+
+    it('tells ids 7 and "7" apart: each gets its own answer, and a cancel reaches only its own request', async () => {
+      const calls: FakeRequest[] = [];
+      const t = await setup((_child, request) => {
+        calls.push(request);
+        return undefined;
+      });
+      await t.send({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'create_cell', arguments: { tag: 'number' } },
+      });
+      await t.send({
+        jsonrpc: '2.0',
+        id: '7',
+        method: 'tools/call',
+        params: { name: 'create_cell', arguments: { tag: 'string' } },
+      });
+      await t.send({
+        jsonrpc: '2.0',
+        id: 8,
+        method: 'tools/call',
+        params: { name: 'create_cell', arguments: { tag: 'cancelled' } },
+      });
+      await t.send({
+        jsonrpc: '2.0',
+        id: '8',
+        method: 'tools/call',
+        params: { name: 'create_cell', arguments: { tag: 'kept' } },
+      });
+      expect(calls).toHaveLength(4);
+      await t.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8 } });
+      const cancels = (t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'notifications/cancelled');
+      expect(cancels.map((m) => m.params?.requestId)).toEqual([calls[2]?.id]);
+      for (const call of [...calls].reverse()) {
+        const tag = (call.params?.arguments as { tag?: string } | undefined)?.tag ?? '';
+        t.port.latest.send({ jsonrpc: '2.0', id: call.id, result: { content: [{ type: 'text', text: tag }] } });
+      }
+      await eventually(() => t.answerTo('8') !== undefined);
+      expect(texts(t.answerTo(7))).toEqual(['number']);
+      expect(texts(t.answerTo('7'))).toEqual(['string']);
+      expect(texts(t.answerTo('8'))).toEqual(['kept']);
+      expect(t.answerTo(8)).toBeUndefined();
+    });
+
+    it('refuses a second request with an id still in progress, and still answers the first', async () => {
+      const calls: FakeRequest[] = [];
+      const t = await setup((_child, request) => {
+        calls.push(request);
+        return undefined;
+      });
+      await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+      await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+      expect(calls).toHaveLength(1);
+      expect(t.answerTo(2)?.error).toMatchObject({ code: -32600 });
+      expect(t.answerTo(2)?.error?.message).toContain('already used');
+      t.port.latest.send({ jsonrpc: '2.0', id: calls[0]?.id, result: { content: [{ type: 'text', text: 'first' }] } });
+      await eventually(() => t.lines().filter((line) => line.id === 2).length === 2);
+      expect(
+        t
+          .lines()
+          .filter((line) => line.id === 2)
+          .map((line) => line.result !== undefined),
+      ).toEqual([false, true]);
+    });
+
+    it('refuses tools/call without params or without a string name with -32602, forwarding nothing', async () => {
+      const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+      await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call' });
+      await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { arguments: {} } });
+      await t.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 42 } });
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: '' } });
+      expect(t.answerTo(2)?.error?.code).toBe(-32602);
+      expect(t.answerTo(2)?.error?.message).toContain('params is missing');
+      for (const id of [3, 4, 5]) {
+        expect(t.answerTo(id)?.error?.code).toBe(-32602);
+        expect(t.answerTo(id)?.error?.message).toContain('params.name');
+      }
+      expect((t.received.get(t.port.latest) ?? []).some((message) => message.method === 'tools/call')).toBe(false);
+    });
+
+    it('answers bad ids, a missing jsonrpc and a batch with -32600, and keeps serving', async () => {
+      const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+      await t.rawLine('{"jsonrpc":"2.0","id":null,"method":"tools/list"}');
+      await t.rawLine('{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}');
+      await t.rawLine('{"jsonrpc":"2.0","id":true,"method":"tools/list"}');
+      await t.rawLine('{"id":11,"method":"tools/list"}');
+      await t.rawLine('{"jsonrpc":"1.0","id":12,"method":"tools/list"}');
+      await t.rawLine('[{"jsonrpc":"2.0","id":13,"method":"tools/list"}]');
+      const errors = t.lines().filter((line) => line.error?.code === -32600);
+      expect(errors.map((line) => line.id)).toEqual([null, null, null, 11, 12, null]);
+      expect(errors.at(-1)?.error?.message).toContain('batch');
+      expect(texts(await t.call(14, 'create_cell'))).toEqual(['ok']);
+    });
+
+    it('ignores an upstream response to an unknown id, with a debug log', async () => {
+      const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+      const before = t.lines().length;
+      await t.send({ jsonrpc: '2.0', id: 'nobody-asked', result: {} });
+      await t.send({ jsonrpc: '2.0', id: null, error: { code: -1, message: 'x' } });
+      expect(t.lines()).toHaveLength(before);
+      expect(t.logger.find('ignoring an upstream response', 'debug')).toHaveLength(2);
+      expect(texts(await t.call(2, 'create_cell'))).toEqual(['ok']);
+    });
+  });
+
+  describe('cold start tools/list', () => {
+    const names = (line: { result?: Record<string, unknown> } | undefined) =>
+      ((line?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+
+    it('with no tool list known, waits for the child and answers with its full list', async () => {
+      const t = await setup(() => undefined, { holdInitialize: true });
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      expect(t.answerTo(5)).toBeUndefined();
+      await t.releaseInitialize();
+      await eventually(() => t.answerTo(5) !== undefined);
+      expect(names(t.answerTo(5))).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
+    });
+
+    it('falls back to what it knows (reconnect alone) when the child does not list in time; the bound is configurable', async () => {
+      const t = await setup(() => undefined, { holdInitialize: true, toolListWaitMs: 2000 });
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      t.clock.advance(1999);
+      await settle();
+      expect(t.answerTo(5)).toBeUndefined();
+      t.clock.advance(1);
+      await settle();
+      expect(names(t.answerTo(5))).toEqual(['reconnect']);
+      expect(t.logger.find('did not list its tools in time', 'warn')).toHaveLength(1);
+      await t.releaseInitialize();
+      await eventually(() => false);
+      expect(t.lines().filter((line) => line.id === 5)).toHaveLength(1);
+    });
+
+    it('answers with the known list at once, not an error, when the child cannot start at all', async () => {
+      const t = await setup(() => undefined, { failFirstSpawn: true });
+      expect(t.port.spawned).toHaveLength(0);
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      expect(names(t.answerTo(5))).toEqual(['reconnect']);
+      await t.send({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+      expect(t.answerTo(6)?.error?.code).toBe(-32000);
+    });
+
+    it('with a cached list, answers at once from the cache while the child starts', async () => {
+      const t = await setup(() => undefined, { holdInitialize: true, cachedTools: [allTools[0] as object] });
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      expect(names(t.answerTo(5))).toEqual(['connect_notebook', 'reconnect']);
+    });
+  });
+});
+
+describe('McpProxy with answers too large to carry', () => {
+  it('answers a call whose reply is over the child line cap, or over the client limit, with an error to its id', async () => {
+    const t = await setup((child, request) => {
+      const name = (request.params as { name: string }).name;
+      const text = (bytes: number) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] });
+      // The MCP SDK writes the id last: {"result":…,"jsonrpc":"2.0","id":N}.
+      if (name === 'create_notebook') {
+        child.writeStdout(`${JSON.stringify({ result: text(17 * 1024 * 1024), jsonrpc: '2.0', id: request.id })}\n`);
+        return undefined;
+      }
+      if (name === 'create_cell') return text(11 * 1024 * 1024);
+      return text(10);
+    });
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    await eventually(() => t.answerTo(2) !== undefined);
+    expect(t.answerTo(2)?.error?.code).toBe(-32000);
+    expect(t.answerTo(2)?.error?.message).toBe(
+      "The answer was too large to deliver: runt-mcp wrote a message over the proxy's 16777216-byte (16 MiB) limit, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs without full_output.",
+    );
+    await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
+    await eventually(() => t.answerTo(3) !== undefined);
+    expect(t.answerTo(3)?.error?.code).toBe(-32000);
+    expect(t.answerTo(3)?.error?.message).toMatch(
+      /^The answer was too large to deliver: it is \d+ bytes \(11 MiB\), over the 10223616-byte \(9\.75 MiB\) limit of one message to the MCP client, so it was dropped\./,
+    );
+    await t.send({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'connect_notebook', arguments: {} } });
+    await eventually(() => t.answerTo(4) !== undefined);
+    expect(t.answerTo(4)?.result?.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }]);
+    expect(t.lines().filter((line) => line.id === 2 || line.id === 3)).toHaveLength(2);
+  });
+});

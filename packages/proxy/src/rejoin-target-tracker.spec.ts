@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { RejoinTargetTracker } from './rejoin-target-tracker.js';
+
+const uuid = '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90';
+
+describe(RejoinTargetTracker, () => {
+  it('knows nothing until a child reports', () => {
+    const tracker = new RejoinTargetTracker();
+    expect(tracker.current()).toBeUndefined();
+    expect(tracker.hasReport()).toBe(false);
+  });
+
+  it("stores the reported target, replaces it with each report, and clears it on the child's null", () => {
+    const tracker = new RejoinTargetTracker();
+    tracker.observeSessionReport({ target: '/w/a.ipynb', notebookId: uuid });
+    expect(tracker.current()).toBe('/w/a.ipynb');
+    tracker.observeSessionReport({ target: uuid });
+    expect(tracker.current()).toBe(uuid);
+    tracker.observeSessionReport({ target: null });
+    expect(tracker.current()).toBeUndefined();
+    expect(tracker.hasReport()).toBe(true);
+  });
+
+  it('drops credentials from a reported hosted URL and keeps everything else of it', () => {
+    const tracker = new RejoinTargetTracker();
+    tracker.observeSessionReport({ target: 'https://user:pw@hub.example/user/a/lab/tree/x.ipynb?token=s3cret&v=2' });
+    expect(tracker.current()).toBe('https://hub.example/user/a/lab/tree/x.ipynb?v=2');
+  });
+
+  it('keeps a local target as the child stated it, trimmed', () => {
+    const tracker = new RejoinTargetTracker();
+    tracker.observeSessionReport({ target: '  /w/with space.ipynb ' });
+    expect(tracker.current()).toBe('/w/with space.ipynb');
+  });
+});

@@ -1,0 +1,48 @@
+import type { SessionReport } from '@nteract-mcp/core';
+
+/**
+ * The proxy's one rejoin target: what it hands the next child it starts
+ * (`handoffEnvironment.rejoinNotebook`). It stores what the child states in the session report of
+ * its results (`_meta['nteract/session']`, see core's `handoff/session-report.ts`) and nothing
+ * else: no tool names, arguments or reply texts are read. A report's `target: null` clears it.
+ *
+ * A hosted URL loses any credentials (user info, the `token` query parameter) even if a child
+ * left them in, so they never reach a child environment or `session_status`.
+ * Does not guarantee that the target still exists or that a rejoin will succeed: it is the child's
+ * last word, handed to the next child. Pure: no I/O.
+ */
+export class RejoinTargetTracker {
+  #target: string | undefined;
+  #reported = false;
+
+  /** The rejoin target, if any. */
+  public current(): string | undefined {
+    return this.#target;
+  }
+
+  /** True once a child has stated a target (even `null`): before that, `current()` is only empty. */
+  public hasReport(): boolean {
+    return this.#reported;
+  }
+
+  /** Takes the target of a child's session report (`null` clears it). */
+  public observeSessionReport(report: SessionReport): void {
+    this.#reported = true;
+    this.#target = report.target === null ? undefined : (withoutCredentials(report.target) ?? report.target.trim());
+  }
+}
+
+/** An http(s) URL without user info and without the `token` query parameter; `undefined` for anything else. */
+function withoutCredentials(value: string): string | undefined {
+  if (!/^https?:\/\//i.test(value.trim())) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    return undefined;
+  }
+  url.username = '';
+  url.password = '';
+  url.searchParams.delete('token');
+  return url.toString();
+}

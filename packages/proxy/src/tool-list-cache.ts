@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { type Tool, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '@nteract-mcp/core';
+
+/** The name of the tool the proxy serves itself. */
+export const reconnectToolName = 'reconnect';
+
+/**
+ * The proxy's own `reconnect` tool. Its input schema is exactly `{"type":"object"}` (some clients
+ * reject a tool list whose schemas lack a root object type).
+ */
+export const reconnectTool: Tool = Object.freeze({
+  name: reconnectToolName,
+  description:
+    'Restart the nteract MCP child server (the process behind these tools) and hand it the current notebook to rejoin. Use it when tools hang, keep returning stale errors, or after a daemon upgrade. It restarts only the MCP child server, not the daemon: notebooks and kernels keep running.',
+  inputSchema: Object.freeze({ type: 'object' as const }),
+});
+
+/**
+ * What the proxy answers once a restarted child no longer serves a tool the client knows (removed
+ * or renamed), before it exits so the client reconnects with the new list. Text of the original.
+ */
+export const toolListChangedIncompatiblyMessage =
+  'Tool list changed incompatibly after daemon upgrade. The MCP server will exit so your client can reconnect with the updated tools. You may need to reinstall the nteract extension.';
+
+/** The environment variables {@link defaultToolCachePath} reads. */
+export interface ToolCacheEnvironment {
+  readonly XDG_CACHE_HOME?: string;
+  readonly HOME?: string;
+}
+
+/**
+ * `nteract-mcp/tool-cache.json` under the user cache dir: `$XDG_CACHE_HOME` when it is set to an
+ * absolute path (the XDG rule: a relative value is ignored), else `~/Library/Caches` on macOS and
+ * `~/.cache` elsewhere, with `~` from `HOME` (else the OS home directory). Pure.
+ */
+export function defaultToolCachePath(
+  env: ToolCacheEnvironment = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
+  const xdg = env.XDG_CACHE_HOME?.trim();
+  const home = env.HOME?.trim() || homedir();
+  const cacheDir =
+    xdg && isAbsolute(xdg) ? xdg : platform === 'darwin' ? join(home, 'Library', 'Caches') : join(home, '.cache');
+  return join(cacheDir, 'nteract-mcp', 'tool-cache.json');
+}
+
+/** Where the list served right now came from. */
+export type ToolListSource = 'built-in' | 'disk' | 'live';
+
+export interface ToolListCacheOptions {
+  /** The cache file; default {@link defaultToolCachePath}. */
+  readonly filePath?: string;
+  /** Served when there is no usable cache file (and before {@link ToolListCache.load}). May be empty. */
+  readonly builtInTools: readonly Tool[];
+  /** Where unusable cache files and failed writes are reported. */
+  readonly logger?: Logger;
+}
+
+/** How a live list compares with the one served before it (by tool name; order is irrelevant). */
+export interface ToolListUpdate {
+  /** Any tool added, removed or redefined. Send `notifications/tools/list_changed` only when true. */
+  readonly changed: boolean;
+  /** Names served before and missing now (a rename shows as one removed plus one added name). */
+  readonly removed: readonly string[];
+  /** Names new in the live list. */
+  readonly added: readonly string[];
+  /** Names in both lists whose definition (description, schemas, annotations, …) differs. */
+  readonly modified: readonly string[];
+  /** Where the list compared against came from: a removal from a `built-in` list is weaker evidence. */
+  readonly comparedWith: ToolListSource;
+  /** Whether the live list reached the disk (false for an empty list, or when writing failed). */
+  readonly persisted: boolean;
+}
+
+/**
+ * The last good `tools/list` of the child, kept in memory and in a JSON file so the proxy can
+ * answer `tools/list` at once while no child is up, and notice when a new child's tools differ.
+ *
+ * Guarantees: {@link current} never blocks and never returns an empty list while the built-in one
+ * is not empty; an empty live list is neither served nor persisted (it would outrank the built-in
+ * forever); the file is replaced atomically (temporary file in the same directory, then rename),
+ * writes are serialised, and a failed write leaves no temporary file behind and never throws.
+ * An unusable cache file (unreadable, not JSON, not a non-empty array of tools) is ignored and
+ * reported through the logger; the built-in list is served instead.
+ * Does not guarantee that the disk holds the latest list when two proxies share the file (last
+ * writer wins). The only I/O is the cache file.
+ */
+export class ToolListCache {
+  readonly #filePath: string;
+  readonly #builtIn: readonly Tool[];
+  readonly #logger: Logger | undefined;
+  #tools: readonly Tool[];
+  #source: ToolListSource = 'built-in';
+  #writes: Promise<unknown> = Promise.resolve();
+
+  public constructor(options: ToolListCacheOptions) {
+    this.#filePath = options.filePath ?? defaultToolCachePath();
+    this.#builtIn = Object.freeze([...options.builtInTools]);
+    this.#logger = options.logger?.child('core:ToolListCache');
+    this.#tools = this.#builtIn;
+  }
+
+  /** The cache file. */
+  public get filePath(): string {
+    return this.#filePath;
+  }
+
+  /** Reads the cache file and serves it when usable, else the built-in list. Returns what is now served. */
+  public async load(): Promise<readonly Tool[]> {
+    const fromDisk = await this.#readDisk();
+    if (fromDisk) {
+      this.#tools = fromDisk;
+      this.#source = 'disk';
+    } else {
+      this.#tools = this.#builtIn;
+      this.#source = 'built-in';
+    }
+    return this.#tools;
+  }
+
+  /** The list to serve now (without `reconnect`; see {@link withReconnect}). */
+  public current(): readonly Tool[] {
+    return this.#tools;
+  }
+
+  /** Where {@link current} came from. */
+  public source(): ToolListSource {
+    return this.#source;
+  }
+
+  /**
+   * Takes a live child's list: compares it with the one served so far, serves it, and writes it to
+   * the cache file. An empty list changes nothing (reported as unchanged, not persisted).
+   */
+  public async update(liveTools: readonly Tool[]): Promise<ToolListUpdate> {
+    const comparedWith = this.#source;
+    if (liveTools.length === 0) {
+      return { changed: false, removed: [], added: [], modified: [], comparedWith, persisted: false };
+    }
+    const next = Object.freeze([...liveTools]);
+    const diff = compareToolLists(this.#tools, next);
+    this.#tools = next;
+    this.#source = 'live';
+    const write = this.#writes.then(() => this.#writeAtomically(next));
+    this.#writes = write;
+    const persisted = await write;
+    const changed = diff.removed.length + diff.added.length + diff.modified.length > 0;
+    return { changed, ...diff, comparedWith, persisted };
+  }
+
+  /** `tools` with the proxy's {@link reconnectTool} appended, unless a tool of that name is already there. */
+  public withReconnect(tools: readonly Tool[]): Tool[] {
+    return tools.some((tool) => tool.name === reconnectToolName) ? [...tools] : [...tools, reconnectTool];
+  }
+
+  async #readDisk(): Promise<readonly Tool[] | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.#filePath, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.#logger?.warn('cannot read the tool cache; serving the built-in tool list', {
+          path: this.#filePath,
+          error: (error as Error).message,
+        });
+      }
+      return undefined;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      this.#logger?.warn('the tool cache is not JSON; ignoring it and serving the built-in tool list', {
+        path: this.#filePath,
+        error: (error as Error).message,
+      });
+      return undefined;
+    }
+    const reason = unusableToolListReason(value);
+    if (reason !== undefined) {
+      this.#logger?.warn('the tool cache is unusable; ignoring it and serving the built-in tool list', {
+        path: this.#filePath,
+        reason,
+      });
+      return undefined;
+    }
+    return Object.freeze(value as Tool[]);
+  }
+
+  async #writeAtomically(tools: readonly Tool[]): Promise<boolean> {
+    const temporary = `${this.#filePath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    try {
+      await mkdir(dirname(this.#filePath), { recursive: true });
+      await writeFile(temporary, `${JSON.stringify(tools, null, 2)}\n`, 'utf8');
+      await rename(temporary, this.#filePath);
+      return true;
+    } catch (error) {
+      await rm(temporary, { force: true }).catch(() => undefined);
+      this.#logger?.warn('could not write the tool cache; the new tool list is served from memory only', {
+        path: this.#filePath,
+        error: (error as Error).message,
+      });
+      return false;
+    }
+  }
+}
+
+/** Why a parsed cache file cannot be served, or `undefined` when it is a non-empty array of MCP tools. */
+function unusableToolListReason(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return 'it is not a JSON array';
+  if (value.length === 0) return 'it is empty';
+  const bad = value.findIndex((tool) => !ToolSchema.safeParse(tool).success);
+  return bad >= 0 ? `entry ${bad} is not an MCP tool definition` : undefined;
+}
+
+/** Names removed, added and redefined between two lists (first definition of a duplicated name wins). */
+function compareToolLists(
+  previous: readonly Tool[],
+  next: readonly Tool[],
+): Pick<ToolListUpdate, 'removed' | 'added' | 'modified'> {
+  const before = byName(previous);
+  const after = byName(next);
+  const removed = [...before.keys()].filter((name) => !after.has(name));
+  const added = [...after.keys()].filter((name) => !before.has(name));
+  const modified = [...after.entries()]
+    .filter(([name, tool]) => {
+      const old = before.get(name);
+      return old !== undefined && canonicalJson(old) !== canonicalJson(tool);
+    })
+    .map(([name]) => name);
+  return { removed, added, modified };
+}
+
+function byName(tools: readonly Tool[]): Map<string, Tool> {
+  const map = new Map<string, Tool>();
+  for (const tool of tools) if (!map.has(tool.name)) map.set(tool.name, tool);
+  return map;
+}
+
+/** JSON with object keys sorted at every level, so key order never counts as a change. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, member: unknown) =>
+    typeof member === 'object' && member !== null && !Array.isArray(member)
+      ? Object.fromEntries(Object.entries(member).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : member,
+  );
+}
