@@ -31,8 +31,8 @@ interface EarlyExecutionEvents {
  * socket and no I/O of its own: starting and reading an execution are functions it is given.
  *
  * Guarantees:
- * - Events that arrive while a start is on its way are kept, per execution id, until the start
- *   answers; those of the execution it names are replayed to that follow (outputs first, then the
+ * - Events that arrive while a start is on its way are kept, per execution id; those of the
+ *   execution a start's answer names are replayed to that follow only (outputs first, then the
  *   end), the others are dropped once no start is on its way.
  * - Events of an execution nobody follows and no start may name are ignored.
  * - A follow resolves with the execution's state read after its end (or after `timeoutMs`, then

@@ -12,7 +12,10 @@ function ids(projection: RetainedProjection): string[] {
 
 /** A trusted projection at `version` holding cells with these ids. */
 function projectionOf(version: number, ...cellIds: string[]): RetainedProjection {
-  return new RetainedProjection(version, cellIds.map((id) => cell(id)));
+  return new RetainedProjection(
+    version,
+    cellIds.map((id) => cell(id)),
+  );
 }
 
 describe(RetainedProjection, () => {
