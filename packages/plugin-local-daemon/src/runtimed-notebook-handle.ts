@@ -51,8 +51,9 @@ export interface RuntimedNotebookHandleOptions {
  * Guarantees:
  * - `daemonIncarnation` is the daemon life named by the greeting (`daemon_pid`, `daemon_started_at`).
  * - The cell list starts from the greeting and follows our own answers and the room's broadcasts in
- *   document-version order; a gap in versions (a broadcast we could not place) makes the next read
- *   fetch the whole list again instead of serving a cache that may be wrong.
+ *   document-version order (a {@link RetainedProjection}); a gap in versions (a broadcast we could
+ *   not place) makes the next read fetch the whole list again instead of serving a cache that may
+ *   be wrong.
  * - Every mutation carries `idempotency_key` when `options.idempotencyKey` is given.
  * - `onDidClose` fires exactly once: `closed` after {@link RuntimedNotebookHandle.close},
  *   `disconnected` when the connection is lost or the daemon shuts down, `room-removed` when the
@@ -248,9 +249,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
    * to `onOutput`) until `execution_done`, and returns the final state read with `get_execution`.
    * When `timeoutMs` passes first it resolves `timeout` with the outputs so far; the execution goes
    * on in the daemon (read it later with {@link RuntimedNotebookHandle.getExecution}). A repeated
-   * idempotency key follows the first execution instead of starting another.
-   * Does not guarantee that `onOutput` sees every output of a replayed execution (those that
-   * arrived before this call are only in the result).
+   * idempotency key follows the first execution instead of starting another. The following itself
+   * is {@link ExecutionFollower}'s (which also says what it does not guarantee).
    */
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     this.assertOpen();
