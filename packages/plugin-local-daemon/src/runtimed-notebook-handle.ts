@@ -1,5 +1,4 @@
 import {
-  type CellOutput,
   type CellType,
   type Clock,
   CoreError,
@@ -19,10 +18,11 @@ import {
   type Timer,
 } from '@nteract-mcp/core';
 import type { RuntimedConnection, RuntimedFrame, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import { ExecutionFollower } from './execution-follower.js';
+import { RetainedProjection } from './retained-projection.js';
 import {
-  type FinalExecutionStatus,
-  isFinalExecutionStatus,
   readCell,
+  readCellChange,
   readCells,
   readExecutionState,
   readGreetingIncarnation,
@@ -44,19 +44,6 @@ export interface RuntimedNotebookHandleOptions {
   readonly logger: Logger;
 }
 
-/** Someone waiting for one execution's broadcasts. */
-interface ExecutionWatcher {
-  output(output: CellOutput): void;
-  done(status: FinalExecutionStatus): void;
-  fail(error: Error): void;
-}
-
-/** Execution broadcasts that arrived before we knew whose execution they were. */
-interface EarlyExecutionEvents {
-  readonly outputs: CellOutput[];
-  done: FinalExecutionStatus | undefined;
-}
-
 /**
  * One peer connection to a room of the local daemon `runtimed` (notebook channel), behind core's
  * {@link NotebookHandle} port. Built by `RuntimedDaemonPort` from an open connection and the
@@ -65,8 +52,9 @@ interface EarlyExecutionEvents {
  * Guarantees:
  * - `daemonIncarnation` is the daemon life named by the greeting (`daemon_pid`, `daemon_started_at`).
  * - The cell list starts from the greeting and follows our own answers and the room's broadcasts in
- *   document-version order; a gap in versions (a broadcast we could not place) makes the next read
- *   fetch the whole list again instead of serving a cache that may be wrong.
+ *   document-version order (a {@link RetainedProjection}); a gap in versions (a broadcast we could
+ *   not place) makes the next read fetch the whole list again instead of serving a cache that may
+ *   be wrong.
  * - Every mutation carries `idempotency_key` when `options.idempotencyKey` is given.
  * - `onDidClose` fires exactly once: `closed` after {@link RuntimedNotebookHandle.close},
  *   `disconnected` when the connection is lost or the daemon shuts down, `room-removed` when the
@@ -85,13 +73,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   readonly #clock: Clock;
   readonly #logger: Logger;
   #notebookPath: string | undefined;
-  #cells: NotebookCell[];
-  /** The document version `#cells` reflects. */
-  #documentVersion: number;
-  /** The newest document version any answer or broadcast has named. */
-  #newestSeenVersion: number;
-  /** `#cells` cannot be trusted (a version gap); the next read fetches the list. */
-  #cellsStale = false;
+  /** The cells, kept by document version; a stale one is fetched again on the next read. */
+  readonly #projection: RetainedProjection;
+  readonly #executions: ExecutionFollower;
   #refreshing: Promise<void> | undefined;
   #runtime: WireRuntimeState;
   /** Counts runtime broadcasts, to tell whether an answer's runtime may be older than one we saw. */
@@ -100,9 +84,6 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   readonly #initialSync: Promise<void>;
   readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
   readonly #readinessWaiters = new Set<() => void>();
-  readonly #executionWatchers = new Map<string, Set<ExecutionWatcher>>();
-  readonly #earlyExecutionEvents = new Map<string, EarlyExecutionEvents>();
-  #executeRequestsInFlight = 0;
   readonly #subscriptions: Subscription[] = [];
 
   /**
@@ -120,13 +101,18 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.notebookId = readString(greeting, 'notebook_id', 'notebook greeting');
     this.daemonIncarnation = readGreetingIncarnation(greeting);
     this.#notebookPath = readOptionalString(greeting, 'notebook_path', 'notebook greeting');
-    this.#cells = readCells(greeting, 'notebook greeting');
-    this.#documentVersion = readNumber(greeting, 'document_version', 'notebook greeting');
-    this.#newestSeenVersion = this.#documentVersion;
+    const cells = readCells(greeting, 'notebook greeting');
+    this.#projection = new RetainedProjection(readNumber(greeting, 'document_version', 'notebook greeting'), cells);
     this.#runtime = readRuntimeState(readRecord(greeting, 'runtime', 'notebook greeting'));
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');
+    this.#executions = new ExecutionFollower({
+      clock: options.clock,
+      readExecution: (executionId) => this.getExecution(executionId),
+      onCallbackError: (error) =>
+        this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error }),
+    });
     this.#subscriptions.push(connection.onFrame((frame) => this.onFrame(frame)));
     this.#subscriptions.push(connection.onClose((reason) => this.finish('disconnected', reason)));
     // Frames that followed the greeting in the same read reached no listener yet (the connection
@@ -185,19 +171,17 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   public async listCells(): Promise<readonly NotebookCell[]> {
     this.assertOpen();
     await this.#initialSync;
-    if (this.#cellsStale) await this.refreshCells();
+    if (this.#projection.isStale) await this.refreshCells();
     this.assertOpen();
-    return [...this.#cells];
+    return this.#projection.cells();
   }
 
   /** From the cache when it holds the cell, else asks the daemon. Rejects `cellNotFound` (`Cell not found: <id>`). */
   public async getCell(cellId: string): Promise<NotebookCell> {
     this.assertOpen();
     await this.#initialSync;
-    if (!this.#cellsStale) {
-      const cached = this.#cells.find((cell) => cell.id === cellId);
-      if (cached) return cached;
-    }
+    const cached = this.#projection.find(cellId);
+    if (cached) return cached;
     try {
       return readCell((await this.request({ type: 'get_cell', cell_id: cellId })).cell);
     } catch (error) {
@@ -218,7 +202,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     });
     const cell = readCell(answer.cell);
     const index = readNumber(answer, 'index', 'insert_cell answer');
-    this.applyChange(readNumber(answer, 'document_version', 'insert_cell answer'), () => this.placeCell(cell, index));
+    this.#projection.apply({ kind: 'insert', cell, index, version: readVersion(answer, 'insert_cell answer') });
     return cell;
   }
 
@@ -235,13 +219,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
     });
     const cell = readCell(answer.cell);
-    this.applyChange(readNumber(answer, 'document_version', 'update_cell answer'), () => this.replaceCell(cell));
+    this.#projection.apply({ kind: 'update', cell, version: readVersion(answer, 'update_cell answer') });
     return cell;
   }
 
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     const answer = await this.request({ type: 'delete_cell', cell_id: cellId, ...idempotency(options) });
-    this.applyChange(readNumber(answer, 'document_version', 'delete_cell answer'), () => this.removeCell(cellId));
+    this.#projection.apply({ kind: 'delete', cellId, version: readVersion(answer, 'delete_cell answer') });
   }
 
   public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
@@ -252,15 +236,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
     });
     const index = readNumber(answer, 'index', 'move_cell answer');
-    this.applyChange(readNumber(answer, 'document_version', 'move_cell answer'), () =>
-      this.relocateCell(cellId, index),
-    );
+    this.#projection.apply({ kind: 'move', cellId, index, version: readVersion(answer, 'move_cell answer') });
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
     const answer = await this.request({ type: 'clear_outputs', cell_id: cellId, ...idempotency(options) });
     const cell = readCell(answer.cell);
-    this.applyChange(readNumber(answer, 'document_version', 'clear_outputs answer'), () => this.replaceCell(cell));
+    this.#projection.apply({ kind: 'update', cell, version: readVersion(answer, 'clear_outputs answer') });
   }
 
   /**
@@ -268,28 +250,16 @@ export class RuntimedNotebookHandle implements NotebookHandle {
    * to `onOutput`) until `execution_done`, and returns the final state read with `get_execution`.
    * When `timeoutMs` passes first it resolves `timeout` with the outputs so far; the execution goes
    * on in the daemon (read it later with {@link RuntimedNotebookHandle.getExecution}). A repeated
-   * idempotency key follows the first execution instead of starting another.
-   * Does not guarantee that `onOutput` sees every output of a replayed execution (those that
-   * arrived before this call are only in the result).
+   * idempotency key follows the first execution instead of starting another. The following itself
+   * is {@link ExecutionFollower}'s (which also says what it does not guarantee).
    */
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     this.assertOpen();
-    this.#executeRequestsInFlight += 1;
-    let started: ExecutionState;
-    let early: EarlyExecutionEvents | undefined;
-    try {
-      started = readExecutionState(
-        await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options) }),
-      );
-      // Broadcasts of this execution that came in the same read as the answer were buffered.
-      early = this.#earlyExecutionEvents.get(started.executionId);
-      this.#earlyExecutionEvents.delete(started.executionId);
-    } finally {
-      this.#executeRequestsInFlight -= 1;
-      if (this.#executeRequestsInFlight === 0) this.#earlyExecutionEvents.clear();
-    }
-    if (isFinalExecutionStatus(started.status)) return toResult(started, started.status);
-    return this.followExecution(started.executionId, early, options);
+    return this.#executions.follow(
+      async () =>
+        readExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options) })),
+      options,
+    );
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
@@ -347,58 +317,6 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(entry) };
   }
 
-  private async followExecution(
-    executionId: string,
-    early: EarlyExecutionEvents | undefined,
-    options: ExecuteOptions | undefined,
-  ): Promise<ExecutionResult> {
-    let timer: Timer | undefined;
-    let watcher: ExecutionWatcher | undefined;
-    const outcome = new Promise<FinalExecutionStatus | 'timeout'>((resolve, reject) => {
-      watcher = {
-        output: (output) => this.deliverOutput(options, output),
-        done: resolve,
-        fail: reject,
-      };
-      for (const output of early?.outputs ?? []) watcher.output(output);
-      if (early?.done !== undefined) resolve(early.done);
-      if (options?.timeoutMs !== undefined) timer = this.#clock.setTimer(options.timeoutMs, () => resolve('timeout'));
-    });
-    // Settled by `fail` when the handle closes, possibly while nobody awaits it yet.
-    outcome.catch(() => undefined);
-    const registered = watcher as ExecutionWatcher;
-    let watchers = this.#executionWatchers.get(executionId);
-    if (!watchers) {
-      watchers = new Set();
-      this.#executionWatchers.set(executionId, watchers);
-    }
-    watchers.add(registered);
-    try {
-      // A replayed key answers the first execution's `queued` even when it finished long ago (no
-      // more broadcasts will come), and a `done` may have raced with registering: look once.
-      const now = await this.getExecution(executionId);
-      if (isFinalExecutionStatus(now.status)) return toResult(now, now.status);
-      const status = await outcome;
-      const final = await this.getExecution(executionId);
-      if (isFinalExecutionStatus(final.status)) return toResult(final, final.status);
-      return toResult(final, status);
-    } finally {
-      timer?.cancel();
-      watchers.delete(registered);
-      if (watchers.size === 0 && this.#executionWatchers.get(executionId) === watchers) {
-        this.#executionWatchers.delete(executionId);
-      }
-    }
-  }
-
-  private deliverOutput(options: ExecuteOptions | undefined, output: CellOutput): void {
-    try {
-      options?.onOutput?.(output);
-    } catch (error) {
-      this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error });
-    }
-  }
-
   private onFrame(frame: RuntimedFrame): void {
     if (this.#closedReason !== undefined) return;
     if (frame.type === 'room_closed') {
@@ -414,35 +332,19 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       this.onBroadcast(frame);
     } catch (error) {
       // A broadcast we cannot read may have changed the document: stop trusting the cache.
-      this.#cellsStale = true;
+      this.#projection.markStale();
       this.#logger.warn('ignored a broadcast that could not be read', { notebookId: this.notebookId, error });
     }
   }
 
   private onBroadcast(frame: RuntimedFrame): void {
     switch (frame.event) {
-      case 'cell_inserted': {
-        const cell = readCell(frame.cell);
-        const index = readNumber(frame, 'index', 'cell_inserted');
-        this.applyChange(readNumber(frame, 'document_version', 'cell_inserted'), () => this.placeCell(cell, index));
+      case 'cell_inserted':
+      case 'cell_updated':
+      case 'cell_deleted':
+      case 'cell_moved':
+        this.#projection.apply(readCellChange(frame));
         return;
-      }
-      case 'cell_updated': {
-        const cell = readCell(frame.cell);
-        this.applyChange(readNumber(frame, 'document_version', 'cell_updated'), () => this.replaceCell(cell));
-        return;
-      }
-      case 'cell_deleted': {
-        const cellId = readString(frame, 'cell_id', 'cell_deleted');
-        this.applyChange(readNumber(frame, 'document_version', 'cell_deleted'), () => this.removeCell(cellId));
-        return;
-      }
-      case 'cell_moved': {
-        const cellId = readString(frame, 'cell_id', 'cell_moved');
-        const index = readNumber(frame, 'index', 'cell_moved');
-        this.applyChange(readNumber(frame, 'document_version', 'cell_moved'), () => this.relocateCell(cellId, index));
-        return;
-      }
       case 'saved':
         this.#notebookPath = readString(frame, 'notebook_path', 'saved');
         return;
@@ -450,100 +352,29 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         this.#runtimeBroadcasts += 1;
         this.setRuntime(readRuntimeState(frame.runtime));
         return;
-      case 'execution_output': {
-        const executionId = readString(frame, 'execution_id', 'execution_output');
-        const output = readOutput(frame.output, 'execution output');
-        const watchers = this.#executionWatchers.get(executionId);
-        if (watchers) for (const watcher of [...watchers]) watcher.output(output);
-        else this.earlyEvents(executionId)?.outputs.push(output);
+      case 'execution_output':
+        this.#executions.output(
+          readString(frame, 'execution_id', 'execution_output'),
+          readOutput(frame.output, 'execution output'),
+        );
         return;
-      }
-      case 'execution_done': {
-        const executionId = readString(frame, 'execution_id', 'execution_done');
-        const status = readString(frame, 'status', 'execution_done');
-        const final: FinalExecutionStatus = isFinalExecutionStatus(status) ? status : 'aborted';
-        const watchers = this.#executionWatchers.get(executionId);
-        if (watchers) for (const watcher of [...watchers]) watcher.done(final);
-        else {
-          const early = this.earlyEvents(executionId);
-          if (early) early.done = final;
-        }
+      case 'execution_done':
+        this.#executions.done(
+          readString(frame, 'execution_id', 'execution_done'),
+          readString(frame, 'status', 'execution_done'),
+        );
         return;
-      }
       default:
         // peer_joined, peer_left and anything newer: nothing this handle keeps.
         return;
     }
   }
 
-  /** Buffers execution broadcasts only while an `execute_cell` answer is on its way (it may be ours). */
-  private earlyEvents(executionId: string): EarlyExecutionEvents | undefined {
-    if (this.#executeRequestsInFlight === 0) return undefined;
-    let events = this.#earlyExecutionEvents.get(executionId);
-    if (!events) {
-      events = { outputs: [], done: undefined };
-      this.#earlyExecutionEvents.set(executionId, events);
-    }
-    return events;
-  }
-
-  /**
-   * Applies a change named by `version` when it is the next one; ignores one already reflected (a
-   * replayed answer); a gap (or a change that does not fit the cache) makes the cache stale.
-   */
-  private applyChange(version: number, apply: () => boolean): void {
-    this.#newestSeenVersion = Math.max(this.#newestSeenVersion, version);
-    if (this.#cellsStale || version <= this.#documentVersion) return;
-    if (version !== this.#documentVersion + 1 || !apply()) {
-      this.#cellsStale = true;
-      return;
-    }
-    this.#documentVersion = version;
-  }
-
-  private placeCell(cell: NotebookCell, index: number): boolean {
-    if (index < 0 || index > this.#cells.length || this.#cells.some((existing) => existing.id === cell.id))
-      return false;
-    this.#cells.splice(index, 0, cell);
-    return true;
-  }
-
-  private replaceCell(cell: NotebookCell): boolean {
-    const index = this.#cells.findIndex((existing) => existing.id === cell.id);
-    if (index < 0) return false;
-    this.#cells[index] = cell;
-    return true;
-  }
-
-  private removeCell(cellId: string): boolean {
-    const index = this.#cells.findIndex((existing) => existing.id === cellId);
-    if (index < 0) return false;
-    this.#cells.splice(index, 1);
-    return true;
-  }
-
-  private relocateCell(cellId: string, index: number): boolean {
-    const from = this.#cells.findIndex((existing) => existing.id === cellId);
-    if (from < 0 || index < 0 || index >= this.#cells.length) return false;
-    const [cell] = this.#cells.splice(from, 1) as [NotebookCell];
-    this.#cells.splice(index, 0, cell);
-    return true;
-  }
-
-  /** Replaces the cache with a snapshot unless the cache already reflects a newer version. */
-  private applySnapshot(version: number, cells: NotebookCell[]): void {
-    if (!this.#cellsStale && version <= this.#documentVersion) return;
-    this.#cells = cells;
-    this.#documentVersion = version;
-    // Broadcasts newer than the snapshot that arrived before it was applied were not kept.
-    this.#cellsStale = this.#newestSeenVersion > version;
-  }
-
   private refreshCells(): Promise<void> {
     this.#refreshing ??= this.request({ type: 'get_cells' })
-      .then((answer) =>
-        this.applySnapshot(readNumber(answer, 'document_version', 'get_cells answer'), readCells(answer, 'get_cells')),
-      )
+      .then((answer) => {
+        this.#projection.applySnapshot(readVersion(answer, 'get_cells answer'), readCells(answer, 'get_cells'));
+      })
       .finally(() => {
         this.#refreshing = undefined;
       });
@@ -558,7 +389,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     ]);
     if (runtime.status === 'fulfilled') this.applyRuntimeAnswer(runtime.value, seen);
     if (cells.status === 'rejected' && !this.isClosed) {
-      this.#cellsStale = true;
+      this.#projection.markStale();
       this.#logger.debug('could not refresh the cells after connecting', {
         notebookId: this.notebookId,
         error: cells.reason,
@@ -604,10 +435,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     if (reason !== 'closed') {
       this.#logger.info('notebook connection closed', { notebookId: this.notebookId, reason, detail });
     }
-    const error = this.closedError();
-    for (const watchers of this.#executionWatchers.values()) for (const watcher of [...watchers]) watcher.fail(error);
-    this.#executionWatchers.clear();
-    this.#earlyExecutionEvents.clear();
+    this.#executions.close(this.closedError());
     for (const wake of [...this.#readinessWaiters]) wake();
     const listeners = [...this.#closeListeners];
     this.#closeListeners.clear();
@@ -639,13 +467,6 @@ function idempotency(options: MutationOptions | undefined): { idempotency_key?: 
   return options?.idempotencyKey === undefined ? {} : { idempotency_key: options.idempotencyKey };
 }
 
-function toResult(state: ExecutionState, status: ExecutionResult['status']): ExecutionResult {
-  return {
-    executionId: state.executionId,
-    cellId: state.cellId,
-    status,
-    outputs: state.outputs,
-    executionCount: state.executionCount,
-    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-  };
+function readVersion(answer: RuntimedFrame, what: string): number {
+  return readNumber(answer, 'document_version', what);
 }

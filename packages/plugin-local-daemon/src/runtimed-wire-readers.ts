@@ -9,6 +9,7 @@ import {
   type RoomInfo,
 } from '@nteract-mcp/core';
 import type { RuntimedFrame, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type { CellChange } from './retained-projection.js';
 
 /*
  * Readers of daemon frames: snake_case wire shapes in, core's camelCase shapes out. Each reader
@@ -197,4 +198,35 @@ export function readExecutionState(frame: RuntimedFrame): ExecutionState {
       ? { kernelNotice: frame.kernel_notice }
       : {}),
   };
+}
+
+/** The cell change a `cell_inserted`, `cell_updated`, `cell_deleted` or `cell_moved` broadcast carries. */
+export function readCellChange(frame: RuntimedFrame): CellChange {
+  const event = String(frame.event);
+  switch (event) {
+    case 'cell_inserted':
+      return {
+        kind: 'insert',
+        cell: readCell(frame.cell),
+        index: readNumber(frame, 'index', event),
+        version: readNumber(frame, 'document_version', event),
+      };
+    case 'cell_updated':
+      return { kind: 'update', cell: readCell(frame.cell), version: readNumber(frame, 'document_version', event) };
+    case 'cell_deleted':
+      return {
+        kind: 'delete',
+        cellId: readString(frame, 'cell_id', event),
+        version: readNumber(frame, 'document_version', event),
+      };
+    case 'cell_moved':
+      return {
+        kind: 'move',
+        cellId: readString(frame, 'cell_id', event),
+        index: readNumber(frame, 'index', event),
+        version: readNumber(frame, 'document_version', event),
+      };
+    default:
+      throw violation('cell change', frame);
+  }
 }

@@ -1,0 +1,328 @@
+import type { CellOutput, ExecutionResult, ExecutionState } from '@nteract-mcp/core';
+import { ManualClock } from '@nteract-mcp/core/testing';
+import { describe, expect, it } from 'vitest';
+import { ExecutionFollower } from './execution-follower.js';
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Lets every pending promise continuation run. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function stream(text: string): CellOutput {
+  return { output_type: 'stream', name: 'stdout', text };
+}
+
+function state(executionId: string, status: ExecutionState['status'], outputs: CellOutput[] = []): ExecutionState {
+  return { executionId, cellId: `cell-of-${executionId}`, status, outputs, executionCount: outputs.length };
+}
+
+/** Where a promise stands without waiting for it. */
+function track<T>(promise: Promise<T>): { value?: T; error?: unknown; readonly settled: () => boolean } {
+  const seen: { value?: T; error?: unknown; settled: () => boolean } = { settled: () => done };
+  let done = false;
+  promise.then(
+    (value) => {
+      done = true;
+      seen.value = value;
+    },
+    (error: unknown) => {
+      done = true;
+      seen.error = error;
+    },
+  );
+  return seen;
+}
+
+/**
+ * A follower whose `readExecution` answers from `states` (the daemon's view of each execution)
+ * and records what it was asked; `sequence` queues answers given one per read (the last repeats).
+ */
+function setUp() {
+  const clock = new ManualClock();
+  const states = new Map<string, ExecutionState>();
+  const sequences = new Map<string, ExecutionState[]>();
+  const sequence = (executionId: string, ...answers: ExecutionState[]): void => {
+    sequences.set(executionId, answers);
+  };
+  const reads: string[] = [];
+  const callbackErrors: unknown[] = [];
+  const follower = new ExecutionFollower({
+    clock,
+    readExecution: async (executionId) => {
+      reads.push(executionId);
+      const queued = sequences.get(executionId);
+      if (queued && queued.length > 1) return queued.shift() as ExecutionState;
+      const current = queued?.[0] ?? states.get(executionId);
+      if (!current) throw new Error(`unknown execution ${executionId}`);
+      return current;
+    },
+    onCallbackError: (error) => callbackErrors.push(error),
+  });
+  return { clock, states, sequence, reads, callbackErrors, follower };
+}
+
+describe(ExecutionFollower, () => {
+  it('replays events that arrived before the start answered, outputs first, then the end', async () => {
+    const { sequence, follower } = setUp();
+    const start = deferred<ExecutionState>();
+    const seen: CellOutput[] = [];
+    const result = follower.follow(() => start.promise, { onOutput: (output) => seen.push(output) });
+    follower.output('e1', stream('one'));
+    follower.output('e1', stream('two'));
+    follower.done('e1', 'ok');
+    // The first read still says running: only the buffered end can move this on to the last read.
+    sequence('e1', state('e1', 'running'), state('e1', 'ok', [stream('one'), stream('two')]));
+    start.resolve(state('e1', 'queued'));
+    expect(await result).toEqual<ExecutionResult>({
+      executionId: 'e1',
+      cellId: 'cell-of-e1',
+      status: 'ok',
+      outputs: [stream('one'), stream('two')],
+      executionCount: 2,
+    });
+    expect(seen).toEqual([stream('one'), stream('two')]);
+  });
+
+  it('takes the status from the events when the last read still shows the execution unfinished', async () => {
+    const { states, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const result = track(follower.follow(async () => state('e1', 'queued')));
+    await settle();
+    expect(result.settled()).toBe(false);
+    follower.done('e1', 'error');
+    await settle();
+    expect(result.value?.status).toBe('error');
+  });
+
+  it('takes the status of the last read over the one the events named when the read shows an end', async () => {
+    const { sequence, follower } = setUp();
+    sequence('e1', state('e1', 'running'), state('e1', 'error', [stream('trace')]));
+    const result = track(follower.follow(async () => state('e1', 'queued')));
+    await settle();
+    follower.done('e1', 'something-new');
+    await settle();
+    expect(result.value).toMatchObject({ status: 'error', outputs: [stream('trace')] });
+  });
+
+  it('counts an end with a status that is not final as aborted', async () => {
+    const { states, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const result = track(follower.follow(async () => state('e1', 'queued')));
+    await settle();
+    follower.done('e1', 'exploded');
+    await settle();
+    expect(result.value?.status).toBe('aborted');
+  });
+
+  it('does not replay events that came while no start was on its way (a late follow sees only later ones)', async () => {
+    const { states, follower } = setUp();
+    follower.output('e1', stream('before'));
+    follower.done('e1', 'ok');
+    states.set('e1', state('e1', 'running'));
+    const seen: CellOutput[] = [];
+    const result = track(follower.follow(async () => state('e1', 'queued'), { onOutput: (o) => seen.push(o) }));
+    await settle();
+    expect(result.settled()).toBe(false);
+    follower.output('e1', stream('after'));
+    expect(seen).toEqual([stream('after')]);
+    follower.done('e1', 'ok');
+    await settle();
+    expect(result.value?.status).toBe('ok');
+  });
+
+  it('resolves at once when the start answers a final state, or the first read shows one, without waiting for events', async () => {
+    const { states, reads, follower } = setUp();
+    const direct = await follower.follow(async () => state('e1', 'error', [stream('boom')]));
+    expect(direct).toMatchObject({ executionId: 'e1', status: 'error', outputs: [stream('boom')] });
+    expect(reads).toEqual([]);
+    // A replayed key: the first execution's `queued`, though it finished long ago.
+    states.set('e2', state('e2', 'ok', [stream('old')]));
+    const replayed = await follower.follow(async () => state('e2', 'queued'));
+    expect(replayed).toMatchObject({ executionId: 'e2', status: 'ok', outputs: [stream('old')] });
+    expect(reads).toEqual(['e2']);
+  });
+
+  it('routes interleaved events of several executions to their own follows', async () => {
+    const { states, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    states.set('e2', state('e2', 'running'));
+    const seen1: CellOutput[] = [];
+    const seen2: CellOutput[] = [];
+    const first = track(follower.follow(async () => state('e1', 'queued'), { onOutput: (o) => seen1.push(o) }));
+    const second = track(follower.follow(async () => state('e2', 'queued'), { onOutput: (o) => seen2.push(o) }));
+    await settle();
+    follower.output('e1', stream('1a'));
+    follower.output('e2', stream('2a'));
+    follower.output('e1', stream('1b'));
+    follower.done('e2', 'ok');
+    await settle();
+    expect(second.value?.status).toBe('ok');
+    expect(first.settled()).toBe(false);
+    follower.output('e1', stream('1c'));
+    follower.done('e1', 'error');
+    await settle();
+    expect(first.value?.status).toBe('error');
+    expect(seen1).toEqual([stream('1a'), stream('1b'), stream('1c')]);
+    expect(seen2).toEqual([stream('2a')]);
+  });
+
+  it('buffers per start: events of another execution are not handed to this one and are dropped afterwards', async () => {
+    const { states, follower } = setUp();
+    const start = deferred<ExecutionState>();
+    const seen: CellOutput[] = [];
+    const result = track(follower.follow(() => start.promise, { onOutput: (o) => seen.push(o) }));
+    follower.output('other', stream('not mine'));
+    follower.done('other', 'ok');
+    states.set('e1', state('e1', 'running'));
+    start.resolve(state('e1', 'queued'));
+    await settle();
+    expect(seen).toEqual([]);
+    expect(result.settled()).toBe(false);
+    // A later follow of `other` does not get what was buffered for the first start.
+    states.set('other', state('other', 'running'));
+    const other: CellOutput[] = [];
+    const late = track(follower.follow(async () => state('other', 'queued'), { onOutput: (o) => other.push(o) }));
+    await settle();
+    expect(late.settled()).toBe(false);
+    expect(other).toEqual([]);
+  });
+
+  it('hands buffered events to the first start that names their execution only', async () => {
+    const { states, follower } = setUp();
+    const firstStart = deferred<ExecutionState>();
+    const secondStart = deferred<ExecutionState>();
+    const firstSeen: CellOutput[] = [];
+    const secondSeen: CellOutput[] = [];
+    const first = track(follower.follow(() => firstStart.promise, { onOutput: (o) => firstSeen.push(o) }));
+    const second = track(follower.follow(() => secondStart.promise, { onOutput: (o) => secondSeen.push(o) }));
+    follower.output('e1', stream('once'));
+    follower.done('e1', 'ok');
+    states.set('e1', state('e1', 'running'));
+    // Both answers name e1 (a repeated idempotency key); the second comes after the first.
+    firstStart.resolve(state('e1', 'queued'));
+    await settle();
+    secondStart.resolve(state('e1', 'queued'));
+    await settle();
+    expect(first.value?.status).toBe('ok');
+    expect(firstSeen).toEqual([stream('once')]);
+    expect(second.settled()).toBe(false);
+    expect(secondSeen).toEqual([]);
+  });
+
+  it('ignores events of ids nobody follows', async () => {
+    const { states, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const seen: CellOutput[] = [];
+    const result = track(follower.follow(async () => state('e1', 'queued'), { onOutput: (o) => seen.push(o) }));
+    await settle();
+    expect(() => {
+      follower.output('nobody', stream('x'));
+      follower.done('nobody', 'ok');
+    }).not.toThrow();
+    await settle();
+    expect(result.settled()).toBe(false);
+    expect(seen).toEqual([]);
+    follower.done('e1', 'ok');
+    await settle();
+    expect(result.value?.status).toBe('ok');
+  });
+
+  it('resolves timeout with the state read then, and cancels its timer when the execution ends first', async () => {
+    const { clock, states, follower } = setUp();
+    states.set('e1', state('e1', 'running', [stream('so far')]));
+    const slow = track(follower.follow(async () => state('e1', 'queued'), { timeoutMs: 1000 }));
+    await settle();
+    await clock.advanceAndSettle(999);
+    expect(slow.settled()).toBe(false);
+    await clock.advanceAndSettle(1);
+    expect(slow.value).toMatchObject({ status: 'timeout', outputs: [stream('so far')] });
+
+    states.set('e2', state('e2', 'running'));
+    const quick = track(follower.follow(async () => state('e2', 'queued'), { timeoutMs: 1000 }));
+    await settle();
+    follower.done('e2', 'ok');
+    await settle();
+    expect(quick.value?.status).toBe('ok');
+    expect(clock.pendingTimerCount).toBe(0);
+  });
+
+  it('reports an onOutput callback that throws and goes on', async () => {
+    const { states, callbackErrors, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const failure = new Error('callback broke');
+    const result = track(
+      follower.follow(async () => state('e1', 'queued'), {
+        onOutput: () => {
+          throw failure;
+        },
+      }),
+    );
+    await settle();
+    follower.output('e1', stream('x'));
+    follower.done('e1', 'ok');
+    await settle();
+    expect(result.value?.status).toBe('ok');
+    expect(callbackErrors).toEqual([failure]);
+  });
+
+  it('rejects pending follows on close, follows whose start answers later, and every later follow', async () => {
+    const { states, reads, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const watching = track(follower.follow(async () => state('e1', 'queued')));
+    const start = deferred<ExecutionState>();
+    const starting = track(follower.follow(() => start.promise));
+    await settle();
+    const closed = new Error('connection closed');
+    follower.close(closed);
+    await settle();
+    expect(watching.error).toBe(closed);
+    start.resolve(state('e2', 'queued'));
+    await settle();
+    expect(starting.error).toBe(closed);
+    let started = false;
+    await expect(
+      follower.follow(async () => {
+        started = true;
+        return state('e3', 'queued');
+      }),
+    ).rejects.toBe(closed);
+    expect(started).toBe(false);
+    expect(reads).toEqual(['e1']);
+    // Events after close reach nobody.
+    expect(() => follower.done('e1', 'ok')).not.toThrow();
+  });
+
+  it('passes on a start that fails and drops what it buffered', async () => {
+    const { states, follower } = setUp();
+    const start = deferred<ExecutionState>();
+    const failing = track(follower.follow(() => start.promise));
+    follower.output('e1', stream('buffered'));
+    follower.done('e1', 'ok');
+    const failure = new Error('execute_cell failed');
+    start.reject(failure);
+    await settle();
+    expect(failing.error).toBe(failure);
+    states.set('e1', state('e1', 'running'));
+    const seen: CellOutput[] = [];
+    const later = track(follower.follow(async () => state('e1', 'queued'), { onOutput: (o) => seen.push(o) }));
+    await settle();
+    expect(later.settled()).toBe(false);
+    expect(seen).toEqual([]);
+  });
+});

@@ -1,0 +1,177 @@
+import type { CellOutput, Clock, ExecuteOptions, ExecutionResult, ExecutionState, Timer } from '@nteract-mcp/core';
+import { type FinalExecutionStatus, isFinalExecutionStatus } from './runtimed-wire-readers.js';
+
+/** What an {@link ExecutionFollower} needs. */
+export interface ExecutionFollowerOptions {
+  /** Times `timeoutMs` of {@link ExecutionFollower.follow}. */
+  readonly clock: Clock;
+  /** Reads an execution's current state (the daemon's `get_execution`). */
+  readonly readExecution: (executionId: string) => Promise<ExecutionState>;
+  /** Told when an `onOutput` callback threw; the execution goes on. */
+  readonly onCallbackError: (error: unknown) => void;
+}
+
+/** Someone waiting for one execution's events. */
+interface ExecutionWatcher {
+  output(output: CellOutput): void;
+  done(status: FinalExecutionStatus): void;
+  fail(error: Error): void;
+}
+
+/** Execution events that arrived before we knew whose execution they were. */
+interface EarlyExecutionEvents {
+  readonly outputs: CellOutput[];
+  done: FinalExecutionStatus | undefined;
+}
+
+/**
+ * Follows executions of one notebook from their start to their end: the owner reports each
+ * execution's events ({@link ExecutionFollower.output}, {@link ExecutionFollower.done}) as they
+ * come, and {@link ExecutionFollower.follow} turns a start and those events into one result. No
+ * socket and no I/O of its own: starting and reading an execution are functions it is given.
+ *
+ * Guarantees:
+ * - Events that arrive while a start is on its way are kept, per execution id; those of the
+ *   execution a start's answer names are replayed to that follow only (outputs first, then the
+ *   end), the others are dropped once no start is on its way.
+ * - Events of an execution nobody follows and no start may name are ignored.
+ * - A follow resolves with the execution's state read after its end (or after `timeoutMs`, then
+ *   with status `timeout` unless the read shows it ended); a start that answers with a final state,
+ *   or a first read that shows one, resolves at once.
+ * - Every `onOutput` callback error goes to `onCallbackError` and the follow goes on.
+ * - {@link ExecutionFollower.close} rejects every pending follow with its error, and every later
+ *   follow too, and drops what was buffered.
+ *
+ * Does not guarantee that `onOutput` sees every output of an execution whose events came before
+ * its start was asked for (a replayed idempotency key): those are only in the result.
+ */
+export class ExecutionFollower {
+  readonly #options: ExecutionFollowerOptions;
+  readonly #watchers = new Map<string, Set<ExecutionWatcher>>();
+  readonly #early = new Map<string, EarlyExecutionEvents>();
+  #startsInFlight = 0;
+  #closedWith: Error | undefined;
+
+  public constructor(options: ExecutionFollowerOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Starts an execution with `start` (its answer names the execution) and follows it to its end.
+   * Rejects with what `start` or `readExecution` rejected with, or with the close error.
+   */
+  public async follow(start: () => Promise<ExecutionState>, options?: ExecuteOptions): Promise<ExecutionResult> {
+    if (this.#closedWith) throw this.#closedWith;
+    this.#startsInFlight += 1;
+    let started: ExecutionState;
+    let early: EarlyExecutionEvents | undefined;
+    try {
+      started = await start();
+      // Events of this execution that came in the same read as the answer were buffered.
+      early = this.#early.get(started.executionId);
+      this.#early.delete(started.executionId);
+    } finally {
+      this.#startsInFlight -= 1;
+      if (this.#startsInFlight === 0) this.#early.clear();
+    }
+    if (isFinalExecutionStatus(started.status)) return toResult(started, started.status);
+    return this.watch(started.executionId, early, options);
+  }
+
+  /** An output of `executionId`. */
+  public output(executionId: string, output: CellOutput): void {
+    const watchers = this.#watchers.get(executionId);
+    if (watchers) for (const watcher of [...watchers]) watcher.output(output);
+    else this.earlyEvents(executionId)?.outputs.push(output);
+  }
+
+  /** The end of `executionId`; a status that is not a final one counts as `aborted`. */
+  public done(executionId: string, status: string): void {
+    const final: FinalExecutionStatus = isFinalExecutionStatus(status) ? status : 'aborted';
+    const watchers = this.#watchers.get(executionId);
+    if (watchers) for (const watcher of [...watchers]) watcher.done(final);
+    else {
+      const early = this.earlyEvents(executionId);
+      if (early) early.done = final;
+    }
+  }
+
+  /** Rejects every pending and later follow with `error`. Idempotent (the first error stays). */
+  public close(error: Error): void {
+    if (this.#closedWith) return;
+    this.#closedWith = error;
+    for (const watchers of this.#watchers.values()) for (const watcher of [...watchers]) watcher.fail(error);
+    this.#watchers.clear();
+    this.#early.clear();
+  }
+
+  private async watch(
+    executionId: string,
+    early: EarlyExecutionEvents | undefined,
+    options: ExecuteOptions | undefined,
+  ): Promise<ExecutionResult> {
+    if (this.#closedWith) throw this.#closedWith;
+    let timer: Timer | undefined;
+    let watcher: ExecutionWatcher | undefined;
+    const outcome = new Promise<FinalExecutionStatus | 'timeout'>((resolve, reject) => {
+      watcher = { output: (output) => this.deliver(options, output), done: resolve, fail: reject };
+      for (const output of early?.outputs ?? []) watcher.output(output);
+      if (early?.done !== undefined) resolve(early.done);
+      if (options?.timeoutMs !== undefined) {
+        timer = this.#options.clock.setTimer(options.timeoutMs, () => resolve('timeout'));
+      }
+    });
+    // Settled by `fail` on close, possibly while nobody awaits it yet.
+    outcome.catch(() => undefined);
+    const registered = watcher as ExecutionWatcher;
+    let watchers = this.#watchers.get(executionId);
+    if (!watchers) {
+      watchers = new Set();
+      this.#watchers.set(executionId, watchers);
+    }
+    watchers.add(registered);
+    try {
+      // A replayed key answers the first execution's `queued` even when it finished long ago (no
+      // more events will come), and an end may have raced with registering: look once.
+      const now = await this.#options.readExecution(executionId);
+      if (isFinalExecutionStatus(now.status)) return toResult(now, now.status);
+      const status = await outcome;
+      const final = await this.#options.readExecution(executionId);
+      return toResult(final, isFinalExecutionStatus(final.status) ? final.status : status);
+    } finally {
+      timer?.cancel();
+      watchers.delete(registered);
+      if (watchers.size === 0 && this.#watchers.get(executionId) === watchers) this.#watchers.delete(executionId);
+    }
+  }
+
+  private deliver(options: ExecuteOptions | undefined, output: CellOutput): void {
+    try {
+      options?.onOutput?.(output);
+    } catch (error) {
+      this.#options.onCallbackError(error);
+    }
+  }
+
+  /** Buffers events only while a start is on its way (its answer may name them). */
+  private earlyEvents(executionId: string): EarlyExecutionEvents | undefined {
+    if (this.#startsInFlight === 0) return undefined;
+    let events = this.#early.get(executionId);
+    if (!events) {
+      events = { outputs: [], done: undefined };
+      this.#early.set(executionId, events);
+    }
+    return events;
+  }
+}
+
+function toResult(state: ExecutionState, status: ExecutionResult['status']): ExecutionResult {
+  return {
+    executionId: state.executionId,
+    cellId: state.cellId,
+    status,
+    outputs: state.outputs,
+    executionCount: state.executionCount,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+  };
+}

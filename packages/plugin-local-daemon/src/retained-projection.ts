@@ -1,0 +1,144 @@
+import type { NotebookCell } from '@nteract-mcp/core';
+
+/** One change to a notebook's cell list, named by the document version it produced. */
+export type CellChange =
+  | { readonly kind: 'insert'; readonly cell: NotebookCell; readonly index: number; readonly version: number }
+  | { readonly kind: 'update'; readonly cell: NotebookCell; readonly version: number }
+  | { readonly kind: 'delete'; readonly cellId: string; readonly version: number }
+  | { readonly kind: 'move'; readonly cellId: string; readonly index: number; readonly version: number };
+
+/**
+ * What became of a change or a snapshot: `applied` (the copy now reflects it), `reflected` (the
+ * copy already reflects that version or a newer one, e.g. a replayed answer; nothing changed), or
+ * `refetch` (the copy cannot be trusted any more: fetch the whole list again and hand it to
+ * {@link RetainedProjection.applySnapshot}).
+ */
+export type ProjectionOutcome = 'applied' | 'reflected' | 'refetch';
+
+/**
+ * The child's retained copy of one notebook's cells (its "retained projection"), kept in step with
+ * the document version the daemon names on every snapshot, answer and broadcast. Pure: no socket,
+ * no clock, no I/O; the owner feeds it what it read and asks for the cells.
+ *
+ * Guarantees:
+ * - A change is applied only when it is the next version (`version === current + 1`) and fits the
+ *   copy (an insert at a whole index `0..length` of an id not held, an update/delete of a held id,
+ *   a move of a held id to a whole index `0..length-1`). A change at or below the current version is ignored.
+ * - A gap in versions, a change that does not fit, or {@link RetainedProjection.markStale} makes
+ *   the copy stale: later changes are only counted, {@link RetainedProjection.find} answers
+ *   nothing, and only a snapshot makes it trusted again.
+ * - A snapshot replaces the copy unless the copy is trusted and already at that version or newer;
+ *   the copy stays stale when a newer version was named before the snapshot came (those changes
+ *   were not kept).
+ * - The lists it returns are copies; the lists it is given are copied.
+ *
+ * Does not guarantee that a trusted copy is the daemon's current document (changes it has not yet
+ * been told of exist), nor anything about cells' contents beyond what it was given.
+ */
+export class RetainedProjection {
+  #cells: NotebookCell[];
+  /** The document version `#cells` reflects. */
+  #version: number;
+  /** The newest document version any snapshot or change has named. */
+  #newestSeenVersion: number;
+  #stale = false;
+
+  public constructor(version: number, cells: readonly NotebookCell[]) {
+    this.#cells = [...cells];
+    this.#version = version;
+    this.#newestSeenVersion = version;
+  }
+
+  /** The document version the copy reflects. */
+  public get version(): number {
+    return this.#version;
+  }
+
+  /** Whether the copy cannot be trusted (fetch the whole list and apply it as a snapshot). */
+  public get isStale(): boolean {
+    return this.#stale;
+  }
+
+  /** The cells as held, in order, also when stale (then they may be wrong). */
+  public cells(): NotebookCell[] {
+    return [...this.#cells];
+  }
+
+  /** The held cell with this id; `undefined` when there is none or the copy is stale. */
+  public find(cellId: string): NotebookCell | undefined {
+    if (this.#stale) return undefined;
+    return this.#cells.find((cell) => cell.id === cellId);
+  }
+
+  /** Stops trusting the copy (e.g. a broadcast that could not be read may have changed it). */
+  public markStale(): void {
+    this.#stale = true;
+  }
+
+  /** Applies `change` when it is the next version and fits; see the class guarantees. */
+  public apply(change: CellChange): ProjectionOutcome {
+    this.#newestSeenVersion = Math.max(this.#newestSeenVersion, change.version);
+    if (this.#stale) return 'refetch';
+    if (change.version <= this.#version) return 'reflected';
+    if (change.version !== this.#version + 1 || !this.fits(change)) {
+      this.#stale = true;
+      return 'refetch';
+    }
+    this.place(change);
+    this.#version = change.version;
+    return 'applied';
+  }
+
+  /** Takes the whole list at `version`; see the class guarantees. */
+  public applySnapshot(version: number, cells: readonly NotebookCell[]): ProjectionOutcome {
+    if (!this.#stale && version <= this.#version) return 'reflected';
+    this.#cells = [...cells];
+    this.#version = version;
+    this.#newestSeenVersion = Math.max(this.#newestSeenVersion, version);
+    // Changes newer than the snapshot that were named before it came were not kept.
+    this.#stale = this.#newestSeenVersion > version;
+    return this.#stale ? 'refetch' : 'applied';
+  }
+
+  private fits(change: CellChange): boolean {
+    const length = this.#cells.length;
+    switch (change.kind) {
+      case 'insert':
+        return isIndex(change.index, length + 1) && this.indexOf(change.cell.id) < 0;
+      case 'update':
+        return this.indexOf(change.cell.id) >= 0;
+      case 'delete':
+        return this.indexOf(change.cellId) >= 0;
+      case 'move':
+        return isIndex(change.index, length) && this.indexOf(change.cellId) >= 0;
+    }
+  }
+
+  private place(change: CellChange): void {
+    switch (change.kind) {
+      case 'insert':
+        this.#cells.splice(change.index, 0, change.cell);
+        return;
+      case 'update':
+        this.#cells[this.indexOf(change.cell.id)] = change.cell;
+        return;
+      case 'delete':
+        this.#cells.splice(this.indexOf(change.cellId), 1);
+        return;
+      case 'move': {
+        const [cell] = this.#cells.splice(this.indexOf(change.cellId), 1) as [NotebookCell];
+        this.#cells.splice(change.index, 0, cell);
+        return;
+      }
+    }
+  }
+
+  private indexOf(cellId: string): number {
+    return this.#cells.findIndex((cell) => cell.id === cellId);
+  }
+}
+
+/** Whether `index` is a whole number in `0..limit-1`. */
+function isIndex(index: number, limit: number): boolean {
+  return Number.isInteger(index) && index >= 0 && index < limit;
+}
