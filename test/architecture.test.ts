@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  fileCycles,
+  folderGraph,
+  isTestFile,
+  lineCounts,
+  packageGraph,
+  repoRoot,
+  sourceFiles,
+  workspacePackages,
+} from '../scripts/source-structure.mjs';
+
+/**
+ * The house rules of ARCHITECTURE.md, checked on the source: which package may import which,
+ * the layers inside core, and where the proxy↔child contract may be spelled out.
+ */
+
+const packages = workspacePackages();
+const graph = packageGraph(packages);
+const packageNamed = (name: string) => {
+  const found = packages.find((pkg) => pkg.name === name);
+  if (!found) throw new Error(`no workspace package ${name}`);
+  return found;
+};
+
+/** Who may import whom (workspace packages only; anything not listed may import nothing of ours). */
+const allowedImports: Readonly<Record<string, readonly string[]>> = {
+  '@nteract-mcp/foundation': [],
+  '@nteract-mcp/runtimed-protocol': ['@nteract-mcp/foundation'],
+  '@nteract-mcp/core': ['@nteract-mcp/foundation'],
+  '@nteract-mcp/proxy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/daemon': ['@nteract-mcp/foundation', '@nteract-mcp/runtimed-protocol'],
+  '@nteract-mcp/plugin-local-daemon': [
+    '@nteract-mcp/core',
+    '@nteract-mcp/foundation',
+    '@nteract-mcp/runtimed-protocol',
+  ],
+  '@nteract-mcp/plugin-hosted': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/plugin-transport-legacy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/example-custom-rejoin-strategy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+};
+
+/**
+ * The layers inside core, bottom first. A folder may import only folders of lower layers, so the
+ * folders form a stack: the DI floor and errors at the bottom, the composition roof and the test
+ * kit on top.
+ */
+const coreLayers: readonly (readonly string[])[] = [
+  ['errors'],
+  ['di'],
+  ['handoff', 'json-rpc'],
+  ['notebook-target'],
+  ['ports'],
+  ['contributions'],
+  ['session'],
+  ['recovery'],
+  ['child-server'],
+  ['composition'],
+  ['testing'],
+  ['.'],
+];
+
+/** Literals of the proxy↔child contract: spelled out in core/src/handoff only (tests may pin them). */
+const contractLiterals = [
+  'NTERACT_MCP_REJOIN_NOTEBOOK',
+  'NTERACT_MCP_AGENT_SESSION',
+  'NTERACT_MCP_PEER_LABEL',
+  'nteract/idempotencyKey',
+  'nteract/session',
+  "'honored'",
+];
+
+/** A file's text without comments (documentation may name the contract; code must import it). */
+function codeOf(path: string): string {
+  return readFileSync(path, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+}
+
+describe('the package graph', () => {
+  it('has no cycle', () => {
+    const visiting = new Set<string>();
+    const done = new Set<string>();
+    const cycles: string[] = [];
+    const visit = (name: string, path: string[]): void => {
+      if (done.has(name)) return;
+      if (visiting.has(name)) {
+        cycles.push([...path.slice(path.indexOf(name)), name].join(' → '));
+        return;
+      }
+      visiting.add(name);
+      for (const dep of graph.get(name) ?? []) visit(dep, [...path, name]);
+      visiting.delete(name);
+      done.add(name);
+    };
+    for (const name of graph.keys()) visit(name, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('keeps every package to the imports its layer allows (plugins never import each other; the daemon knows no core)', () => {
+    const violations: string[] = [];
+    for (const [name, deps] of graph) {
+      if (name === 'nteract-mcp') continue; // the distribution composes everything
+      const allowed = allowedImports[name];
+      if (!allowed) {
+        violations.push(`${name} has no rule in allowedImports`);
+        continue;
+      }
+      for (const dep of deps) if (!allowed.includes(dep)) violations.push(`${name} → ${dep}`);
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('lets the example plugin depend on @nteract-mcp/core and no first-party plugin, in code and in its manifest', () => {
+    const example = packageNamed('@nteract-mcp/example-custom-rejoin-strategy');
+    const declared = Object.keys({ ...example.manifest.dependencies, ...example.manifest.devDependencies });
+    expect(declared.filter((dep) => dep.startsWith('@nteract-mcp/plugin-') || dep === 'nteract-mcp')).toEqual([]);
+    expect([...(graph.get(example.name) ?? [])].filter((dep) => dep.includes('plugin'))).toEqual([]);
+  });
+
+  it('keeps core at most 35% of the non-test source lines', () => {
+    const counted = packages.filter((pkg) => pkg.dir.startsWith(join(repoRoot, 'packages')));
+    const lines = (pkg: (typeof packages)[number]) => {
+      const { source, testing } = lineCounts(pkg);
+      return source + testing;
+    };
+    const total = counted.reduce((sum, pkg) => sum + lines(pkg), 0);
+    const share = lines(packageNamed('@nteract-mcp/core')) / total;
+    expect(share).toBeLessThanOrEqual(0.35);
+  });
+});
+
+describe('inside core', () => {
+  const src = join(packageNamed('@nteract-mcp/core').dir, 'src');
+
+  it('has no import cycle between files', () => {
+    expect(fileCycles(src)).toEqual([]);
+  });
+
+  it('imports only downwards: no arrow from a lower layer to a higher one', () => {
+    const layerOf = (folder: string) => coreLayers.findIndex((layer) => layer.includes(folder));
+    const violations: string[] = [];
+    for (const [from, edges] of folderGraph(src)) {
+      if (layerOf(from) === -1) violations.push(`folder ${from} has no layer`);
+      for (const [to, files] of edges) {
+        if (layerOf(to) === -1) violations.push(`folder ${to} has no layer`);
+        else if (layerOf(to) >= layerOf(from)) violations.push(...files);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('the proxy↔child contract', () => {
+  it('is spelled out only in core/src/handoff: every other source file imports the names', () => {
+    const handoff = join(packageNamed('@nteract-mcp/core').dir, 'src', 'handoff');
+    const offenders: string[] = [];
+    for (const pkg of packages) {
+      for (const file of sourceFiles(join(pkg.dir, 'src'))) {
+        if (isTestFile(file) || file.startsWith(handoff)) continue;
+        const code = codeOf(file);
+        for (const literal of contractLiterals) {
+          if (code.includes(literal)) offenders.push(`${relative(repoRoot, file)}: ${literal}`);
+        }
+        if (/\b(?:exit\(|code\s*===?\s*|Code\s*=\s*)75\b/.test(code)) offenders.push(`${relative(repoRoot, file)}: 75`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("lets the proxy's tracker read no reply text", () => {
+    const tracker = codeOf(join(packageNamed('@nteract-mcp/proxy').dir, 'src', 'rejoin-target-tracker.ts'));
+    expect(tracker).not.toMatch(/startsWith|JSON\.parse|\.content\b|toolName/);
+  });
+});
