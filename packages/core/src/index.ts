@@ -8,6 +8,13 @@ export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
+  BackendConnectContext,
+  CreatedNotebook,
+  CreateNotebookRequest,
+  TargetParseContext,
+} from './contributions/notebook-backend.js';
+export { NotebookBackend } from './contributions/notebook-backend.js';
+export type {
   AdmissionDecision,
   AdmissionRequest,
   ClientIdentity,
@@ -16,13 +23,6 @@ export type {
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
-export type {
-  BackendConnectContext,
-  CreatedNotebook,
-  CreateNotebookRequest,
-  TargetParseContext,
-} from './contributions/notebook-backend.js';
-export { NotebookBackend } from './contributions/notebook-backend.js';
 export type { Contribution, ContributionPointDescriptor } from './di/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './di/contribution-point.js';
 export { ContributionProvider } from './di/contribution-provider.js';

@@ -14,10 +14,7 @@ export interface HostedUrlParseContext {
  * the identity URL carries no credentials, query or fragment and uses the `lab/tree` route.
  * Error messages never repeat the raw URL, since it may hold a token.
  */
-export function parseHostedUrlTarget(
-  raw: string,
-  context: HostedUrlParseContext,
-): HostedUrlTarget {
+export function parseHostedUrlTarget(raw: string, context: HostedUrlParseContext): HostedUrlTarget {
   let url: URL;
   try {
     url = new URL(raw.trim());
@@ -62,4 +59,3 @@ export function parseHostedUrlTarget(
     token: tokenText ? new SecretToken(tokenText) : undefined,
   });
 }
-

@@ -17,4 +17,3 @@ export function parseNotebookIdTarget(raw: string): NotebookIdTarget {
   }
   return Object.freeze({ kind: 'notebook-id', notebookId: text.toLowerCase() });
 }
-

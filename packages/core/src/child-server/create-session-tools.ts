@@ -2,12 +2,12 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { CreatedNotebook } from '../contributions/notebook-backend.js';
 import {
   describeNotebookTarget,
   type NotebookTarget,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
-import type { CreatedNotebook } from '../contributions/notebook-backend.js';
 import type { DaemonObservation, DaemonPort, RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
@@ -36,7 +36,8 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   let createCounter = 0;
 
   /** Resolves a notebook file path for `save_notebook` (the local file kind's rules: a `.ipynb` file). */
-  const resolveNotebookPath = (raw: string): NotebookTarget => deps.resolver.resolveAs('local-path', raw, { cwd: deps.cwd });
+  const resolveNotebookPath = (raw: string): NotebookTarget =>
+    deps.resolver.resolveAs('local-path', raw, { cwd: deps.cwd });
 
   const listActiveNotebooks = defineChildTool({
     name: 'list_active_notebooks',

@@ -172,9 +172,10 @@ const hostedUrlIdentity: NotebookTargetIdentity = {
  * The identity rules of the first-party shapes, which core keeps as types: the path, the UUID, the
  * credential-free URL. A local session comes back by its saved file, else by its notebook id.
  */
-export const firstPartyIdentities: Readonly<Record<'local-path' | 'notebook-id' | 'hosted-url', NotebookTargetIdentity>> =
-  Object.freeze({
-    'local-path': localPathIdentity,
-    'notebook-id': notebookIdIdentity,
-    'hosted-url': hostedUrlIdentity,
-  });
+export const firstPartyIdentities: Readonly<
+  Record<'local-path' | 'notebook-id' | 'hosted-url', NotebookTargetIdentity>
+> = Object.freeze({
+  'local-path': localPathIdentity,
+  'notebook-id': notebookIdIdentity,
+  'hosted-url': hostedUrlIdentity,
+});

@@ -1,8 +1,4 @@
-import {
-  describeNotebookTarget,
-  identityOfTarget,
-  type NotebookTarget,
-} from '../notebook-target/notebook-target.js';
+import { describeNotebookTarget, identityOfTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 
 /**
  * Why the last session went away.

@@ -57,7 +57,8 @@ export class FakeNotebookBackend implements NotebookBackend {
     if (identity.recoveryTarget) {
       this.recoveryTarget = (session: TargetSessionView) => identity.recoveryTarget?.(session) ?? session.target;
     }
-    if (identity.isSessionFor) this.isSessionFor = (session, target) => identity.isSessionFor?.(session, target) ?? false;
+    if (identity.isSessionFor)
+      this.isSessionFor = (session, target) => identity.isSessionFor?.(session, target) ?? false;
     const { reopen, create, list } = options;
     if (reopen) {
       this.reopen = (target, context) => {

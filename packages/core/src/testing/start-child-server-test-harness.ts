@@ -76,7 +76,8 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
     recognizes: (raw) => !uuidPattern.test(raw) && !/^[a-z][a-z0-9+.-]+:/i.test(raw),
     parse: (raw, context) => {
       const absolute = resolve(context.cwd, raw.trim());
-      if (!absolute.endsWith('.ipynb')) throw new CoreError('invalidTarget', `'${absolute}' is not a notebook file: give the path of a .ipynb file.`);
+      if (!absolute.endsWith('.ipynb'))
+        throw new CoreError('invalidTarget', `'${absolute}' is not a notebook file: give the path of a .ipynb file.`);
       return { kind: 'local-path', path: absolute, existed: true };
     },
     connect: (target, { peerLabel }) => daemon.openNotebook((target as LocalPathTarget).path, { peerLabel }),
@@ -91,8 +92,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
       if (!uuidPattern.test(raw.trim())) throw new CoreError('invalidTarget', `'${raw}' is not a UUID`);
       return { kind: 'notebook-id', notebookId: raw.trim().toLowerCase() };
     },
-    connect: (target, { peerLabel }) =>
-      daemon.attachNotebook((target as NotebookIdTarget).notebookId, { peerLabel }),
+    connect: (target, { peerLabel }) => daemon.attachNotebook((target as NotebookIdTarget).notebookId, { peerLabel }),
     create: async (request, { peerLabel }) => {
       const handle = await daemon.createNotebook({ ...request, peerLabel });
       return { handle, target: { kind: 'notebook-id', notebookId: handle.notebookId } };
@@ -229,7 +229,9 @@ export async function invalidParams(call: Promise<unknown>): Promise<string> {
     (rejection: unknown) => rejection,
   );
   if (!(error instanceof McpError) || error.code !== ErrorCode.InvalidParams) {
-    throw new Error(`expected a JSON-RPC invalid-params error, got ${error === undefined ? 'a result' : String(error)}`);
+    throw new Error(
+      `expected a JSON-RPC invalid-params error, got ${error === undefined ? 'a result' : String(error)}`,
+    );
   }
   return error.message.replace(/^MCP error -32602: /, '');
 }
