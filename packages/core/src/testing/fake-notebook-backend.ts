@@ -5,12 +5,7 @@ import type {
   NotebookBackend,
   TargetParseContext,
 } from '../contributions/notebook-backend.js';
-import type {
-  NotebookTarget,
-  NotebookTargetIdentity,
-  TargetArgument,
-  TargetSessionView,
-} from '../notebook-target/notebook-target.js';
+import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
 import type { RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
@@ -52,13 +47,10 @@ export class FakeNotebookBackend implements NotebookBackend {
     this.id = options.id;
     this.kind = options.kind;
     this.argument = options.argument;
-    const { identity } = options;
-    if (identity.isSame) this.isSame = (a, b) => identity.isSame?.(a, b) ?? false;
-    if (identity.recoveryTarget) {
-      this.recoveryTarget = (session: TargetSessionView) => identity.recoveryTarget?.(session) ?? session.target;
-    }
-    if (identity.isSessionFor)
-      this.isSessionFor = (session, target) => identity.isSessionFor?.(session, target) ?? false;
+    const { isSame, recoveryTarget, isSessionFor } = options.identity;
+    if (isSame) this.isSame = isSame;
+    if (recoveryTarget) this.recoveryTarget = recoveryTarget;
+    if (isSessionFor) this.isSessionFor = isSessionFor;
     const { reopen, create, list } = options;
     if (reopen) {
       this.reopen = (target, context) => {
