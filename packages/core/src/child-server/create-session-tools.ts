@@ -20,8 +20,7 @@ import { given, toolParameters } from './tool-parameters.js';
 const missingTargetText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
 const ambiguousTargetText = "Ambiguous parameters: provide either 'path' or 'notebook_id', not both.";
-const noListerText =
-  'This server has no local daemon (runtimed) configured: no loaded plugin lists notebooks. Connect one by path or URL instead.';
+const noListerText = 'This server has no local daemon (runtimed) configured: no loaded plugin lists notebooks.';
 const noCreatorText = 'This server cannot create notebooks: no loaded plugin creates them.';
 const noPathText =
   "No path specified. For notebooks created with create_notebook(), you must provide a path (e.g., save_notebook(path='/path/to/file.ipynb'))";
