@@ -1,44 +1,33 @@
-import { basename, join } from 'node:path';
 import {
-  DaemonPort,
   type NotebookTarget,
+  NotebookTargetResolver,
   type RejoinContext,
   type RejoinOutcome,
   type RejoinStrategy,
-  SourceFileProbe,
+  rejoinByOpening,
 } from '@nteract-mcp/core';
-import { SavedPathRejoinStrategy } from '@nteract-mcp/plugin-local-daemon';
 import { inject, injectable } from 'inversify';
-import { ArchiveOptions } from './archive-options.js';
+import { isArchiveTarget } from './archive-target.js';
 
 /**
- * A third party's idea of rejoin: when a saved notebook's file has gone, look for it in an archive
- * directory (where a cleanup job moves old notebooks) before giving up. It reuses the local-daemon
- * plugin's saved-path strategy for the actual reconnect, and only returns an outcome; core decides
- * whether to publish the session.
+ * How an archived notebook comes back after a loss: reopen its working copy through its backend
+ * and wait for readiness (core's `rejoinByOpening` closes the handle and classifies a failure: a
+ * lost working copy is `evicted`, a daemon that is not up yet `retry-later`). It only returns an
+ * outcome; core decides whether to publish the session.
  */
 @injectable()
 export class ArchiveRejoinStrategy implements RejoinStrategy {
   public readonly id = 'acme.archive-rejoin';
   public readonly specificationVersion = 'v1';
-  readonly #savedPath: SavedPathRejoinStrategy;
 
-  public constructor(
-    @inject(DaemonPort) daemon: DaemonPort,
-    @inject(SourceFileProbe) private readonly files: SourceFileProbe,
-    @inject(ArchiveOptions) private readonly options: ArchiveOptions,
-  ) {
-    this.#savedPath = new SavedPathRejoinStrategy(daemon, files);
-  }
+  public constructor(@inject(NotebookTargetResolver) private readonly backends: NotebookTargetResolver) {}
 
   public supports(target: NotebookTarget): boolean {
-    return target.kind === 'local-path';
+    return isArchiveTarget(target);
   }
 
   public async rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
-    if (target.kind !== 'local-path') return { kind: 'evicted', reason: `${this.id} only handles local paths` };
-    const inPlace = await this.files.probe(target.path);
-    const path = inPlace.kind === 'missing' ? join(this.options.archiveDir, basename(target.path)) : target.path;
-    return this.#savedPath.rejoin({ kind: 'local-path', path, existed: true }, context);
+    if (!isArchiveTarget(target)) return { kind: 'evicted', reason: `${this.id} handles archive targets only` };
+    return rejoinByOpening(() => this.backends.reopen(target, context), context.signal);
   }
 }

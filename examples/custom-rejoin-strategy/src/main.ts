@@ -1,7 +1,13 @@
 import { runArchiveRejoinExample } from './run-archive-rejoin-example.js';
 
 const report = await runArchiveRejoinExample();
-const expected = { archived: 'published', openedPath: '/archive/report.ipynb', vanished: 'evicted' };
+const expected = {
+  connectedFile: 'report.ipynb',
+  reportedTarget: 'archive:report.ipynb',
+  cellCreated: true,
+  rejoined: 'published',
+  vanished: 'evicted',
+};
 const problems = Object.entries(expected).filter(([key, value]) => report[key as keyof typeof report] !== value);
 process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
 if (problems.length > 0) {

@@ -4,11 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { runArchiveRejoinExample } from './run-archive-rejoin-example.js';
 
 describe(runArchiveRejoinExample, () => {
-  it('finds the archived notebook, opens it from the archive, and evicts the vanished one', async () => {
+  it('connects its own archive: kind through connect_notebook, rejoins it with its own strategy, evicts one never checked out', async () => {
     expect(await runArchiveRejoinExample()).toEqual({
-      strategies: ['acme.archive-rejoin', 'local-daemon.saved-path', 'local-daemon.notebook-id'],
-      archived: 'published',
-      openedPath: '/archive/report.ipynb',
+      kinds: ['local-path', 'notebook-id', 'acme.archive'],
+      strategies: ['acme.archive-rejoin'],
+      connectedFile: 'report.ipynb',
+      reportedTarget: 'archive:report.ipynb',
+      cellCreated: true,
+      rejoined: 'published',
       vanished: 'evicted',
     });
   });

@@ -1,52 +1,75 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   ContributionProvider,
-  DaemonPort,
-  type NotebookTarget,
+  NotebookTargetResolver,
   RejoinCoordinator,
   type RejoinResult,
   RejoinStrategy,
-  SessionSlot,
-  SourceFileProbe,
+  readSessionReport,
 } from '@nteract-mcp/core';
-import { createTestContainer, FakeDaemonPort, FakeSourceFileProbe } from '@nteract-mcp/core/testing';
-import { createLocalDaemonPlugin } from '@nteract-mcp/plugin-local-daemon';
+import { startChildServerTestHarness } from '@nteract-mcp/core/testing';
 import { createArchiveRejoinPlugin } from './create-archive-rejoin-plugin.js';
 
 export interface ExampleReport {
+  readonly kinds: readonly string[];
   readonly strategies: readonly string[];
-  readonly archived: RejoinResult['kind'];
-  readonly openedPath: string | undefined;
+  /** `connect_notebook(url="archive:report.ipynb")`: the path the daemon opened (the working copy's name). */
+  readonly connectedFile: string | undefined;
+  /** The rejoin target the child reports for that session: the archive target itself. */
+  readonly reportedTarget: string | null | undefined;
+  /** A cell written through a notebook tool on the checked-out notebook. */
+  readonly cellCreated: boolean;
+  /** After the session is lost, core's RejoinCoordinator with this plugin's strategy. */
+  readonly rejoined: RejoinResult['kind'];
+  /** An archived notebook never checked out: no working copy to reopen. */
   readonly vanished: RejoinResult['kind'];
 }
 
 /**
- * Composes the third-party plugin with the local-daemon plugin (the whole composition is the
- * `plugins` list; listed first, its strategy is asked first), with a fake daemon and file system in
- * place of the real ones, and lets core's RejoinCoordinator bring back two notebooks: one that
- * moved to the archive (published into the session slot) and one that is gone for good (evicted).
+ * Composes the third-party plugin in a real container with core's child server (in memory, a
+ * fake daemon in place of `runtimed`, core's stand-ins for the local backends), connects an
+ * `archive:` target through `connect_notebook`, writes a cell, loses the session as a daemon
+ * restart would, and lets core's RejoinCoordinator bring it back through the plugin's strategy;
+ * then tries one that was never checked out (evicted).
  */
 export async function runArchiveRejoinExample(): Promise<ExampleReport> {
-  const daemon = new FakeDaemonPort();
-  const files = new FakeSourceFileProbe(['/archive/report.ipynb']);
-  const container = createTestContainer({
-    plugins: [createArchiveRejoinPlugin({ archiveDir: '/archive' }), createLocalDaemonPlugin()],
-  })
-    .override(DaemonPort, daemon)
-    .override(SourceFileProbe, files)
-    .build();
+  const root = mkdtempSync(join(tmpdir(), 'archive-example-'));
+  const archiveDir = join(root, 'archive');
+  const workDir = join(root, 'work');
+  mkdirSync(archiveDir);
+  mkdirSync(workDir);
+  writeFileSync(join(archiveDir, 'report.ipynb'), '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}');
+  const harness = await startChildServerTestHarness({
+    plugins: [createArchiveRejoinPlugin({ archiveDir, workDir })],
+  });
+  try {
+    const { container, slot } = harness;
+    const resolver = container.get(NotebookTargetResolver);
+    const strategies = container.get(ContributionProvider, { name: RejoinStrategy }).getContributions();
 
-  const strategies = container.get(ContributionProvider, { name: RejoinStrategy }).getContributions();
-  const coordinator = container.get(RejoinCoordinator);
-  const slot = container.get(SessionSlot);
-  const rejoin = (target: NotebookTarget): Promise<RejoinResult> =>
-    coordinator.rejoin(target, { peerLabel: 'example' });
+    const connected = await harness.call('connect_notebook', { url: 'archive:report.ipynb' });
+    const opened = slot.active?.handle.notebookPath;
+    const created = await harness.call('create_cell', { source: 'print("from the archive")' });
 
-  const vanished = await rejoin({ kind: 'local-path', path: '/work/draft.ipynb', existed: false });
-  const archived = await rejoin({ kind: 'local-path', path: '/work/report.ipynb', existed: false });
-  return {
-    strategies: strategies.map((strategy) => strategy.id),
-    archived: archived.kind,
-    openedPath: slot.active?.handle.notebookPath,
-    vanished: vanished.kind,
-  };
+    const target = resolver.resolve('archive:report.ipynb', { cwd: harness.cwd });
+    slot.removeWhere(() => true, 'the example drops the session, as a daemon restart would');
+    const rejoined = await container.get(RejoinCoordinator).rejoin(target, { peerLabel: 'example' });
+    const vanished = await container
+      .get(RejoinCoordinator)
+      .rejoin(resolver.resolve('archive:draft.ipynb', { cwd: harness.cwd }), { peerLabel: 'example' });
+    return {
+      kinds: resolver.supportedKinds(),
+      strategies: strategies.map((strategy) => strategy.id),
+      connectedFile: connected.isError || !opened || !existsSync(opened) ? undefined : opened.slice(workDir.length + 1),
+      reportedTarget: readSessionReport(connected)?.target,
+      cellCreated: created.isError !== true,
+      rejoined: rejoined.kind,
+      vanished: vanished.kind,
+    };
+  } finally {
+    await harness.close();
+    rmSync(root, { recursive: true, force: true });
+  }
 }

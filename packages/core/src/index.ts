@@ -8,6 +8,13 @@ export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
+  BackendConnectContext,
+  CreatedNotebook,
+  CreateNotebookRequest,
+  TargetParseContext,
+} from './contributions/notebook-backend.js';
+export { NotebookBackend } from './contributions/notebook-backend.js';
+export type {
   AdmissionDecision,
   AdmissionRequest,
   ClientIdentity,
@@ -16,7 +23,6 @@ export type {
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
-export { TargetKind } from './contributions/target-kind.js';
 export type { Contribution, ContributionPointDescriptor } from './di/contribution-point.js';
 export { defineContributionPoint, listContributionPoints } from './di/contribution-point.js';
 export { ContributionProvider } from './di/contribution-provider.js';
@@ -76,22 +82,26 @@ export {
 } from './json-rpc/json-rpc-line-framer.js';
 export { DaemonIncarnation } from './notebook-target/daemon-incarnation.js';
 export type {
+  ContributedNotebookTarget,
   HostedUrlTarget,
   LocalPathTarget,
   NotebookIdTarget,
   NotebookTarget,
+  NotebookTargetIdentity,
+  TargetArgument,
+  TargetSessionView,
 } from './notebook-target/notebook-target.js';
-export { describeNotebookTarget, isSameNotebookTarget } from './notebook-target/notebook-target.js';
-export { NotebookTargetResolver } from './notebook-target/notebook-target-resolver.js';
-export type { PathInspection, TargetParseContext } from './notebook-target/parse-notebook-target.js';
 export {
-  detectNotebookTargetKind,
-  inspectPathOnDisk,
-  parseHostedUrlTarget,
-  parseLocalPathTarget,
-  parseNotebookIdTarget,
-  parseNotebookTarget,
-} from './notebook-target/parse-notebook-target.js';
+  bindTargetIdentity,
+  describeNotebookTarget,
+  firstPartyIdentities,
+  identityOfTarget,
+  isHostedUrlTarget,
+  isLocalPathTarget,
+  isNotebookIdTarget,
+  isSameNotebookTarget,
+} from './notebook-target/notebook-target.js';
+export { NotebookTargetResolver } from './notebook-target/notebook-target-resolver.js';
 export { SecretToken } from './notebook-target/secret-token.js';
 export type { ChildExit, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
 export { ChildProcessPort } from './ports/child-process-port.js';
@@ -130,6 +140,7 @@ export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
+export { rejoinByOpening } from './session/rejoin-by-opening.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
 export { RejoinCoordinator } from './session/rejoin-coordinator.js';
 export type { ActivationRequest } from './session/session-activation.js';

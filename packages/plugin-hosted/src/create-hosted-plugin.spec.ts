@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { type HostedUrlTarget, NotebookTargetResolver, TargetKind } from '@nteract-mcp/core';
+import { type HostedUrlTarget, NotebookBackend, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
@@ -39,20 +39,22 @@ describe(createHostedPlugin, () => {
       .build()
       .get(NotebookTargetResolver);
     expect(resolver.supportedKinds()).toEqual(['hosted-url']);
-    expect(() => resolver.resolve('a.ipynb', { cwd: '/' })).toThrowError(/no loaded plugin handles them/);
+    expect(() => resolver.resolve('a.ipynb', { cwd: '/' })).toThrowError(
+      "No loaded plugin recognises this notebook target. This server opens 'hosted-url' targets.",
+    );
   });
 });
 
 describe('the tsup build of @nteract-mcp/plugin-hosted', () => {
-  it('resolves its @inject-ed target kind from the built output', async () => {
+  it('resolves its @inject-ed notebook backend from the built output', async () => {
     const built = (await import(
       /* @vite-ignore */ new URL('../dist/index.js', import.meta.url).href
     )) as typeof import('./index.js');
     const { createMcpContainer } = await import('@nteract-mcp/core');
     const container = createMcpContainer({ plugins: [built.createHostedPlugin({ token: 't0k', env: {} })] });
-    const [kind] = container.getAll(TargetKind);
-    if (!kind) throw new Error('no target kind contributed');
-    expect(kind).toBeInstanceOf(built.HostedUrlTargetKind);
-    expect((kind.parse('https://h/lab/tree/x.ipynb', { cwd: '/' }) as HostedUrlTarget).token?.reveal()).toBe('t0k');
+    const [backend] = container.getAll(NotebookBackend);
+    if (!backend) throw new Error('no notebook backend contributed');
+    expect(backend).toBeInstanceOf(built.HostedUrlNotebookBackend);
+    expect((backend.parse('https://h/lab/tree/x.ipynb', { cwd: '/' }) as HostedUrlTarget).token?.reveal()).toBe('t0k');
   });
 });

@@ -1,7 +1,7 @@
-import { definePlugin, type McpPlugin, SecretToken, TargetKind } from '@nteract-mcp/core';
+import { definePlugin, type McpPlugin, NotebookBackend, SecretToken } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { HostedOptions } from './hosted-options.js';
-import { HostedUrlTargetKind } from './hosted-url-target-kind.js';
+import { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
 
 export interface CreateHostedPluginOptions {
   /** Default Jupyter token; falls back to `env.JUPYTER_TOKEN`. Never logged. */
@@ -10,7 +10,7 @@ export interface CreateHostedPluginOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** Notebooks on a Jupyter Server, addressed by URL. */
+/** Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (parsing only in this version). */
 export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
   const token = options.token ?? (options.env ?? process.env).JUPYTER_TOKEN;
   const hosted: HostedOptions = Object.freeze({ defaultToken: token ? new SecretToken(token) : undefined });
@@ -18,7 +18,7 @@ export function createHostedPlugin(options: CreateHostedPluginOptions = {}): Mcp
     id: 'hosted',
     module: new ContainerModule(({ bind }) => {
       bind(HostedOptions).toConstantValue(hosted);
-      bind(TargetKind).to(HostedUrlTargetKind).inSingletonScope();
+      bind(NotebookBackend).to(HostedUrlNotebookBackend).inSingletonScope();
     }),
   });
 }

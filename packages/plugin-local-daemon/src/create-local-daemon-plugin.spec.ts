@@ -24,7 +24,9 @@ describe(createLocalDaemonPlugin, () => {
       caught = error;
     }
     expect(CoreError.is(caught, 'unsupportedTarget')).toBe(true);
-    expect((caught as Error).message).toContain('@nteract-mcp/plugin-hosted');
+    expect((caught as Error).message).toBe(
+      "Unsupported notebook target scheme 'http:': no loaded plugin handles it. This server opens 'local-path', 'notebook-id' targets.",
+    );
   });
 
   it('locates the socket from options, else from the environment it was given', () => {

@@ -1,17 +1,17 @@
-import { DaemonPort, definePlugin, type McpPlugin, RejoinStrategy, TargetKind } from '@nteract-mcp/core';
+import { DaemonPort, definePlugin, type McpPlugin, NotebookBackend, RejoinStrategy } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
-import { LocalPathTargetKind } from './local-path-target-kind.js';
+import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
+import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
 import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
-import { NotebookIdTargetKind } from './notebook-id-target-kind.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 
 /**
- * Notebooks in the local daemon `runtimed`: file paths and notebook UUIDs as targets, daemon
+ * Notebooks in the local daemon `runtimed`: notebook backends for file paths and notebook UUIDs, daemon
  * socket discovery, the daemon itself as the {@link DaemonPort} and {@link DaemonStarter}
  * (optionally auto-started), the watch loop that reconciles sessions with the live daemon, and rejoin by saved path and by UUID.
  */
@@ -25,8 +25,8 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(RuntimedDaemonPort).toSelf().inSingletonScope();
       bind(DaemonPort).toService(RuntimedDaemonPort);
       bind(DaemonStarter).toService(RuntimedDaemonPort);
-      bind(TargetKind).to(LocalPathTargetKind).inSingletonScope();
-      bind(TargetKind).to(NotebookIdTargetKind).inSingletonScope();
+      bind(NotebookBackend).to(LocalPathNotebookBackend).inSingletonScope();
+      bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
       bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
       bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();

@@ -4,6 +4,7 @@ import {
   DaemonPort,
   definePlugin,
   Logger,
+  NotebookBackend,
   type NotebookHandle,
   RejoinStrategy,
   SessionActivation,
@@ -29,6 +30,8 @@ import {
   restartBackoffMaxMs,
   type WatchLoopHandoff,
 } from './daemon-watch-loop.js';
+import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
+import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
 import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 
@@ -78,6 +81,8 @@ class FakeDaemonStarter implements DaemonStarter {
 const watchPlugin = definePlugin({
   id: 'test.watch',
   module: new ContainerModule(({ bind }) => {
+    bind(NotebookBackend).to(LocalPathNotebookBackend).inSingletonScope();
+    bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
     bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
     bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
     bind(DaemonWatchLoop).toSelf().inSingletonScope();

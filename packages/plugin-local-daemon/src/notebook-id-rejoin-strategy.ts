@@ -1,12 +1,13 @@
 import {
-  DaemonPort,
+  isNotebookIdTarget,
   type NotebookTarget,
+  NotebookTargetResolver,
   type RejoinContext,
   type RejoinOutcome,
   type RejoinStrategy,
+  rejoinByOpening,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { rejoinByOpening } from './rejoin-by-opening.js';
 
 /**
  * Rejoin by notebook UUID, trusting the daemon's attach-only admission: `notebookUnavailable` is
@@ -18,17 +19,14 @@ export class NotebookIdRejoinStrategy implements RejoinStrategy {
   public readonly id = 'local-daemon.notebook-id';
   public readonly specificationVersion = 'v1';
 
-  public constructor(@inject(DaemonPort) private readonly daemon: DaemonPort) {}
+  public constructor(@inject(NotebookTargetResolver) private readonly backends: NotebookTargetResolver) {}
 
   public supports(target: NotebookTarget): boolean {
-    return target.kind === 'notebook-id';
+    return isNotebookIdTarget(target);
   }
 
   public async rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
-    if (target.kind !== 'notebook-id') return { kind: 'evicted', reason: `${this.id} handles notebook ids only` };
-    return rejoinByOpening(
-      () => this.daemon.attachNotebook(target.notebookId, { peerLabel: context.peerLabel }),
-      context.signal,
-    );
+    if (!isNotebookIdTarget(target)) return { kind: 'evicted', reason: `${this.id} handles notebook ids only` };
+    return rejoinByOpening(() => this.backends.reopen(target, context), context.signal);
   }
 }

@@ -145,7 +145,10 @@ describe('createChildMcpServer', () => {
     expect(resultText(listed)).toContain('no local daemon');
     const connected = await harness.call('connect_notebook', { path: 'a.ipynb' });
     expect(connected.isError).toBe(true);
-    expect(resultText(connected)).toContain('no local daemon');
+    expect(resultText(connected)).toBe("This server cannot open notebooks by 'path': no loaded plugin handles them.");
+    const created = await harness.call('create_notebook');
+    expect(created.isError).toBe(true);
+    expect(resultText(created)).toBe('This server cannot create notebooks: no loaded plugin creates them.');
     const status = await harness.callJson('session_status');
     expect(status.daemon).toMatchObject({ live: false });
   });

@@ -75,7 +75,8 @@ export const childServerInstructions =
  * changes, once the client has sent `notifications/initialized`.
  *
  * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
- * bound, `DaemonPort` from the container (without one, local tools say no daemon is configured).
+ * bound, `DaemonPort` from the container (for `session_status`); the session tools reach notebooks through the
+ * contributed notebook backends.
  */
 export function createChildMcpServer(container: Container, options: ChildServerOptions): ChildMcpServer {
   const logger = container.get(Logger).child('core:ChildMcpServer');

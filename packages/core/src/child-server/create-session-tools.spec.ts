@@ -109,17 +109,17 @@ describe('session tools', () => {
           harness.call('connect_notebook', { path: 'b.ipynb', notebook_id: '0b5e2a8c-1f1d-4c55-9a55-3c3f1a2b4c5d' }),
         ),
       ).toBe(ambiguousText);
+      // The backend's refusal passes through as invalid params, as is (the local plugin's own texts
+      // are pinned by its spec; these are the harness stand-ins').
       expect(await invalidParams(harness.call('connect_notebook', { notebook_id: 'analysis.ipynb' }))).toBe(
-        "Invalid notebook_id 'analysis.ipynb': must be a UUID (e.g. from list_active_notebooks). To open a file, use the 'path' parameter instead.",
-      );
-      expect(await invalidParams(harness.call('connect_notebook', { path: 'subdir' }))).toContain(
-        `'${join(harness.cwd, 'subdir')}' is a directory.`,
+        "'analysis.ipynb' is not a UUID",
       );
       expect(await invalidParams(harness.call('connect_notebook', { path: 'notes.txt' }))).toBe(
         `'${join(harness.cwd, 'notes.txt')}' is not a notebook file: give the path of a .ipynb file.`,
       );
-      expect(await invalidParams(harness.call('connect_notebook', { url: 'https://host/files/a.ipynb' }))).toContain(
-        'does not name a notebook',
+      // No loaded backend takes `url`: a clear tool error, and nothing touched either.
+      expect(await toolError(harness.call('connect_notebook', { url: 'https://host/lab/tree/a.ipynb' }))).toBe(
+        "This server cannot open notebooks by 'url': no loaded plugin handles them.",
       );
       expect(await invalidParams(harness.call('connect_notebook', { path: 42 }))).toContain('path');
 
@@ -128,17 +128,6 @@ describe('session tools', () => {
       expect(harness.slot.parked).toEqual([]);
       expect(harness.slot.lastDrop).toBeUndefined();
       expect(harness.daemon?.calls.length).toBe(daemonCalls);
-    });
-
-    it('refuses hosted URLs as not supported yet, leaving the slot alone', async () => {
-      harness = await startChildServerTestHarness();
-      await harness.callJson('connect_notebook', { path: 'keep.ipynb' });
-      const text = await toolError(
-        harness.call('connect_notebook', { url: 'https://hub.example/lab/tree/a.ipynb?token=s3cret' }),
-      );
-      expect(text).toContain('Hosted notebooks (https://hub.example/lab/tree/a.ipynb) are not supported');
-      expect(text).not.toContain('s3cret');
-      expect(harness.slot.parked).toEqual([]);
     });
 
     it('reports a failed open with the path as given, and the previous session stays active', async () => {

@@ -2,8 +2,12 @@ import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
-import { parseNotebookIdTarget } from '../notebook-target/parse-notebook-target.js';
+import type { CreatedNotebook } from '../contributions/notebook-backend.js';
+import {
+  describeNotebookTarget,
+  type NotebookTarget,
+  type TargetArgument,
+} from '../notebook-target/notebook-target.js';
 import type { DaemonObservation, DaemonPort, RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
@@ -16,6 +20,8 @@ import { given, toolParameters } from './tool-parameters.js';
 const missingTargetText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
 const ambiguousTargetText = "Ambiguous parameters: provide either 'path' or 'notebook_id', not both.";
+const noListerText = 'This server has no local daemon (runtimed) configured: no loaded plugin lists notebooks.';
+const noCreatorText = 'This server cannot create notebooks: no loaded plugin creates them.';
 const noPathText =
   "No path specified. For notebooks created with create_notebook(), you must provide a path (e.g., save_notebook(path='/path/to/file.ipynb'))";
 
@@ -28,22 +34,9 @@ const noPathText =
 export function createSessionTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   let createCounter = 0;
 
-  const requireDaemon = (): DaemonPort => {
-    if (deps.daemon) return deps.daemon;
-    throw new ToolError(
-      'This server has no local daemon (runtimed) configured: local notebooks (paths and notebook ids) are not available. Add @nteract-mcp/plugin-local-daemon.',
-    );
-  };
-
-  /** Resolves a notebook file path like the original: `~` expanded, relative to the cwd; must be a `.ipynb` file. */
-  const resolveNotebookPath = (raw: string): NotebookTarget => {
-    const target = deps.resolver.resolveAs('local-path', raw, { cwd: deps.cwd });
-    const path = describeNotebookTarget(target);
-    if (!path.toLowerCase().endsWith('.ipynb')) {
-      throw new InvalidParamsError(`'${path}' is not a notebook file: give the path of a .ipynb file.`);
-    }
-    return target;
-  };
+  /** Resolves a notebook file path for `save_notebook` (the local file kind's rules: a `.ipynb` file). */
+  const resolveNotebookPath = (raw: string): NotebookTarget =>
+    deps.resolver.resolveAs('local-path', raw, { cwd: deps.cwd });
 
   const listActiveNotebooks = defineChildTool({
     name: 'list_active_notebooks',
@@ -53,10 +46,11 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     meta: { 'anthropic/alwaysLoad': true },
     handler: async () => {
-      const daemon = requireDaemon();
+      const lister = deps.resolver.lister();
+      if (!lister?.list) throw new ToolError(noListerText);
       let rooms: readonly RoomInfo[];
       try {
-        rooms = await daemon.listRooms();
+        rooms = await lister.list();
       } catch (error) {
         throw toToolFailure(error, { wrap: (m) => `Failed to list notebooks. Is the daemon running? Error: ${m}` });
       }
@@ -86,34 +80,20 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       if (provided > 1) throw new InvalidParamsError(ambiguousTargetText);
 
       // Validation first: nothing below may throw invalid params once the slot is touched.
-      let target: NotebookTarget;
-      if (notebookId !== undefined) {
-        parseNotebookIdTarget(notebookId);
-        target = deps.resolver.resolveAs('notebook-id', notebookId, { cwd: deps.cwd });
-      } else if (path !== undefined) {
-        target = resolveNotebookPath(path);
-      } else {
-        target = deps.resolver.resolveAs('hosted-url', url as string, { cwd: deps.cwd });
-      }
-      if (target.kind === 'hosted-url') {
-        throw new ToolError(
-          `Hosted notebooks (${target.url}) are not supported by this server yet: connect a local file with 'path' or an open notebook with 'notebook_id'.`,
-        );
-      }
-      const daemon = requireDaemon();
+      const argument: TargetArgument = notebookId !== undefined ? 'notebook_id' : path !== undefined ? 'path' : 'url';
+      const raw = (notebookId ?? path ?? url) as string;
+      if (deps.resolver.takers(argument).length === 0) throw new ToolError(noBackendText(argument));
+      const target = deps.resolver.resolveArgument(argument, raw, { cwd: deps.cwd });
+      const backend = deps.resolver.backendFor(target);
       const previous = deps.slot.active?.handle.notebookId;
       const peerLabel = deps.peerLabel();
-      const connectTarget = target;
       let session: NotebookSession;
       try {
         session = await deps.activation.activate({
-          key: describeNotebookTarget(connectTarget),
-          target: connectTarget,
+          key: `${target.kind}:${describeNotebookTarget(target)}`,
+          target,
           origin: 'connect',
-          connect: () =>
-            connectTarget.kind === 'local-path'
-              ? daemon.openNotebook(connectTarget.path, { peerLabel })
-              : daemon.attachNotebook(connectTarget.notebookId, { peerLabel }),
+          connect: (signal) => backend.connect(target, { peerLabel, signal }),
         });
       } catch (error) {
         throw toToolFailure(error, {
@@ -154,18 +134,23 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const runtime = runtimeArg || kernelArg || 'python';
       const ephemeral = given(args.ephemeral) ?? true;
       const workingDir = resolveWorkingDir(given(args.working_dir), deps.cwd);
-      const daemon = requireDaemon();
+      const creator = deps.resolver.creator();
+      const create = creator?.create?.bind(creator);
+      if (!create) throw new ToolError(noCreatorText);
       const previous = deps.slot.active?.handle.notebookId;
       const peerLabel = deps.peerLabel();
       createCounter += 1;
+      // Set by `connect` before the activation asks for the target of the handle it returned.
+      let created: CreatedNotebook | undefined;
       let session: NotebookSession;
       try {
         session = await deps.activation.activate({
           key: `create:${createCounter}`,
-          target: (handle) => ({ kind: 'notebook-id', notebookId: handle.notebookId }),
+          target: () => (created as CreatedNotebook).target,
           origin: 'create',
           connect: async (signal) => {
-            const handle = await daemon.createNotebook({ runtime, workingDir, ephemeral, peerLabel });
+            created = await create({ runtime, workingDir, ephemeral }, { peerLabel, signal });
+            const { handle } = created;
             try {
               await handle.waitUntilReady(signal);
             } catch (error) {
@@ -297,6 +282,11 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   });
 
   return [listActiveNotebooks, connectNotebook, createNotebook, saveNotebook, disconnectNotebook, sessionStatus];
+}
+
+/** `connect_notebook` got an argument no loaded backend takes. */
+function noBackendText(argument: TargetArgument): string {
+  return `This server cannot open notebooks by '${argument}': no loaded plugin handles them.`;
 }
 
 function disconnectedText(kind: 'active' | 'parked', notebookId: string): string {

@@ -46,6 +46,7 @@ const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
   'localSyncFailed',
   'sourceDegraded',
   'supersededActivation',
+  'unsupportedOperation',
 ]);
 
 /**
@@ -56,7 +57,7 @@ const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
  * - `CoreError` kinds `invalidTarget`, `unsupportedTarget`, `cellNotFound` ⇒ invalid params with the
  *   message as is.
  * - `noSession`, `runtimeNotReady`, `documentNotReady`, `localSyncFailed`, `sourceDegraded`,
- *   `supersededActivation` ⇒ tool error with the message as is.
+ *   `supersededActivation`, `unsupportedOperation` ⇒ tool error with the message as is.
  * - any other error ⇒ tool error, worded by `context.codes[error.code]` when the remote party gave
  *   a known code, else by `context.wrap`, else its message.
  */

@@ -1,8 +1,8 @@
 import { ContainerModule } from 'inversify';
 import '../contributions/exit-classifier.js';
+import '../contributions/notebook-backend.js';
 import '../contributions/protocol-admission.js';
 import '../contributions/rejoin-strategy.js';
-import '../contributions/target-kind.js';
 import { StderrLogger, SystemClock } from '@nteract-mcp/foundation';
 import { bindContributionProviders } from '../di/contribution-provider.js';
 import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';

@@ -14,6 +14,14 @@ export interface ContributionPointDescriptor {
   readonly token: Token<Contribution>;
   readonly name: string;
   readonly specificationVersions: readonly string[];
+  /** Rules across the contributions of the point (e.g. one owner per key); throws a {@link CoreError}. */
+  readonly validate?: (contributions: readonly Contribution[]) => void;
+}
+
+/** Options of {@link defineContributionPoint}. */
+export interface ContributionPointOptions<T extends Contribution> {
+  /** Checked after the per-contribution rules when a container is built. */
+  readonly validate?: (contributions: readonly T[]) => void;
 }
 
 const contributionPoints = new Map<symbol, ContributionPointDescriptor>();
@@ -26,12 +34,14 @@ export function defineContributionPoint<T extends Contribution>(
   pkg: string,
   name: string,
   specificationVersions: readonly T['specificationVersion'][],
+  options: ContributionPointOptions<T> = {},
 ): Token<T> {
   const token = defineToken<T>(pkg, name);
   contributionPoints.set(token, {
     token: token as Token<Contribution>,
     name,
     specificationVersions: Object.freeze([...specificationVersions]),
+    ...(options.validate ? { validate: options.validate as (contributions: readonly Contribution[]) => void } : {}),
   });
   return token;
 }
@@ -69,4 +79,5 @@ export function assertValidContributions(point: ContributionPointDescriptor, con
     }
     seen.add(id);
   }
+  point.validate?.(contributions as readonly Contribution[]);
 }

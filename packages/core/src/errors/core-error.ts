@@ -10,6 +10,9 @@
  * - `invalidTarget`: a notebook target (path, UUID, URL) could not be parsed; the message says
  *   what to pass instead.
  * - `unsupportedTarget`: the target parsed, but no loaded plugin handles its kind.
+ * - `duplicateTargetKind`: two notebook backends given to one container handle the same kind.
+ * - `unsupportedOperation`: the kind's plugin is loaded but cannot do this (yet); the message says
+ *   what works instead.
  * - `invalidIncarnation`: a daemon identity (pid, start time) is malformed.
  * - `daemonUnavailable`: the daemon could not be reached; transient, worth retrying later.
  * - `daemonQueryFailed`: an identity query failed without proving the daemon is gone; callers
@@ -47,6 +50,8 @@ export type CoreErrorKind =
   | 'invalidContribution'
   | 'invalidTarget'
   | 'unsupportedTarget'
+  | 'duplicateTargetKind'
+  | 'unsupportedOperation'
   | 'invalidIncarnation'
   | 'daemonUnavailable'
   | 'daemonQueryFailed'

@@ -1,42 +1,129 @@
 import { inject, injectable, named } from 'inversify';
-import { TargetKind } from '../contributions/target-kind.js';
+import {
+  type BackendConnectContext,
+  NotebookBackend,
+  type TargetParseContext,
+} from '../contributions/notebook-backend.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { CoreError } from '../errors/core-error.js';
-import type { NotebookTarget } from './notebook-target.js';
-import { detectNotebookTargetKind, type TargetParseContext } from './parse-notebook-target.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import { bindTargetIdentity, type NotebookTarget, type TargetArgument } from './notebook-target.js';
 
-const pluginHint: Readonly<Record<NotebookTarget['kind'], string>> = {
-  'local-path': '@nteract-mcp/plugin-local-daemon',
-  'notebook-id': '@nteract-mcp/plugin-local-daemon',
-  'hosted-url': '@nteract-mcp/plugin-hosted',
-};
+const schemePattern = /^([a-z][a-z0-9+.-]+):/i;
 
-/** Parses notebook targets with the {@link TargetKind}s the loaded plugins contribute. */
+/**
+ * The notebook backends the loaded plugins contribute, by kind and by `connect_notebook`
+ * argument. Every target it returns is tied to the backend that parsed it, so
+ * `describeNotebookTarget`, `isSameNotebookTarget` and `sessionRecoveryTarget` follow that
+ * backend's rules. It knows no kind by name.
+ */
 @injectable()
 export class NotebookTargetResolver {
   public constructor(
-    @inject(ContributionProvider) @named(TargetKind) private readonly kinds: ContributionProvider<TargetKind>,
+    @inject(ContributionProvider)
+    @named(NotebookBackend)
+    private readonly backends: ContributionProvider<NotebookBackend>,
   ) {}
 
-  /** A single string of any kind (path, UUID or URL), detected by its form. */
+  /**
+   * A single string of any kind (the handoff variable, a resource URI), given to the first backend
+   * that recognises its form. The refusal names the URI scheme at most, never the string (it may
+   * hold a credential).
+   */
   public resolve(raw: string, context: TargetParseContext): NotebookTarget {
-    return this.resolveAs(detectNotebookTargetKind(raw), raw, context);
-  }
-
-  /** A string known to be of one kind (the `path`, `notebook_id` or `url` parameter). */
-  public resolveAs(kind: NotebookTarget['kind'], raw: string, context: TargetParseContext): NotebookTarget {
-    const handler = this.kinds.getContributions().find((candidate) => candidate.kind === kind);
-    if (!handler) {
+    const text = raw.trim();
+    if (text.length === 0) {
+      throw new CoreError('invalidTarget', `Notebook target is empty: ${this.opensText()}`);
+    }
+    const backend = this.all().find((candidate) => candidate.recognizes(text));
+    if (!backend) {
+      const scheme = schemePattern.exec(text)?.[1]?.toLowerCase();
       throw new CoreError(
         'unsupportedTarget',
-        `This server cannot open ${kind} targets: no loaded plugin handles them (add ${pluginHint[kind]}).`,
+        scheme !== undefined
+          ? `Unsupported notebook target scheme '${scheme}:': no loaded plugin handles it. ${this.opensText()}`
+          : `No loaded plugin recognises this notebook target. ${this.opensText()}`,
       );
     }
-    return handler.parse(raw, context);
+    return this.parseWith(backend, text, context);
+  }
+
+  /**
+   * The value of one `connect_notebook` argument: parsed by the backend that takes that argument
+   * (the first that recognises the value when several do). Throws `unsupportedTarget` when none does.
+   */
+  public resolveArgument(argument: TargetArgument, raw: string, context: TargetParseContext): NotebookTarget {
+    const candidates = this.takers(argument);
+    if (candidates.length === 0) {
+      throw new CoreError(
+        'unsupportedTarget',
+        `This server cannot open notebooks by '${argument}': no loaded plugin handles them. ${this.opensText()}`,
+      );
+    }
+    const text = raw.trim();
+    const backend = candidates.find((candidate) => candidate.recognizes(text)) ?? (candidates[0] as NotebookBackend);
+    return this.parseWith(backend, raw, context);
+  }
+
+  /** A string known to be of one kind. Throws `unsupportedTarget` when no backend handles the kind. */
+  public resolveAs(kind: NotebookTarget['kind'], raw: string, context: TargetParseContext): NotebookTarget {
+    return this.parseWith(this.backendForKind(kind), raw, context);
+  }
+
+  /** The backends that take `argument`, in contribution order. */
+  public takers(argument: TargetArgument): readonly NotebookBackend[] {
+    return this.all().filter((candidate) => candidate.argument === argument);
+  }
+
+  /** The backend of `target`'s kind. Throws `unsupportedTarget` when none is loaded. */
+  public backendFor(target: NotebookTarget): NotebookBackend {
+    return this.backendForKind(target.kind);
+  }
+
+  /** Reaches `target` again to rejoin it: its backend's `reopen`, else its `connect`. */
+  public reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
+    const backend = this.backendFor(target);
+    return backend.reopen ? backend.reopen(target, context) : backend.connect(target, context);
+  }
+
+  /** The first backend that creates notebooks, if any. */
+  public creator(): NotebookBackend | undefined {
+    return this.all().find((candidate) => candidate.create !== undefined);
+  }
+
+  /** The first backend that lists notebooks, if any. */
+  public lister(): NotebookBackend | undefined {
+    return this.all().find((candidate) => candidate.list !== undefined);
   }
 
   /** The target kinds this container can open, in contribution order. */
   public supportedKinds(): readonly NotebookTarget['kind'][] {
-    return this.kinds.getContributions().map((candidate) => candidate.kind);
+    return this.all().map((candidate) => candidate.kind);
+  }
+
+  private backendForKind(kind: NotebookTarget['kind']): NotebookBackend {
+    const backend = this.all().find((candidate) => candidate.kind === kind);
+    if (!backend) {
+      throw new CoreError(
+        'unsupportedTarget',
+        `This server cannot open ${kind} targets: no loaded plugin handles them. ${this.opensText()}`,
+      );
+    }
+    return backend;
+  }
+
+  private parseWith(backend: NotebookBackend, raw: string, context: TargetParseContext): NotebookTarget {
+    return bindTargetIdentity(backend.parse(raw, context), backend);
+  }
+
+  private all(): readonly NotebookBackend[] {
+    return this.backends.getContributions();
+  }
+
+  private opensText(): string {
+    const kinds = this.supportedKinds();
+    return kinds.length === 0
+      ? 'This server has no notebook backend loaded.'
+      : `This server opens ${kinds.map((kind) => `'${kind}'`).join(', ')} targets.`;
   }
 }

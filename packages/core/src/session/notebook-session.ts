@@ -1,4 +1,9 @@
-import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import {
+  identityOfTarget,
+  isSameNotebookTarget,
+  type NotebookTarget,
+  type TargetSessionView,
+} from '../notebook-target/notebook-target.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
 /** How a session came to be installed. */
@@ -24,30 +29,29 @@ export function isLocalSession(session: NotebookSession): boolean {
 }
 
 /**
- * The best target to bring this session back: the saved file when the notebook has one (it
- * survives a daemon restart), else the notebook id; hosted sessions keep their URL.
+ * The best target to bring this session back, by the rules of its target's backend: for local
+ * notebooks the saved file when there is one (it survives a daemon restart), else the notebook
+ * id; a kind without a rule keeps the target it was reached by (hosted sessions keep their URL).
  */
 export function sessionRecoveryTarget(session: NotebookSession): NotebookTarget {
-  if (session.target.kind === 'hosted-url') return session.target;
-  const path = session.handle.notebookPath;
-  if (path !== undefined) return { kind: 'local-path', path, existed: true };
-  return { kind: 'notebook-id', notebookId: session.handle.notebookId };
+  return identityOfTarget(session.target).recoveryTarget?.(sessionView(session)) ?? session.target;
 }
 
 /**
- * Whether `session` is the notebook `target` names: the same notebook id, the same file (the
- * handle's path or the path it was opened by), or the same hosted URL. Pure.
+ * Whether `session` is the notebook `target` names, by the rules of `target`'s backend (for local
+ * notebooks: the same notebook id, or the same file, the handle's or the one it was opened by);
+ * else whether the session was reached by the same target. Pure.
  */
 export function isSessionFor(session: NotebookSession, target: NotebookTarget): boolean {
-  switch (target.kind) {
-    case 'notebook-id':
-      return session.handle.notebookId === target.notebookId;
-    case 'local-path':
-      return (
-        session.handle.notebookPath === target.path ||
-        (session.target.kind === 'local-path' && session.target.path === target.path)
-      );
-    case 'hosted-url':
-      return session.target.kind === 'hosted-url' && session.target.url === target.url;
-  }
+  const identity = identityOfTarget(target);
+  if (identity.isSessionFor) return identity.isSessionFor(sessionView(session), target);
+  return isSameNotebookTarget(session.target, target);
+}
+
+function sessionView(session: NotebookSession): TargetSessionView {
+  return {
+    target: session.target,
+    notebookId: session.handle.notebookId,
+    notebookPath: session.handle.notebookPath,
+  };
 }

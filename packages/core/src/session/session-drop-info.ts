@@ -1,4 +1,4 @@
-import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
+import { describeNotebookTarget, identityOfTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 
 /**
  * Why the last session went away.
@@ -31,9 +31,7 @@ export function noSessionMessage(drop: SessionDropInfo | undefined): string {
   if (!drop) return 'No active notebook session. Call connect_notebook or create_notebook first.';
   let how: string;
   if (drop.notebookId !== undefined) how = `connect_notebook(notebook_id="${drop.notebookId}")`;
-  else if (drop.rejoinTarget?.kind === 'hosted-url') how = `connect_notebook(url="${drop.rejoinTarget.url}")`;
-  else if (drop.rejoinTarget !== undefined)
-    how = `connect_notebook(path="${describeNotebookTarget(drop.rejoinTarget)}")`;
+  else if (drop.rejoinTarget !== undefined) how = reconnectCall(drop.rejoinTarget);
   else how = 'connect_notebook or create_notebook';
   const file = drop.notebookPath !== undefined ? ` — file: ${drop.notebookPath}` : '';
   return `No active notebook session (${reasonTexts[drop.reason]}). Reconnect with: ${how}${file}`;
@@ -53,13 +51,7 @@ export function notRejoinedMessage(
   return `Not rejoined (${reasonTexts.switched}: ${activeNotebookId} is active). Reconnect with: ${reconnectCall(target)}`;
 }
 
+/** `connect_notebook(<the argument of the target's kind>="<its identity>")`. */
 function reconnectCall(target: NotebookTarget): string {
-  switch (target.kind) {
-    case 'notebook-id':
-      return `connect_notebook(notebook_id="${target.notebookId}")`;
-    case 'hosted-url':
-      return `connect_notebook(url="${target.url}")`;
-    case 'local-path':
-      return `connect_notebook(path="${target.path}")`;
-  }
+  return `connect_notebook(${identityOfTarget(target).argument}="${describeNotebookTarget(target)}")`;
 }

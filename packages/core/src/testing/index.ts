@@ -5,6 +5,19 @@ export { createTestContainer } from './create-test-container.js';
 export { FakeChildProcess, FakeChildProcessPort } from './fake-child-process.js';
 export type { FakeDaemonPortOptions } from './fake-daemon-port.js';
 export { FakeDaemonPort } from './fake-daemon-port.js';
+export type { FakeNotebookBackendOptions } from './fake-notebook-backend.js';
+export { FakeNotebookBackend } from './fake-notebook-backend.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 export { FakeNotebookHandle } from './fake-notebook-handle.js';
 export { FakeSourceFileProbe } from './fake-source-file-probe.js';
+export type { ChildServerTestHarness, ChildServerTestHarnessOptions } from './start-child-server-test-harness.js';
+export {
+  fakeLocalBackendsPlugin,
+  invalidParams,
+  resultText,
+  startChildServerTestHarness,
+  testAgentSession,
+  testClientInfo,
+  testExecutor,
+  toolError,
+} from './start-child-server-test-harness.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
@@ -13,27 +13,28 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { type Container, ContainerModule } from 'inversify';
-import { expect } from 'vitest';
 import {
   type ChildMcpServer,
   type ChildServerOptions,
   createChildMcpServer,
 } from '../child-server/create-child-mcp-server.js';
-import { TargetKind } from '../contributions/target-kind.js';
-import { definePlugin } from '../di/mcp-plugin.js';
+import { NotebookBackend } from '../contributions/notebook-backend.js';
+import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
+import { CoreError } from '../errors/core-error.js';
 import { idempotencyMetaKey } from '../handoff/handoff-contract.js';
 import {
-  parseHostedUrlTarget,
-  parseLocalPathTarget,
-  parseNotebookIdTarget,
-} from '../notebook-target/parse-notebook-target.js';
+  firstPartyIdentities,
+  type LocalPathTarget,
+  type NotebookIdTarget,
+} from '../notebook-target/notebook-target.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
 import { SessionSlot } from '../session/session-slot.js';
-import { createTestContainer } from '../testing/create-test-container.js';
-import { FakeDaemonPort, type FakeDaemonPortOptions } from '../testing/fake-daemon-port.js';
-import type { FakeExecutor } from '../testing/fake-notebook-handle.js';
+import { createTestContainer } from './create-test-container.js';
+import { FakeDaemonPort, type FakeDaemonPortOptions } from './fake-daemon-port.js';
+import { FakeNotebookBackend } from './fake-notebook-backend.js';
+import type { FakeExecutor } from './fake-notebook-handle.js';
 
 /** The client as the tests name it. */
 export const testClientInfo = { name: 'claude-code', title: 'Claude Code', version: '1' } as const;
@@ -59,30 +60,53 @@ export const testExecutor: FakeExecutor = (cell: NotebookCell) => {
   return { status: cell.source.startsWith('sleep') ? 'running' : 'ok', outputs: [printed] };
 };
 
-/** Target kinds as the local daemon and hosted plugins contribute them (core cannot import plugins). */
-const testTargetKindsPlugin = definePlugin({
-  id: 'test.target-kinds',
-  module: new ContainerModule(({ bind }) => {
-    bind(TargetKind).toConstantValue({
-      id: 'test.local-path',
-      specificationVersion: 'v1',
-      kind: 'local-path',
-      parse: (raw, context) => parseLocalPathTarget(raw, context),
-    });
-    bind(TargetKind).toConstantValue({
-      id: 'test.notebook-id',
-      specificationVersion: 'v1',
-      kind: 'notebook-id',
-      parse: (raw) => parseNotebookIdTarget(raw),
-    });
-    bind(TargetKind).toConstantValue({
-      id: 'test.hosted-url',
-      specificationVersion: 'v1',
-      kind: 'hosted-url',
-      parse: (raw, context) => parseHostedUrlTarget(raw, context),
-    });
-  }),
-});
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Stand-ins for the local daemon plugin's two backends over `daemon` (core cannot import plugins):
+ * `path` resolves against the cwd and must name a `.ipynb` file; `notebook_id` must be a UUID and
+ * creates and lists notebooks. Their refusals are the harness's own texts, not the plugin's.
+ */
+export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
+  const path = new FakeNotebookBackend({
+    id: 'test.local-path',
+    kind: 'local-path',
+    argument: 'path',
+    identity: firstPartyIdentities['local-path'],
+    recognizes: (raw) => !uuidPattern.test(raw) && !/^[a-z][a-z0-9+.-]+:/i.test(raw),
+    parse: (raw, context) => {
+      const absolute = resolve(context.cwd, raw.trim());
+      if (!absolute.endsWith('.ipynb'))
+        throw new CoreError('invalidTarget', `'${absolute}' is not a notebook file: give the path of a .ipynb file.`);
+      return { kind: 'local-path', path: absolute, existed: true };
+    },
+    connect: (target, { peerLabel }) => daemon.openNotebook((target as LocalPathTarget).path, { peerLabel }),
+  });
+  const id = new FakeNotebookBackend({
+    id: 'test.notebook-id',
+    kind: 'notebook-id',
+    argument: 'notebook_id',
+    identity: firstPartyIdentities['notebook-id'],
+    recognizes: (raw) => uuidPattern.test(raw),
+    parse: (raw) => {
+      if (!uuidPattern.test(raw.trim())) throw new CoreError('invalidTarget', `'${raw}' is not a UUID`);
+      return { kind: 'notebook-id', notebookId: raw.trim().toLowerCase() };
+    },
+    connect: (target, { peerLabel }) => daemon.attachNotebook((target as NotebookIdTarget).notebookId, { peerLabel }),
+    create: async (request, { peerLabel }) => {
+      const handle = await daemon.createNotebook({ ...request, peerLabel });
+      return { handle, target: { kind: 'notebook-id', notebookId: handle.notebookId } };
+    },
+    list: () => daemon.listRooms(),
+  });
+  return definePlugin({
+    id: 'test.local-backends',
+    module: new ContainerModule(({ bind }) => {
+      bind(NotebookBackend).toConstantValue(path);
+      bind(NotebookBackend).toConstantValue(id);
+    }),
+  });
+}
 
 /** A child server in a real container (fake daemon), connected to an SDK client in memory. */
 export interface ChildServerTestHarness {
@@ -116,19 +140,32 @@ export function resultText(result: CallToolResult): string {
   return item.text;
 }
 
-/**
- * Starts a harness. `daemon: false` builds a container without any `DaemonPort` (hosted only);
- * `server` overrides options of the child server.
- */
+/** Options of {@link startChildServerTestHarness}. */
+export interface ChildServerTestHarnessOptions {
+  /** The fake daemon's options; `false` builds a container without any `DaemonPort` (and no local backends). */
+  readonly daemon?: FakeDaemonPortOptions | false;
+  /**
+   * Whether the stand-in local backends ({@link fakeLocalBackendsPlugin}) are loaded (default: when
+   * there is a daemon). Turn them off to test a plugin's real backends over the fake daemon.
+   */
+  readonly fakeLocalBackends?: boolean;
+  /** More plugins, after the stand-ins (a plugin under test, a third-party kind). */
+  readonly plugins?: readonly McpPlugin[];
+  /** Options of the child server. */
+  readonly server?: Partial<ChildServerOptions>;
+}
+
+/** Starts a harness: a real container (core, the stand-in local backends, `plugins`) over a fake daemon. */
 export async function startChildServerTestHarness(
-  options: { readonly daemon?: FakeDaemonPortOptions | false; readonly server?: Partial<ChildServerOptions> } = {},
+  options: ChildServerTestHarnessOptions = {},
 ): Promise<ChildServerTestHarness> {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'nteract-child-server-')));
   mkdirSync(join(cwd, 'subdir'));
   const logger = new RecordingLogger();
   const daemon =
     options.daemon === false ? undefined : new FakeDaemonPort({ executor: testExecutor, ...options.daemon });
-  const builder = createTestContainer({ plugins: [testTargetKindsPlugin] }).override(Logger, logger);
+  const fakes = daemon && (options.fakeLocalBackends ?? true) ? [fakeLocalBackendsPlugin(daemon)] : [];
+  const builder = createTestContainer({ plugins: [...fakes, ...(options.plugins ?? [])] }).override(Logger, logger);
   if (daemon) builder.override(DaemonPort, daemon);
   const container = builder.build();
   const child = createChildMcpServer(container, {
@@ -191,14 +228,18 @@ export async function invalidParams(call: Promise<unknown>): Promise<string> {
     () => undefined,
     (rejection: unknown) => rejection,
   );
-  expect(error).toBeInstanceOf(McpError);
-  expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-  return (error as McpError).message.replace(/^MCP error -32602: /, '');
+  if (!(error instanceof McpError) || error.code !== ErrorCode.InvalidParams) {
+    throw new Error(
+      `expected a JSON-RPC invalid-params error, got ${error === undefined ? 'a result' : String(error)}`,
+    );
+  }
+  return error.message.replace(/^MCP error -32602: /, '');
 }
 
 /** The text of a tool-level failure (`isError: true`). */
 export async function toolError(call: Promise<{ isError?: boolean; content: unknown[] }>): Promise<string> {
   const result = await call;
-  expect(result.isError).toBe(true);
-  return resultText(result as Parameters<typeof resultText>[0]);
+  const text = resultText(result as Parameters<typeof resultText>[0]);
+  if (result.isError !== true) throw new Error(`expected a tool error, got a result: ${text}`);
+  return text;
 }

@@ -1,0 +1,110 @@
+import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
+import { CoreError } from '../errors/core-error.js';
+import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
+import type { RoomInfo } from '../ports/daemon-port.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+
+/** Where a target is parsed from. */
+export interface TargetParseContext {
+  /** Absolute directory relative paths are resolved against (the MCP process cwd). */
+  readonly cwd: string;
+  /** Home directory for `~`; defaults to the OS home. */
+  readonly homeDir?: string;
+}
+
+/** What a backend is given to reach a notebook for a tool call or a rejoin. */
+export interface BackendConnectContext {
+  /** The peer label this server shows in the notebook's room. */
+  readonly peerLabel: string;
+  /** Aborted when the attempt is no longer wanted (superseded, disconnected, shutdown). */
+  readonly signal: AbortSignal;
+}
+
+/** The arguments of `create_notebook`, resolved. */
+export interface CreateNotebookRequest {
+  readonly runtime: string;
+  readonly workingDir: string;
+  readonly ephemeral: boolean;
+}
+
+/** A notebook a backend created, and the target that names it from now on. */
+export interface CreatedNotebook {
+  readonly handle: NotebookHandle;
+  readonly target: NotebookTarget;
+}
+
+/**
+ * One kind of notebook target, end to end: how a raw string of that kind is recognised, parsed
+ * and printed, and how its notebooks are reached. `connect_notebook` maps its argument (`path`,
+ * `notebook_id`, `url`) to the backends that take it; `create_notebook` uses the first backend
+ * that creates; `list_active_notebooks` the first that lists; rejoin strategies reopen through
+ * {@link NotebookBackend.reopen} (or `connect`) with core's `rejoinByOpening`. Core never names a
+ * kind's fields: a plugin adds a kind without touching core.
+ *
+ * Guarantees expected of implementations:
+ * - `recognizes` and `parse` are pure apart from reading the file system; `parse` throws
+ *   `CoreError('invalidTarget')` with an actionable message and never echoes a credential;
+ * - `describe(parse(describe(t)))` equals `describe(t)` (the handoff to a restarted child relies on it);
+ * - `connect` returns a handle as soon as the notebook is reachable (readiness is the caller's
+ *   concern) and honours the signal; it closes any handle it does not return;
+ * - an operation the kind cannot do answers `CoreError('unsupportedOperation')`, which the tool
+ *   reports as is.
+ */
+export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
+  readonly specificationVersion: 'v1';
+  /** The kind it owns: a first-party name or a dotted contributed name (`acme.archive`). Unique per container. */
+  readonly kind: NotebookTarget['kind'];
+  /** Which `connect_notebook` argument carries its targets. */
+  readonly argument: TargetArgument;
+  /** Whether a single string (the handoff variable, a resource URI) names a target of this kind by its form. */
+  recognizes(raw: string): boolean;
+  /** Parses and canonicalises a raw target. */
+  parse(raw: string, context: TargetParseContext): NotebookTarget;
+  /** Reaches the existing notebook `target` names (`connect_notebook`). */
+  connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle>;
+  /** Reaches it again to rejoin after a loss; defaults to {@link connect}. */
+  reopen?(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle>;
+  /** Creates a new notebook (`create_notebook`), when the kind can. */
+  create?(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook>;
+  /** The notebooks open now (`list_active_notebooks`), when the kind can list them. */
+  list?(): Promise<readonly RoomInfo[]>;
+}
+
+const targetArguments: readonly TargetArgument[] = ['path', 'notebook_id', 'url'];
+const firstPartyKinds: readonly string[] = ['local-path', 'notebook-id', 'hosted-url'];
+const contributedKindPattern = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)+$/;
+
+/**
+ * Each backend owns one well-named kind and takes a known argument; no two backends own the same
+ * kind. Checked when a container is built.
+ */
+function assertValidBackends(backends: readonly NotebookBackend[]): void {
+  const owners = new Map<string, string>();
+  for (const backend of backends) {
+    const kind = String(backend.kind);
+    if (!firstPartyKinds.includes(kind) && !contributedKindPattern.test(kind)) {
+      throw new CoreError(
+        'invalidContribution',
+        `NotebookBackend '${backend.id}': kind '${kind}' must be a dotted lowercase name such as 'acme.archive'.`,
+      );
+    }
+    if (!targetArguments.includes(backend.argument)) {
+      throw new CoreError(
+        'invalidContribution',
+        `NotebookBackend '${backend.id}': argument '${String(backend.argument)}' is not one of ${targetArguments.join(', ')}.`,
+      );
+    }
+    const owner = owners.get(kind);
+    if (owner !== undefined) {
+      throw new CoreError(
+        'duplicateTargetKind',
+        `NotebookBackend: '${owner}' and '${backend.id}' both handle '${kind}' targets; load only one of them.`,
+      );
+    }
+    owners.set(kind, backend.id);
+  }
+}
+
+export const NotebookBackend = defineContributionPoint<NotebookBackend>('core', 'NotebookBackend', ['v1'], {
+  validate: assertValidBackends,
+});
