@@ -8,3 +8,4 @@ export { FakeDaemonPort } from './fake-daemon-port.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 export { FakeNotebookHandle } from './fake-notebook-handle.js';
 export { FakeSourceFileProbe } from './fake-source-file-probe.js';
+export { NotModelledError } from './not-modelled-error.js';
