@@ -137,5 +137,11 @@ export { SessionActivation } from './session/session-activation.js';
 export type { SessionDropInfo, SessionDropReason } from './session/session-drop-info.js';
 export { noSessionMessage, notRejoinedMessage } from './session/session-drop-info.js';
 export { SessionRecoveryState } from './session/session-recovery-state.js';
-export type { SessionAccess, SessionEviction, SessionRequirement, SlotChange } from './session/session-slot.js';
+export type {
+  ConnectedNotebook,
+  SessionAccess,
+  SessionEviction,
+  SessionRequirement,
+  SlotChange,
+} from './session/session-slot.js';
 export { maxParkedSessions, SessionSlot } from './session/session-slot.js';

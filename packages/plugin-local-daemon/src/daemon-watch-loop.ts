@@ -397,7 +397,6 @@ export class DaemonWatchLoop {
       this.recovery.setAttempting(true);
       const result = await this.coordinator.rejoin(target, {
         peerLabel: options.peerLabel(),
-        expectedIncarnation: incarnation,
         verify: async (handle) => {
           const after = await this.daemon.queryInfo();
           return (
