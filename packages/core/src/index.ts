@@ -5,6 +5,8 @@ export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { McpContainerOptions } from './composition/create-mcp-container.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
+export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';
+export { ChildLifecycleContribution } from './contributions/child-lifecycle-contribution.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
@@ -14,6 +16,8 @@ export type {
   ProtocolEra,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
+export type { RecoveryControl, RecoveryRound } from './contributions/recovery-contribution.js';
+export { RecoveryContribution } from './contributions/recovery-contribution.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
 export { TargetKind } from './contributions/target-kind.js';
@@ -74,6 +78,8 @@ export {
   serializeJsonRpcLine,
   validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
+export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
+export { ChildRuntime, defaultStartupWaitMs } from './lifecycle/child-runtime.js';
 export { DaemonIncarnation } from './notebook-target/daemon-incarnation.js';
 export type {
   HostedUrlTarget,
@@ -128,6 +134,10 @@ export type {
 } from './ports/notebook-handle.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
+export type { RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
+export { RecoveryLoop } from './recovery/recovery-loop.js';
+export type { RetrySchedule } from './recovery/retry-schedule.js';
+export { RetryTimer, retryDelay } from './recovery/retry-schedule.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';

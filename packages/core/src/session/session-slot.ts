@@ -209,6 +209,19 @@ export class SessionSlot {
     return { active, parked };
   }
 
+  /**
+   * At child shutdown: closes the peers of every session (active and parked) and waits for them;
+   * failures are logged. The slot itself is left as it is (no listener runs).
+   */
+  public async closeAllPeers(): Promise<void> {
+    const sessions = [...(this.#active ? [this.#active] : []), ...this.#parked.values()];
+    await Promise.all(
+      sessions.map((session) =>
+        session.handle.close().catch((error: unknown) => this.logger.warn('closing a session peer failed', { error })),
+      ),
+    );
+  }
+
   /** Records why the slot lost a session (a rejoin target may be given when the session itself is gone). */
   public recordDrop(reason: SessionDropReason, session?: NotebookSession, target?: NotebookTarget): void {
     const rejoinTarget = target ?? (session ? sessionRecoveryTarget(session) : undefined);
