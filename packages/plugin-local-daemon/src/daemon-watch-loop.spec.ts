@@ -1,11 +1,12 @@
 import {
   Clock,
   CoreError,
+  childExitCodes,
   DaemonPort,
-  definePlugin,
   Logger,
   type NotebookHandle,
-  RejoinStrategy,
+  type RecoveryHandoff,
+  RecoveryLoop,
   SessionActivation,
   SessionRecoveryState,
   type SessionReport,
@@ -20,17 +21,10 @@ import {
   ManualClock,
   RecordingLogger,
 } from '@nteract-mcp/core/testing';
-import { ContainerModule } from 'inversify';
 import { describe, expect, it, vi } from 'vitest';
+import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 import { DaemonStarter } from './daemon-starter.js';
-import {
-  announcedShutdownGraceMs,
-  DaemonWatchLoop,
-  restartBackoffMaxMs,
-  type WatchLoopHandoff,
-} from './daemon-watch-loop.js';
-import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
-import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
+import { announcedShutdownGraceMs, DaemonWatchLoop, restartBackoffMaxMs } from './daemon-watch-loop.js';
 
 /**
  * The auto-start as a fake: records when it was asked, fails the next `failures` attempts, can
@@ -75,17 +69,8 @@ class FakeDaemonStarter implements DaemonStarter {
   }
 }
 
-const watchPlugin = definePlugin({
-  id: 'test.watch',
-  module: new ContainerModule(({ bind }) => {
-    bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
-    bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
-    bind(DaemonWatchLoop).toSelf().inSingletonScope();
-  }),
-});
-
 function setup(
-  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: WatchLoopHandoff; autoStart?: boolean } = {},
+  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: RecoveryHandoff; autoStart?: boolean } = {},
 ) {
   const daemon = options.daemon ?? new FakeDaemonPort({ version: '1.0.0' });
   const files = new FakeSourceFileProbe(options.files ?? []);
@@ -93,7 +78,8 @@ function setup(
   const clock = new ManualClock();
   const starter = new FakeDaemonStarter(daemon, clock, options.autoStart ?? false);
   const subscribe = vi.spyOn(daemon, 'subscribe');
-  const container = createTestContainer({ plugins: [watchPlugin] })
+  // The plugin's own wiring, with only its ports replaced by fakes.
+  const container = createTestContainer({ plugins: [createLocalDaemonPlugin()] })
     .override(DaemonPort, daemon)
     .override(DaemonStarter, starter)
     .override(SourceFileProbe, files)
@@ -103,12 +89,13 @@ function setup(
   const slot = container.get(SessionSlot);
   const activation = container.get(SessionActivation);
   const recovery = container.get(SessionRecoveryState);
-  const loop = container.get(DaemonWatchLoop);
+  const loop = container.get(RecoveryLoop);
+  const watch = container.get(DaemonWatchLoop);
   const exits: string[] = [];
   loop.start({
     peerLabel: () => 'Claude Code agent:claude-code:s1',
     handoff: options.handoff,
-    onVersionChange: (a, b) => exits.push(`${a}->${b}`),
+    exit: (code, why) => exits.push(`${code}: ${why}`),
   });
   const open = (path: string) =>
     activation.activate({
@@ -137,6 +124,7 @@ function setup(
     logger,
     slot,
     loop,
+    watch,
     exits,
     open,
     create,
@@ -246,17 +234,17 @@ describe(DaemonWatchLoop, () => {
     await t.loop.idle();
     t.daemon.restart({ version: '1.1.0' });
     await t.loop.idle();
-    expect(t.exits).toEqual(['1.0.0->1.1.0']);
-    expect(t.loop.baselineVersion).toBe('1.0.0');
+    expect(t.exits).toEqual([`${childExitCodes.upgradeHandoff}: daemon version changed from 1.0.0 to 1.1.0`]);
+    expect(t.watch.baselineVersion).toBe('1.0.0');
   });
 
   it('takes the first live version as the baseline when no daemon ran at start', async () => {
     const t = setup({ daemon: new FakeDaemonPort({ stopped: true }) });
     await t.loop.idle();
-    expect(t.loop.baselineVersion).toBeUndefined();
+    expect(t.watch.baselineVersion).toBeUndefined();
     t.daemon.start({ version: '2.0.0' });
     await t.loop.idle();
-    expect(t.loop.baselineVersion).toBe('2.0.0');
+    expect(t.watch.baselineVersion).toBe('2.0.0');
     t.daemon.restart({ version: '2.0.0' });
     await t.loop.idle();
     expect(t.exits).toEqual([]);
@@ -382,7 +370,7 @@ describe(DaemonWatchLoop, () => {
         notebookId: t.slot.active?.handle.notebookId,
       });
       // The daemon version the child works with (its baseline), for the proxy's upgrade banner.
-      expect(t.recovery.report().daemonVersion).toBe(t.loop.baselineVersion);
+      expect(t.recovery.report().daemonVersion).toBe(t.watch.baselineVersion);
       expect(t.recovery.report().daemonVersion).toEqual(expect.any(String));
       expect(t.exits).toEqual([]);
     });
