@@ -353,6 +353,32 @@ describe(DaemonWatchLoop, () => {
     expect(pending?.isClosed).toBe(true);
   });
 
+  it('does not publish a rejoin when the daemon restarted during it, and rejoins on the new daemon', async () => {
+    const t = setup({ files: ['/n/a.ipynb'] });
+    await t.loop.idle();
+    const before = await t.open('/n/a.ipynb');
+    const open = t.daemon.openNotebook.bind(t.daemon);
+    const during: NotebookHandle[] = [];
+    vi.spyOn(t.daemon, 'openNotebook').mockImplementationOnce(async (path, peer) => {
+      // The daemon restarts between the round's identity query and the connect: the handle is
+      // open and ready, but bound to a daemon life the attempt did not start against.
+      t.daemon.restart();
+      const handle = await open(path, peer);
+      during.push(handle);
+      return handle;
+    });
+    t.daemon.restart();
+    await t.loop.idle();
+    await t.loop.idle();
+    const [raced] = during;
+    expect(before.handle.isClosed).toBe(true);
+    expect(raced?.isClosed).toBe(true);
+    expect(t.slot.active?.handle).not.toBe(raced);
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+    expect(t.slot.active?.handle.daemonIncarnation?.equals(t.daemon.incarnation)).toBe(true);
+  });
+
   describe('when the daemon is lost', () => {
     it('starts it again at once and rejoins the saved notebook without a tool call', async () => {
       const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
