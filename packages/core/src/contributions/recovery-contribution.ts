@@ -6,10 +6,13 @@ import type { NotebookHandle } from '../ports/notebook-handle.js';
  * How a call to {@link RecoveryControl.recover} ended.
  * - `idle`: nothing of this contribution's was waiting (or a session was installed, which
  *   supersedes every waiting recovery).
- * - `retry-later`: an attempt failed transiently; the target is kept for a later call.
+ * - `retry-later`: an attempt failed transiently (`reason` says how); the target is kept.
  * - `settled`: the waiting targets were rejoined, refused for good, or lost to the agent's intent.
  */
-export type RecoveryRound = 'idle' | 'retry-later' | 'settled';
+export type RecoveryRound =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'retry-later'; readonly reason: string }
+  | { readonly kind: 'settled' };
 
 /**
  * What the core recovery loop gives a {@link RecoveryContribution}: the targets waiting for it

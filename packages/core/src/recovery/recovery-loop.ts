@@ -179,12 +179,12 @@ export class RecoveryLoop implements ChildLifecycleContribution {
     verify: ((handle: NotebookHandle) => Promise<boolean>) | undefined,
   ): Promise<RecoveryRound> {
     const options = this.#options;
-    if (!options) return 'idle';
+    if (!options) return { kind: 'idle' };
     this.dropCancelled();
     const active = this.slot.active;
     if (active) {
       this.supersede(active);
-      return 'idle';
+      return { kind: 'idle' };
     }
     let tried = false;
     for (const which of ['handoff', 'preserved'] as const) {
@@ -200,7 +200,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
         target: describeNotebookTarget(target),
         result: result.kind,
       });
-      if (result.kind === 'retry-later') return 'retry-later';
+      if (result.kind === 'retry-later') return result;
       if (which === 'handoff') {
         this.settleHandoff(target, result);
         if (this.#handoff === pending) this.#handoff = undefined;
@@ -210,9 +210,9 @@ export class RecoveryLoop implements ChildLifecycleContribution {
         this.#preserved = undefined;
       }
       this.publishRecovery();
-      if (result.kind !== 'evicted') return 'settled';
+      if (result.kind !== 'evicted') return { kind: 'settled' };
     }
-    return tried ? 'settled' : 'idle';
+    return { kind: tried ? 'settled' : 'idle' };
   }
 
   private giveUp(contribution: RecoveryContribution, reason: string): void {
