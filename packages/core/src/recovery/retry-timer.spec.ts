@@ -1,6 +1,6 @@
 import { ManualClock } from '@nteract-mcp/foundation/testing';
 import { describe, expect, it } from 'vitest';
-import { RetryTimer, retryDelay } from './retry-schedule.js';
+import { RetryTimer, retryDelay } from './retry-timer.js';
 
 describe(retryDelay, () => {
   it('doubles from the initial delay up to the cap, and ends after the last allowed attempt', () => {
