@@ -5,6 +5,8 @@ export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
 export type { McpContainerOptions } from './composition/create-mcp-container.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
+export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';
+export { ChildLifecycleContribution } from './contributions/child-lifecycle-contribution.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
@@ -21,6 +23,8 @@ export type {
   ProtocolEra,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
+export type { RecoveryControl, RecoveryRound } from './contributions/recovery-contribution.js';
+export { RecoveryContribution } from './contributions/recovery-contribution.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
 export type { Contribution, ContributionPointDescriptor } from './di/contribution-point.js';
@@ -80,6 +84,8 @@ export {
   serializeJsonRpcLine,
   validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
+export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
+export { ChildRuntime, defaultStartupWaitMs } from './lifecycle/child-runtime.js';
 export { DaemonIncarnation } from './notebook-target/daemon-incarnation.js';
 export type {
   ContributedNotebookTarget,
@@ -138,6 +144,10 @@ export type {
 } from './ports/notebook-handle.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
+export type { RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
+export { RecoveryLoop } from './recovery/recovery-loop.js';
+export type { RetrySchedule } from './recovery/retry-timer.js';
+export { RetryTimer, retryDelay } from './recovery/retry-timer.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export { rejoinByOpening } from './session/rejoin-by-opening.js';
@@ -148,5 +158,11 @@ export { SessionActivation } from './session/session-activation.js';
 export type { SessionDropInfo, SessionDropReason } from './session/session-drop-info.js';
 export { noSessionMessage, notRejoinedMessage } from './session/session-drop-info.js';
 export { SessionRecoveryState } from './session/session-recovery-state.js';
-export type { SessionAccess, SessionEviction, SessionRequirement, SlotChange } from './session/session-slot.js';
+export type {
+  ConnectedNotebook,
+  SessionAccess,
+  SessionEviction,
+  SessionRequirement,
+  SlotChange,
+} from './session/session-slot.js';
 export { maxParkedSessions, SessionSlot } from './session/session-slot.js';

@@ -54,6 +54,8 @@ describe('nteract-mcp (built bin)', () => {
       plugins: ['transport-legacy', 'transport-native', 'local-daemon', 'hosted'],
       targetKinds: ['local-path', 'notebook-id', 'hosted-url'],
       protocolEras: ['legacy', 'native'],
+      lifecycle: ['core.recovery-loop'],
+      recovery: ['local-daemon.watch-loop', 'hosted.rejoin-retry'],
     });
     expect(report.rejoinStrategies.length).toBeGreaterThan(0);
     expect(result.stdout + result.stderr).not.toContain('never-printed');

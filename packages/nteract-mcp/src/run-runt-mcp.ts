@@ -2,8 +2,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  type ChildMcpServer,
-  CoreError,
+  ChildLifecycleContribution,
+  ChildRuntime,
+  Clock,
   childExitCodes,
   createChildMcpServer,
   createMcpContainer,
@@ -14,10 +15,10 @@ import {
   Logger,
   NotebookTargetResolver,
   ProtocolAdmission,
+  RecoveryContribution,
   RejoinStrategy,
-  SessionSlot,
 } from '@nteract-mcp/core';
-import { DaemonWatchLoop, type WatchLoopHandoff } from '@nteract-mcp/plugin-local-daemon';
+import type { Container } from 'inversify';
 import { childPlugins } from './distribution-plugins.js';
 
 export const runtMcpUsage = `runt-mcp: the nteract MCP server (one child of the nteract-mcp proxy).
@@ -65,86 +66,42 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     return 2;
   }
   const container = createMcpContainer({ plugins: runtPlugins(env) });
-  const given = handoffFromEnvironment(env);
+  const handoff = handoffFromEnvironment(env);
   const logger = container.get(Logger).child('runt-mcp');
-  const daemonVersion = await startupDaemonVersion(container.get(DaemonPort));
-  const child: ChildMcpServer = createChildMcpServer(container, {
+  const child = createChildMcpServer(container, {
     version,
-    daemonVersion,
+    daemonVersion: await startupDaemonVersion(container),
     cwd: process.cwd(),
-    agentSession: given.agentSession,
+    agentSession: handoff.agentSession,
   });
-  const handoff = parseHandoff(container.get(NotebookTargetResolver), given.rejoinNotebook, logger);
-  const transport = new GuardedStdioTransport({ logger: logger.child('transport') });
-  const loop = container.get(DaemonWatchLoop);
-
-  return new Promise<number>((resolve) => {
-    let finished = false;
-    const finish = async (code: number, why: string): Promise<void> => {
-      if (finished) return;
-      finished = true;
-      logger.info('runt-mcp stopping', { code, why });
-      loop.stop();
-      await child.close().catch(() => undefined);
-      const slot = container.get(SessionSlot);
-      await Promise.all([slot.active, ...slot.parked].map((session) => session?.handle.close().catch(() => undefined)));
-      resolve(code);
-    };
-    const startWatching = (): void =>
-      loop.start({
-        // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
-        peerLabel: () => (child.server.getClientVersion() ? child.peerLabel() : (given.peerLabel ?? child.peerLabel())),
-        handoff,
-        onVersionChange: (from, to) => {
-          logger.info('daemon upgraded; exiting for a restart', { from, to });
-          void finish(childExitCodes.upgradeHandoff, `daemon version changed from ${from} to ${to}`);
-        },
-      });
-    let watching = false;
-    child.server.oninitialized = () => {
-      if (!watching) startWatching();
-      watching = true;
-    };
-    child.server.onclose = () => void finish(0, 'the MCP transport closed');
-    process.stdin.once('end', () => void finish(0, 'stdin closed'));
-    // With a handoff target (a restart by the proxy), rejoin before serving, so the first call
-    // after the restart finds the notebook installed (bounded: the call still comes if it fails).
-    const ready = handoff
-      ? (() => {
-          watching = true;
-          startWatching();
-          return Promise.race([loop.idle(), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
-        })()
-      : Promise.resolve();
-    void ready
-      .then(() => child.server.connect(transport))
-      .catch((error: unknown) => {
-        logger.error('could not start the MCP transport', { error });
-        void finish(1, 'transport failed');
-      });
+  // Start-up order, the handoff rejoin before serving, the exit codes and shutdown are the runtime's.
+  const runtime = container.get(ChildRuntime);
+  process.stdin.once('end', () => void runtime.stop(0, 'stdin closed'));
+  return runtime.run({
+    child,
+    transport: new GuardedStdioTransport({ logger: logger.child('transport') }),
+    handoff,
+    cwd: process.cwd(),
   });
 }
 
 /** The daemon's version if it answers within 500 ms (for `serverInfo.title`). */
-async function startupDaemonVersion(daemon: DaemonPort): Promise<string | undefined> {
-  const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 500).unref());
-  const observation = await Promise.race([daemon.queryInfo().catch(() => undefined), timeout]);
+async function startupDaemonVersion(container: Container): Promise<string | undefined> {
+  if (!container.isBound(DaemonPort)) return undefined;
+  const clock = container.get(Clock);
+  let timer: { cancel(): void } | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = clock.setTimer(500, () => resolve(undefined));
+  });
+  const observation = await Promise.race([
+    container
+      .get(DaemonPort)
+      .queryInfo()
+      .catch(() => undefined),
+    timeout,
+  ]);
+  timer?.cancel();
   return observation?.kind === 'live' ? observation.info.version : undefined;
-}
-
-function parseHandoff(
-  resolver: NotebookTargetResolver,
-  raw: string | undefined,
-  logger: Logger,
-): WatchLoopHandoff | undefined {
-  if (!raw?.trim()) return undefined;
-  try {
-    return { requested: raw, target: resolver.resolve(raw, { cwd: process.cwd() }) };
-  } catch (error) {
-    const problem = CoreError.is(error) ? error.message : String(error);
-    logger.warn('ignoring an unusable rejoin target from the proxy', { error: problem });
-    return { requested: raw, problem };
-  }
 }
 
 /** The child's composition: {@link childPlugins}, with the local daemon auto-started unless turned off. */
@@ -158,7 +115,7 @@ function runtPlugins(env: NodeJS.ProcessEnv) {
   });
 }
 
-/** What this process loads: its plugins, target kinds, rejoin strategies and protocol eras. */
+/** What this process loads: its plugins, target kinds, rejoin strategies, protocol eras, lifecycle and recovery contributions. */
 function checkReport(version: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
   const plugins = runtPlugins(env);
   const container = createMcpContainer({ plugins });
@@ -168,5 +125,7 @@ function checkReport(version: string, env: NodeJS.ProcessEnv): Record<string, un
     targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
     rejoinStrategies: container.getAll(RejoinStrategy).map((strategy) => strategy.id),
     protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
+    lifecycle: container.getAll(ChildLifecycleContribution).map((contribution) => contribution.id),
+    recovery: container.getAll(RecoveryContribution).map((contribution) => contribution.id),
   };
 }

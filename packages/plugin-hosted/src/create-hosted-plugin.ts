@@ -1,6 +1,7 @@
-import { definePlugin, type McpPlugin, NotebookBackend, SecretToken } from '@nteract-mcp/core';
+import { definePlugin, type McpPlugin, NotebookBackend, RecoveryContribution, SecretToken } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { HostedOptions } from './hosted-options.js';
+import { HostedRejoinRetry } from './hosted-rejoin-retry.js';
 import { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
 
 export interface CreateHostedPluginOptions {
@@ -10,7 +11,7 @@ export interface CreateHostedPluginOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (parsing only in this version). */
+/** Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (parsing only in this version) and its bounded rejoin retry. */
 export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
   const token = options.token ?? (options.env ?? process.env).JUPYTER_TOKEN;
   const hosted: HostedOptions = Object.freeze({ defaultToken: token ? new SecretToken(token) : undefined });
@@ -19,6 +20,7 @@ export function createHostedPlugin(options: CreateHostedPluginOptions = {}): Mcp
     module: new ContainerModule(({ bind }) => {
       bind(HostedOptions).toConstantValue(hosted);
       bind(NotebookBackend).to(HostedUrlNotebookBackend).inSingletonScope();
+      bind(RecoveryContribution).to(HostedRejoinRetry).inSingletonScope();
     }),
   });
 }

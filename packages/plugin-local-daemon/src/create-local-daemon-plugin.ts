@@ -1,4 +1,11 @@
-import { DaemonPort, definePlugin, type McpPlugin, NotebookBackend, RejoinStrategy } from '@nteract-mcp/core';
+import {
+  DaemonPort,
+  definePlugin,
+  type McpPlugin,
+  NotebookBackend,
+  RecoveryContribution,
+  RejoinStrategy,
+} from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
@@ -13,7 +20,8 @@ import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 /**
  * Notebooks in the local daemon `runtimed`: notebook backends for file paths and notebook UUIDs, daemon
  * socket discovery, the daemon itself as the {@link DaemonPort} and {@link DaemonStarter}
- * (optionally auto-started), the watch loop that reconciles sessions with the live daemon, and rejoin by saved path and by UUID.
+ * (optionally auto-started), the watch loop (its part of core's recovery loop: daemon events,
+ * restarts, incarnation reconciliation), and rejoin by saved path and by UUID.
  */
 export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPlugin {
   const frozen: LocalDaemonOptions = Object.freeze({ ...options });
@@ -30,6 +38,7 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
       bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();
+      bind(RecoveryContribution).toService(DaemonWatchLoop);
     }),
   });
 }

@@ -1,12 +1,13 @@
 import {
   Clock,
   CoreError,
+  childExitCodes,
   DaemonPort,
-  definePlugin,
   Logger,
   NotebookBackend,
   type NotebookHandle,
-  RejoinStrategy,
+  type RecoveryHandoff,
+  RecoveryLoop,
   SessionActivation,
   SessionRecoveryState,
   type SessionReport,
@@ -21,19 +22,10 @@ import {
   ManualClock,
   RecordingLogger,
 } from '@nteract-mcp/core/testing';
-import { ContainerModule } from 'inversify';
 import { describe, expect, it, vi } from 'vitest';
+import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 import { DaemonStarter } from './daemon-starter.js';
-import {
-  announcedShutdownGraceMs,
-  DaemonWatchLoop,
-  restartBackoffMaxMs,
-  type WatchLoopHandoff,
-} from './daemon-watch-loop.js';
-import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
-import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
-import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
-import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
+import { announcedShutdownGraceMs, DaemonWatchLoop, restartBackoffMaxMs } from './daemon-watch-loop.js';
 
 /**
  * The auto-start as a fake: records when it was asked, fails the next `failures` attempts, can
@@ -78,19 +70,8 @@ class FakeDaemonStarter implements DaemonStarter {
   }
 }
 
-const watchPlugin = definePlugin({
-  id: 'test.watch',
-  module: new ContainerModule(({ bind }) => {
-    bind(NotebookBackend).to(LocalPathNotebookBackend).inSingletonScope();
-    bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
-    bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
-    bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
-    bind(DaemonWatchLoop).toSelf().inSingletonScope();
-  }),
-});
-
 function setup(
-  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: WatchLoopHandoff; autoStart?: boolean } = {},
+  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: RecoveryHandoff; autoStart?: boolean } = {},
 ) {
   const daemon = options.daemon ?? new FakeDaemonPort({ version: '1.0.0' });
   const files = new FakeSourceFileProbe(options.files ?? []);
@@ -98,7 +79,8 @@ function setup(
   const clock = new ManualClock();
   const starter = new FakeDaemonStarter(daemon, clock, options.autoStart ?? false);
   const subscribe = vi.spyOn(daemon, 'subscribe');
-  const container = createTestContainer({ plugins: [watchPlugin] })
+  // The plugin's own wiring, with only its ports replaced by fakes.
+  const container = createTestContainer({ plugins: [createLocalDaemonPlugin()] })
     .override(DaemonPort, daemon)
     .override(DaemonStarter, starter)
     .override(SourceFileProbe, files)
@@ -108,12 +90,13 @@ function setup(
   const slot = container.get(SessionSlot);
   const activation = container.get(SessionActivation);
   const recovery = container.get(SessionRecoveryState);
-  const loop = container.get(DaemonWatchLoop);
+  const loop = container.get(RecoveryLoop);
+  const watch = container.get(DaemonWatchLoop);
   const exits: string[] = [];
   loop.start({
     peerLabel: () => 'Claude Code agent:claude-code:s1',
     handoff: options.handoff,
-    onVersionChange: (a, b) => exits.push(`${a}->${b}`),
+    exit: (code, why) => exits.push(`${code}: ${why}`),
   });
   const open = (path: string) =>
     activation.activate({
@@ -142,6 +125,7 @@ function setup(
     logger,
     slot,
     loop,
+    watch,
     exits,
     open,
     create,
@@ -251,17 +235,17 @@ describe(DaemonWatchLoop, () => {
     await t.loop.idle();
     t.daemon.restart({ version: '1.1.0' });
     await t.loop.idle();
-    expect(t.exits).toEqual(['1.0.0->1.1.0']);
-    expect(t.loop.baselineVersion).toBe('1.0.0');
+    expect(t.exits).toEqual([`${childExitCodes.upgradeHandoff}: daemon version changed from 1.0.0 to 1.1.0`]);
+    expect(t.watch.baselineVersion).toBe('1.0.0');
   });
 
   it('takes the first live version as the baseline when no daemon ran at start', async () => {
     const t = setup({ daemon: new FakeDaemonPort({ stopped: true }) });
     await t.loop.idle();
-    expect(t.loop.baselineVersion).toBeUndefined();
+    expect(t.watch.baselineVersion).toBeUndefined();
     t.daemon.start({ version: '2.0.0' });
     await t.loop.idle();
-    expect(t.loop.baselineVersion).toBe('2.0.0');
+    expect(t.watch.baselineVersion).toBe('2.0.0');
     t.daemon.restart({ version: '2.0.0' });
     await t.loop.idle();
     expect(t.exits).toEqual([]);
@@ -370,6 +354,32 @@ describe(DaemonWatchLoop, () => {
     expect(pending?.isClosed).toBe(true);
   });
 
+  it('does not publish a rejoin when the daemon restarted during it, and rejoins on the new daemon', async () => {
+    const t = setup({ files: ['/n/a.ipynb'] });
+    await t.loop.idle();
+    const before = await t.open('/n/a.ipynb');
+    const open = t.daemon.openNotebook.bind(t.daemon);
+    const during: NotebookHandle[] = [];
+    vi.spyOn(t.daemon, 'openNotebook').mockImplementationOnce(async (path, peer) => {
+      // The daemon restarts between the round's identity query and the connect: the handle is
+      // open and ready, but bound to a daemon life the attempt did not start against.
+      t.daemon.restart();
+      const handle = await open(path, peer);
+      during.push(handle);
+      return handle;
+    });
+    t.daemon.restart();
+    await t.loop.idle();
+    await t.loop.idle();
+    const [raced] = during;
+    expect(before.handle.isClosed).toBe(true);
+    expect(raced?.isClosed).toBe(true);
+    expect(t.slot.active?.handle).not.toBe(raced);
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
+    expect(t.slot.active?.handle.daemonIncarnation?.equals(t.daemon.incarnation)).toBe(true);
+  });
+
   describe('when the daemon is lost', () => {
     it('starts it again at once and rejoins the saved notebook without a tool call', async () => {
       const t = setup({ files: ['/n/a.ipynb'], autoStart: true });
@@ -387,7 +397,7 @@ describe(DaemonWatchLoop, () => {
         notebookId: t.slot.active?.handle.notebookId,
       });
       // The daemon version the child works with (its baseline), for the proxy's upgrade banner.
-      expect(t.recovery.report().daemonVersion).toBe(t.loop.baselineVersion);
+      expect(t.recovery.report().daemonVersion).toBe(t.watch.baselineVersion);
       expect(t.recovery.report().daemonVersion).toEqual(expect.any(String));
       expect(t.exits).toEqual([]);
     });

@@ -7,13 +7,12 @@ import {
   DaemonPort,
   describeNotebookTarget,
   isLocalSession,
-  isSessionFor,
   Logger,
-  type NotebookSession,
   type NotebookTarget,
-  notRejoinedMessage,
-  RejoinCoordinator,
-  type RejoinResult,
+  type RecoveryContribution,
+  type RecoveryControl,
+  type RetrySchedule,
+  retryDelay,
   SessionRecoveryState,
   SessionSlot,
   type SlotChange,
@@ -27,30 +26,12 @@ import { DaemonStarter } from './daemon-starter.js';
 /** Delay before the second attempt to restart a lost daemon; doubles per failed attempt up to {@link restartBackoffMaxMs}. */
 export const restartBackoffInitialMs = 100;
 export const restartBackoffMaxMs = 5_000;
+const restartBackoff: RetrySchedule = { initialMs: restartBackoffInitialMs, maxMs: restartBackoffMaxMs };
 /**
  * After a daemon announced its own shutdown (`runtimed stop`, a service manager's restart, an
  * upgrade), how long to wait for another daemon to come up before starting one ourselves.
  */
 export const announcedShutdownGraceMs = 3_000;
-
-/** The notebook the proxy handed to this child (`handoffEnvironment.rejoinNotebook`). */
-export interface WatchLoopHandoff {
-  /** The value as received (reported back in the session report's `rejoin.requested`). */
-  readonly requested: string;
-  /** What it resolved to; absent when it is not a usable target (see `problem`). */
-  readonly target?: NotebookTarget;
-  /** Why it could not be resolved, when `target` is absent. */
-  readonly problem?: string;
-}
-
-export interface WatchLoopOptions {
-  /** The peer label for rejoined sessions. */
-  readonly peerLabel: () => string;
-  /** The proxy's handoff, tried first; its outcome is reported through {@link SessionRecoveryState}. */
-  readonly handoff?: WatchLoopHandoff;
-  /** The daemon's version differs from the startup baseline: the child must close its transport and exit 75. */
-  readonly onVersionChange: (baseline: string, live: string) => void;
-}
 
 /**
  * What wakes a round: a daemon event, the start, a scheduled retry, or the active session's
@@ -62,50 +43,43 @@ type Trigger =
   | { readonly kind: 'retry' }
   | { readonly kind: 'connection-lost'; readonly reason: string };
 
-/** A target to bring back, valid only under the intent epoch it was recorded in. */
-interface PendingRecovery {
-  readonly target: NotebookTarget;
-  readonly epoch: number;
-}
-
 /**
- * Reconciles the child's sessions with the live daemon incarnation, after the lifecycle note's
- * five steps: (1) an event wakes it (lagged delivery too) and it asks the daemon directly;
- * (2) a failed identity query is not loss: without a `disconnected` event it keeps the handles;
- * (3) a version different from the startup baseline (the first live version when the daemon was
- * absent at start) asks for exit 75; (4) local sessions (active and parked) bound to another or no
- * live incarnation, or whose connection closed, are removed — hosted ones are left alone — and the
- * removed active session's best recovery target (saved path first) is kept; (5) with a live
- * daemon and an empty slot it rejoins the handoff target, then the kept one, checking the
- * incarnation before and after. A same-incarnation heartbeat changes nothing; removing parked
- * sessions does not schedule their recovery.
+ * The local daemon's part of the child's recovery loop (a {@link RecoveryContribution} for saved
+ * paths and notebook ids). Reconciles the child's sessions with the live daemon incarnation,
+ * after the lifecycle note's five steps: (1) an event wakes it (lagged delivery too) and it asks
+ * the daemon directly; (2) a failed identity query is not loss: without a `disconnected` event it
+ * keeps the handles; (3) a version different from the startup baseline (the first live version
+ * when the daemon was absent at start) asks the loop for the upgrade exit; (4) local sessions
+ * (active and parked) bound to another or no live incarnation, or whose connection closed, are
+ * removed — hosted ones are left alone — and the removed active session's best recovery target
+ * (saved path first) is preserved; (5) with a live daemon it lets the loop rejoin the waiting
+ * targets (the handoff first), checking that the incarnation is the same before and after the
+ * connect (the `verify` of the attempt). A same-incarnation heartbeat changes nothing; removing
+ * parked sessions does not schedule their recovery.
  *
  * Loss is noticed from a `disconnected` event, or from the active session's connection closing
  * as a lost daemon's does (then after a 100 ms grace, for a shutdown notice to arrive). While
- * there is something to recover and the daemon is confirmed absent, it starts the daemon through
+ * something waits for recovery and the daemon is confirmed absent, it starts the daemon through
  * {@link DaemonStarter} (at once, then after 100 ms doubling to 5 s per failed attempt; a daemon
  * that answers unclearly meanwhile is asked again on the same back-off), unless starting is not
  * configured. After a shutdown the daemon announced (a deliberate stop: `runtimed stop`, a restart
  * by a service manager, an upgrade) it first waits {@link announcedShutdownGraceMs} for another
  * daemon to come up, then starts one (an upgraded install starts the new version, which the
  * version check then hands to a new child). Once a daemon answers again it re-establishes
- * the event subscription if the stream was lost, and rejoins without a tool call. An explicit
- * disconnect (a new intent epoch) cancels every pending recovery, and any session a tool
- * installs supersedes it.
- *
- * Reports what it is recovering and the handoff's outcome (`pending` → `rejoined` | `failed`,
- * decided by the rejoin results and slot changes) to {@link SessionRecoveryState}.
+ * the event subscription if the stream was lost, and rejoins without a tool call. Cancelling on
+ * an explicit disconnect, superseding by an installed session and the handoff's reported outcome
+ * are the core loop's.
  */
 @injectable()
-export class DaemonWatchLoop {
-  #options: WatchLoopOptions | undefined;
+export class DaemonWatchLoop implements RecoveryContribution {
+  public readonly id = 'local-daemon.watch-loop';
+  public readonly specificationVersion = 'v1';
+  #control: RecoveryControl | undefined;
   #subscription: Subscription | undefined;
   #slotSubscription: Subscription | undefined;
   /** Watches the active session's connection. */
   #activeClose: Subscription | undefined;
   #baseline: string | undefined;
-  #preserved: PendingRecovery | undefined;
-  #handoff: PendingRecovery | undefined;
   #running: Promise<void> | undefined;
   #queued: Trigger | undefined;
   /** Counts event subscriptions. */
@@ -128,7 +102,6 @@ export class DaemonWatchLoop {
     @inject(DaemonPort) private readonly daemon: DaemonPort,
     @inject(DaemonStarter) private readonly starter: DaemonStarter,
     @inject(SessionSlot) private readonly slot: SessionSlot,
-    @inject(RejoinCoordinator) private readonly coordinator: RejoinCoordinator,
     @inject(SessionRecoveryState) private readonly recovery: SessionRecoveryState,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
@@ -139,27 +112,13 @@ export class DaemonWatchLoop {
     return this.#baseline;
   }
 
-  /** The target kept for recovery after the active session was removed (or handed off), if any. */
-  public get pendingRecovery(): NotebookTarget | undefined {
-    this.dropCancelled();
-    return (this.#handoff ?? this.#preserved)?.target;
+  /** Saved paths and notebook ids: the local daemon's targets. */
+  public handles(target: NotebookTarget): boolean {
+    return target.kind === 'local-path' || target.kind === 'notebook-id';
   }
 
-  public start(options: WatchLoopOptions): void {
-    this.#options = options;
-    this.recovery.setWatched(true);
-    const handoff = options.handoff;
-    if (handoff) {
-      this.recovery.requestRejoin(withoutCredentials(handoff.requested));
-      if (handoff.target) this.#handoff = { target: handoff.target, epoch: this.slot.intentEpoch };
-      else {
-        this.recovery.settleRejoin(
-          'failed',
-          `The notebook to rejoin is not a usable target (${handoff.problem ?? 'unrecognised'}). Call connect_notebook or create_notebook.`,
-        );
-      }
-    }
-    this.publishRecovery();
+  public start(control: RecoveryControl): void {
+    this.#control = control;
     this.#slotSubscription = this.slot.onDidChange((change) => this.onSlotChange(change));
     this.watchActiveConnection();
     this.subscribe();
@@ -167,7 +126,6 @@ export class DaemonWatchLoop {
   }
 
   public stop(): void {
-    this.recovery.setWatched(false);
     this.#subscription?.dispose();
     this.#subscription = undefined;
     this.#slotSubscription?.dispose();
@@ -176,7 +134,7 @@ export class DaemonWatchLoop {
     this.#activeClose = undefined;
     this.#restartTimer?.cancel();
     this.#restartTimer = undefined;
-    this.#options = undefined;
+    this.#control = undefined;
   }
 
   /** Resolves once no reconciliation round is running or queued. */
@@ -196,7 +154,7 @@ export class DaemonWatchLoop {
         // succeeded and the round that rejoins is next, or the wait for another daemon after an
         // announced shutdown is still on (it ends in a start or a rejoin).
         const awaitingDaemon = this.#shutdownAnnounced && !this.#announcedGraceOver && this.#restartTimer !== undefined;
-        if (!this.#rejoinDue && !awaitingDaemon) this.recovery.setAttempting(false);
+        if (!this.#rejoinDue && !awaitingDaemon) this.#control?.setAttempting(false);
         this.#rejoinDue = false;
       })
       .catch((error: unknown) => this.logger.error('daemon watch round failed', { error }))
@@ -204,13 +162,13 @@ export class DaemonWatchLoop {
         this.#running = undefined;
         const next = this.#queued;
         this.#queued = undefined;
-        if (next && this.#options) this.wake(next);
+        if (next && this.#control) this.wake(next);
       });
   }
 
   private async round(trigger: Trigger): Promise<void> {
-    const options = this.#options;
-    if (!options || this.#exitRequested) return;
+    const control = this.#control;
+    if (!control || this.#exitRequested) return;
     if (trigger.kind === 'disconnected') {
       this.#streamDown = true;
       this.#shutdownAnnounced = trigger.announced === true;
@@ -220,8 +178,6 @@ export class DaemonWatchLoop {
       this.#shutdownAnnounced = false;
       this.#announcedGraceOver = false;
     }
-    this.dropCancelled();
-    if (trigger.kind === 'start' && this.#handoff?.target.kind === 'hosted-url') await this.recoverHosted(options);
 
     let observation: DaemonObservation;
     try {
@@ -233,7 +189,7 @@ export class DaemonWatchLoop {
           error: error.message,
         });
         // While a lost session waits, a daemon that does not answer clearly is asked again later.
-        if (!this.slot.active && this.localRecovery()) this.scheduleRetry();
+        if (!this.slot.active && control.pending()) this.scheduleRetry();
         return;
       }
       observation = { kind: 'absent', reason: `disconnected, and the identity query failed: ${error.message}` };
@@ -245,32 +201,29 @@ export class DaemonWatchLoop {
         this.recovery.setDaemonVersion(live.version);
       } else if (live.version !== this.#baseline) {
         this.#exitRequested = true;
-        this.logger.info('daemon version changed; handing off to a new child', {
-          from: this.#baseline,
-          to: live.version,
-        });
-        options.onVersionChange(this.#baseline, live.version);
+        control.requestUpgradeExit(this.#baseline, live.version);
         return;
       }
     }
-    this.reconcile(live?.incarnation);
+    this.reconcile(control, live?.incarnation);
     if (!live) {
-      await this.restartDaemon(observation.kind === 'absent' ? observation.reason : 'absent', trigger);
+      await this.restartDaemon(control, observation.kind === 'absent' ? observation.reason : 'absent', trigger);
       return;
     }
     this.#failedRestarts = 0;
     this.#restartTimer?.cancel();
     this.#restartTimer = undefined;
     if (this.#streamDown && trigger.kind !== 'connected') this.resubscribe();
-    const active = this.slot.active;
-    if (active) {
-      this.supersede(active);
-      return;
-    }
-    await this.recover(live.incarnation, options);
+    await control.recover((handle) => this.sameIncarnation(live.incarnation, handle.daemonIncarnation));
   }
 
-  private reconcile(liveIncarnation: DaemonIncarnation | undefined): void {
+  /** The attempt's check: the daemon is still the one the round observed, and the handle is bound to it. */
+  private async sameIncarnation(observed: DaemonIncarnation, bound: DaemonIncarnation | undefined): Promise<boolean> {
+    const after = await this.daemon.queryInfo();
+    return after.kind === 'live' && after.info.incarnation.equals(observed) && observed.equals(bound);
+  }
+
+  private reconcile(control: RecoveryControl, liveIncarnation: DaemonIncarnation | undefined): void {
     const removed = this.slot.removeWhere(
       (session) =>
         isLocalSession(session) &&
@@ -279,8 +232,7 @@ export class DaemonWatchLoop {
     );
     if (removed.active) {
       const target = sessionRecoveryTarget(removed.active);
-      this.#preserved = { target, epoch: this.slot.intentEpoch };
-      this.publishRecovery();
+      control.preserve(target);
       this.logger.info('removed the active session of a lost daemon incarnation', {
         notebookId: removed.active.handle.notebookId,
         recoverWith: describeNotebookTarget(target),
@@ -296,8 +248,8 @@ export class DaemonWatchLoop {
    * allowed. One attempt per call; a failure schedules the next round after the back-off, and
    * until then rounds do not attempt again.
    */
-  private async restartDaemon(why: string, trigger: Trigger): Promise<void> {
-    const waiting = this.localRecovery();
+  private async restartDaemon(control: RecoveryControl, why: string, trigger: Trigger): Promise<void> {
+    const waiting = control.pending();
     if (!waiting || !this.starter.enabled) return;
     if (this.#shutdownAnnounced && !this.#announcedGraceOver) {
       if (this.#restartTimer && this.#graceRetry) {
@@ -307,11 +259,11 @@ export class DaemonWatchLoop {
       }
       if (!this.#restartTimer) {
         this.logger.info('the daemon announced its shutdown; starting one unless another comes up first', {
-          recoverWith: describeNotebookTarget(waiting.target),
+          recoverWith: describeNotebookTarget(waiting),
           inMs: announcedShutdownGraceMs,
         });
         this.#graceRetry = false;
-        this.recovery.setAttempting(true);
+        control.setAttempting(true);
         this.#restartTimer = this.clock.setTimer(announcedShutdownGraceMs, () => {
           this.#restartTimer = undefined;
           this.#announcedGraceOver = true;
@@ -336,11 +288,11 @@ export class DaemonWatchLoop {
       return;
     }
     this.logger.info('the daemon is gone; starting it to rejoin', {
-      recoverWith: describeNotebookTarget(waiting.target),
+      recoverWith: describeNotebookTarget(waiting),
       why,
       attempt: this.#failedRestarts + 1,
     });
-    this.recovery.setAttempting(true);
+    control.setAttempting(true);
     try {
       await this.starter.start();
     } catch (error) {
@@ -360,7 +312,7 @@ export class DaemonWatchLoop {
   /** The next round after the back-off (100 ms doubling to 5 s per failure in a row); returns the delay. */
   private scheduleRetry(): number {
     this.#failedRestarts += 1;
-    const delay = Math.min(restartBackoffInitialMs * 2 ** (this.#failedRestarts - 1), restartBackoffMaxMs);
+    const delay = retryDelay(restartBackoff, this.#failedRestarts) ?? restartBackoffMaxMs;
     if (this.#restartTimer) return delay;
     this.#graceRetry = false;
     this.#restartTimer = this.clock.setTimer(delay, () => {
@@ -372,7 +324,7 @@ export class DaemonWatchLoop {
 
   /** A fresh event subscription (the old stream may be in a long reconnect back-off). */
   private resubscribe(): void {
-    if (!this.#options) return;
+    if (!this.#control) return;
     this.#subscription?.dispose();
     this.subscribe();
     this.#streamDown = false;
@@ -389,77 +341,6 @@ export class DaemonWatchLoop {
     });
   }
 
-  private async recover(incarnation: DaemonIncarnation, options: WatchLoopOptions): Promise<void> {
-    for (const which of ['handoff', 'preserved'] as const) {
-      const pending = which === 'handoff' ? this.#handoff : this.#preserved;
-      if (!pending || pending.target.kind === 'hosted-url') continue;
-      const { target } = pending;
-      this.recovery.setAttempting(true);
-      const result = await this.coordinator.rejoin(target, {
-        peerLabel: options.peerLabel(),
-        expectedIncarnation: incarnation,
-        verify: async (handle) => {
-          const after = await this.daemon.queryInfo();
-          return (
-            after.kind === 'live' &&
-            after.info.incarnation.equals(incarnation) &&
-            incarnation.equals(handle.daemonIncarnation)
-          );
-        },
-      });
-      this.logger.info('rejoin attempt', { target: describeNotebookTarget(target), result: result.kind });
-      if (result.kind === 'retry-later') return;
-      if (which === 'handoff') {
-        this.settleHandoff(target, result);
-        if (this.#handoff === pending) this.#handoff = undefined;
-      } else if (this.#preserved === pending) this.#preserved = undefined;
-      if (result.kind === 'published' || result.kind === 'not-published') {
-        this.#handoff = undefined;
-        this.#preserved = undefined;
-      }
-      this.publishRecovery();
-      if (result.kind !== 'evicted') return;
-    }
-  }
-
-  /** A hosted handoff is tried once at start, without a local daemon; a transient failure keeps it pending. */
-  private async recoverHosted(options: WatchLoopOptions): Promise<void> {
-    const pending = this.#handoff;
-    if (!pending) return;
-    const result = await this.coordinator.rejoin(pending.target, { peerLabel: options.peerLabel() });
-    this.logger.info('hosted rejoin attempt', { target: describeNotebookTarget(pending.target), result: result.kind });
-    if (result.kind === 'retry-later') return;
-    this.settleHandoff(pending.target, result);
-    if (this.#handoff === pending) this.#handoff = undefined;
-    this.publishRecovery();
-  }
-
-  private settleHandoff(target: NotebookTarget, result: RejoinResult): void {
-    const active = this.slot.active;
-    if (result.kind === 'published' || (active && isSessionFor(active, target))) {
-      this.recovery.settleRejoin('rejoined');
-      return;
-    }
-    this.recovery.settleRejoin('failed', notRejoinedMessage(target, this.slot.lastDrop, active?.handle.notebookId));
-  }
-
-  /** A session is installed: it decides the handoff's fate, and nothing is recovered over it. */
-  private supersede(active: NotebookSession): void {
-    const handoff = this.#handoff;
-    if (handoff) {
-      if (isSessionFor(active, handoff.target)) this.recovery.settleRejoin('rejoined');
-      else {
-        this.recovery.settleRejoin(
-          'failed',
-          notRejoinedMessage(handoff.target, this.slot.lastDrop, active.handle.notebookId),
-        );
-      }
-    }
-    this.#handoff = undefined;
-    this.#preserved = undefined;
-    this.publishRecovery();
-  }
-
   /** A lost connection of the active session wakes a round, as a `disconnected` event would. */
   private watchActiveConnection(): void {
     this.#activeClose?.dispose();
@@ -474,61 +355,6 @@ export class DaemonWatchLoop {
   }
 
   private onSlotChange(change: SlotChange): void {
-    if (!this.#options) return;
-    if (change === 'installed' || change === 'removed') this.watchActiveConnection();
-    const active = this.slot.active;
-    if (change === 'installed' && active) this.supersede(active);
-    else if (change === 'intent' || change === 'removed') this.dropCancelled();
+    if (this.#control && (change === 'installed' || change === 'removed')) this.watchActiveConnection();
   }
-
-  /** Forgets recoveries an explicit disconnect cancelled (a newer intent epoch). */
-  private dropCancelled(): void {
-    const epoch = this.slot.intentEpoch;
-    let changed = false;
-    const handoff = this.#handoff;
-    if (handoff && handoff.epoch !== epoch) {
-      this.#handoff = undefined;
-      changed = true;
-      this.recovery.settleRejoin(
-        'failed',
-        notRejoinedMessage(handoff.target, this.slot.lastDrop, this.slot.active?.handle.notebookId),
-      );
-    }
-    if (this.#preserved && this.#preserved.epoch !== epoch) {
-      this.#preserved = undefined;
-      changed = true;
-    }
-    if (changed) {
-      this.logger.info('an explicit disconnect cancelled the automatic rejoin');
-      this.publishRecovery();
-    }
-  }
-
-  /** The local target a live daemon is needed for, if any. */
-  private localRecovery(): PendingRecovery | undefined {
-    this.dropCancelled();
-    const handoff = this.#handoff?.target.kind === 'hosted-url' ? undefined : this.#handoff;
-    return handoff ?? this.#preserved;
-  }
-
-  private publishRecovery(): void {
-    const pending = this.#handoff ?? this.#preserved;
-    this.recovery.setRecovering(pending?.target, pending?.epoch ?? this.slot.intentEpoch);
-  }
-}
-
-/** A handoff value as it may be echoed: a URL loses user info and its `token` parameter. */
-function withoutCredentials(raw: string): string {
-  if (!/^https?:\/\//i.test(raw.trim())) return raw;
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    return raw;
-  }
-  if (!url.username && !url.password && !url.searchParams.has('token')) return raw;
-  url.username = '';
-  url.password = '';
-  url.searchParams.delete('token');
-  return url.toString();
 }

@@ -1,6 +1,5 @@
 export { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 export { DaemonStarter } from './daemon-starter.js';
-export type { WatchLoopHandoff, WatchLoopOptions } from './daemon-watch-loop.js';
 export { DaemonWatchLoop, restartBackoffInitialMs, restartBackoffMaxMs } from './daemon-watch-loop.js';
 export { LocalDaemonOptions } from './local-daemon-options.js';
 export { LocalPathNotebookBackend } from './local-path-notebook-backend.js';

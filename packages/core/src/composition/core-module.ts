@@ -1,23 +1,28 @@
 import { ContainerModule } from 'inversify';
+import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
 import '../contributions/exit-classifier.js';
 import '../contributions/notebook-backend.js';
 import '../contributions/protocol-admission.js';
+import '../contributions/recovery-contribution.js';
 import '../contributions/rejoin-strategy.js';
 import { StderrLogger, SystemClock } from '@nteract-mcp/foundation';
 import { bindContributionProviders } from '../di/contribution-provider.js';
+import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { NodeSourceFileProbe } from '../ports/node/node-source-file-probe.js';
 import { SourceFileProbe } from '../ports/source-file-probe.js';
+import { RecoveryLoop } from '../recovery/recovery-loop.js';
 import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 
 /**
- * What every container has: a provider per contribution point, core services, and the Node
- * implementations of the generic ports (clock, stderr logger, file probe).
+ * What every container has: a provider per contribution point, core services (the session
+ * engine, the recovery loop as the first child lifecycle contribution, the child runtime), and
+ * the Node implementations of the generic ports (clock, stderr logger, file probe).
  * `DaemonPort` is left to a plugin.
  */
 export function createCoreModule(): ContainerModule {
@@ -31,5 +36,9 @@ export function createCoreModule(): ContainerModule {
     options.bind(SessionActivation).toSelf().inSingletonScope();
     options.bind(RejoinCoordinator).toSelf().inSingletonScope();
     options.bind(SessionRecoveryState).toSelf().inSingletonScope();
+    // Core's own lifecycle contribution, bound first so it starts first: the recovery loop.
+    options.bind(RecoveryLoop).toSelf().inSingletonScope();
+    options.bind(ChildLifecycleContribution).toService(RecoveryLoop);
+    options.bind(ChildRuntime).toSelf().inSingletonScope();
   });
 }

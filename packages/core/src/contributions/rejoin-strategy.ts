@@ -1,5 +1,4 @@
 import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
-import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
@@ -8,8 +7,6 @@ export interface RejoinContext {
   readonly peerLabel: string;
   /** Aborted when the attempt is no longer wanted (explicit disconnect, shutdown). */
   readonly signal: AbortSignal;
-  /** For local targets: the daemon life the attempt was started against. */
-  readonly expectedIncarnation: DaemonIncarnation | undefined;
 }
 
 /**

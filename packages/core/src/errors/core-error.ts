@@ -40,7 +40,6 @@
  * - `childStartFailed`: the child cannot run (missing binary, an exit classified `fatal`); it is
  *   not restarted by itself; the message names the exit and says to call `reconnect`.
  * - `childUnavailable`: no child came up in time, or the supervisor is stopped or not started.
- * - `notModelled`: a test fake was asked to do something it does not model.
  */
 export type CoreErrorKind =
   | 'invalidPluginId'
@@ -70,8 +69,7 @@ export type CoreErrorKind =
   | 'sourceDegraded'
   | 'restartBudgetExhausted'
   | 'childStartFailed'
-  | 'childUnavailable'
-  | 'notModelled';
+  | 'childUnavailable';
 
 /** Options of a {@link CoreError}: the cause, and the daemon's machine-readable code when it answered one. */
 export interface CoreErrorOptions extends ErrorOptions {

@@ -1,9 +1,7 @@
 import { inject, injectable, named } from 'inversify';
 import { RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
-import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
-import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession } from './notebook-session.js';
@@ -12,9 +10,12 @@ import { SessionSlot } from './session-slot.js';
 export interface RejoinRequest {
   readonly peerLabel: string;
   readonly signal?: AbortSignal;
-  /** For local targets: the daemon life the attempt starts against. */
-  readonly expectedIncarnation?: DaemonIncarnation;
-  /** Checked after connecting and before publishing (e.g. the daemon incarnation is unchanged). */
+  /**
+   * The one check that the connected handle still belongs to the world the attempt started in
+   * (for a local target: the daemon incarnation is unchanged and the handle is bound to it). Run
+   * after the strategy connected and before publishing; `false` or a throw closes the handle and
+   * answers `retry-later`. The recovery contribution that asked for the attempt supplies it.
+   */
   readonly verify?: (handle: NotebookHandle) => Promise<boolean>;
 }
 
@@ -43,7 +44,6 @@ export class RejoinCoordinator {
     @named(RejoinStrategy)
     private readonly strategies: ContributionProvider<RejoinStrategy>,
     @inject(SessionSlot) private readonly slot: SessionSlot,
-    @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
   ) {}
 
@@ -64,7 +64,6 @@ export class RejoinCoordinator {
       outcome = await strategy.rejoin(target, {
         peerLabel: request.peerLabel,
         signal: request.signal ?? new AbortController().signal,
-        expectedIncarnation: request.expectedIncarnation,
       });
     } catch (error) {
       this.logger.warn('rejoin strategy failed; will retry later', { strategy: strategy.id, target: where, error });
@@ -81,14 +80,8 @@ export class RejoinCoordinator {
       void handle.close();
       return { kind: 'retry-later', reason: 'the daemon changed while rejoining' };
     }
-    const session: NotebookSession = {
-      handle,
-      target,
-      activation: this.slot.nextActivation(),
-      origin: 'rejoin',
-      installedAt: this.clock.now(),
-    };
-    if (!this.slot.publishRejoined(session, capturedEpoch)) {
+    const session = this.slot.publishRejoined({ handle, target }, capturedEpoch);
+    if (!session) {
       void handle.close();
       const reason =
         this.slot.intentEpoch !== capturedEpoch

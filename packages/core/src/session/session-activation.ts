@@ -1,7 +1,6 @@
 import { inject, injectable } from 'inversify';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookTarget } from '../notebook-target/notebook-target.js';
-import { Clock } from '../ports/clock.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession, SessionOrigin } from './notebook-session.js';
 import { SessionSlot } from './session-slot.js';
@@ -35,10 +34,7 @@ export class SessionActivation {
   #current: Attempt | undefined;
   #generation = 0;
 
-  public constructor(
-    @inject(SessionSlot) private readonly slot: SessionSlot,
-    @inject(Clock) private readonly clock: Clock,
-  ) {}
+  public constructor(@inject(SessionSlot) private readonly slot: SessionSlot) {}
 
   /** The key of the attempt in flight, if any. */
   public get pendingKey(): string | undefined {
@@ -75,14 +71,10 @@ export class SessionActivation {
         `The connection to notebook ${handle.notebookId} closed before it could be installed; the previous session is unchanged.`,
       );
     }
-    const session: NotebookSession = {
+    return this.slot.installActivated({
       handle,
       target: typeof request.target === 'function' ? request.target(handle) : request.target,
-      activation: this.slot.nextActivation(),
       origin: request.origin,
-      installedAt: this.clock.now(),
-    };
-    this.slot.installActivated(session);
-    return session;
+    });
   }
 }

@@ -12,7 +12,7 @@ interface Recovering {
 }
 
 /**
- * What the child is bringing back, as its recovery owner (the daemon watch loop) reports it, and
+ * What the child is bringing back, as its recovery owner (the `RecoveryLoop`) reports it, and
  * the fate of the rejoin it was asked for at start (`handoffEnvironment.rejoinNotebook`). Read by the
  * child server to build the {@link SessionReport} of every tool result.
  *
@@ -140,7 +140,7 @@ export class SessionRecoveryState {
    * The report as of now: the active session's recovery target (saved path first, else notebook
    * id; a hosted URL without credentials) and id; else the target being recovered; else `null`.
    */
-  /** Whether something (the daemon watch loop) brings lost sessions back: only then is a lost one worth waiting for. */
+  /** Whether the recovery loop runs with a contribution that brings lost sessions back: only then is a lost one worth waiting for. */
   public get watched(): boolean {
     return this.#watched;
   }

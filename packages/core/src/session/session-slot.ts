@@ -4,7 +4,7 @@ import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle, Subscription } from '../ports/notebook-handle.js';
-import { type NotebookSession, sessionRecoveryTarget } from './notebook-session.js';
+import { type NotebookSession, type SessionOrigin, sessionRecoveryTarget } from './notebook-session.js';
 import { noSessionMessage, type SessionDropInfo, type SessionDropReason } from './session-drop-info.js';
 
 /** At most this many parked sessions; the least recently used one is evicted beyond it. */
@@ -28,6 +28,12 @@ export interface SessionAccess {
   readonly handle: NotebookHandle;
   /** Throws `supersededActivation` if the active session is no longer this one. */
   ensureCurrent(): void;
+}
+
+/** A connected notebook about to become a session: the handle and the target it was reached by. */
+export interface ConnectedNotebook {
+  readonly handle: NotebookHandle;
+  readonly target: NotebookTarget;
 }
 
 /** A parked session evicted to make room, as reported by `session_status`. */
@@ -90,12 +96,6 @@ export class SessionSlot {
     return [...this.#evictions];
   }
 
-  /** A fresh activation number for a session about to be installed. */
-  public nextActivation(): number {
-    this.#activation += 1;
-    return this.#activation;
-  }
-
   /** The active or a parked session for a notebook id. */
   public find(notebookId: string): NotebookSession | undefined {
     if (this.#active?.handle.notebookId === notebookId) return this.#active;
@@ -108,12 +108,14 @@ export class SessionSlot {
   }
 
   /**
-   * Installs an explicitly activated session. The previous active session is parked (drop
-   * `switched`), unless it is the same notebook, which is replaced. A parked peer of the same
-   * notebook is removed only now, after the new one is installed. Beyond the cap the least
-   * recently used parked session is evicted and disconnected.
+   * Builds and installs an explicitly activated session (a fresh activation number, installed
+   * now). The previous active session is parked (drop `switched`), unless it is the same notebook,
+   * which is replaced. A parked peer of the same notebook is removed only now, after the new one
+   * is installed. Beyond the cap the least recently used parked session is evicted and
+   * disconnected. Returns the installed session.
    */
-  public installActivated(session: NotebookSession): void {
+  public installActivated(connected: ConnectedNotebook & { readonly origin: SessionOrigin }): NotebookSession {
+    const session = this.build(connected, connected.origin);
     const previous = this.#active;
     const notebookId = session.handle.notebookId;
     this.#active = session;
@@ -130,15 +132,18 @@ export class SessionSlot {
       }
     }
     this.emit('installed');
+    return session;
   }
 
   /**
-   * Publishes a session that background rejoin connected. Succeeds only if the intent epoch is
-   * still `capturedEpoch` and the slot is empty; any installed session wins, even one for the same
-   * notebook. Returns whether it was published; the caller closes the handle otherwise.
+   * Builds and publishes a session that background rejoin connected (origin `rejoin`). Succeeds
+   * only if the intent epoch is still `capturedEpoch` and the slot is empty; any installed session
+   * wins, even one for the same notebook. Returns the published session, or `undefined` (nothing
+   * built; the caller closes the handle).
    */
-  public publishRejoined(session: NotebookSession, capturedEpoch: number): boolean {
-    if (capturedEpoch !== this.#intentEpoch || this.#active !== undefined) return false;
+  public publishRejoined(connected: ConnectedNotebook, capturedEpoch: number): NotebookSession | undefined {
+    if (capturedEpoch !== this.#intentEpoch || this.#active !== undefined) return undefined;
+    const session = this.build(connected, 'rejoin');
     this.#active = session;
     const staleParked = this.#parked.get(session.handle.notebookId);
     if (staleParked) {
@@ -146,7 +151,7 @@ export class SessionSlot {
       this.release(staleParked, 'replaced by the rejoined session');
     }
     this.emit('installed');
-    return true;
+    return session;
   }
 
   /**
@@ -202,6 +207,19 @@ export class SessionSlot {
     }
     if (active || parked.length > 0) this.emit('removed');
     return { active, parked };
+  }
+
+  /**
+   * At child shutdown: closes the peers of every session (active and parked) and waits for them;
+   * failures are logged. The slot itself is left as it is (no listener runs).
+   */
+  public async closeAllPeers(): Promise<void> {
+    const sessions = [...(this.#active ? [this.#active] : []), ...this.#parked.values()];
+    await Promise.all(
+      sessions.map((session) =>
+        session.handle.close().catch((error: unknown) => this.logger.warn('closing a session peer failed', { error })),
+      ),
+    );
   }
 
   /** Records why the slot lost a session (a rejoin target may be given when the session itself is gone). */
@@ -267,6 +285,18 @@ export class SessionSlot {
           );
         }
       },
+    };
+  }
+
+  /** The one place a {@link NotebookSession} is made: a fresh activation number, installed now. */
+  private build(connected: ConnectedNotebook, origin: SessionOrigin): NotebookSession {
+    this.#activation += 1;
+    return {
+      handle: connected.handle,
+      target: connected.target,
+      activation: this.#activation,
+      origin,
+      installedAt: this.clock.now(),
     };
   }
 

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
-import { CoreError } from '../errors/core-error.js';
 import type { ChildExit, ChildProcessHandle, ChildProcessPort, ChildSpawnSpec } from '../ports/child-process-port.js';
 import { failedChildHandle } from '../ports/failed-child-handle.js';
+import { NotModelledError } from './not-modelled-error.js';
 
 /**
  * A child process made of two in-memory pipes. The test reads what the parent wrote
@@ -52,7 +52,7 @@ export class FakeChildProcess implements ChildProcessHandle {
   }
 
   public writeStdout(text: string): void {
-    if (this.#exit) throw new CoreError('notModelled', 'FakeChildProcess: cannot write after exit');
+    if (this.#exit) throw new NotModelledError('FakeChildProcess', 'cannot write after exit');
     this.stdout.write(text);
   }
 
@@ -100,7 +100,7 @@ export class FakeChildProcessPort implements ChildProcessPort {
   /** The most recent child; throws if none was spawned. */
   public get latest(): FakeChildProcess {
     const child = this.spawned.at(-1);
-    if (!child) throw new CoreError('notModelled', 'FakeChildProcessPort: nothing was spawned');
+    if (!child) throw new NotModelledError('FakeChildProcessPort', 'nothing was spawned');
     return child;
   }
 

@@ -12,6 +12,7 @@ import type {
 } from '../ports/daemon-port.js';
 import type { NotebookHandle, NotebookReadiness, Subscription } from '../ports/notebook-handle.js';
 import { FakeNotebookHandle, type FakeNotebookHandleOptions } from './fake-notebook-handle.js';
+import { NotModelledError } from './not-modelled-error.js';
 
 export interface FakeDaemonPortOptions {
   readonly version?: string;
@@ -203,7 +204,7 @@ export class FakeDaemonPort implements DaemonPort {
 
   private beforeConnect(options: PeerOptions): void {
     if (typeof options?.peerLabel !== 'string') {
-      throw new CoreError('notModelled', 'FakeDaemonPort: connections need a peerLabel');
+      throw new NotModelledError('FakeDaemonPort', 'connections need a peerLabel');
     }
     this.peerLabels.push(options.peerLabel);
     if (this.#connectFailures > 0) {

@@ -16,6 +16,7 @@ import type {
   SavedNotebook,
   Subscription,
 } from '../ports/notebook-handle.js';
+import { NotModelledError } from './not-modelled-error.js';
 
 /**
  * What the fake kernel does with a cell: the outputs and the status of one execution. `running`
@@ -33,7 +34,7 @@ export interface FakeNotebookHandleOptions {
   readonly daemonIncarnation?: DaemonIncarnation;
   readonly readiness?: NotebookReadiness;
   readonly cells?: readonly Pick<NotebookCell, 'source' | 'cellType'>[];
-  /** Without one, executing a cell throws `notModelled`. */
+  /** Without one, executing a cell throws a `NotModelledError`. */
   readonly executor?: FakeExecutor;
   /** The peer label the handle was opened with (recorded only; the fake has no other peers). */
   readonly peerLabel?: string;
@@ -200,8 +201,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     return this.once(`executeCell:${cellId}`, options, () => {
       const index = this.indexOf(cellId);
-      if (!this.#executor)
-        throw new CoreError('notModelled', 'FakeNotebookHandle: executeCell needs an executor option');
+      if (!this.#executor) throw new NotModelledError('FakeNotebookHandle', 'executeCell needs an executor option');
       if (this.#readiness.runtime !== 'ready') {
         throw new CoreError(
           'invalidRequest',
@@ -242,7 +242,7 @@ export class FakeNotebookHandle implements NotebookHandle {
     outcome: { readonly status: 'ok' | 'error'; readonly outputs: readonly CellOutput[] },
   ): void {
     const state = this.#executions.get(executionId);
-    if (!state) throw new CoreError('notModelled', `FakeNotebookHandle: no execution ${executionId}`);
+    if (!state) throw new NotModelledError('FakeNotebookHandle', `no execution ${executionId}`);
     const outputs = [...state.outputs, ...outcome.outputs];
     this.#executions.set(executionId, { ...state, status: outcome.status, outputs });
     const index = this.#cells.findIndex((cell) => cell.id === state.cellId);

@@ -13,6 +13,7 @@ import { FakeChildProcess, FakeChildProcessPort } from './fake-child-process.js'
 import { FakeDaemonPort } from './fake-daemon-port.js';
 import { FakeNotebookHandle } from './fake-notebook-handle.js';
 import { FakeSourceFileProbe } from './fake-source-file-probe.js';
+import { NotModelledError } from './not-modelled-error.js';
 
 /** A consumer of every port, resolved from a real container, so overrides are seen as production code sees them. */
 @injectable()
@@ -249,8 +250,8 @@ describe(FakeDaemonPort, () => {
 
   it('throws on what it does not model (a connection without a peer label)', async () => {
     const user = build({ daemon: new FakeDaemonPort() });
-    await expect(user.daemon.openNotebook('/a.ipynb', {} as never)).rejects.toSatisfy((e: unknown) =>
-      CoreError.is(e, 'notModelled'),
+    await expect(user.daemon.openNotebook('/a.ipynb', {} as never)).rejects.toSatisfy(
+      (e: unknown) => e instanceof NotModelledError,
     );
   });
 });
@@ -305,13 +306,13 @@ describe(FakeNotebookHandle, () => {
     expect((await handle.getCell(cell?.id ?? '')).outputs).toHaveLength(2);
   });
 
-  it('throws notModelled when asked to execute without an executor, and waits for readiness', async () => {
+  it('throws NotModelledError when asked to execute without an executor, and waits for readiness', async () => {
     const handle = new FakeNotebookHandle({
       readiness: { document: 'pending', runtime: 'pending' },
       cells: [{ source: '1', cellType: 'code' }],
     });
     const [cell] = await handle.listCells();
-    await expect(handle.executeCell(cell?.id ?? '')).rejects.toSatisfy((e: unknown) => CoreError.is(e, 'notModelled'));
+    await expect(handle.executeCell(cell?.id ?? '')).rejects.toSatisfy((e: unknown) => e instanceof NotModelledError);
     let ready = false;
     const waiting = handle.waitUntilReady().then(() => {
       ready = true;

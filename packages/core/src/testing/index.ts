@@ -10,6 +10,7 @@ export { FakeNotebookBackend } from './fake-notebook-backend.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 export { FakeNotebookHandle } from './fake-notebook-handle.js';
 export { FakeSourceFileProbe } from './fake-source-file-probe.js';
+export { NotModelledError } from './not-modelled-error.js';
 export type { ChildServerTestHarness, ChildServerTestHarnessOptions } from './start-child-server-test-harness.js';
 export {
   fakeLocalBackendsPlugin,
