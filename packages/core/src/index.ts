@@ -9,11 +9,19 @@ export type { ChildExitClass } from './contributions/exit-classifier.js';
 export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
   AdmissionDecision,
+  AdmissionOpening,
+  AdmissionRejection,
   AdmissionRequest,
   ClientIdentity,
+  ConnectionCheck,
+  EraConnection,
   ProtocolEra,
+  ReplayMessage,
+  ServerDescription,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
+export type { GateVerdict } from './contributions/protocol-era-gate.js';
+export { ProtocolEraGate } from './contributions/protocol-era-gate.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
 export { TargetKind } from './contributions/target-kind.js';

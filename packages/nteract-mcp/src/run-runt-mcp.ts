@@ -93,7 +93,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     const startWatching = (): void =>
       loop.start({
         // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
-        peerLabel: () => (child.server.getClientVersion() ? child.peerLabel() : (given.peerLabel ?? child.peerLabel())),
+        peerLabel: () => (child.client() ? child.peerLabel() : (given.peerLabel ?? child.peerLabel())),
         handoff,
         onVersionChange: (from, to) => {
           logger.info('daemon upgraded; exiting for a restart', { from, to });
@@ -117,7 +117,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
         })()
       : Promise.resolve();
     void ready
-      .then(() => child.server.connect(transport))
+      .then(() => child.connect(transport))
       .catch((error: unknown) => {
         logger.error('could not start the MCP transport', { error });
         void finish(1, 'transport failed');
