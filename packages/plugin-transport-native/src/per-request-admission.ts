@@ -108,7 +108,10 @@ export class PerRequestAdmission implements ProtocolAdmission {
         kind: 'reject',
         code: nativeErrorCodes.unsupportedProtocolVersion,
         message: `Unsupported protocol version: this server speaks per-request negotiation only (${this.options.protocolVersions.join(', ')}); send the _meta envelope instead of initialize.`,
-        data: { supported: [...this.options.protocolVersions], requested: typeof requested === 'string' ? requested : null },
+        data: {
+          supported: [...this.options.protocolVersions],
+          requested: typeof requested === 'string' ? requested : null,
+        },
       };
     }
     return {

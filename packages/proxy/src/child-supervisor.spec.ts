@@ -218,7 +218,12 @@ describe(ChildSupervisor, () => {
     for (let i = 1; i <= 6; i++) {
       await supervisor.restart('the reconnect tool');
       // The killed child's exit is intended: no crash is counted, however the exit looks (SIGTERM).
-      expect(supervisor.status()).toMatchObject({ breaker: 'closed', budgetLeft: 5, restartsInWindow: 0, restartCount: i });
+      expect(supervisor.status()).toMatchObject({
+        breaker: 'closed',
+        budgetLeft: 5,
+        restartsInWindow: 0,
+        restartCount: i,
+      });
     }
     expect(port.spawned).toHaveLength(7);
     expect(exits.map((event) => [event.intentional, event.decision])).toEqual(

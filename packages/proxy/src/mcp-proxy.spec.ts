@@ -2,9 +2,19 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ChildProcessPort, Clock, idempotencyMetaKey, Logger } from '@nteract-mcp/core';
+import {
+  ChildProcessPort,
+  Clock,
+  ContributionProvider,
+  idempotencyMetaKey,
+  Logger,
+  type McpPlugin,
+  ProtocolAdmission,
+} from '@nteract-mcp/core';
 import { createTestContainer, type FakeChildProcess, FakeChildProcessPort } from '@nteract-mcp/core/testing';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { createLegacyTransportPlugin } from '@nteract-mcp/plugin-transport-legacy';
+import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-native';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildSupervisor } from './child-supervisor.js';
 import { createProxyPlugin } from './create-proxy-plugin.js';
@@ -62,6 +72,10 @@ interface SetupOptions {
   readonly toolListWaitMs?: number;
   /** The first spawn fails as a missing binary does. */
   readonly failFirstSpawn?: boolean;
+  /** The protocol era plugins of the proxy's composition; default legacy and native, as shipped. */
+  readonly eras?: readonly McpPlugin[];
+  /** Skip the legacy handshake the setup does by default (the test opens the connection itself). */
+  readonly noHandshake?: boolean;
 }
 
 /**
@@ -88,7 +102,9 @@ async function setup(
   const port = new FakeChildProcessPort();
   if (options.failFirstSpawn) port.failNextSpawn();
   const logger = new RecordingLogger();
-  const container = createTestContainer({ plugins: [createProxyPlugin()] })
+  const container = createTestContainer({
+    plugins: [createProxyPlugin(), ...(options.eras ?? [createLegacyTransportPlugin(), createNativeTransportPlugin()])],
+  })
     .override(ChildProcessPort, port)
     .override(Clock, clock)
     .override(Logger, logger)
@@ -142,6 +158,7 @@ async function setup(
     input,
     output,
     supervisor: container.get(ChildSupervisor),
+    eras: container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, { name: ProtocolAdmission }),
     tracker: new RejoinTargetTracker(),
     tools: new ToolListCache({ builtInTools: [], filePath: join(dir, 'tools.json'), logger }),
     clock,
@@ -172,15 +189,17 @@ async function setup(
           },
       );
   const answerTo = (id: unknown) => lines().find((line) => line.id === id);
-  await send({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
-  });
-  await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  await settle();
-  if (!options.holdInitialize && !options.failFirstSpawn) {
+  if (!options.noHandshake) {
+    await send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
+    });
+    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await settle();
+  }
+  if (!options.holdInitialize && !options.failFirstSpawn && !options.noHandshake) {
     // The first handshake ends with the tool cache's file write (and its list_changed): let that
     // I/O finish, so no test counts lines while it may still come.
     const cacheFile = join(dir, 'tools.json');

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   InitializedNotificationSchema,
@@ -8,7 +9,6 @@ import {
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Container } from 'inversify';
 import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
@@ -25,10 +25,10 @@ import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { EraGatedTransport } from './era-gated-transport.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
+import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { NotebookResources } from './notebook-resources.js';
 

@@ -46,7 +46,11 @@ export interface AdmissionOpening {
  * - `open`: a valid first request of this era; lock the connection to it with {@link ProtocolAdmission.open}.
  * - `reject`: this era's request, but invalid; answer with this JSON-RPC error and lock nothing.
  */
-export type AdmissionDecision = { readonly kind: 'pass' } | { readonly kind: 'probe' } | AdmissionOpening | AdmissionRejection;
+export type AdmissionDecision =
+  | { readonly kind: 'pass' }
+  | { readonly kind: 'probe' }
+  | AdmissionOpening
+  | AdmissionRejection;
 
 /** What an opened connection does with a later request: serve it, answer it as a probe, or refuse it. */
 export type ConnectionCheck = { readonly kind: 'serve' } | { readonly kind: 'probe' } | AdmissionRejection;

@@ -72,7 +72,10 @@ export class ProtocolEraGate {
     }
     return {
       kind: 'refuse',
-      error: { code: methodNotFoundCode, message: `Method not found: ${request.method} (no loaded protocol era serves it)` },
+      error: {
+        code: methodNotFoundCode,
+        message: `Method not found: ${request.method} (no loaded protocol era serves it)`,
+      },
     };
   }
 
