@@ -925,9 +925,7 @@ describe('McpProxy and the contributed protocol eras', () => {
     const seen = t.received.get(t.port.latest) ?? [];
     expect(seen.map((message) => message.method)).toEqual(['tools/list', 'tools/call']);
     expect(seen[0]?.params?._meta).toEqual(nativeEnvelope);
-    expect((seen[1]?.params?._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion']).toBe(
-      '2026-07-28',
-    );
+    expect(seen[1]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
     // The children are attributed to the client the envelope names.
     expect(t.port.latest.spec.env.NTERACT_MCP_PEER_LABEL).toMatch(/^v2-client agent:v2-client:/);
     await t.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: initializeRequest.params });
