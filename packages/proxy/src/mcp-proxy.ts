@@ -23,6 +23,7 @@ import {
   type SessionReport,
   serializeJsonRpcLine,
 } from '@nteract-mcp/core';
+import { ChildConnection } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
@@ -32,7 +33,7 @@ import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
-import { BannerQueue, type RestartNotice, restartBanner } from './version-banner.js';
+import { BannerQueue, restartBanner } from './version-banner.js';
 
 /** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
 export const defaultToolListWaitMs = 10_000;
@@ -83,25 +84,7 @@ export interface McpProxyOptions {
   readonly onExit: (code: number) => void;
 }
 
-/** One child process as the proxy speaks to it. */
-interface ChildLink {
-  readonly handle: ChildProcessHandle;
-  ready: boolean;
-  daemonVersion: string | undefined;
-  /** The proxy's own requests to this child, by child id. */
-  readonly internal: Map<number, (message: JsonRpcMessage) => void>;
-  /** Requests the child sent us (server→client), by the key ({@link requestKey}) of the id we gave them upstream. */
-  readonly fromChild: Map<string, JsonRpcId>;
-  /** The rejoin target this child was started with (`handoffEnvironment.rejoinNotebook`), if any. */
-  readonly handedOff: string | undefined;
-  /** What its start changed, for a child that is not the first one. */
-  notice: RestartNotice | undefined;
-  /** Settles once: `true` when the handshake is done, `false` when the child died before. */
-  readonly readiness: Promise<boolean>;
-  readonly settleReadiness: (ready: boolean) => void;
-}
-
-type Pending = InFlightRequest<ChildLink>;
+type Pending = InFlightRequest<ChildConnection>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -137,13 +120,13 @@ export class McpProxy {
   readonly #attribution: ClientAttribution;
   readonly #handshake: UpstreamHandshake;
   readonly #framer: JsonRpcLineFramer;
-  readonly #requests = new InFlightRequests<ChildLink>();
-  readonly #toolSync: ChildToolSync<ChildLink>;
+  readonly #requests = new InFlightRequests<ChildConnection>();
+  readonly #toolSync: ChildToolSync<ChildConnection>;
   readonly #status: ProxyStatus;
   /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestKey}. */
   readonly #local = new Map<string, JsonRpcId>();
   readonly #banner = new BannerQueue();
-  #child: ChildLink | undefined;
+  #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
   /** The rejoin target put into the environment of the spawn in progress. */
@@ -161,7 +144,7 @@ export class McpProxy {
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
     );
     this.#status = new ProxyStatus(options.supervisor, this.#tracker, options.clock);
-    this.#toolSync = new ChildToolSync<ChildLink>({
+    this.#toolSync = new ChildToolSync<ChildConnection>({
       tools: options.tools,
       logger: options.logger,
       request: (link, method, params) => this.ownRequest(link, method, params),
@@ -233,11 +216,9 @@ export class McpProxy {
     // A response: the upstream answering a request the child made.
     const id = (message as { id: JsonRpcId | null }).id;
     const link = this.#child;
-    const key = id === null ? undefined : requestKey(id);
-    const childId = key === undefined ? undefined : link?.fromChild.get(key);
-    if (link && key !== undefined && childId !== undefined) {
-      link.fromChild.delete(key);
-      this.toChild(link, { ...message, id: childId } as JsonRpcMessage);
+    const childId = id === null ? undefined : link?.takeClientAnswer(id);
+    if (link && childId !== undefined) {
+      link.write({ ...message, id: childId } as JsonRpcMessage);
       return;
     }
     this.#options.logger.debug('ignoring an upstream response to no request of the current child', {
@@ -265,14 +246,14 @@ export class McpProxy {
       const pending =
         typeof requestId === 'string' || typeof requestId === 'number' ? this.#requests.get(requestId) : undefined;
       if (pending && this.#requests.take(pending) && pending.sentTo && pending.childId !== undefined) {
-        this.toChild(pending.sentTo, {
+        pending.sentTo.write({
           ...message,
           params: { ...(message as { params?: object }).params, requestId: pending.childId },
         } as JsonRpcMessage);
       }
       return;
     }
-    if (this.#child?.ready) this.toChild(this.#child, message);
+    if (this.#child?.ready) this.#child.write(message);
   }
 
   private startChildren(): void {
@@ -407,54 +388,31 @@ export class McpProxy {
   }
 
   private attachChild(handle: ChildProcessHandle): void {
-    let settleReadiness!: (ready: boolean) => void;
-    const readiness = new Promise<boolean>((resolve) => {
-      settleReadiness = resolve;
-    });
     const first = this.#childrenStarted === 0;
     this.#childrenStarted += 1;
-    const link: ChildLink = {
+    const link: ChildConnection = new ChildConnection({
       handle,
-      ready: false,
-      daemonVersion: undefined,
-      internal: new Map(),
-      fromChild: new Map(),
       handedOff: this.#spawnHandoff,
-      notice: undefined,
-      readiness,
-      settleReadiness,
-    };
+      nextId: () => this.#nextChildId++,
+      clock: this.#options.clock,
+      logger: this.#options.logger,
+      onMessage: (message) => this.fromChild(link, message),
+    });
     this.#spawnHandoff = undefined;
     this.#child = link;
-    const framer = new JsonRpcLineFramer();
-    handle.stdout.on('data', (chunk: Buffer) => {
-      for (const frame of framer.push(chunk)) {
-        if (frame.kind === 'message') this.fromChild(link, frame.message);
-        else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
-          // An answer too large to carry: its request gets an error answer instead of silence.
-          this.#options.logger.warn('the child wrote an answer over the line limit', { id: frame.response.id });
-          this.fromChild(link, {
-            jsonrpc: '2.0',
-            id: frame.response.id,
-            error: toProxyWireError({ kind: 'too_large', limit: framer.maxLineBytes, stage: 'child' }),
-          });
-        } else this.#options.logger.warn('the child wrote a line that is not JSON-RPC', { reason: frame.reason });
-      }
-    });
-    handle.stdin.on('error', () => undefined);
     void this.handshake(link, first);
   }
 
   /** Replays what the era asks for to a new child, then syncs its tools and sends it what is pending. */
-  private async handshake(link: ChildLink, first: boolean): Promise<void> {
+  private async handshake(link: ChildConnection, first: boolean): Promise<void> {
     let title: unknown;
     for (const message of this.#handshake.replay()) {
       if (message.request) {
-        const answer = await this.internalRequest(link, message.method, message.params);
+        const answer = await link.request(message.method, message.params);
         if (this.#child !== link) break;
         title = (answer as { result?: { serverInfo?: { title?: unknown } } }).result?.serverInfo?.title ?? title;
       } else {
-        this.toChild(link, {
+        link.write({
           jsonrpc: '2.0',
           method: message.method,
           ...(message.params === undefined ? {} : { params: message.params }),
@@ -463,11 +421,10 @@ export class McpProxy {
     }
     if (this.#child !== link) {
       // It died during the handshake: it never becomes ready.
-      link.settleReadiness(false);
+      link.markExited();
       return;
     }
     link.daemonVersion = daemonVersionFromTitle(typeof title === 'string' ? title : undefined);
-    link.ready = true;
     if (!first) {
       link.notice = {
         previousVersion: this.#previousDaemonVersion,
@@ -477,7 +434,7 @@ export class McpProxy {
       this.#banner.queue(link.notice);
     }
     this.#previousDaemonVersion = link.daemonVersion ?? this.#previousDaemonVersion;
-    link.settleReadiness(true);
+    link.markReady();
     // The tool list first: after an upgrade that removed tools, pending calls get that answer.
     const compatible = await this.#toolSync.fetchCompatible(link);
     if (!compatible) return;
@@ -496,48 +453,16 @@ export class McpProxy {
 
   /** A request of the proxy's own to a child, with what its era adds (native: the envelope). */
   private ownRequest(
-    link: ChildLink,
+    link: ChildConnection,
     method: string,
     params: Record<string, unknown>,
     timeoutMs?: number,
   ): Promise<JsonRpcMessage> {
-    return this.internalRequest(link, method, this.#handshake.requestParams(params), timeoutMs);
-  }
-
-  /**
-   * A request to the child answered to the proxy, not the client; resolves with its answer, or
-   * with an error message when the child exits first or `timeoutMs` (if given) passes (a late
-   * answer is then ignored).
-   */
-  private internalRequest(
-    link: ChildLink,
-    method: string,
-    params: unknown,
-    timeoutMs?: number,
-  ): Promise<JsonRpcMessage> {
-    const id = this.#nextChildId++;
-    return new Promise((resolve) => {
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : this.#options.clock.setTimer(timeoutMs, () => {
-              link.internal.delete(id);
-              resolve({
-                jsonrpc: '2.0',
-                id,
-                error: toProxyWireError({ kind: 'child_unavailable', reason: `no answer to ${method}` }),
-              });
-            });
-      link.internal.set(id, (message) => {
-        timer?.cancel();
-        resolve(message);
-      });
-      this.toChild(link, { jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) } as JsonRpcMessage);
-    });
+    return link.request(method, this.#handshake.requestParams(params), timeoutMs);
   }
 
   /** One child message; a fault in handling it is logged (and answers its request) but never stops the proxy. */
-  private fromChild(link: ChildLink, message: JsonRpcMessage): void {
+  private fromChild(link: ChildConnection, message: JsonRpcMessage): void {
     try {
       this.handleChildMessage(link, message);
     } catch (error) {
@@ -553,13 +478,11 @@ export class McpProxy {
     }
   }
 
-  private handleChildMessage(link: ChildLink, message: JsonRpcMessage): void {
+  private handleChildMessage(link: ChildConnection, message: JsonRpcMessage): void {
     if ('method' in message) {
       if ('id' in message) {
         // A request of the child to the client: give it an upstream id of ours.
-        const upstreamId = `child-${randomUUID()}`;
-        link.fromChild.set(requestKey(upstreamId), (message as JsonRpcRequest).id);
-        this.upstream({ ...message, id: upstreamId } as JsonRpcMessage);
+        this.upstream({ ...message, id: link.toClientId((message as JsonRpcRequest).id) } as JsonRpcMessage);
       } else if (message.method !== 'notifications/tools/list_changed') {
         this.upstream(message);
       } else {
@@ -568,12 +491,6 @@ export class McpProxy {
       return;
     }
     const id = (message as { id: JsonRpcId }).id;
-    const internal = typeof id === 'number' ? link.internal.get(id) : undefined;
-    if (internal) {
-      link.internal.delete(id as number);
-      internal(message);
-      return;
-    }
     const pending = this.#requests.sentAs(link, id);
     if (!pending) {
       this.#options.logger.debug('ignoring a child response to no pending request', { id });
@@ -612,7 +529,7 @@ export class McpProxy {
   }
 
   /** Stores the session report of `result`, if it has one (the only source of the rejoin target). */
-  private observeReport(link: ChildLink, result: unknown): void {
+  private observeReport(link: ChildConnection, result: unknown): void {
     const report = readSessionReport(result);
     if (report === undefined) return;
     // The daemon version this child works with, also when its title had none (it started first).
@@ -627,19 +544,14 @@ export class McpProxy {
   private childExited(decision: string, exitClass: string): void {
     const link = this.#child;
     this.#child = undefined;
-    if (link) {
-      link.settleReadiness(false);
-      const exited = toProxyWireError({ kind: 'child_unavailable', reason: 'child exited' });
-      for (const resolve of [...link.internal.values()]) resolve({ jsonrpc: '2.0', id: 0, error: exited });
-      link.internal.clear();
-    }
+    link?.markExited();
     this.#options.logger.info('the child exited', { exitClass, decision });
     if (decision === 'stop') this.failAll({ kind: 'child_unavailable', reason: 'The nteract MCP server stopped.' });
     for (const pending of this.#requests.all()) if (!pending.timer) this.waitForChild(pending);
   }
 
   /** After a child death: send again, or answer "outcome unknown". */
-  private redeliver(pending: Pending, link: ChildLink): void {
+  private redeliver(pending: Pending, link: ChildConnection): void {
     pending.timer?.cancel();
     pending.timer = undefined;
     const redelivery = this.#requests.redeliveryTo(pending, link, (candidate) => this.safeToResend(candidate));
@@ -704,7 +616,7 @@ export class McpProxy {
       return;
     }
     const link = this.#child;
-    const ready = link !== undefined && (await this.whenReady(link, reconnectReadyWaitMs));
+    const ready = link !== undefined && (await link.whenReady(reconnectReadyWaitMs));
     const after = this.#options.supervisor.status().restartCount;
     const counts = `Restart #${after} (was #${before}).`;
     if (!link || !ready) {
@@ -729,20 +641,8 @@ export class McpProxy {
     this.answerLocal(key, undefined, { content: [{ type: 'text', text: `${banner}\n\n${counts}` }] });
   }
 
-  /** `true` once `link` finished its handshake; `false` when it died first or `timeoutMs` passed. */
-  private whenReady(link: ChildLink, timeoutMs: number): Promise<boolean> {
-    if (link.ready) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = this.#options.clock.setTimer(timeoutMs, () => resolve(false));
-      void link.readiness.then((ready) => {
-        timer.cancel();
-        resolve(ready);
-      });
-    });
-  }
-
   /** The child's session report, from a `session_status` call of the proxy's own; `undefined` if none came. */
-  private async askSessionReport(link: ChildLink): Promise<SessionReport | undefined> {
+  private async askSessionReport(link: ChildConnection): Promise<SessionReport | undefined> {
     const answer = await this.ownRequest(
       link,
       'tools/call',
@@ -763,16 +663,14 @@ export class McpProxy {
     this.upstream(error ? { jsonrpc: '2.0', id, error } : ({ jsonrpc: '2.0', id, result } as JsonRpcMessage));
   }
 
-  private send(pending: Pending, link: ChildLink): void {
-    if (!link.handle.stdin.writable) {
+  private send(pending: Pending, link: ChildConnection): void {
+    if (!link.writable) {
       // The child is already gone: the write would not reach it, so the request stays unsent.
       this.waitForChild(pending);
       return;
     }
-    const childId = this.#nextChildId++;
-    let line: string;
     try {
-      line = serializeJsonRpcLine({ ...pending.request, id: childId });
+      link.forward(pending, (childId) => this.#requests.markSent(pending, link, childId));
     } catch (error) {
       // JSON.parse took it, JSON.stringify cannot write it back (nested thousands of levels deep).
       this.reply(
@@ -783,10 +681,7 @@ export class McpProxy {
           message: `Invalid Request: the request cannot be forwarded (${error instanceof RangeError ? 'it is nested too deeply' : String(error)}).`,
         }),
       );
-      return;
     }
-    this.#requests.markSent(pending, link, childId);
-    link.handle.stdin.write(line);
   }
 
   private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined): void {
@@ -796,11 +691,6 @@ export class McpProxy {
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }
         : ({ jsonrpc: '2.0', id: pending.upstreamId, result } as JsonRpcMessage),
     );
-  }
-
-  private toChild(link: ChildLink, message: JsonRpcMessage): void {
-    if (!link.handle.stdin.writable) return;
-    link.handle.stdin.write(serializeJsonRpcLine(message));
   }
 
   /**
