@@ -21,7 +21,6 @@ import {
   type JsonRpcRequest,
   readSessionReport,
   type SessionReport,
-  serializeJsonRpcLine,
 } from '@nteract-mcp/core';
 import { ChildConnection } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
@@ -33,6 +32,7 @@ import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
+import { UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue, restartBanner } from './version-banner.js';
 
 /** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
@@ -119,6 +119,7 @@ export class McpProxy {
   readonly #tracker: RejoinTargetTracker;
   readonly #attribution: ClientAttribution;
   readonly #handshake: UpstreamHandshake;
+  readonly #writer: UpstreamWriter;
   readonly #framer: JsonRpcLineFramer;
   readonly #requests = new InFlightRequests<ChildConnection>();
   readonly #toolSync: ChildToolSync<ChildConnection>;
@@ -140,6 +141,12 @@ export class McpProxy {
     this.#tracker = options.tracker ?? new RejoinTargetTracker();
     this.#attribution = options.attribution ?? new ClientAttribution();
     this.#handshake = new UpstreamHandshake(options.eras.getContributions(), options.version, this.#attribution);
+    this.#writer = new UpstreamWriter({
+      output: options.output,
+      limit: options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes,
+      logger: options.logger,
+      shapeResult: (result) => this.#handshake.shapeResult(result),
+    });
     this.#framer = new JsonRpcLineFramer(
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
     );
@@ -693,36 +700,8 @@ export class McpProxy {
     );
   }
 
-  /**
-   * Writes one message to the client; a result goes out as the opened era shapes it. A line over
-   * the client's limit is never written: a response becomes an error answer to the same id,
-   * anything else is dropped and logged.
-   */
-  private upstream(outgoing: JsonRpcMessage): void {
-    if (!this.#options.output.writable) return;
-    const result = (outgoing as { result?: unknown }).result;
-    const message =
-      !('method' in outgoing) && isRecord(result)
-        ? ({ ...outgoing, result: this.#handshake.shapeResult(result) } as JsonRpcMessage)
-        : outgoing;
-    const line = serializeJsonRpcLine(message);
-    const limit = this.#options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes;
-    const bytes = line.length * 3 <= limit ? line.length : Buffer.byteLength(line);
-    if (bytes <= limit) {
-      this.#options.output.write(line);
-      return;
-    }
-    if ('method' in message || !('id' in message) || message.id === null) {
-      this.#options.logger.warn('dropped a message to the client over the size limit', { bytes, limit });
-      return;
-    }
-    this.#options.logger.warn('replaced an answer over the client size limit by an error', { bytes, limit });
-    this.#options.output.write(
-      serializeJsonRpcLine({
-        jsonrpc: '2.0',
-        id: message.id,
-        error: toProxyWireError({ kind: 'too_large', bytes, limit, stage: 'client' }),
-      }),
-    );
+  /** Writes one message to the client (see {@link UpstreamWriter}). */
+  private upstream(message: JsonRpcMessage): void {
+    this.#writer.write(message);
   }
 }
