@@ -416,6 +416,7 @@ describe(McpProxy, () => {
     await t.rawLine('not json');
     await t.rawLine('"a string"');
     expect(t.lines().find((line) => line.error?.code === -32700)?.id).toBeNull();
+    expect(t.lines().find((line) => line.error?.code === -32700)?.error?.data).toEqual({ kind: 'unreadable_line' });
     expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
     const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);

@@ -177,8 +177,10 @@ export class McpProxy {
     );
     input.on('data', (chunk: Buffer) => {
       for (const frame of this.#framer.push(chunk)) {
-        if (frame.kind === 'error') this.upstream(frame.response);
-        else this.safelyFromUpstream(frame.message);
+        if (frame.kind === 'error') {
+          const { code, message } = frame.response.error;
+          this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
+        } else this.safelyFromUpstream(frame.message);
       }
     });
     input.on('end', () => void this.close(0));

@@ -20,6 +20,7 @@ const internalErrorCode = -32603;
  * - `outcome_unknown`: the child died with a mutation unanswered that is not safe to resend;
  * - `too_large`: an answer over a line or message limit;
  * - `invalid_request` / `invalid_params`: the request itself is at fault;
+ * - `unreadable_line`: a line that is not one JSON-RPC message (-32700 / -32600 as the framer says);
  * - `tool_list_incompatible`: an upgrade removed tools; the proxy exits;
  * - `restart_failed`: the `reconnect` tool could not start a new child;
  * - `shutting_down`: the proxy is closing;
@@ -38,6 +39,7 @@ export type ProxyFailure =
   | { readonly kind: 'too_large'; readonly limit: number; readonly stage: 'child' | 'client'; readonly bytes?: number }
   | { readonly kind: 'invalid_request'; readonly message: string }
   | { readonly kind: 'invalid_params'; readonly message: string }
+  | { readonly kind: 'unreadable_line'; readonly code: number; readonly message: string }
   | { readonly kind: 'tool_list_incompatible' }
   | { readonly kind: 'restart_failed'; readonly error: unknown }
   | { readonly kind: 'shutting_down' }
@@ -93,6 +95,8 @@ export function toProxyWireError(failure: ProxyFailure): ProxyWireError {
       return { code: invalidRequestCode, message: failure.message, data: { kind: failure.kind } };
     case 'invalid_params':
       return { code: invalidParamsCode, message: failure.message, data: { kind: failure.kind } };
+    case 'unreadable_line':
+      return { code: failure.code, message: failure.message, data: { kind: failure.kind } };
     case 'tool_list_incompatible':
       return { code: proxyErrorCode, message: toolListChangedIncompatiblyMessage, data: { kind: failure.kind } };
     case 'restart_failed':
