@@ -28,18 +28,16 @@ import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
 import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from './in-flight-requests.js';
 import { ProxyStatus } from './proxy-status.js';
+import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
 import { UpstreamWriter } from './upstream-writer.js';
-import { BannerQueue, restartBanner } from './version-banner.js';
+import { BannerQueue } from './version-banner.js';
 
 /** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
 export const defaultToolListWaitMs = 10_000;
-
-/** How long the `reconnect` tool waits for the new child to finish its handshake. */
-const reconnectReadyWaitMs = 30_000;
 
 /** How long the proxy's own `session_status` call to a new child may take. */
 const internalStatusWaitMs = 10_000;
@@ -124,6 +122,7 @@ export class McpProxy {
   readonly #requests = new InFlightRequests<ChildConnection>();
   readonly #toolSync: ChildToolSync<ChildConnection>;
   readonly #status: ProxyStatus;
+  readonly #reconnect: ReconnectTool;
   /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestKey}. */
   readonly #local = new Map<string, JsonRpcId>();
   readonly #banner = new BannerQueue();
@@ -151,6 +150,12 @@ export class McpProxy {
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
     );
     this.#status = new ProxyStatus(options.supervisor, this.#tracker, options.clock);
+    this.#reconnect = new ReconnectTool({
+      supervisor: options.supervisor,
+      banner: this.#banner,
+      currentChild: () => this.#child,
+      askSessionReport: (child) => this.askSessionReport(child),
+    });
     this.#toolSync = new ChildToolSync<ChildConnection>({
       tools: options.tools,
       logger: options.logger,
@@ -310,10 +315,13 @@ export class McpProxy {
     if (toolName === reconnectToolName) {
       const key = requestKey(request.id);
       this.#local.set(key, request.id);
-      void this.reconnect(request).catch((error: unknown) => {
-        this.#options.logger.error('the reconnect tool failed', { error });
-        this.answerLocal(key, toProxyWireError({ kind: 'restart_failed', error }));
-      });
+      void this.#reconnect.run().then(
+        (answer) => this.answerLocal(key, answer.error, answer.result),
+        (error: unknown) => {
+          this.#options.logger.error('the reconnect tool failed', { error });
+          this.answerLocal(key, toProxyWireError({ kind: 'restart_failed', error }));
+        },
+      );
       return;
     }
     if (toolName !== undefined && this.#toolSync.toolListIncompatible) {
@@ -607,47 +615,6 @@ export class McpProxy {
   private failAll(failure: ProxyFailure): void {
     const error = toProxyWireError(failure);
     for (const pending of this.#requests.all()) this.fail(pending, error);
-  }
-
-  /**
-   * The `reconnect` tool: restarts the child, waits for its handshake (its readiness promise,
-   * bounded on the clock), asks it for its session report (`session_status`) and answers with
-   * the restart banner for that report, the same wording a forwarded result would carry, which it
-   * consumes. An intended restart: the supervisor does not charge it to the crash budget.
-   */
-  private async reconnect(request: JsonRpcRequest): Promise<void> {
-    const key = requestKey(request.id);
-    const before = this.#options.supervisor.status().restartCount;
-    try {
-      await this.#options.supervisor.restart('the reconnect tool');
-    } catch (error) {
-      this.answerLocal(key, toProxyWireError({ kind: 'restart_failed', error }));
-      return;
-    }
-    const link = this.#child;
-    const ready = link !== undefined && (await link.whenReady(reconnectReadyWaitMs));
-    const after = this.#options.supervisor.status().restartCount;
-    const counts = `Restart #${after} (was #${before}).`;
-    if (!link || !ready) {
-      this.answerLocal(key, undefined, {
-        isError: true,
-        content: [
-          {
-            type: 'text',
-            text: `The MCP server was restarted but is not ready: it exited during its start or did not finish it within ${reconnectReadyWaitMs / 1000} s. Call reconnect again, or session_status to see what it is doing.\n\n${counts}`,
-          },
-        ],
-      });
-      return;
-    }
-    const report = await this.askSessionReport(link);
-    const notice = link.notice;
-    let banner = 'Child restarted.';
-    if (notice !== undefined) {
-      banner =
-        this.#banner.pending() === notice ? (this.#banner.take(report) as string) : restartBanner(notice, report);
-    }
-    this.answerLocal(key, undefined, { content: [{ type: 'text', text: `${banner}\n\n${counts}` }] });
   }
 
   /** The child's session report, from a `session_status` call of the proxy's own; `undefined` if none came. */
