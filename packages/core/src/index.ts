@@ -20,7 +20,7 @@ export type {
   ServerDescription,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
-export type { GateVerdict } from './contributions/protocol-era-gate.js';
+export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protocol-era-gate.js';
 export { ProtocolEraGate } from './contributions/protocol-era-gate.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';

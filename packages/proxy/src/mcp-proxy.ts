@@ -139,7 +139,12 @@ export class McpProxy {
     this.#options = options;
     this.#tracker = options.tracker ?? new RejoinTargetTracker();
     this.#attribution = options.attribution ?? new ClientAttribution();
-    this.#handshake = new UpstreamHandshake(options.eras.getContributions(), options.version, this.#attribution);
+    this.#handshake = new UpstreamHandshake(
+      options.eras.getContributions(),
+      options.version,
+      this.#attribution,
+      options.logger,
+    );
     this.#writer = new UpstreamWriter({
       output: options.output,
       limit: options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes,

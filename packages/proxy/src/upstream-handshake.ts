@@ -2,6 +2,7 @@ import {
   type AdmissionRequest,
   type EraConnection,
   type GateVerdict,
+  type Logger,
   type ProtocolAdmission,
   ProtocolEraGate,
   type ReplayMessage,
@@ -30,14 +31,23 @@ export class UpstreamHandshake {
   readonly #attribution: ClientAttribution;
   #ready = false;
 
-  public constructor(eras: readonly ProtocolAdmission[], version: string, attribution: ClientAttribution) {
+  public constructor(
+    eras: readonly ProtocolAdmission[],
+    version: string,
+    attribution: ClientAttribution,
+    logger: Logger,
+  ) {
     this.#attribution = attribution;
-    this.#gate = new ProtocolEraGate(eras, {
-      name: 'nteract',
-      version,
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
-      instructions: proxyInstructions,
-    });
+    this.#gate = new ProtocolEraGate(
+      eras,
+      {
+        name: 'nteract',
+        version,
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+        instructions: proxyInstructions,
+      },
+      { onFault: (era, error) => logger.error('a protocol era failed on an upstream request', { era, error }) },
+    );
   }
 
   /** The opened connection, once the client's first valid request opened one. */

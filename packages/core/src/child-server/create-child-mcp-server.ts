@@ -118,7 +118,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const eras = container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, {
     name: ProtocolAdmission,
   });
-  const gate = new ProtocolEraGate(eras.getContributions(), description);
+  const gate = new ProtocolEraGate(eras.getContributions(), description, {
+    onFault: (era, error) => logger.error('a protocol era failed on a request', { era, error }),
+  });
 
   const client = (): ClientIdentity | undefined => gate.connection?.client ?? server.getClientVersion();
   const peerLabel = (): string => formatPeerLabel(client(), agentSession);

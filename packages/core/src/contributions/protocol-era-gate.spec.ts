@@ -80,3 +80,40 @@ describe(ProtocolEraGate, () => {
     });
   });
 });
+
+describe('ProtocolEraGate with a throwing era', () => {
+  it('goes on without it, answers what it fails on -32603, and reports each fault', () => {
+    const faults: string[] = [];
+    const broken: ProtocolAdmission = {
+      ...era('native'),
+      id: 'test.broken',
+      admit: () => {
+        throw new Error('admit broke');
+      },
+      refuseUnadmitted: () => {
+        throw new Error('refuse broke');
+      },
+    };
+    const gate = new ProtocolEraGate([broken, era('legacy', { handshake: true })], server, {
+      onFault: (id, error) => faults.push(`${id}: ${(error as Error).message}`),
+    });
+    expect(gate.receive({ method: 'tools/list' })).toMatchObject({ kind: 'refuse', error: { code: -32601 } });
+    expect(gate.receive({ method: 'open/legacy' })).toMatchObject({ kind: 'answer', opened: { era: 'legacy' } });
+    expect(faults).toEqual(['test.broken: admit broke', 'test.broken: refuse broke', 'test.broken: admit broke']);
+
+    const failing = era('native');
+    const opensBadly = new ProtocolEraGate(
+      [
+        {
+          ...failing,
+          open: () => {
+            throw new Error('open broke');
+          },
+        },
+      ],
+      server,
+    );
+    expect(opensBadly.receive({ method: 'open/native' })).toMatchObject({ kind: 'refuse', error: { code: -32603 } });
+    expect(opensBadly.connection).toBeUndefined();
+  });
+});

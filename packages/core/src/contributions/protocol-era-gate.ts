@@ -8,6 +8,13 @@ import type {
 
 /** JSON-RPC "Method not found": the answer when no loaded era knows what to do with a first request. */
 const methodNotFoundCode = -32601;
+/** JSON-RPC "Internal error": the answer when an era failed deciding. */
+const internalErrorCode = -32603;
+
+export interface ProtocolEraGateOptions {
+  /** An era threw while deciding; the gate went on without it (see {@link ProtocolEraGate}). */
+  readonly onFault?: (eraId: string, error: unknown) => void;
+}
 
 /**
  * What the host does with one inbound request:
@@ -26,16 +33,25 @@ export type GateVerdict =
  * opened. Until then a probe locks nothing and a rejected request leaves the connection unopened.
  *
  * Guarantees: every request gets one verdict; once opened the era never changes; with no era
- * loaded every request is refused "method not found". Does no I/O.
+ * loaded every request is refused "method not found". A throwing era is isolated: its `admit` or
+ * `refuseUnadmitted` counts as no opinion, a failed probe, opening or check is refused -32603
+ * (nothing opened), a failed shaping sends the result as it is; each fault is reported to
+ * `onFault`. Does no I/O.
  */
 export class ProtocolEraGate {
   readonly #eras: readonly ProtocolAdmission[];
   readonly #server: ServerDescription;
+  readonly #onFault: (eraId: string, error: unknown) => void;
   #connection: EraConnection | undefined;
 
-  public constructor(eras: readonly ProtocolAdmission[], server: ServerDescription) {
+  public constructor(
+    eras: readonly ProtocolAdmission[],
+    server: ServerDescription,
+    options: ProtocolEraGateOptions = {},
+  ) {
     this.#eras = eras;
     this.#server = server;
+    this.#onFault = options.onFault ?? (() => undefined);
   }
 
   /** The opened connection, once a request opened one. */
@@ -50,24 +66,26 @@ export class ProtocolEraGate {
   public receive(request: AdmissionRequest): GateVerdict {
     const connection = this.#connection;
     if (connection) {
-      const check = connection.check(request);
+      const check = this.#guard(connection.era, () => connection.check(request));
+      if (check === undefined) return this.#failed(connection.era);
       if (check.kind === 'serve') return { kind: 'serve' };
-      if (check.kind === 'probe') return { kind: 'answer', result: this.#probe(connection.era, request) };
+      if (check.kind === 'probe') return this.#probe(this.#owner(connection.era), request);
       return refuse(check);
     }
     for (const era of this.#eras) {
-      const decision = era.admit(request);
-      if (decision.kind === 'pass') continue;
+      const decision = this.#guard(era.id, () => era.admit(request));
+      if (decision === undefined || decision.kind === 'pass') continue;
       if (decision.kind === 'reject') return refuse(decision);
-      if (decision.kind === 'probe') return { kind: 'answer', result: era.probe(request, this.#server) };
-      const opened = era.open(request, decision, this.#server);
+      if (decision.kind === 'probe') return this.#probe(era, request);
+      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server));
+      if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
       return opened.handshake === undefined
         ? { kind: 'serve', opened }
         : { kind: 'answer', result: { ...opened.handshake }, opened };
     }
     for (const era of this.#eras) {
-      const refusal = era.refuseUnadmitted(request);
+      const refusal = this.#guard(era.id, () => era.refuseUnadmitted(request));
       if (refusal !== undefined) return refuse(refusal);
     }
     return {
@@ -79,14 +97,37 @@ export class ProtocolEraGate {
     };
   }
 
-  /** A result of a served request, as the opened era sends it; unchanged before opening. */
+  /** A result of a served request, as the opened era sends it; unchanged before opening (or when shaping fails). */
   public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
-    return this.#connection ? this.#connection.shapeResult(result, this.#server) : result;
+    const connection = this.#connection;
+    if (!connection) return result;
+    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server)) ?? result;
   }
 
-  #probe(era: string, request: AdmissionRequest): Record<string, unknown> {
-    const owner = this.#eras.find((candidate) => candidate.era === era) ?? this.#eras[0];
-    return owner ? owner.probe(request, this.#server) : {};
+  #owner(era: string): ProtocolAdmission | undefined {
+    return this.#eras.find((candidate) => candidate.era === era);
+  }
+
+  #probe(era: ProtocolAdmission | undefined, request: AdmissionRequest): GateVerdict {
+    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server)) : undefined;
+    return result === undefined ? this.#failed(era?.id ?? 'unknown') : { kind: 'answer', result };
+  }
+
+  /** `run()`, or `undefined` (the fault reported) when it throws. */
+  #guard<T>(eraId: string, run: () => T): T | undefined {
+    try {
+      return run();
+    } catch (error) {
+      this.#onFault(eraId, error);
+      return undefined;
+    }
+  }
+
+  #failed(eraId: string): GateVerdict {
+    return {
+      kind: 'refuse',
+      error: { code: internalErrorCode, message: `Internal error: the protocol era '${eraId}' failed on this request` },
+    };
   }
 }
 
