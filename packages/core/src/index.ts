@@ -18,11 +18,19 @@ export type {
 export { NotebookBackend } from './contributions/notebook-backend.js';
 export type {
   AdmissionDecision,
+  AdmissionOpening,
+  AdmissionRejection,
   AdmissionRequest,
   ClientIdentity,
+  ConnectionCheck,
+  EraConnection,
   ProtocolEra,
+  ReplayMessage,
+  ServerDescription,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
+export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protocol-era-gate.js';
+export { ProtocolEraGate } from './contributions/protocol-era-gate.js';
 export type { RecoveryControl, RecoveryRound } from './contributions/recovery-contribution.js';
 export { RecoveryContribution } from './contributions/recovery-contribution.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';

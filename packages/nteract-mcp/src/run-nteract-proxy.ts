@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Clock, createMcpContainer, Logger } from '@nteract-mcp/core';
+import { Clock, ContributionProvider, createMcpContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
 import {
   ChildSupervisor,
   defaultToolCachePath,
@@ -54,6 +54,8 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       input: process.stdin,
       output: process.stdout,
       supervisor: container.get(ChildSupervisor),
+      // The upstream protocol eras are the composition's: without the legacy plugin, no initialize.
+      eras: container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, { name: ProtocolAdmission }),
       tools,
       clock: container.get(Clock),
       logger,

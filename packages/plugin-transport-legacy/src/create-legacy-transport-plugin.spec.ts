@@ -1,4 +1,4 @@
-import { ProtocolAdmission } from '@nteract-mcp/core';
+import { CoreError, ProtocolAdmission, ProtocolEraGate } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createLegacyTransportPlugin } from './create-legacy-transport-plugin.js';
@@ -44,9 +44,62 @@ describe(createLegacyTransportPlugin, () => {
         params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
       }),
     ).toEqual({ kind: 'pass' });
-    expect(() => createLegacyTransportPlugin({ protocolVersions: [] })).toThrow(RangeError);
+    const empty = (() => {
+      try {
+        createLegacyTransportPlugin({ protocolVersions: [] });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(CoreError.is(empty, 'invalidPluginOptions')).toBe(true);
+  });
+
+  it('refuses any other first request -32600 until initialize opens the connection', () => {
+    expect(admission().refuseUnadmitted({ method: 'tools/list' })).toMatchObject({ kind: 'reject', code: -32600 });
+    expect(admission().refuseUnadmitted({ method: 'initialize' })).toBeUndefined();
+  });
+
+  it('answers initialize itself, serves after it, refuses a second one and a modern envelope, replays the handshake', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c' } };
+    expect(gate.receive({ method: 'initialize', params: init })).toMatchObject({
+      kind: 'answer',
+      result: {
+        protocolVersion: '2025-06-18',
+        capabilities: server.capabilities,
+        serverInfo: { name: 'nteract', version: '1.2.3', title: 'nteract (daemon 1.0.0)' },
+        instructions: 'use it',
+      },
+    });
+    const connection = gate.connection;
+    expect(connection).toMatchObject({ era: 'legacy', readyOn: 'notifications/initialized', client: { name: 'c' } });
+    expect(gate.receive({ method: 'tools/list', params: {} })).toEqual({ kind: 'serve' });
+    expect(gate.receive({ method: 'initialize', params: init })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32600, message: 'Already initialized.' },
+    });
+    expect(
+      gate.receive({
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      }),
+    ).toMatchObject({ kind: 'refuse', error: { code: -32600 } });
+    expect(gate.shapeResult({ tools: [] })).toEqual({ tools: [] });
+    expect(connection?.requestParams({ name: 'x' })).toEqual({ name: 'x' });
+    expect(connection?.replay()).toEqual([
+      { request: true, method: 'initialize', params: init },
+      { request: false, method: 'notifications/initialized' },
+    ]);
   });
 });
+
+const server = {
+  name: 'nteract',
+  version: '1.2.3',
+  title: 'nteract (daemon 1.0.0)',
+  capabilities: { tools: { listChanged: true } },
+  instructions: 'use it',
+};
 
 describe('the tsup build of @nteract-mcp/plugin-transport-legacy', () => {
   it('resolves its @inject-ed admission from the built output', async () => {
@@ -55,7 +108,7 @@ describe('the tsup build of @nteract-mcp/plugin-transport-legacy', () => {
     )) as typeof import('./index.js');
     const { createMcpContainer } = await import('@nteract-mcp/core');
     const [item] = createMcpContainer({ plugins: [built.createLegacyTransportPlugin()] }).getAll(ProtocolAdmission);
-    expect(item).toBeInstanceOf(built.InitializeAdmission);
+    expect(item?.id).toBe('transport-legacy.initialize');
     expect(item?.admit({ method: 'initialize', params: { protocolVersion: '2024-11-05' } })).toMatchObject({
       kind: 'open',
       protocolVersion: '2024-11-05',

@@ -1,4 +1,4 @@
-import { definePlugin, type McpPlugin, ProtocolAdmission } from '@nteract-mcp/core';
+import { CoreError, definePlugin, type McpPlugin, ProtocolAdmission } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { InitializeAdmission } from './initialize-admission.js';
 import { defaultLegacyProtocolVersions, LegacyTransportOptions } from './legacy-transport-options.js';
@@ -7,7 +7,7 @@ import { defaultLegacyProtocolVersions, LegacyTransportOptions } from './legacy-
 export function createLegacyTransportPlugin(options: Partial<LegacyTransportOptions> = {}): McpPlugin {
   const protocolVersions = Object.freeze([...(options.protocolVersions ?? defaultLegacyProtocolVersions)]);
   if (protocolVersions.length === 0)
-    throw new RangeError('createLegacyTransportPlugin: protocolVersions must not be empty');
+    throw new CoreError('invalidPluginOptions', 'createLegacyTransportPlugin: protocolVersions must not be empty');
   return definePlugin({
     id: 'transport-legacy',
     module: new ContainerModule(({ bind }) => {

@@ -1,21 +1,27 @@
 import {
   type AdmissionDecision,
+  type AdmissionOpening,
+  type AdmissionRejection,
   type AdmissionRequest,
+  type EraConnection,
   type ProtocolAdmission,
   readClientIdentity,
+  type ServerDescription,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { LegacyConnection } from './legacy-connection.js';
 import { LegacyTransportOptions } from './legacy-transport-options.js';
 
 /**
- * Opens a legacy lifecycle on `initialize`. The version is negotiated the legacy way: the
- * client's version when served, else the newest served one (the client then decides).
- * `clientInfo` becomes the identity used for the peer label.
+ * The `initialize`-based era. It opens on `initialize`, negotiating the version the legacy way:
+ * the client's version when served, else the newest served one (the client then decides).
+ * `clientInfo` becomes the identity used for the peer label. Before `initialize`, any other
+ * request is refused -32600 ("send initialize first"). Legacy has no probe.
  */
 @injectable()
 export class InitializeAdmission implements ProtocolAdmission {
   public readonly id = 'transport-legacy.initialize';
-  public readonly specificationVersion = 'v1';
+  public readonly specificationVersion = 'v2';
   public readonly era = 'legacy';
 
   public constructor(@inject(LegacyTransportOptions) private readonly options: LegacyTransportOptions) {}
@@ -31,5 +37,18 @@ export class InitializeAdmission implements ProtocolAdmission {
       ? params.protocolVersion
       : (served[0] ?? params.protocolVersion);
     return { kind: 'open', protocolVersion, client: readClientIdentity(params.clientInfo) };
+  }
+
+  public probe(): Record<string, unknown> {
+    return {};
+  }
+
+  public open(request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription): EraConnection {
+    return new LegacyConnection(request, opening, server);
+  }
+
+  public refuseUnadmitted(request: AdmissionRequest): AdmissionRejection | undefined {
+    if (request.method === 'initialize') return undefined;
+    return { kind: 'reject', code: -32600, message: `Send initialize first (got '${request.method}').` };
   }
 }

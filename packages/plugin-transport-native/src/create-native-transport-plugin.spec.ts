@@ -1,8 +1,8 @@
-import { ProtocolAdmission } from '@nteract-mcp/core';
+import { CoreError, ProtocolAdmission, ProtocolEraGate } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createNativeTransportPlugin } from './create-native-transport-plugin.js';
-import { envelopeKeys } from './per-request-admission.js';
+import { envelopeKeys } from './native-envelope.js';
 
 const admission = (): ProtocolAdmission => {
   const [only] = createTestContainer({ plugins: [createNativeTransportPlugin()] })
@@ -71,6 +71,95 @@ describe(createNativeTransportPlugin, () => {
   });
 });
 
+const server = {
+  name: 'nteract',
+  version: '1.2.3',
+  capabilities: { tools: { listChanged: true } },
+  instructions: 'use it',
+};
+
+describe('a connection of the native era', () => {
+  it('answers server/discover without locking, then serves the opening request with no handshake', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({
+      kind: 'answer',
+      result: {
+        supportedVersions: ['2026-07-28'],
+        capabilities: server.capabilities,
+        instructions: 'use it',
+        ttlMs: 0,
+        cacheScope: 'private',
+        resultType: 'complete',
+        _meta: { [envelopeKeys.serverInfo]: { name: 'nteract', version: '1.2.3' } },
+      },
+    });
+    expect(gate.connection).toBeUndefined();
+    const opening = gate.receive({
+      method: 'tools/list',
+      params: { _meta: envelope({ [envelopeKeys.clientInfo]: { name: 'v2' } }) },
+    });
+    expect(opening).toMatchObject({
+      kind: 'serve',
+      opened: { era: 'native', readyOn: undefined, client: { name: 'v2' } },
+    });
+    expect(gate.connection?.replay()).toEqual([]);
+  });
+
+  it('validates every later request again (decision 4) and shapes results', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    gate.receive({ method: 'tools/list', params: { _meta: envelope() } });
+    expect(gate.receive({ method: 'tools/call', params: { name: 'x', _meta: envelope() } })).toEqual({ kind: 'serve' });
+    expect(gate.receive({ method: 'initialize', params: { protocolVersion: '2025-06-18' } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2025-06-18' } },
+    });
+    expect(gate.receive({ method: 'tools/list', params: {} })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32602 },
+    });
+    expect(
+      gate.receive({
+        method: 'tools/list',
+        params: { _meta: envelope({ [envelopeKeys.protocolVersion]: '2025-11-25' }) },
+      }),
+    ).toMatchObject({ kind: 'refuse', error: { code: -32022 } });
+    expect(gate.receive({ method: 'ping', params: { _meta: envelope() } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32601 },
+    });
+    expect(gate.shapeResult({ tools: [], _meta: { other: 1 } })).toEqual({
+      tools: [],
+      resultType: 'complete',
+      _meta: { other: 1, [envelopeKeys.serverInfo]: { name: 'nteract', version: '1.2.3' } },
+    });
+    expect(gate.connection?.requestParams({ name: 'session_status' })).toEqual({
+      name: 'session_status',
+      _meta: envelope(),
+    });
+  });
+
+  it('alone, refuses a plain initialize -32022 naming the served versions, and a bare request -32602', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'initialize', params: { protocolVersion: '2025-06-18' } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2025-06-18' } },
+    });
+    expect(gate.receive({ method: 'tools/list' })).toMatchObject({ kind: 'refuse', error: { code: -32602 } });
+    expect(gate.connection).toBeUndefined();
+  });
+
+  it('refuses empty options with a CoreError', () => {
+    const empty = (() => {
+      try {
+        createNativeTransportPlugin({ protocolVersions: [] });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(CoreError.is(empty, 'invalidPluginOptions')).toBe(true);
+  });
+});
+
 describe('the tsup build of @nteract-mcp/plugin-transport-native', () => {
   it('resolves its @inject-ed admission from the built output', async () => {
     const built = (await import(
@@ -78,7 +167,7 @@ describe('the tsup build of @nteract-mcp/plugin-transport-native', () => {
     )) as typeof import('./index.js');
     const { createMcpContainer } = await import('@nteract-mcp/core');
     const [item] = createMcpContainer({ plugins: [built.createNativeTransportPlugin()] }).getAll(ProtocolAdmission);
-    expect(item).toBeInstanceOf(built.PerRequestAdmission);
+    expect(item?.id).toBe('transport-native.per-request');
     expect(item?.admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({ kind: 'probe' });
   });
 });

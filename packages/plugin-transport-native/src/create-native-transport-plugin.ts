@@ -1,4 +1,4 @@
-import { definePlugin, type McpPlugin, ProtocolAdmission } from '@nteract-mcp/core';
+import { CoreError, definePlugin, type McpPlugin, ProtocolAdmission } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { defaultNativeProtocolVersions, NativeTransportOptions } from './native-transport-options.js';
 import { PerRequestAdmission } from './per-request-admission.js';
@@ -7,7 +7,7 @@ import { PerRequestAdmission } from './per-request-admission.js';
 export function createNativeTransportPlugin(options: Partial<NativeTransportOptions> = {}): McpPlugin {
   const protocolVersions = Object.freeze([...(options.protocolVersions ?? defaultNativeProtocolVersions)]);
   if (protocolVersions.length === 0)
-    throw new RangeError('createNativeTransportPlugin: protocolVersions must not be empty');
+    throw new CoreError('invalidPluginOptions', 'createNativeTransportPlugin: protocolVersions must not be empty');
   return definePlugin({
     id: 'transport-native',
     module: new ContainerModule(({ bind }) => {

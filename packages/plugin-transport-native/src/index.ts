@@ -1,3 +1,3 @@
 export { createNativeTransportPlugin } from './create-native-transport-plugin.js';
+export { envelopeKeys, nativeErrorCodes } from './native-envelope.js';
 export { defaultNativeProtocolVersions, NativeTransportOptions } from './native-transport-options.js';
-export { envelopeKeys, nativeErrorCodes, PerRequestAdmission } from './per-request-admission.js';

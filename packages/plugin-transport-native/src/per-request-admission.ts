@@ -1,25 +1,17 @@
 import {
   type AdmissionDecision,
+  type AdmissionOpening,
+  type AdmissionRejection,
   type AdmissionRequest,
+  type EraConnection,
   type ProtocolAdmission,
   readClientIdentity,
+  type ServerDescription,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { NativeConnection } from './native-connection.js';
+import { envelopeKeys, nativeErrorCodes, serverInfo } from './native-envelope.js';
 import { NativeTransportOptions } from './native-transport-options.js';
-
-/** Reserved `_meta` keys of the 2026-07-28 per-request envelope. */
-export const envelopeKeys = Object.freeze({
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-});
-
-/** JSON-RPC codes of the native era. */
-export const nativeErrorCodes = Object.freeze({
-  invalidParams: -32602,
-  methodNotFound: -32601,
-  unsupportedProtocolVersion: -32022,
-});
 
 const removedMethods = new Set([
   'initialize',
@@ -30,15 +22,17 @@ const removedMethods = new Set([
 ]);
 
 /**
- * Admits requests that carry the 2026-07-28 envelope in `params._meta`. A request without any
- * envelope key is not ours (`pass`). `server/discover` is a probe that locks nothing. A missing
- * required key is -32602, an unserved version -32022 with `supported`/`requested`, a method this
- * revision removed -32601. Deciding starts no work.
+ * The per-request era (2026-07-28). It admits requests that carry the envelope in
+ * `params._meta`; a request without any envelope key is not ours (`pass`). `server/discover` is a
+ * probe that locks nothing. A missing required key is -32602, an unserved version -32022 with
+ * `supported`/`requested`, a method this revision removed -32601. A request nobody admitted is
+ * refused as a native-locked connection refuses it: a plain `initialize` -32022 naming the
+ * served versions, anything else -32602 (no envelope). Deciding starts no work.
  */
 @injectable()
 export class PerRequestAdmission implements ProtocolAdmission {
   public readonly id = 'transport-native.per-request';
-  public readonly specificationVersion = 'v1';
+  public readonly specificationVersion = 'v2';
   public readonly era = 'native';
 
   public constructor(@inject(NativeTransportOptions) private readonly options: NativeTransportOptions) {}
@@ -83,5 +77,47 @@ export class PerRequestAdmission implements ProtocolAdmission {
     }
     if (request.method === 'server/discover') return { kind: 'probe' };
     return { kind: 'open', protocolVersion: requested, client: readClientIdentity(envelope[envelopeKeys.clientInfo]) };
+  }
+
+  /** The `server/discover` result: served versions, capabilities, instructions, serverInfo in `_meta`. */
+  public probe(_request: AdmissionRequest, server: ServerDescription): Record<string, unknown> {
+    return {
+      supportedVersions: [...this.options.protocolVersions],
+      capabilities: server.capabilities,
+      ...(server.instructions !== undefined ? { instructions: server.instructions } : {}),
+      ttlMs: 0,
+      cacheScope: 'private',
+      resultType: 'complete',
+      _meta: { [envelopeKeys.serverInfo]: serverInfo(server) },
+    };
+  }
+
+  public open(request: AdmissionRequest, opening: AdmissionOpening, _server: ServerDescription): EraConnection {
+    const meta = (request.params as { _meta: Record<string, unknown> })._meta;
+    return new NativeConnection(this, opening, {
+      [envelopeKeys.protocolVersion]: meta[envelopeKeys.protocolVersion],
+      [envelopeKeys.clientCapabilities]: meta[envelopeKeys.clientCapabilities],
+      ...(envelopeKeys.clientInfo in meta ? { [envelopeKeys.clientInfo]: meta[envelopeKeys.clientInfo] } : {}),
+    });
+  }
+
+  public refuseUnadmitted(request: AdmissionRequest): AdmissionRejection {
+    if (request.method === 'initialize') {
+      const requested = (request.params as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+      return {
+        kind: 'reject',
+        code: nativeErrorCodes.unsupportedProtocolVersion,
+        message: `Unsupported protocol version: this server speaks per-request negotiation only (${this.options.protocolVersions.join(', ')}); send the _meta envelope instead of initialize.`,
+        data: {
+          supported: [...this.options.protocolVersions],
+          requested: typeof requested === 'string' ? requested : null,
+        },
+      };
+    }
+    return {
+      kind: 'reject',
+      code: nativeErrorCodes.invalidParams,
+      message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on '${request.method}'`,
+    };
   }
 }

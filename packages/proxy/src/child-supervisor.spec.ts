@@ -212,6 +212,25 @@ describe(ChildSupervisor, () => {
     expect(await supervisor.waitForChild(1_000)).toBe(fresh);
   });
 
+  it('does not charge a reconnect restart to the crash budget, however often it is asked', async () => {
+    const { start, port, supervisor, exits } = setup();
+    await start();
+    for (let i = 1; i <= 6; i++) {
+      await supervisor.restart('the reconnect tool');
+      // The killed child's exit is intended: no crash is counted, however the exit looks (SIGTERM).
+      expect(supervisor.status()).toMatchObject({
+        breaker: 'closed',
+        budgetLeft: 5,
+        restartsInWindow: 0,
+        restartCount: i,
+      });
+    }
+    expect(port.spawned).toHaveLength(7);
+    expect(exits.map((event) => [event.intentional, event.decision])).toEqual(
+      Array(6).fill([true, { kind: 'restart', delayMs: 0 }]),
+    );
+  });
+
   it('restarts an exit 75 handoff at once without using the crash budget', async () => {
     const { start, port, supervisor, exitLatest, exits } = setup();
     await start();

@@ -11,7 +11,7 @@ export { ClientAttribution } from './client-attribution.js';
 export { createProxyPlugin } from './create-proxy-plugin.js';
 export { ExitClassifierChain } from './exit-classifier-chain.js';
 export type { McpProxyOptions } from './mcp-proxy.js';
-export { defaultToolListWaitMs, McpProxy, proxyErrorCode } from './mcp-proxy.js';
+export { defaultToolListWaitMs, McpProxy } from './mcp-proxy.js';
 export { RejoinTargetTracker } from './rejoin-target-tracker.js';
 export type { BreakerState, RestartDecision, RestartPolicySnapshot } from './restart-policy.js';
 export {
@@ -20,6 +20,8 @@ export {
   RestartPolicy,
   RestartPolicySettings,
 } from './restart-policy.js';
+export type { ProxyFailure, ProxyWireError } from './to-proxy-wire-error.js';
+export { proxyErrorCode, toProxyWireError } from './to-proxy-wire-error.js';
 export type { ToolCacheEnvironment, ToolListCacheOptions, ToolListSource, ToolListUpdate } from './tool-list-cache.js';
 export {
   defaultToolCachePath,

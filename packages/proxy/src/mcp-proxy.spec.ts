@@ -2,9 +2,19 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ChildProcessPort, Clock, idempotencyMetaKey, Logger } from '@nteract-mcp/core';
+import {
+  ChildProcessPort,
+  Clock,
+  ContributionProvider,
+  idempotencyMetaKey,
+  Logger,
+  type McpPlugin,
+  ProtocolAdmission,
+} from '@nteract-mcp/core';
 import { createTestContainer, type FakeChildProcess, FakeChildProcessPort } from '@nteract-mcp/core/testing';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { createLegacyTransportPlugin } from '@nteract-mcp/plugin-transport-legacy';
+import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-native';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChildSupervisor } from './child-supervisor.js';
 import { createProxyPlugin } from './create-proxy-plugin.js';
@@ -62,6 +72,10 @@ interface SetupOptions {
   readonly toolListWaitMs?: number;
   /** The first spawn fails as a missing binary does. */
   readonly failFirstSpawn?: boolean;
+  /** The protocol era plugins of the proxy's composition; default legacy and native, as shipped. */
+  readonly eras?: readonly McpPlugin[];
+  /** Skip the legacy handshake the setup does by default (the test opens the connection itself). */
+  readonly noHandshake?: boolean;
 }
 
 /**
@@ -88,7 +102,9 @@ async function setup(
   const port = new FakeChildProcessPort();
   if (options.failFirstSpawn) port.failNextSpawn();
   const logger = new RecordingLogger();
-  const container = createTestContainer({ plugins: [createProxyPlugin()] })
+  const container = createTestContainer({
+    plugins: [createProxyPlugin(), ...(options.eras ?? [createLegacyTransportPlugin(), createNativeTransportPlugin()])],
+  })
     .override(ChildProcessPort, port)
     .override(Clock, clock)
     .override(Logger, logger)
@@ -142,6 +158,7 @@ async function setup(
     input,
     output,
     supervisor: container.get(ChildSupervisor),
+    eras: container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, { name: ProtocolAdmission }),
     tracker: new RejoinTargetTracker(),
     tools: new ToolListCache({ builtInTools: [], filePath: join(dir, 'tools.json'), logger }),
     clock,
@@ -172,15 +189,17 @@ async function setup(
           },
       );
   const answerTo = (id: unknown) => lines().find((line) => line.id === id);
-  await send({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
-  });
-  await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  await settle();
-  if (!options.holdInitialize && !options.failFirstSpawn) {
+  if (!options.noHandshake) {
+    await send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
+    });
+    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await settle();
+  }
+  if (!options.holdInitialize && !options.failFirstSpawn && !options.noHandshake) {
     // The first handshake ends with the tool cache's file write (and its list_changed): let that
     // I/O finish, so no test counts lines while it may still come.
     const cacheFile = join(dir, 'tools.json');
@@ -397,6 +416,7 @@ describe(McpProxy, () => {
     await t.rawLine('not json');
     await t.rawLine('"a string"');
     expect(t.lines().find((line) => line.error?.code === -32700)?.id).toBeNull();
+    expect(t.lines().find((line) => line.error?.code === -32700)?.error?.data).toEqual({ kind: 'unreadable_line' });
     expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
     const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
@@ -433,6 +453,11 @@ describe(McpProxy, () => {
     }
     await t.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
     expect(t.answerTo(9)?.error?.message).toMatch(/restart/i);
+    // The typed error of decision 1: it names the last exit and when the next attempt happens.
+    expect(t.answerTo(9)?.error).toMatchObject({
+      code: -32000,
+      data: { kind: 'breaker_open', last_exit: 'exit code 1', next_attempt_at: expect.any(String) },
+    });
   });
   describe('restart handoff and banner', () => {
     it('hands the notebook to the child after the very first crash, with no daemon version ever known', async () => {
@@ -818,5 +843,96 @@ describe('McpProxy with answers too large to carry', () => {
     await eventually(() => t.answerTo(4) !== undefined);
     expect(t.answerTo(4)?.result?.content).toEqual([{ type: 'text', text: 'x'.repeat(10) }]);
     expect(t.lines().filter((line) => line.id === 2 || line.id === 3)).toHaveLength(2);
+  });
+});
+
+const nativeEnvelope = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'v2-client', version: '2.4.0' },
+};
+const initializeRequest = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
+};
+
+describe('McpProxy and the contributed protocol eras', () => {
+  it('without the legacy plugin, answers a plain initialize -32022 naming the native versions, and starts no child', async () => {
+    const t = await setup(() => undefined, { eras: [createNativeTransportPlugin()], noHandshake: true });
+    await t.send(initializeRequest);
+    expect(t.answerTo(1)?.error).toEqual({
+      code: -32022,
+      message: expect.stringContaining('per-request negotiation only'),
+      data: { supported: ['2026-07-28'], requested: '2025-06-18' },
+    });
+    await t.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(t.answerTo(2)?.error?.code).toBe(-32602);
+    expect(t.port.spawned).toHaveLength(0);
+  });
+
+  it('with no era at all, initialize is a method nobody serves (-32601)', async () => {
+    const t = await setup(() => undefined, { eras: [], noHandshake: true });
+    await t.send(initializeRequest);
+    expect(t.answerTo(1)?.error?.code).toBe(-32601);
+    expect(t.port.spawned).toHaveLength(0);
+  });
+
+  it('with the legacy plugin alone, handshakes as before and refuses a modern envelope in place (-32600)', async () => {
+    const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }), {
+      eras: [createLegacyTransportPlugin()],
+    });
+    expect(t.answerTo(1)?.result).toMatchObject({
+      protocolVersion: '2025-06-18',
+      serverInfo: { name: 'nteract', version: '9.9.9' },
+      capabilities: { tools: { listChanged: true } },
+    });
+    expect(t.port.spawned).toHaveLength(1);
+    await t.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'connect_notebook', arguments: {}, _meta: nativeEnvelope },
+    });
+    expect(t.answerTo(2)?.error?.code).toBe(-32600);
+    await t.send(initializeRequest);
+    expect(t.lines().filter((line) => line.id === 1)).toHaveLength(2);
+    expect(t.lines().filter((line) => line.id === 1)[1]?.error?.message).toBe('Already initialized.');
+  });
+
+  it('opens a native connection on the first enveloped request: no handshake to the child, envelopes on its own requests, shaped results', async () => {
+    const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }), { noHandshake: true });
+    await t.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: nativeEnvelope } });
+    expect(t.answerTo('d')?.result).toMatchObject({
+      supportedVersions: ['2026-07-28'],
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '9.9.9' } },
+    });
+    expect(t.port.spawned).toHaveLength(0);
+    await t.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'connect_notebook', arguments: {}, _meta: nativeEnvelope },
+    });
+    await eventually(() => t.answerTo(2) !== undefined);
+    expect(t.answerTo(2)?.result).toEqual({
+      content: [{ type: 'text', text: 'ok' }],
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '9.9.9' } },
+    });
+    const seen = t.received.get(t.port.latest) ?? [];
+    expect(seen.map((message) => message.method)).toEqual(['tools/list', 'tools/call']);
+    expect(seen[0]?.params?._meta).toEqual(nativeEnvelope);
+    expect(seen[1]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    // The children are attributed to the client the envelope names.
+    expect(t.port.latest.spec.env.NTERACT_MCP_PEER_LABEL).toMatch(/^v2-client agent:v2-client:/);
+    await t.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: initializeRequest.params });
+    expect(t.answerTo(3)?.error?.code).toBe(-32022);
+    await t.crash();
+    expect(t.port.spawned).toHaveLength(2);
+    expect((t.received.get(t.port.latest) ?? []).map((message) => message.method)).not.toContain('initialize');
   });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   InitializedNotificationSchema,
@@ -9,6 +10,9 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
+import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
+import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
+import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
 import { formatServerTitle, idempotencyMetaKey } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
@@ -24,6 +28,7 @@ import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
+import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { NotebookResources } from './notebook-resources.js';
 
@@ -51,11 +56,23 @@ const defaultRecoveryWaitMs = 15_000;
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
 export interface ChildMcpServer {
-  /** The SDK server; the bin connects it to a transport. Do not replace its request handlers. */
+  /**
+   * The SDK server. Do not replace its request handlers. Connecting it directly skips the
+   * protocol eras (the SDK then does a legacy handshake itself): the bin uses {@link connect}.
+   */
   readonly server: Server;
   /**
+   * Connects the server to `transport` behind the contributed protocol eras
+   * ({@link ProtocolAdmission}): they admit the first request, answer the handshake and probes,
+   * refuse what they do not serve, and shape every result. Without the legacy era a plain
+   * `initialize` is refused.
+   */
+  connect(transport: Transport): Promise<void>;
+  /** The client as it named itself (`initialize`'s `clientInfo` or the native envelope), once known. */
+  client(): ClientIdentity | undefined;
+  /**
    * `<clientInfo.title ?? clientInfo.name ?? 'Inkwell'> agent:<slug>:<session>`, as of now: the
-   * client's names are known once it has sent `initialize`.
+   * client's names are known once its first request opened the connection.
    */
   peerLabel(): string;
   /** Stops listening to the slot and closes the server's transport. Sessions stay in the slot. */
@@ -84,19 +101,30 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const recovery = container.get(SessionRecoveryState);
   const agentSession = options.agentSession ?? randomBytes(4).toString('hex');
 
+  const description: ServerDescription = {
+    name: 'nteract',
+    version: options.version,
+    ...(options.daemonVersion !== undefined ? { title: formatServerTitle(options.daemonVersion) } : {}),
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+    instructions: childServerInstructions,
+  };
   const server = new Server(
     {
-      name: 'nteract',
-      version: options.version,
-      ...(options.daemonVersion !== undefined ? { title: formatServerTitle(options.daemonVersion) } : {}),
+      name: description.name,
+      version: description.version,
+      ...(description.title !== undefined ? { title: description.title } : {}),
     },
-    {
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
-      instructions: childServerInstructions,
-    },
+    { capabilities: description.capabilities, instructions: childServerInstructions },
   );
+  const eras = container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, {
+    name: ProtocolAdmission,
+  });
+  const gate = new ProtocolEraGate(eras.getContributions(), description, {
+    onFault: (era, error) => logger.error('a protocol era failed on a request', { era, error }),
+  });
 
-  const peerLabel = (): string => formatPeerLabel(server.getClientVersion(), agentSession);
+  const client = (): ClientIdentity | undefined => gate.connection?.client ?? server.getClientVersion();
+  const peerLabel = (): string => formatPeerLabel(client(), agentSession);
   const deps: ChildServerDependencies = {
     slot,
     recovery,
@@ -177,6 +205,15 @@ export function createChildMcpServer(container: Container, options: ChildServerO
 
   return {
     server,
+    connect: (transport) =>
+      server.connect(
+        new EraGatedTransport(transport, gate, (connection) => {
+          logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
+          // An era that serves from its first request has no `notifications/initialized` to wait for.
+          if (connection.readyOn === undefined) server.oninitialized?.();
+        }),
+      ),
+    client,
     peerLabel,
     close: async () => {
       slotSubscription.dispose();

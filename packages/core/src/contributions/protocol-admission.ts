@@ -10,36 +10,114 @@ export interface ClientIdentity {
   readonly title?: string;
 }
 
-/** A JSON-RPC request as admission sees it: nothing has been locked yet. */
+/** A JSON-RPC request as an era sees it: its method and params, never its id. */
 export interface AdmissionRequest {
   readonly method: string;
   readonly params?: unknown;
 }
 
+/** How the server behind a connection presents itself; an era builds its handshake and probe answers from it. */
+export interface ServerDescription {
+  readonly name: string;
+  readonly version: string;
+  readonly title?: string;
+  readonly capabilities: Readonly<Record<string, unknown>>;
+  readonly instructions?: string;
+}
+
+/** A JSON-RPC error the era answers a request with; the connection stays as it was. */
+export interface AdmissionRejection {
+  readonly kind: 'reject';
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** A valid first request of an era: the version it speaks and the client it names. */
+export interface AdmissionOpening {
+  readonly kind: 'open';
+  readonly protocolVersion: string;
+  readonly client: ClientIdentity | undefined;
+}
+
 /**
- * - `pass`: not this era's request; ask the next admission.
- * - `probe`: answer it without locking the era (`server/discover`).
- * - `open`: a valid first request of this era; lock the connection to it.
+ * - `pass`: not this era's request; ask the next era.
+ * - `probe`: answer it without locking the era (`server/discover`), with {@link ProtocolAdmission.probe}.
+ * - `open`: a valid first request of this era; lock the connection to it with {@link ProtocolAdmission.open}.
  * - `reject`: this era's request, but invalid; answer with this JSON-RPC error and lock nothing.
  */
 export type AdmissionDecision =
   | { readonly kind: 'pass' }
   | { readonly kind: 'probe' }
-  | { readonly kind: 'open'; readonly protocolVersion: string; readonly client: ClientIdentity | undefined }
-  | { readonly kind: 'reject'; readonly code: number; readonly message: string; readonly data?: unknown };
+  | AdmissionOpening
+  | AdmissionRejection;
 
-/**
- * Recognises the first request of one protocol era and decides whether it opens a lifecycle.
- * Guarantees expected of implementations: pure (no I/O, no recovery or daemon work started by a
- * decision); `pass` for anything of another era.
- */
-export interface ProtocolAdmission extends Contribution {
-  readonly specificationVersion: 'v1';
-  readonly era: ProtocolEra;
-  admit(request: AdmissionRequest): AdmissionDecision;
+/** What an opened connection does with a later request: serve it, answer it as a probe, or refuse it. */
+export type ConnectionCheck = { readonly kind: 'serve' } | { readonly kind: 'probe' } | AdmissionRejection;
+
+/** A message a new server behind an opened connection must receive, in order, before it serves. */
+export interface ReplayMessage {
+  /** `true`: a request (await its answer before the next message); `false`: a notification. */
+  readonly request: boolean;
+  readonly method: string;
+  readonly params?: unknown;
 }
 
-export const ProtocolAdmission = defineContributionPoint<ProtocolAdmission>('core', 'ProtocolAdmission', ['v1']);
+/**
+ * One connection locked to an era: what it answered on opening, how it treats later requests and
+ * results, and what a server started behind it later must be told.
+ */
+export interface EraConnection {
+  readonly era: ProtocolEra;
+  readonly protocolVersion: string;
+  readonly client: ClientIdentity | undefined;
+  /**
+   * The answer to the opening request when the era gives it itself (legacy: the `initialize`
+   * result with the negotiated version); `undefined` when the opening request is served like any
+   * other (native).
+   */
+  readonly handshake: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * The client notification after which the connection serves (legacy:
+   * `notifications/initialized`); `undefined` when it serves from the opening request on.
+   */
+  readonly readyOn: string | undefined;
+  /** A later request: native validates every envelope again; legacy refuses a second `initialize` or a modern envelope. */
+  check(request: AdmissionRequest): ConnectionCheck;
+  /** A result of this connection's request as the era sends it (native: `resultType` and serverInfo in `_meta`; legacy: as is). */
+  shapeResult(result: Readonly<Record<string, unknown>>, server: ServerDescription): Record<string, unknown>;
+  /**
+   * The params of a request sent on this connection's behalf to a server behind it (native: the
+   * opening envelope added; legacy: unchanged).
+   */
+  requestParams(params: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined;
+  /** What a new server behind this connection must receive first (legacy: the captured `initialize` and `notifications/initialized`; native: nothing). */
+  replay(): readonly ReplayMessage[];
+}
+
+/**
+ * One protocol era: recognises the first request of the era, answers its probes, opens a
+ * connection on it, and refuses what nobody admitted in its own terms.
+ *
+ * Guarantees expected of implementations: pure (no I/O; no recovery, daemon or runtime work
+ * started by a decision); `pass` for anything of another era.
+ */
+export interface ProtocolAdmission extends Contribution {
+  readonly specificationVersion: 'v2';
+  readonly era: ProtocolEra;
+  admit(request: AdmissionRequest): AdmissionDecision;
+  /** The answer to a request this era decided is a probe. */
+  probe(request: AdmissionRequest, server: ServerDescription): Record<string, unknown>;
+  /** The connection a request this era admitted with `opening` opens. */
+  open(request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription): EraConnection;
+  /**
+   * Before any era opened, a request every era passed: this era's refusal of it, or `undefined`
+   * when it has none (the next era is asked; without any, the answer is "method not found").
+   */
+  refuseUnadmitted(request: AdmissionRequest): AdmissionRejection | undefined;
+}
+
+export const ProtocolAdmission = defineContributionPoint<ProtocolAdmission>('core', 'ProtocolAdmission', ['v2']);
 
 /** `{ name, version?, title? }` from a `clientInfo` value when it carries a string name; else `undefined`. */
 export function readClientIdentity(value: unknown): ClientIdentity | undefined {

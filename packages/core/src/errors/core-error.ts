@@ -7,6 +7,8 @@
  *   does not know; the container refuses to build rather than call it with the wrong shape.
  * - `duplicateContributionId`: two contributions to one point share an id.
  * - `invalidContribution`: a contribution lacks an id or a specification version.
+ * - `invalidPluginOptions`: a plugin factory was given options it cannot work with (the message
+ *   names the option).
  * - `invalidTarget`: a notebook target (path, UUID, URL) could not be parsed; the message says
  *   what to pass instead.
  * - `unsupportedTarget`: the target parsed, but no loaded plugin handles its kind.
@@ -47,6 +49,7 @@ export type CoreErrorKind =
   | 'unknownSpecificationVersion'
   | 'duplicateContributionId'
   | 'invalidContribution'
+  | 'invalidPluginOptions'
   | 'invalidTarget'
   | 'unsupportedTarget'
   | 'duplicateTargetKind'

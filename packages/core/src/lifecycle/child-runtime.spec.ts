@@ -14,6 +14,7 @@ import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { createTestContainer } from '../testing/create-test-container.js';
+import { fakeInitializeEraPlugin } from '../testing/fake-initialize-era.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { ChildRuntime, defaultStartupWaitMs } from './child-runtime.js';
 
@@ -64,7 +65,7 @@ function setup(options: { handoff?: ChildHandoff; slowStart?: boolean } = {}) {
     }),
   });
   const clock = new ManualClock();
-  const container = createTestContainer({ plugins: [plugin] })
+  const container = createTestContainer({ plugins: [fakeInitializeEraPlugin(), plugin] })
     .override(Clock, clock)
     .override(Logger, new RecordingLogger())
     .build();

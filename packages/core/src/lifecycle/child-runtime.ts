@@ -66,7 +66,7 @@ export class ChildRuntime {
       handoff,
       cwd: options.cwd,
       // Before the (replayed) initialize arrives, the proxy's label keeps the client's name.
-      peerLabel: () => (child.server.getClientVersion() ? child.peerLabel() : (handoff.peerLabel ?? child.peerLabel())),
+      peerLabel: () => (child.client() ? child.peerLabel() : (handoff.peerLabel ?? child.peerLabel())),
       requestExit: (code, why) => void this.stop(code, why),
     };
     const exited = new Promise<number>((resolve) => {
@@ -79,7 +79,7 @@ export class ChildRuntime {
         ? this.within(this.startContributions(context), options.startupWaitMs ?? defaultStartupWaitMs)
         : Promise.resolve();
     void ready
-      .then(() => (this.#stopping ? undefined : child.server.connect(options.transport)))
+      .then(() => (this.#stopping ? undefined : child.connect(options.transport)))
       .catch((error: unknown) => {
         this.logger.error('could not start the MCP transport', { error });
         void this.stop(1, 'transport failed');

@@ -5,6 +5,7 @@ export { createTestContainer } from './create-test-container.js';
 export { FakeChildProcess, FakeChildProcessPort } from './fake-child-process.js';
 export type { FakeDaemonPortOptions } from './fake-daemon-port.js';
 export { FakeDaemonPort } from './fake-daemon-port.js';
+export { FakeInitializeEra, fakeInitializeEraPlugin } from './fake-initialize-era.js';
 export type { FakeNotebookBackendOptions } from './fake-notebook-backend.js';
 export { FakeNotebookBackend } from './fake-notebook-backend.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';

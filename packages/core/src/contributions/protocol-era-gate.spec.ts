@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import type {
+  AdmissionRequest,
+  ConnectionCheck,
+  EraConnection,
+  ProtocolAdmission,
+  ServerDescription,
+} from './protocol-admission.js';
+import { ProtocolEraGate } from './protocol-era-gate.js';
+
+const server: ServerDescription = { name: 'nteract', version: '1', capabilities: {} };
+
+/** A scripted era: opens on `open/<era>`, probes on `probe`, rejects `bad/<era>`, refuses the rest when `refuses`. */
+function era(name: 'legacy' | 'native', options: { handshake?: boolean; refuses?: boolean } = {}): ProtocolAdmission {
+  return {
+    id: `test.${name}`,
+    specificationVersion: 'v2',
+    era: name,
+    admit: (request) => {
+      if (request.method === `open/${name}`)
+        return { kind: 'open', protocolVersion: `${name}-1`, client: { name: 'c' } };
+      if (request.method === `bad/${name}`) return { kind: 'reject', code: -32602, message: `bad ${name}` };
+      if (request.method === 'probe' && name === 'native') return { kind: 'probe' };
+      return { kind: 'pass' };
+    },
+    probe: () => ({ probedBy: name }),
+    open: (_request, opening): EraConnection => ({
+      era: name,
+      protocolVersion: opening.protocolVersion,
+      client: opening.client,
+      handshake: options.handshake ? { hello: name } : undefined,
+      readyOn: undefined,
+      check: (request: AdmissionRequest): ConnectionCheck =>
+        request.method.startsWith('open/')
+          ? { kind: 'reject', code: -32600, message: 'already open' }
+          : request.method === 'probe'
+            ? { kind: 'probe' }
+            : { kind: 'serve' },
+      shapeResult: (result) => ({ ...result, shapedBy: name }),
+      requestParams: (params) => params,
+      replay: () => [],
+    }),
+    refuseUnadmitted: (request) =>
+      options.refuses ? { kind: 'reject', code: -32000, message: `${name} refuses ${request.method}` } : undefined,
+  };
+}
+
+describe(ProtocolEraGate, () => {
+  it('refuses everything "method not found" with no era loaded', () => {
+    const gate = new ProtocolEraGate([], server);
+    expect(gate.receive({ method: 'initialize' })).toMatchObject({ kind: 'refuse', error: { code: -32601 } });
+    expect(gate.connection).toBeUndefined();
+  });
+
+  it('locks nothing on a probe or a rejected first request; the first valid one opens its era for good', () => {
+    const gate = new ProtocolEraGate([era('legacy', { handshake: true }), era('native')], server);
+    expect(gate.receive({ method: 'probe' })).toEqual({ kind: 'answer', result: { probedBy: 'native' } });
+    expect(gate.receive({ method: 'bad/legacy' })).toMatchObject({ kind: 'refuse', error: { message: 'bad legacy' } });
+    expect(gate.connection).toBeUndefined();
+    expect(gate.shapeResult({ a: 1 })).toEqual({ a: 1 });
+    const opened = gate.receive({ method: 'open/legacy' });
+    expect(opened).toMatchObject({ kind: 'answer', result: { hello: 'legacy' }, opened: { era: 'legacy' } });
+    // The era stays: the other era's opening request is this connection's to judge.
+    expect(gate.receive({ method: 'open/native' })).toMatchObject({ kind: 'refuse', error: { code: -32600 } });
+    expect(gate.receive({ method: 'tools/list' })).toEqual({ kind: 'serve' });
+    expect(gate.connection?.era).toBe('legacy');
+    expect(gate.shapeResult({ a: 1 })).toEqual({ a: 1, shapedBy: 'legacy' });
+  });
+
+  it('serves the opening request of an era without a handshake', () => {
+    const gate = new ProtocolEraGate([era('legacy', { handshake: true }), era('native')], server);
+    expect(gate.receive({ method: 'open/native' })).toMatchObject({ kind: 'serve', opened: { era: 'native' } });
+  });
+
+  it('asks the eras in order to refuse a request none admitted', () => {
+    const gate = new ProtocolEraGate([era('legacy'), era('native', { refuses: true })], server);
+    expect(gate.receive({ method: 'tools/list' })).toEqual({
+      kind: 'refuse',
+      error: { code: -32000, message: 'native refuses tools/list' },
+    });
+  });
+});
+
+describe('ProtocolEraGate with a throwing era', () => {
+  it('goes on without it, answers what it fails on -32603, and reports each fault', () => {
+    const faults: string[] = [];
+    const broken: ProtocolAdmission = {
+      ...era('native'),
+      id: 'test.broken',
+      admit: () => {
+        throw new Error('admit broke');
+      },
+      refuseUnadmitted: () => {
+        throw new Error('refuse broke');
+      },
+    };
+    const gate = new ProtocolEraGate([broken, era('legacy', { handshake: true })], server, {
+      onFault: (id, error) => faults.push(`${id}: ${(error as Error).message}`),
+    });
+    expect(gate.receive({ method: 'tools/list' })).toMatchObject({ kind: 'refuse', error: { code: -32601 } });
+    expect(gate.receive({ method: 'open/legacy' })).toMatchObject({ kind: 'answer', opened: { era: 'legacy' } });
+    expect(faults).toEqual(['test.broken: admit broke', 'test.broken: refuse broke', 'test.broken: admit broke']);
+
+    const failing = era('native');
+    const opensBadly = new ProtocolEraGate(
+      [
+        {
+          ...failing,
+          open: () => {
+            throw new Error('open broke');
+          },
+        },
+      ],
+      server,
+    );
+    expect(opensBadly.receive({ method: 'open/native' })).toMatchObject({ kind: 'refuse', error: { code: -32603 } });
+    expect(opensBadly.connection).toBeUndefined();
+  });
+});

@@ -1,0 +1,137 @@
+import type {
+  AdmissionRejection,
+  AdmissionRequest,
+  EraConnection,
+  ProtocolAdmission,
+  ServerDescription,
+} from './protocol-admission.js';
+
+/** JSON-RPC "Method not found": the answer when no loaded era knows what to do with a first request. */
+const methodNotFoundCode = -32601;
+/** JSON-RPC "Internal error": the answer when an era failed deciding. */
+const internalErrorCode = -32603;
+
+export interface ProtocolEraGateOptions {
+  /** An era threw while deciding; the gate went on without it (see {@link ProtocolEraGate}). */
+  readonly onFault?: (eraId: string, error: unknown) => void;
+}
+
+/**
+ * What the host does with one inbound request:
+ * - `serve`: hand it to the server (`opened` when this request opened the connection);
+ * - `answer`: answer it with `result` itself (the era's handshake answer, or a probe's);
+ * - `refuse`: answer it with `error`.
+ */
+export type GateVerdict =
+  | { readonly kind: 'serve'; readonly opened?: EraConnection }
+  | { readonly kind: 'answer'; readonly result: Record<string, unknown>; readonly opened?: EraConnection }
+  | { readonly kind: 'refuse'; readonly error: Omit<AdmissionRejection, 'kind'> };
+
+/**
+ * The manager of the {@link ProtocolAdmission} point for one connection: asks the contributed eras,
+ * in composition order, about each inbound request and keeps the era the first valid request
+ * opened. Until then a probe locks nothing and a rejected request leaves the connection unopened.
+ *
+ * Guarantees: every request gets one verdict; once opened the era never changes; with no era
+ * loaded every request is refused "method not found". A throwing era is isolated: its `admit` or
+ * `refuseUnadmitted` counts as no opinion, a failed probe, opening or check is refused -32603
+ * (nothing opened), a failed shaping sends the result as it is; each fault is reported to
+ * `onFault`. Does no I/O.
+ */
+export class ProtocolEraGate {
+  readonly #eras: readonly ProtocolAdmission[];
+  readonly #server: ServerDescription;
+  readonly #onFault: (eraId: string, error: unknown) => void;
+  #connection: EraConnection | undefined;
+
+  public constructor(
+    eras: readonly ProtocolAdmission[],
+    server: ServerDescription,
+    options: ProtocolEraGateOptions = {},
+  ) {
+    this.#eras = eras;
+    this.#server = server;
+    this.#onFault = options.onFault ?? (() => undefined);
+  }
+
+  /** The opened connection, once a request opened one. */
+  public get connection(): EraConnection | undefined {
+    return this.#connection;
+  }
+
+  public get server(): ServerDescription {
+    return this.#server;
+  }
+
+  public receive(request: AdmissionRequest): GateVerdict {
+    const connection = this.#connection;
+    if (connection) {
+      const check = this.#guard(connection.era, () => connection.check(request));
+      if (check === undefined) return this.#failed(connection.era);
+      if (check.kind === 'serve') return { kind: 'serve' };
+      if (check.kind === 'probe') return this.#probe(this.#owner(connection.era), request);
+      return refuse(check);
+    }
+    for (const era of this.#eras) {
+      const decision = this.#guard(era.id, () => era.admit(request));
+      if (decision === undefined || decision.kind === 'pass') continue;
+      if (decision.kind === 'reject') return refuse(decision);
+      if (decision.kind === 'probe') return this.#probe(era, request);
+      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server));
+      if (opened === undefined) return this.#failed(era.id);
+      this.#connection = opened;
+      return opened.handshake === undefined
+        ? { kind: 'serve', opened }
+        : { kind: 'answer', result: { ...opened.handshake }, opened };
+    }
+    for (const era of this.#eras) {
+      const refusal = this.#guard(era.id, () => era.refuseUnadmitted(request));
+      if (refusal !== undefined) return refuse(refusal);
+    }
+    return {
+      kind: 'refuse',
+      error: {
+        code: methodNotFoundCode,
+        message: `Method not found: ${request.method} (no loaded protocol era serves it)`,
+      },
+    };
+  }
+
+  /** A result of a served request, as the opened era sends it; unchanged before opening (or when shaping fails). */
+  public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
+    const connection = this.#connection;
+    if (!connection) return result;
+    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server)) ?? result;
+  }
+
+  #owner(era: string): ProtocolAdmission | undefined {
+    return this.#eras.find((candidate) => candidate.era === era);
+  }
+
+  #probe(era: ProtocolAdmission | undefined, request: AdmissionRequest): GateVerdict {
+    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server)) : undefined;
+    return result === undefined ? this.#failed(era?.id ?? 'unknown') : { kind: 'answer', result };
+  }
+
+  /** `run()`, or `undefined` (the fault reported) when it throws. */
+  #guard<T>(eraId: string, run: () => T): T | undefined {
+    try {
+      return run();
+    } catch (error) {
+      this.#onFault(eraId, error);
+      return undefined;
+    }
+  }
+
+  #failed(eraId: string): GateVerdict {
+    return {
+      kind: 'refuse',
+      error: { code: internalErrorCode, message: `Internal error: the protocol era '${eraId}' failed on this request` },
+    };
+  }
+}
+
+function refuse(rejection: AdmissionRejection): GateVerdict {
+  const { kind: _kind, ...error } = rejection;
+  return { kind: 'refuse', error };
+}

@@ -1,0 +1,69 @@
+import { ContainerModule } from 'inversify';
+import {
+  type AdmissionDecision,
+  type AdmissionOpening,
+  type AdmissionRequest,
+  type EraConnection,
+  ProtocolAdmission,
+  readClientIdentity,
+  type ServerDescription,
+} from '../contributions/protocol-admission.js';
+import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
+
+/**
+ * The smallest `initialize`-based era, for core's own tests of code behind the era gate (core
+ * cannot load the transport plugins): it opens on any `initialize`, agrees to the version asked
+ * for, answers with the server's description, serves after `notifications/initialized`, and
+ * replays nothing. It validates nothing else; the real rules are the transport plugins'.
+ */
+export class FakeInitializeEra implements ProtocolAdmission {
+  public readonly id = 'test.initialize-era';
+  public readonly specificationVersion = 'v2';
+  public readonly era = 'legacy';
+
+  public admit(request: AdmissionRequest): AdmissionDecision {
+    if (request.method !== 'initialize') return { kind: 'pass' };
+    const params = (request.params ?? {}) as { protocolVersion?: unknown; clientInfo?: unknown };
+    return {
+      kind: 'open',
+      protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-06-18',
+      client: readClientIdentity(params.clientInfo),
+    };
+  }
+
+  public probe(): Record<string, unknown> {
+    return {};
+  }
+
+  public open(_request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription): EraConnection {
+    return {
+      era: 'legacy',
+      protocolVersion: opening.protocolVersion,
+      client: opening.client,
+      handshake: {
+        protocolVersion: opening.protocolVersion,
+        capabilities: server.capabilities,
+        serverInfo: { name: server.name, version: server.version },
+      },
+      readyOn: 'notifications/initialized',
+      check: () => ({ kind: 'serve' }),
+      shapeResult: (result) => ({ ...result }),
+      requestParams: (params) => (params === undefined ? undefined : { ...params }),
+      replay: () => [],
+    };
+  }
+
+  public refuseUnadmitted(): undefined {
+    return undefined;
+  }
+}
+
+/** A plugin contributing {@link FakeInitializeEra}. */
+export function fakeInitializeEraPlugin(): McpPlugin {
+  return definePlugin({
+    id: 'test.initialize-era',
+    module: new ContainerModule(({ bind }) => {
+      bind(ProtocolAdmission).toConstantValue(new FakeInitializeEra());
+    }),
+  });
+}

@@ -1,0 +1,223 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ChildProcessPort,
+  Clock,
+  ContributionProvider,
+  createChildMcpServer,
+  DaemonPort,
+  Logger,
+  type McpPlugin,
+  ProtocolAdmission,
+} from '@nteract-mcp/core';
+import { createTestContainer, FakeChildProcessPort, FakeDaemonPort } from '@nteract-mcp/core/testing';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { createLegacyTransportPlugin } from '@nteract-mcp/plugin-transport-legacy';
+import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-native';
+import { ChildSupervisor, McpProxy, ToolListCache } from '@nteract-mcp/proxy';
+import { afterEach, describe, expect, it } from 'vitest';
+import { proxyPlugins } from './distribution-plugins.js';
+
+const plainInitialize = {
+  jsonrpc: '2.0' as const,
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-code', version: '1' } },
+};
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'v2-client', version: '2.4.0' },
+};
+/** What a plain `initialize` gets where the native era is the only one (decision 4: -32022, naming the versions). */
+const nativeOnlyRefusal = {
+  code: -32022,
+  message: expect.stringContaining('per-request negotiation only'),
+  data: { supported: ['2026-07-28'], requested: '2025-06-18' },
+};
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The child's server over a real container with exactly `eras` (and a fake daemon), reached raw over a linked pair. */
+async function childServer(eras: readonly McpPlugin[]) {
+  const container = createTestContainer({ plugins: eras })
+    .override(Logger, new RecordingLogger())
+    .override(DaemonPort, new FakeDaemonPort())
+    .build();
+  const child = createChildMcpServer(container, { version: '1.2.3', daemonVersion: '2.0.0', cwd: '/' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await child.connect(serverSide);
+  cleanups.push(() => child.close());
+  const received: JSONRPCMessage[] = [];
+  clientSide.onmessage = (message) => received.push(message);
+  await clientSide.start();
+  const ask = async (message: JSONRPCMessage & { id: number }) => {
+    await clientSide.send(message);
+    await expect.poll(() => received.some((answer) => 'id' in answer && answer.id === message.id)).toBe(true);
+    return received.find((answer) => 'id' in answer && answer.id === message.id) as {
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string; data?: unknown };
+    };
+  };
+  return { child, ask };
+}
+
+/** The proxy over a real container with `plugins` (fake child processes); raw JSON-RPC lines in and out. */
+async function proxy(plugins: readonly McpPlugin[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-eras-'));
+  const port = new FakeChildProcessPort();
+  const logger = new RecordingLogger();
+  const container = createTestContainer({ plugins })
+    .override(ChildProcessPort, port)
+    .override(Clock, new ManualClock(0))
+    .override(Logger, logger)
+    .build();
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let out = '';
+  output.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  const instance = new McpProxy({
+    input,
+    output,
+    supervisor: container.get(ChildSupervisor),
+    eras: container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, { name: ProtocolAdmission }),
+    tools: new ToolListCache({ builtInTools: [], filePath: join(dir, 'tools.json'), logger }),
+    clock: container.get(Clock),
+    logger,
+    version: '9.9.9',
+    resolveChild: () => ({ command: 'runt-mcp', args: [], env: {} }),
+    onExit: () => undefined,
+  });
+  await instance.start();
+  cleanups.push(async () => {
+    await instance.close(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const answers = () =>
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: Record<string, unknown>; error?: unknown });
+  const ask = async (message: object & { id: number }) => {
+    input.write(`${JSON.stringify(message)}\n`);
+    await expect.poll(() => answers().some((answer) => answer.id === message.id)).toBe(true);
+    return answers().find((answer) => answer.id === message.id);
+  };
+  return { ask, port };
+}
+
+describe('a composition without the legacy protocol plugin', () => {
+  it('makes initialize unknown to the proxy: a plain initialize is refused -32022 and no child starts', async () => {
+    const plugins = proxyPlugins().filter((plugin) => plugin.id !== 'transport-legacy');
+    expect(plugins.map((plugin) => plugin.id)).toEqual(['proxy', 'transport-native']);
+    const { ask, port } = await proxy(plugins);
+    expect((await ask(plainInitialize))?.error).toEqual(nativeOnlyRefusal);
+    expect(port.spawned).toHaveLength(0);
+  });
+
+  it('makes initialize unknown to the child server: refused -32022, while an enveloped request is served and shaped', async () => {
+    const { child, ask } = await childServer([createNativeTransportPlugin()]);
+    expect((await ask(plainInitialize)).error).toEqual(nativeOnlyRefusal);
+    expect(child.client()).toBeUndefined();
+    const listed = await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } });
+    expect(Array.isArray(listed.result?.tools)).toBe(true);
+    expect(listed.result).toMatchObject({
+      resultType: 'complete',
+      _meta: {
+        'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '1.2.3', title: 'nteract (daemon 2.0.0)' },
+      },
+    });
+    expect(child.client()).toEqual({ name: 'v2-client', version: '2.4.0' });
+    expect(child.peerLabel()).toMatch(/^v2-client agent:v2-client:/);
+  });
+});
+
+describe('a composition with the legacy protocol plugin', () => {
+  it('lets the proxy handshake as before', async () => {
+    const { ask } = await proxy(proxyPlugins());
+    expect((await ask(plainInitialize))?.result).toMatchObject({
+      protocolVersion: '2025-06-18',
+      serverInfo: { name: 'nteract', version: '9.9.9' },
+    });
+  });
+
+  it('lets an SDK client connect to the child server; the era answers initialize, not the SDK', async () => {
+    const container = createTestContainer({ plugins: [createLegacyTransportPlugin(), createNativeTransportPlugin()] })
+      .override(Logger, new RecordingLogger())
+      .override(DaemonPort, new FakeDaemonPort())
+      .build();
+    const child = createChildMcpServer(container, { version: '1.2.3', daemonVersion: '2.0.0', cwd: '/' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await child.connect(serverSide);
+    const client = new Client({ name: 'claude-code', title: 'Claude Code', version: '1' });
+    await client.connect(clientSide);
+    cleanups.push(async () => {
+      await client.close();
+      await child.close();
+    });
+    expect(client.getServerVersion()).toEqual({ name: 'nteract', version: '1.2.3', title: 'nteract (daemon 2.0.0)' });
+    expect(client.getInstructions()).toContain('nteract MCP server');
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('session_status');
+    expect(child.server.getClientVersion()).toBeUndefined();
+    expect(child.peerLabel()).toMatch(/^Claude Code agent:claude-code:/);
+  });
+});
+
+describe('the built runt-mcp bin', () => {
+  it('serves a native request with its contributed native era (no initialize)', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'runt-eras-'));
+    cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+    const bin = fileURLToPath(new URL('../dist/runt-mcp.js', import.meta.url));
+    const child = spawn(process.execPath, [bin], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        XDG_RUNTIME_DIR: join(home, 'run'),
+        XDG_CACHE_HOME: join(home, 'cache'),
+        XDG_DATA_HOME: join(home, 'data'),
+        NTERACT_MCP_NO_AUTOSTART: '1',
+      },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    cleanups.push(async () => {
+      child.stdin.end();
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+    });
+    const answers = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } })}\n`,
+    );
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } })}\n`,
+    );
+    child.stdin.write(`${JSON.stringify({ ...plainInitialize, id: 3 })}\n`);
+    await expect.poll(() => answers().length, { timeout: 15_000 }).toBe(3);
+    const byId = (id: number) => answers().find((answer) => answer.id === id);
+    const [discover, listed, initialize] = [byId(1), byId(2), byId(3)];
+    expect(discover).toMatchObject({ id: 1, result: { supportedVersions: ['2026-07-28'], resultType: 'complete' } });
+    expect(listed).toMatchObject({ id: 2, result: { resultType: 'complete' } });
+    expect(initialize).toMatchObject({ id: 3, error: { code: -32022 } });
+  });
+});

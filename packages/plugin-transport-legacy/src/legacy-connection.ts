@@ -1,0 +1,73 @@
+import type {
+  AdmissionOpening,
+  AdmissionRequest,
+  ClientIdentity,
+  ConnectionCheck,
+  EraConnection,
+  ReplayMessage,
+  ServerDescription,
+} from '@nteract-mcp/core';
+
+/** The `_meta` key whose presence marks a request of the per-request (native) era. */
+const modernVersionKey = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * A connection locked to the legacy era by its `initialize`. The era answers that `initialize`
+ * itself (negotiated version, the server's capabilities, identity and instructions) and serves
+ * once the client sent `notifications/initialized`. A second `initialize`, or a request carrying
+ * a modern `_meta` envelope (no switching eras in place), is refused -32600. Results go out as
+ * they are. A server started later behind it is given the captured `initialize` and
+ * `notifications/initialized` again.
+ */
+export class LegacyConnection implements EraConnection {
+  public readonly era = 'legacy';
+  public readonly protocolVersion: string;
+  public readonly client: ClientIdentity | undefined;
+  public readonly handshake: Readonly<Record<string, unknown>>;
+  public readonly readyOn = 'notifications/initialized';
+  readonly #initializeParams: unknown;
+
+  public constructor(request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription) {
+    this.protocolVersion = opening.protocolVersion;
+    this.client = opening.client;
+    this.#initializeParams = request.params;
+    this.handshake = Object.freeze({
+      protocolVersion: opening.protocolVersion,
+      capabilities: server.capabilities,
+      serverInfo: {
+        name: server.name,
+        version: server.version,
+        ...(server.title !== undefined ? { title: server.title } : {}),
+      },
+      ...(server.instructions !== undefined ? { instructions: server.instructions } : {}),
+    });
+  }
+
+  public check(request: AdmissionRequest): ConnectionCheck {
+    if (request.method === 'initialize') return { kind: 'reject', code: -32600, message: 'Already initialized.' };
+    const meta = (request.params as { _meta?: unknown } | undefined)?._meta;
+    if (typeof meta === 'object' && meta !== null && modernVersionKey in meta) {
+      return {
+        kind: 'reject',
+        code: -32600,
+        message: `Cannot switch protocol era in place: this connection was initialized with ${this.protocolVersion}; drop the _meta["${modernVersionKey}"] envelope or open a new connection.`,
+      };
+    }
+    return { kind: 'serve' };
+  }
+
+  public shapeResult(result: Readonly<Record<string, unknown>>): Record<string, unknown> {
+    return { ...result };
+  }
+
+  public requestParams(params: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+    return params === undefined ? undefined : { ...params };
+  }
+
+  public replay(): readonly ReplayMessage[] {
+    return [
+      { request: true, method: 'initialize', params: this.#initializeParams },
+      { request: false, method: 'notifications/initialized' },
+    ];
+  }
+}

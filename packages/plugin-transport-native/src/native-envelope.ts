@@ -1,0 +1,26 @@
+import type { ServerDescription } from '@nteract-mcp/core';
+
+/** Reserved `_meta` keys of the 2026-07-28 per-request envelope. */
+export const envelopeKeys = Object.freeze({
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  /** In `_meta` of every result. */
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+});
+
+/** JSON-RPC codes of the native era. */
+export const nativeErrorCodes = Object.freeze({
+  invalidParams: -32602,
+  methodNotFound: -32601,
+  unsupportedProtocolVersion: -32022,
+});
+
+/** `{ name, version, title? }` of the server, as results carry it. */
+export function serverInfo(server: ServerDescription): Record<string, unknown> {
+  return {
+    name: server.name,
+    version: server.version,
+    ...(server.title !== undefined ? { title: server.title } : {}),
+  };
+}

@@ -1,0 +1,95 @@
+import {
+  type AdmissionRequest,
+  type EraConnection,
+  type GateVerdict,
+  type Logger,
+  type ProtocolAdmission,
+  ProtocolEraGate,
+  type ReplayMessage,
+} from '@nteract-mcp/core';
+import type { ClientAttribution } from './client-attribution.js';
+
+/** The instructions the proxy gives the client when an era answers the handshake itself. */
+export const proxyInstructions =
+  'nteract MCP server for Jupyter notebooks. Use list_active_notebooks, connect_notebook or create_notebook to choose the active notebook; the server keeps it across restarts. If tools misbehave, call reconnect.';
+
+/**
+ * The proxy's side of the upstream protocol: asks the contributed eras ({@link ProtocolAdmission},
+ * in composition order) about every upstream request, through one {@link ProtocolEraGate} for the
+ * life of the proxy. The era opened by the first valid request stays fixed across child
+ * restarts: it answers the handshake (legacy `initialize`) and probes (`server/discover`),
+ * refuses what it does not serve, shapes the results the client gets, adds what a request of the
+ * proxy's own to a child needs (native: the opening envelope), and says what to replay to every
+ * new child (legacy: the captured `initialize` and `notifications/initialized`). The client named
+ * in the opening request becomes the children's attribution.
+ *
+ * Knows no protocol version itself: without an era that admits a plain `initialize`, `initialize`
+ * is refused like any other request no era serves.
+ */
+export class UpstreamHandshake {
+  readonly #gate: ProtocolEraGate;
+  readonly #attribution: ClientAttribution;
+  #ready = false;
+
+  public constructor(
+    eras: readonly ProtocolAdmission[],
+    version: string,
+    attribution: ClientAttribution,
+    logger: Logger,
+  ) {
+    this.#attribution = attribution;
+    this.#gate = new ProtocolEraGate(
+      eras,
+      {
+        name: 'nteract',
+        version,
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+        instructions: proxyInstructions,
+      },
+      { onFault: (era, error) => logger.error('a protocol era failed on an upstream request', { era, error }) },
+    );
+  }
+
+  /** The opened connection, once the client's first valid request opened one. */
+  public get connection(): EraConnection | undefined {
+    return this.#gate.connection;
+  }
+
+  /** The connection is open and the client said it is ready (legacy: `notifications/initialized`): children may start. */
+  public get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** What to do with an upstream request. `becameReady` is set when this request made the connection ready. */
+  public receive(request: AdmissionRequest): GateVerdict & { readonly becameReady?: true } {
+    const verdict = this.#gate.receive(request);
+    if (verdict.kind === 'refuse' || !verdict.opened) return verdict;
+    this.#attribution.observeClientInfo(verdict.opened.client);
+    if (verdict.opened.readyOn !== undefined) return verdict;
+    this.#ready = true;
+    return { ...verdict, becameReady: true };
+  }
+
+  /** An upstream notification; `true` when it made the connection ready (the first time). */
+  public notification(method: string): boolean {
+    const connection = this.#gate.connection;
+    if (this.#ready || connection === undefined || connection.readyOn !== method) return false;
+    this.#ready = true;
+    return true;
+  }
+
+  /** A result for the client, as the opened era sends it. */
+  public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
+    return this.#gate.shapeResult(result);
+  }
+
+  /** The params of a request of the proxy's own to a child. */
+  public requestParams(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+    return this.#gate.connection ? this.#gate.connection.requestParams(params) : params;
+  }
+
+  /** What every new child must receive before it serves. */
+  public replay(): readonly ReplayMessage[] {
+    return this.#gate.connection?.replay() ?? [];
+  }
+}
