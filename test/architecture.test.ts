@@ -58,6 +58,7 @@ const coreLayers: readonly (readonly string[])[] = [
   ['session'],
   ['recovery'],
   ['child-server'],
+  ['lifecycle'],
   ['composition'],
   ['testing'],
   ['.'],

@@ -1,16 +1,4 @@
-import { defineConfig } from 'tsup';
+import { definePackageBuild } from '../../tsup.shared.js';
 
-/**
- * The shared package build, plus the test-only child bin, which takes the distribution's
- * composition from the `nteract-mcp` package at run time (kept external, never bundled).
- */
-export default defineConfig({
-  entry: ['src/index.ts', 'src/main.ts', 'src/archive-child.ts'],
-  format: ['esm'],
-  dts: { entry: 'src/index.ts' },
-  clean: true,
-  sourcemap: true,
-  target: 'node20',
-  removeNodeProtocol: false,
-  external: ['nteract-mcp'],
-});
+/** The library, the self-checking demo (`main`) and the plugin module the shipped child loads (`plugin`). */
+export default definePackageBuild({ index: 'src/index.ts', main: 'src/main.ts', plugin: 'src/plugin.ts' });

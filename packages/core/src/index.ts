@@ -16,6 +16,7 @@ export type {
   TargetParseContext,
 } from './contributions/notebook-backend.js';
 export { NotebookBackend } from './contributions/notebook-backend.js';
+export { NotebookTargetResolver } from './contributions/notebook-target-resolver.js';
 export type {
   AdmissionDecision,
   AdmissionOpening,
@@ -115,7 +116,6 @@ export {
   isNotebookIdTarget,
   isSameNotebookTarget,
 } from './notebook-target/notebook-target.js';
-export { NotebookTargetResolver } from './notebook-target/notebook-target-resolver.js';
 export { SecretToken } from './notebook-target/secret-token.js';
 export type { ChildExit, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
 export { ChildProcessPort } from './ports/child-process-port.js';
@@ -152,6 +152,8 @@ export type {
 } from './ports/notebook-handle.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
+export type { BoundedRetryRecoveryOptions } from './recovery/bounded-retry-recovery.js';
+export { BoundedRetryRecovery, defaultRecoveryRetrySchedule } from './recovery/bounded-retry-recovery.js';
 export type { RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
 export { RecoveryLoop } from './recovery/recovery-loop.js';
 export type { RetrySchedule } from './recovery/retry-timer.js';

@@ -13,6 +13,7 @@ import {
   handoffEnvironmentHelp,
   handoffFromEnvironment,
   Logger,
+  type McpPlugin,
   NotebookTargetResolver,
   ProtocolAdmission,
   RecoveryContribution,
@@ -20,18 +21,23 @@ import {
 } from '@nteract-mcp/core';
 import type { Container } from 'inversify';
 import { childPlugins } from './distribution-plugins.js';
+import { loadPluginModules, pluginModuleSpecifiers, pluginModulesEnvironmentVariable } from './load-plugin-modules.js';
 
 export const runtMcpUsage = `runt-mcp: the nteract MCP server (one child of the nteract-mcp proxy).
 
 Usage:
-  runt-mcp            Serve MCP on stdin/stdout (newline-delimited JSON-RPC).
-  runt-mcp --help     Show this help.
-  runt-mcp --version  Print the version.
-  runt-mcp --check    Build this process's composition and print what it loaded, as JSON.
+  runt-mcp [--plugin MODULE]...          Serve MCP on stdin/stdout (newline-delimited JSON-RPC).
+  runt-mcp [--plugin MODULE]... --check  Build this process's composition and print what it loaded, as JSON.
+  runt-mcp --help                        Show this help.
+  runt-mcp --version                     Print the version.
+
+  --plugin MODULE   Also load a third-party plugin: a module (a path, or a package name) that
+                    exports createPlugin({ env, cwd }) returning the plugin. Repeatable.
 
 Environment:
   RUNTIMED_SOCKET_PATH          The local daemon's socket (discovered like runtimed does when unset).
 ${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning}`).join('\n')}
+  ${pluginModulesEnvironmentVariable.padEnd(30)}More plugin modules, separated like PATH (loaded after --plugin ones).
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
 A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
@@ -57,15 +63,36 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     process.stdout.write(`runt-mcp ${version}\n`);
     return 0;
   }
-  if (argv[0] === '--check' && argv.length === 1) {
-    process.stdout.write(`${JSON.stringify(checkReport(version, env))}\n`);
-    return 0;
+  const flags: string[] = [];
+  let check = false;
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] as string;
+    if (arg === '--check') check = true;
+    else if (arg === '--plugin' && argv[index + 1]) flags.push(argv[++index] as string);
+    else {
+      process.stderr.write(
+        arg === '--plugin'
+          ? "runt-mcp: --plugin needs a module. Run 'runt-mcp --help'.\n"
+          : `runt-mcp: unknown option '${arg}'. Run 'runt-mcp --help'.\n`,
+      );
+      return 2;
+    }
   }
-  if (argv.length > 0) {
-    process.stderr.write(`runt-mcp: unknown option '${argv[0]}'. Run 'runt-mcp --help'.\n`);
+  let plugins: readonly McpPlugin[];
+  try {
+    plugins = [
+      ...runtPlugins(env),
+      ...(await loadPluginModules(pluginModuleSpecifiers(flags, env), { env, cwd: process.cwd() })),
+    ];
+    if (check) {
+      process.stdout.write(`${JSON.stringify(checkReport(version, plugins))}\n`);
+      return 0;
+    }
+  } catch (error) {
+    process.stderr.write(`runt-mcp: ${(error as Error).message}\n`);
     return 2;
   }
-  const container = createMcpContainer({ plugins: runtPlugins(env) });
+  const container = createMcpContainer({ plugins });
   const handoff = handoffFromEnvironment(env);
   const logger = container.get(Logger).child('runt-mcp');
   const child = createChildMcpServer(container, {
@@ -116,8 +143,7 @@ function runtPlugins(env: NodeJS.ProcessEnv) {
 }
 
 /** What this process loads: its plugins, target kinds, rejoin strategies, protocol eras, lifecycle and recovery contributions. */
-function checkReport(version: string, env: NodeJS.ProcessEnv): Record<string, unknown> {
-  const plugins = runtPlugins(env);
+function checkReport(version: string, plugins: readonly McpPlugin[]): Record<string, unknown> {
   const container = createMcpContainer({ plugins });
   return {
     version,

@@ -1,4 +1,4 @@
-import type { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
+import type { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import type { Clock } from '../ports/clock.js';
 import type { DaemonPort } from '../ports/daemon-port.js';
 import type { Logger } from '../ports/logger.js';

@@ -10,6 +10,7 @@ import {
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
+import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
@@ -17,7 +18,6 @@ import { formatPeerLabel } from '../handoff/format-peer-label.js';
 import { formatServerTitle, idempotencyMetaKey } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { withSessionReport } from '../handoff/session-report.js';
-import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';

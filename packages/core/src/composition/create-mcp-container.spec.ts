@@ -1,11 +1,11 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
 import { ExitClassifier } from '../contributions/exit-classifier.js';
+import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
-import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { createMcpContainer } from './create-mcp-container.js';

@@ -8,7 +8,6 @@ import {
   isSameNotebookTarget,
   type NotebookTarget,
 } from '../notebook-target/notebook-target.js';
-import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
 import { sessionRecoveryTarget } from '../session/notebook-session.js';
 import { rejoinByOpening } from '../session/rejoin-by-opening.js';
 import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
@@ -23,6 +22,7 @@ import {
   startChildServerTestHarness,
 } from '../testing/start-child-server-test-harness.js';
 import { NotebookBackend } from './notebook-backend.js';
+import { NotebookTargetResolver } from './notebook-target-resolver.js';
 import { RejoinStrategy } from './rejoin-strategy.js';
 
 /** A third party's kind, as a plugin would define it: `shelf:<name>` notebooks, a field core never reads. */

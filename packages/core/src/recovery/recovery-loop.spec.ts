@@ -48,10 +48,14 @@ class ScriptedStrategy implements RejoinStrategy {
   public readonly tried: NotebookTarget[] = [];
   public readonly handles: FakeNotebookHandle[] = [];
 
-  public constructor(private readonly answer: (target: NotebookTarget) => 'connect' | RejoinOutcome) {}
+  /** Every kind but hosted URLs and `acme.*` kinds, unless told otherwise. */
+  public constructor(
+    private readonly answer: (target: NotebookTarget) => 'connect' | RejoinOutcome,
+    private readonly kinds: (kind: string) => boolean = (kind) => kind !== 'hosted-url',
+  ) {}
 
-  public supports(): boolean {
-    return true;
+  public supports(target: NotebookTarget): boolean {
+    return this.kinds(target.kind);
   }
 
   public async rejoin(target: NotebookTarget): Promise<RejoinOutcome> {
@@ -75,10 +79,11 @@ function setup(
     handoff?: RecoveryHandoff;
     contributions?: ManualRecovery[];
     answer?: (target: NotebookTarget) => 'connect' | RejoinOutcome;
+    strategyKinds?: (kind: string) => boolean;
   } = {},
 ) {
   const contributions = options.contributions ?? [new ManualRecovery('test.local', ['local-path', 'notebook-id'])];
-  const strategy = new ScriptedStrategy(options.answer ?? (() => 'connect'));
+  const strategy = new ScriptedStrategy(options.answer ?? (() => 'connect'), options.strategyKinds);
   const plugin = definePlugin({
     id: 'test.recovery',
     module: new ContainerModule(({ bind }) => {
@@ -86,8 +91,9 @@ function setup(
       bind(RejoinStrategy).toConstantValue(strategy);
     }),
   });
+  const clock = new ManualClock();
   const container = createTestContainer({ plugins: [plugin] })
-    .override(Clock, new ManualClock())
+    .override(Clock, clock)
     .override(Logger, new RecordingLogger())
     .build();
   const loop = container.get(RecoveryLoop);
@@ -104,7 +110,7 @@ function setup(
     if (!contribution?.control) throw new Error('not started');
     return contribution.control;
   };
-  return { loop, slot, recovery, strategy, exits, control, contributions, container };
+  return { loop, slot, recovery, strategy, exits, control, contributions, container, clock };
 }
 
 describe(RecoveryLoop, () => {
@@ -131,6 +137,49 @@ describe(RecoveryLoop, () => {
         'No loaded plugin brings back hosted-url targets, so http://h/lab/tree/a.ipynb was not rejoined. Call connect_notebook or create_notebook.',
     });
     expect(nobody.control().pending()).toBeUndefined();
+  });
+
+  it("brings back a kind with a rejoin strategy but no recovery of its own by core's bounded retry: at once, then on the clock, then gives up", async () => {
+    // Hosted here stands for any kind no contribution handles (the test contributes local recovery only).
+    const archived: NotebookTarget = {
+      kind: 'hosted-url',
+      url: 'http://h/lab/tree/report.ipynb',
+      serverUrl: 'http://h/',
+      notebookPath: 'report.ipynb',
+      token: undefined,
+    };
+    let refusals = 3;
+    const t = setup({
+      handoff: { requested: archived.url, target: archived },
+      strategyKinds: () => true,
+      answer: () => (refusals-- > 0 ? { kind: 'retry-later', reason: 'archive offline' } : 'connect'),
+    });
+    await t.loop.idle();
+    expect(t.strategy.tried).toHaveLength(1);
+    expect(t.recovery.rejoin?.outcome).toBe('pending');
+    for (const wait of [1_000, 2_000, 4_000]) {
+      await t.clock.advance(wait);
+      await t.loop.idle();
+    }
+    expect(t.strategy.tried).toHaveLength(4);
+    expect(t.recovery.rejoin?.outcome).toBe('rejoined');
+    expect(t.slot.active?.origin).toBe('rejoin');
+
+    const never = setup({
+      handoff: { requested: archived.url, target: archived },
+      strategyKinds: () => true,
+      answer: () => ({ kind: 'retry-later', reason: 'archive offline' }),
+    });
+    for (let round = 0; round < 12; round++) {
+      await never.loop.idle();
+      await never.clock.advance(30_000);
+    }
+    await never.loop.idle();
+    expect(never.strategy.tried).toHaveLength(10);
+    expect(never.recovery.rejoin).toMatchObject({ outcome: 'failed' });
+    expect(never.recovery.rejoin?.reason).toMatch(
+      /after 10 attempts \(last: archive offline\)\. Call connect_notebook/,
+    );
   });
 
   it('tries the handoff first, then the preserved target, and reports the handoff rejoined', async () => {

@@ -3,6 +3,7 @@ import type {
   ChildLifecycleContext,
   ChildLifecycleContribution,
 } from '../contributions/child-lifecycle-contribution.js';
+import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import {
   RecoveryContribution,
   type RecoveryControl,
@@ -12,7 +13,7 @@ import { ContributionProvider } from '../di/contribution-provider.js';
 import { CoreError } from '../errors/core-error.js';
 import { childExitCodes } from '../handoff/handoff-contract.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
-import { NotebookTargetResolver } from '../notebook-target/notebook-target-resolver.js';
+import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle, Subscription } from '../ports/notebook-handle.js';
 import { isSessionFor, type NotebookSession } from '../session/notebook-session.js';
@@ -20,6 +21,7 @@ import { RejoinCoordinator, type RejoinResult } from '../session/rejoin-coordina
 import { notRejoinedMessage } from '../session/session-drop-info.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot, type SlotChange } from '../session/session-slot.js';
+import { BoundedRetryRecovery } from './bounded-retry-recovery.js';
 
 /** The notebook the proxy handed to this child (`handoffEnvironment.rejoinNotebook`), resolved. */
 export interface RecoveryHandoff {
@@ -50,7 +52,8 @@ interface PendingRecovery {
  * The child's recovery loop, the part every backend shares: the handoff first (the target the
  * proxy handed over at start), then the preserved target of a removed active session, each
  * brought back through the {@link RejoinCoordinator} by the first {@link RecoveryContribution}
- * that handles it; the exit with {@link childExitCodes}.upgradeHandoff when a contribution sees
+ * that handles it (core's own bounded retry when none does but a rejoin strategy supports the
+ * target); the exit with {@link childExitCodes}.upgradeHandoff when a contribution sees
  * the daemon's version change. What wakes an attempt, and the checks only a backend can make,
  * are the contributions' (daemon events and incarnation reconciliation for the local daemon, a
  * bounded retry timer for hosted servers).
@@ -83,6 +86,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
     @inject(SessionRecoveryState) private readonly recovery: SessionRecoveryState,
     @inject(NotebookTargetResolver) private readonly resolver: NotebookTargetResolver,
     @inject(Logger) private readonly logger: Logger,
+    @inject(Clock) private readonly clock: Clock,
   ) {}
 
   /** The target kept for recovery (the handoff, else the removed active session's), if any. */
@@ -105,8 +109,9 @@ export class RecoveryLoop implements ChildLifecycleContribution {
   public start(options: RecoveryLoopOptions): void {
     if (this.#options) return;
     this.#options = options;
-    const contributions = this.contributions.getContributions();
-    this.recovery.setWatched(contributions.length > 0);
+    const contributed = this.contributions.getContributions();
+    this.recovery.setWatched(contributed.length > 0);
+    const contributions = this.withFallback(contributed);
     const handoff = options.handoff;
     if (handoff) {
       this.recovery.requestRejoin(withoutCredentials(handoff.requested));
@@ -136,6 +141,22 @@ export class RecoveryLoop implements ChildLifecycleContribution {
     this.#slotSubscription?.dispose();
     this.#slotSubscription = undefined;
     this.#options = undefined;
+  }
+
+  /**
+   * The contributions plus core's own bounded retry for every target that none of them handles
+   * but a rejoin strategy supports (a third-party kind with a strategy and no recovery of its own).
+   */
+  private withFallback(contributed: readonly RecoveryContribution[]): readonly RecoveryContribution[] {
+    const fallback = new BoundedRetryRecovery(this.clock, this.logger.child('core:BoundedRetryRecovery'), {
+      id: 'core.bounded-retry',
+      handles: (target) =>
+        !contributed.some((contribution) => contribution.handles(target)) &&
+        this.coordinator.strategyFor(target) !== undefined,
+      giveUpReason: (target, attempts, last) =>
+        `Could not rejoin ${describeNotebookTarget(target)} after ${attempts} attempts (last: ${last}). Call connect_notebook to open it again.`,
+    });
+    return [...contributed, fallback];
   }
 
   /** Resolves once no contribution has an attempt running or queued. */

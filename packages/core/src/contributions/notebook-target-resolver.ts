@@ -1,13 +1,9 @@
 import { inject, injectable, named } from 'inversify';
-import {
-  type BackendConnectContext,
-  NotebookBackend,
-  type TargetParseContext,
-} from '../contributions/notebook-backend.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { CoreError } from '../errors/core-error.js';
+import { bindTargetIdentity, type NotebookTarget, type TargetArgument } from '../notebook-target/notebook-target.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
-import { bindTargetIdentity, type NotebookTarget, type TargetArgument } from './notebook-target.js';
+import { type BackendConnectContext, NotebookBackend, type TargetParseContext } from './notebook-backend.js';
 
 const schemePattern = /^([a-z][a-z0-9+.-]+):/i;
 

@@ -1,0 +1,101 @@
+import type { RecoveryContribution, RecoveryControl, RecoveryRound } from '../contributions/recovery-contribution.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import { type RetrySchedule, RetryTimer } from './retry-timer.js';
+
+/** At once, then 1 s doubling to 30 s, at most 10 attempts in all. */
+export const defaultRecoveryRetrySchedule: RetrySchedule = Object.freeze({
+  initialMs: 1_000,
+  maxMs: 30_000,
+  maxAttempts: 10,
+});
+
+export interface BoundedRetryRecoveryOptions {
+  /** The contribution id (dotted). */
+  readonly id: string;
+  /** Which waiting targets this recovery brings back. */
+  readonly handles: (target: NotebookTarget) => boolean;
+  /** Default {@link defaultRecoveryRetrySchedule}. */
+  readonly schedule?: RetrySchedule;
+  /** What the agent is told when the attempts are used up (the rejoin's `failed` reason). */
+  readonly giveUpReason: (target: NotebookTarget, attempts: number, lastReason: string) => string;
+}
+
+/**
+ * The recovery every backend can have without events of its own: a waiting target it handles
+ * (the handoff of a restarted child, or a lost active session's) is tried at once when the loop
+ * starts, then on the retry schedule while the attempts fail transiently. When the attempts are
+ * used up it gives up: the handoff's outcome becomes `failed` with `giveUpReason`, and nothing is
+ * scheduled any more. An explicit disconnect or an installed session ends the retries (the loop
+ * drops the target).
+ * Guarantees: one attempt at a time; every delay on the {@link Clock}.
+ * Does not guarantee: that the target ever comes back (a bounded number of attempts).
+ */
+export class BoundedRetryRecovery implements RecoveryContribution {
+  public readonly specificationVersion = 'v1';
+  public readonly id: string;
+  readonly #timer: RetryTimer;
+  readonly #schedule: RetrySchedule;
+  #control: RecoveryControl | undefined;
+  #running: Promise<void> | undefined;
+
+  public constructor(
+    clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: BoundedRetryRecoveryOptions,
+  ) {
+    this.id = options.id;
+    this.#schedule = options.schedule ?? defaultRecoveryRetrySchedule;
+    this.#timer = new RetryTimer(clock, this.#schedule);
+  }
+
+  public handles(target: NotebookTarget): boolean {
+    return this.options.handles(target);
+  }
+
+  public start(control: RecoveryControl): void {
+    this.#control = control;
+    this.attempt();
+  }
+
+  public stop(): void {
+    this.#timer.reset();
+    this.#control = undefined;
+  }
+
+  public async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  private attempt(): void {
+    const control = this.#control;
+    if (!control || this.#running || !control.pending()) return;
+    this.#running = this.run(control)
+      .catch((error: unknown) => this.logger.error('rejoin attempt failed', { recovery: this.id, error }))
+      .finally(() => {
+        this.#running = undefined;
+      });
+  }
+
+  private async run(control: RecoveryControl): Promise<void> {
+    let round: RecoveryRound;
+    try {
+      round = await control.recover();
+    } finally {
+      control.setAttempting(false);
+    }
+    const waiting = control.pending();
+    if (round.kind !== 'retry-later' || !waiting || this.#control !== control) {
+      this.#timer.reset();
+      return;
+    }
+    const delay = this.#timer.fail(() => this.attempt());
+    if (delay !== undefined) {
+      this.logger.info('rejoin failed; retrying', { recovery: this.id, retryInMs: delay, reason: round.reason });
+      return;
+    }
+    control.giveUp(this.options.giveUpReason(waiting, this.#schedule.maxAttempts ?? 0, round.reason));
+    this.#timer.reset();
+  }
+}
