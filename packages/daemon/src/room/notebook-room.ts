@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
-import type { WireCell, WireRoomEvent, WireRoomInfo, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type {
+  WireCell,
+  WireNotebookRequest,
+  WireRoomEvent,
+  WireRoomInfo,
+  WireRuntimeState,
+} from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
-import {
-  type CellKind,
-  type DocumentChange,
-  NotebookDocument,
-  type NotebookOutput,
-} from '../document/notebook-document.js';
+import { type DocumentChange, NotebookDocument, type NotebookOutput } from '../document/notebook-document.js';
 import {
   type NotebookFileState,
   notebookFileState,
@@ -291,14 +292,17 @@ export class NotebookRoom {
     if (this.#conflict) this.reloadFromDisk('reopened after a file conflict');
   }
 
-  /** Answers one request of a peer. Throws {@link DaemonError} for refusals. */
-  public async handle(peer: RoomPeer, request: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
-    const key = optionalString(request, 'idempotency_key');
+  /**
+   * Answers one request of a peer, already checked against its schema (`wireNotebookRequestSchemas`;
+   * the server answers a request that fails it with `bad_request`). Throws {@link DaemonError} for refusals.
+   */
+  public async handle(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
+    const key = 'idempotency_key' in request ? (request.idempotency_key ?? undefined) : undefined;
     switch (request.type) {
       case 'get_cells':
         return { document_version: this.#document.version, cells: this.#document.cells() };
       case 'get_cell':
-        return { cell: this.#document.cell(requiredString(request, 'cell_id')) };
+        return { cell: this.#document.cell(request.cell_id) };
       case 'get_runtime':
         return { runtime: this.#runtime };
       case 'insert_cell':
@@ -307,9 +311,9 @@ export class NotebookRoom {
           'insert_cell',
           () => {
             const { cell, index } = this.#document.insert({
-              source: optionalString(request, 'source') ?? '',
-              cellType: cellKind(request.cell_type ?? 'code'),
-              index: optionalIndex(request),
+              source: request.source ?? '',
+              cellType: request.cell_type ?? 'code',
+              index: request.index ?? undefined,
             });
             return {
               result: { cell, index, document_version: this.#document.version },
@@ -324,9 +328,9 @@ export class NotebookRoom {
           key,
           'update_cell',
           () => {
-            const cell = this.#document.update(requiredString(request, 'cell_id'), {
-              source: optionalString(request, 'source'),
-              cellType: request.cell_type === undefined ? undefined : cellKind(request.cell_type),
+            const cell = this.#document.update(request.cell_id, {
+              source: request.source ?? undefined,
+              cellType: request.cell_type,
             });
             return {
               result: { cell, document_version: this.#document.version },
@@ -341,7 +345,7 @@ export class NotebookRoom {
           key,
           'delete_cell',
           () => {
-            const cellId = requiredString(request, 'cell_id');
+            const cellId = request.cell_id;
             this.#document.delete(cellId);
             return {
               result: { document_version: this.#document.version },
@@ -356,11 +360,8 @@ export class NotebookRoom {
           key,
           'move_cell',
           () => {
-            const cellId = requiredString(request, 'cell_id');
-            const after = request.after_cell_id;
-            if (after !== null && after !== undefined && typeof after !== 'string')
-              throw badRequest('after_cell_id must be a string or null');
-            const index = this.#document.move(cellId, after ?? null);
+            const cellId = request.cell_id;
+            const index = this.#document.move(cellId, request.after_cell_id ?? null);
             return {
               result: { index, document_version: this.#document.version },
               change: { op: 'move', cell_id: cellId, index },
@@ -374,7 +375,7 @@ export class NotebookRoom {
           key,
           'clear_outputs',
           () => {
-            const cell = this.#document.clearOutputs(requiredString(request, 'cell_id'));
+            const cell = this.#document.clearOutputs(request.cell_id);
             return {
               result: { cell, document_version: this.#document.version },
               change: { op: 'set', cell },
@@ -385,10 +386,10 @@ export class NotebookRoom {
         );
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => ({
-          result: this.startExecution(requiredString(request, 'cell_id')),
+          result: this.startExecution(request.cell_id),
         }));
       case 'get_execution':
-        return this.execution(requiredString(request, 'execution_id'));
+        return this.execution(request.execution_id);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
@@ -402,8 +403,9 @@ export class NotebookRoom {
         return { restarted: true, runtime: this.#runtime };
       }
       case 'save':
-        return this.save(optionalString(request, 'path'));
+        return this.save(request.path ?? undefined);
       default:
+        // `leave` is the server's (it ends the connection); nothing else reaches here.
         throw new DaemonError('badRequest', `Unknown notebook request type ${JSON.stringify(request.type)}`);
     }
   }
@@ -1009,30 +1011,4 @@ function conflictCopyPath(path: string, now: number): string {
 
 function badRequest(message: string): DaemonError {
   return new DaemonError('badRequest', message);
-}
-
-function requiredString(request: Readonly<Record<string, unknown>>, field: string): string {
-  const value = request[field];
-  if (typeof value !== 'string' || value.length === 0) throw badRequest(`Missing required string field '${field}'`);
-  return value;
-}
-
-function optionalString(request: Readonly<Record<string, unknown>>, field: string): string | undefined {
-  const value = request[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw badRequest(`Field '${field}' must be a string`);
-  return value;
-}
-
-function optionalIndex(request: Readonly<Record<string, unknown>>): number | undefined {
-  const value = request.index;
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
-    throw badRequest("Field 'index' must be a non-negative integer");
-  return value;
-}
-
-function cellKind(value: unknown): CellKind {
-  if (value === 'code' || value === 'markdown' || value === 'raw') return value;
-  throw badRequest(`cell_type must be 'code', 'markdown' or 'raw', got ${JSON.stringify(value)}`);
 }

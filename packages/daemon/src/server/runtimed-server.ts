@@ -4,6 +4,9 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Clock, Logger } from '@nteract-mcp/foundation';
 import {
+  type ClientRequestCheck,
+  checkClientRequest,
+  checkFromClient,
   type DecodedFrame,
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,
@@ -16,8 +19,9 @@ import {
   runtimedProtocolVersion,
   type WireDaemonEvent,
   type WireDaemonInfo,
-  wireControlRequestTypes,
-  wireNotebookRequestTypes,
+  type WireNotebookMode,
+  wireControlHandshakeSchema,
+  wireNotebookHandshakeSchemas,
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
@@ -75,10 +79,6 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   fileConflict: 'file_conflict',
   notDurable: 'internal',
 };
-
-const notebookRequests: ReadonlySet<string> = new Set<string>(wireNotebookRequestTypes);
-
-const controlRequests: ReadonlySet<string> = new Set<string>(wireControlRequestTypes);
 
 /** The error frame for anything thrown while serving a request. */
 function errorFrame(error: unknown, id?: number): Record<string, unknown> {
@@ -381,7 +381,7 @@ export class RuntimedServer {
         return true;
       }
       clearTimeout(handshakeTimer);
-      if (frame.channel === 'control') {
+      if (frame.channel === 'control' && checkFromClient(wireControlHandshakeSchema, frame).ok) {
         handler = (request) => this.control(socket, request, fail);
         this.send(socket, { type: 'hello', ...this.info });
       } else if (frame.channel === 'notebook') {
@@ -456,36 +456,35 @@ export class RuntimedServer {
     });
   }
 
+  /** Checks a notebook handshake against the schema of its `mode` (`bad_request` naming the field) and admits it. */
   private async admitNotebook(
-    handshake: Record<string, unknown>,
+    frame: Record<string, unknown>,
   ): Promise<{ admission: Admission; peer: { id: string; label: string } }> {
-    const label = handshake.peer_label;
-    if (typeof label !== 'string' || label.trim().length === 0 || label.length > 256) {
-      throw new DaemonError('badRequest', 'peer_label must be a non-empty string of at most 256 characters');
+    const mode = frame.mode;
+    if (typeof mode !== 'string' || !Object.hasOwn(wireNotebookHandshakeSchemas, mode)) {
+      throw new DaemonError(
+        'badRequest',
+        `Unknown notebook mode ${describeValue(mode)}: use 'open', 'attach' or 'create'`,
+      );
     }
-    const peer = { id: randomUUID(), label };
+    const checked = checkFromClient(wireNotebookHandshakeSchemas[mode as WireNotebookMode], frame);
+    if (!checked.ok) throw new DaemonError('badRequest', checked.message);
+    const handshake = checked.value;
+    const peer = { id: randomUUID(), label: handshake.peer_label };
     switch (handshake.mode) {
       case 'open':
-        if (typeof handshake.path !== 'string') throw new DaemonError('badRequest', "open needs a string 'path'");
         return { admission: await this.#catalog.open(handshake.path), peer };
       case 'attach':
-        if (typeof handshake.notebook_id !== 'string')
-          throw new DaemonError('badRequest', "attach needs a string 'notebook_id'");
         return { admission: await this.#catalog.attach(handshake.notebook_id), peer };
       case 'create':
         return {
           admission: await this.#catalog.create({
-            runtime: typeof handshake.runtime === 'string' ? handshake.runtime : 'python',
-            workingDir: typeof handshake.working_dir === 'string' ? handshake.working_dir : '',
+            runtime: handshake.runtime ?? 'python',
+            workingDir: handshake.working_dir ?? '',
             ephemeral: handshake.ephemeral !== false,
           }),
           peer,
         };
-      default:
-        throw new DaemonError(
-          'badRequest',
-          `Unknown notebook mode ${describeValue(handshake.mode)}: use 'open', 'attach' or 'create'`,
-        );
     }
   }
 
@@ -496,9 +495,10 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = acceptRequest(socket, request, notebookRequests, 'notebook', fail);
-    if (id === undefined) return;
-    admission.room.handle(peer, request).then(
+    const accepted = acceptRequest(socket, checkClientRequest('notebook', request), 'notebook', fail);
+    if (accepted === undefined) return;
+    const { id } = accepted;
+    admission.room.handle(peer, accepted.request).then(
       (result) => this.send(socket, { ...result, type: 'ok', id }),
       (error: unknown) => this.send(socket, errorFrame(error, id)),
     );
@@ -509,10 +509,11 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = acceptRequest(socket, request, controlRequests, 'control', fail);
-    if (id === undefined) return;
+    const accepted = acceptRequest(socket, checkClientRequest('control', request), 'control', fail);
+    if (accepted === undefined) return;
+    const { id, request: checked } = accepted;
     const answer = (fields: Record<string, unknown>): void => this.send(socket, { ...fields, type: 'ok', id });
-    switch (request.type) {
+    switch (checked.type) {
       case 'ping':
         answer({ pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
         return;
@@ -527,15 +528,7 @@ export class RuntimedServer {
         answer({ subscribed: true });
         return;
       case 'shutdown_notebook': {
-        const notebookId = request.notebook_id;
-        if (typeof notebookId !== 'string') {
-          this.send(
-            socket,
-            errorFrame(new DaemonError('badRequest', "shutdown_notebook needs a string 'notebook_id'"), id),
-          );
-          return;
-        }
-        void this.#catalog.shutdownRoom(notebookId).then(
+        void this.#catalog.shutdownRoom(checked.notebook_id).then(
           (found) => answer({ found }),
           (error: unknown) => this.send(socket, errorFrame(error, id)),
         );
@@ -550,33 +543,36 @@ export class RuntimedServer {
 }
 
 /**
- * The id of a well-formed request of a known type. A frame without a numeric id and a string type
- * fails the connection (`bad_frame`); an unknown type is answered `unknown_request` and the
- * connection closed. Returns `undefined` in both cases.
+ * The request of a frame, checked against its type's schema (`checkClientRequest`). A frame
+ * without a numeric id and a string type fails the connection (`bad_frame`); an unknown type is
+ * answered `unknown_request` and the connection closed; a request that fails its schema is
+ * answered `bad_request` naming the field, and the connection goes on. `undefined` in those cases.
  */
-function acceptRequest(
+function acceptRequest<R>(
   socket: Socket,
-  request: Record<string, unknown>,
-  known: ReadonlySet<string>,
+  checked: ClientRequestCheck<R>,
   channel: 'control' | 'notebook',
   fail: (code: RuntimedErrorCode, message: string) => void,
-): number | undefined {
-  const id = request.id;
-  if (typeof id !== 'number' || typeof request.type !== 'string') {
-    fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
-    return undefined;
+): { readonly id: number; readonly request: R } | undefined {
+  switch (checked.kind) {
+    case 'malformed':
+      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
+      return undefined;
+    case 'unknown':
+      send(socket, {
+        type: 'error',
+        id: checked.id,
+        code: 'unknown_request',
+        message: `Unknown ${channel} request '${checked.type}'`,
+      });
+      socket.end();
+      return undefined;
+    case 'invalid':
+      send(socket, { type: 'error', id: checked.id, code: 'bad_request', message: checked.message });
+      return undefined;
+    case 'ok':
+      return checked;
   }
-  if (!known.has(request.type)) {
-    send(socket, {
-      type: 'error',
-      id,
-      code: 'unknown_request',
-      message: `Unknown ${channel} request '${request.type}'`,
-    });
-    socket.end();
-    return undefined;
-  }
-  return id;
 }
 
 function send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {

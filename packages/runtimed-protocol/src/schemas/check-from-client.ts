@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import { describeWireIssue, formatWirePath } from './describe-wire-issue.js';
+
+/** What {@link checkFromClient} found: the typed value, or the first problem, naming its field. */
+export type WireCheck<T> =
+  | { readonly ok: true; readonly value: T }
+  | {
+      readonly ok: false;
+      /** The field's path (`cells[3].id`); empty for the message itself. */
+      readonly field: string;
+      /** A sentence for a `bad_request` answer: `Missing required string field 'cell_id'`. */
+      readonly message: string;
+    };
+
+/**
+ * Checks a message a client sent against its schema (the daemon side). Never throws: a value the
+ * schema refuses comes back as the first issue's sentence, which the daemon answers as
+ * `bad_request`. Fields the schema does not name are dropped from the value (tolerated, not used).
+ */
+export function checkFromClient<S extends z.ZodType>(schema: S, value: unknown): WireCheck<z.infer<S>> {
+  const result = schema.safeParse(value, { error: describeWireIssue });
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  return {
+    ok: false,
+    field: formatWirePath(issue?.path ?? []),
+    message: issue?.message ?? 'The message is invalid',
+  };
+}
