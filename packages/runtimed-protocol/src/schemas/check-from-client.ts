@@ -18,9 +18,12 @@ export type WireCheck<T> =
  * `bad_request`. Fields the schema does not name are dropped from the value (tolerated, not used).
  */
 export function checkFromClient<S extends z.ZodType>(schema: S, value: unknown): WireCheck<z.infer<S>> {
-  const result = schema.safeParse(value, { error: describeWireIssue });
+  // Without parse options first: zod's compiled fast path is several times faster than a parse
+  // with a per-parse error map, which only a refused value needs (to word its issues).
+  const result = schema.safeParse(value);
   if (result.success) return { ok: true, value: result.data };
-  const issue = result.error.issues[0];
+  const worded = schema.safeParse(value, { error: describeWireIssue });
+  const issue = (worded.error ?? result.error).issues[0];
   return {
     ok: false,
     field: formatWirePath(issue?.path ?? []),

@@ -69,6 +69,7 @@ describe('parseFromDaemon', () => {
     const cell = { ...wireCellFixture(1), outputs: [output], new_in_v3: 'x' };
     const parsed = parseFromDaemon(wireNotebookAnswerSchemas.get_cell, { type: 'ok', id: 1, cell }, 'get_cell answer');
     expect(parsed.cell.outputs).toEqual([output]);
+    expect(parsed.cell.outputs[0]).toBe(cell.outputs[0]);
     expect(parsed.cell).not.toHaveProperty('new_in_v3');
   });
 
@@ -86,7 +87,7 @@ describe('parseFromDaemon', () => {
     [
       'get_cell',
       { cell: { ...wireCellFixture(1), outputs: [{ text: 'no type' }] } },
-      "The daemon sent an invalid get_cell answer: Missing required string field 'cell.outputs[0].output_type'",
+      "The daemon sent an invalid get_cell answer: Field 'cell.outputs[0]' must be an nbformat output (an object with a string output_type)",
     ],
     [
       'get_execution',
