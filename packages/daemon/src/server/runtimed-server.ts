@@ -10,6 +10,7 @@ import {
   type DecodedFrame,
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,
+  describeWireValue,
   encodeRuntimedFrame,
   maxHandshakeFrameBytes,
   type RuntimedErrorCode,
@@ -437,7 +438,7 @@ export class RuntimedServer {
           },
         );
       } else {
-        fail('unknown_channel', `Unknown channel ${describeValue(frame.channel)}: use 'control' or 'notebook'`);
+        fail('unknown_channel', `Unknown channel ${describeWireValue(frame.channel)}: use 'control' or 'notebook'`);
         return false;
       }
       return true;
@@ -464,7 +465,7 @@ export class RuntimedServer {
     if (typeof mode !== 'string' || !Object.hasOwn(wireNotebookHandshakeSchemas, mode)) {
       throw new DaemonError(
         'badRequest',
-        `Unknown notebook mode ${describeValue(mode)}: use 'open', 'attach' or 'create'`,
+        `Unknown notebook mode ${describeWireValue(mode)}: use 'open', 'attach' or 'create'`,
       );
     }
     const checked = checkFromClient(wireNotebookHandshakeSchemas[mode as WireNotebookMode], frame);
@@ -615,11 +616,4 @@ function sendFrame(
     }
   }
   socket.write(bytes);
-}
-
-/** A client-sent value for an error message: a short quoted string, else its JSON type. Never throws. */
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }

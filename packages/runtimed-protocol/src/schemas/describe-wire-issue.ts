@@ -30,7 +30,6 @@ export function formatWirePath(path: readonly PropertyKey[]): string {
 export function describeWireValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (value === undefined) return 'nothing';
   return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }
 
