@@ -4,6 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
 import type {
   WireCell,
+  WireExecutionState,
+  WireNotebookAnswer,
   WireNotebookRequest,
   WireRoomEvent,
   WireRoomInfo,
@@ -300,11 +302,14 @@ export class NotebookRoom {
     const key = 'idempotency_key' in request ? (request.idempotency_key ?? undefined) : undefined;
     switch (request.type) {
       case 'get_cells':
-        return { document_version: this.#document.version, cells: this.#document.cells() };
+        return {
+          document_version: this.#document.version,
+          cells: this.#document.cells(),
+        } satisfies WireNotebookAnswer<'get_cells'>;
       case 'get_cell':
-        return { cell: this.#document.cell(request.cell_id) };
+        return { cell: this.#document.cell(request.cell_id) } satisfies WireNotebookAnswer<'get_cell'>;
       case 'get_runtime':
-        return { runtime: this.#runtime };
+        return { runtime: this.#runtime } satisfies WireNotebookAnswer<'get_runtime'>;
       case 'insert_cell':
         return this.mutate(
           key,
@@ -316,7 +321,11 @@ export class NotebookRoom {
               index: request.index ?? undefined,
             });
             return {
-              result: { cell, index, document_version: this.#document.version },
+              result: {
+                cell,
+                index,
+                document_version: this.#document.version,
+              } satisfies WireNotebookAnswer<'insert_cell'>,
               change: { op: 'insert', index, cell },
               event: { event: 'cell_inserted', document_version: this.#document.version, index, cell },
             };
@@ -333,7 +342,7 @@ export class NotebookRoom {
               cellType: request.cell_type,
             });
             return {
-              result: { cell, document_version: this.#document.version },
+              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
               change: { op: 'set', cell },
               event: { event: 'cell_updated', document_version: this.#document.version, cell },
             };
@@ -348,7 +357,7 @@ export class NotebookRoom {
             const cellId = request.cell_id;
             this.#document.delete(cellId);
             return {
-              result: { document_version: this.#document.version },
+              result: { document_version: this.#document.version } satisfies WireNotebookAnswer<'delete_cell'>,
               change: { op: 'delete', cell_id: cellId },
               event: { event: 'cell_deleted', document_version: this.#document.version, cell_id: cellId },
             };
@@ -363,7 +372,7 @@ export class NotebookRoom {
             const cellId = request.cell_id;
             const index = this.#document.move(cellId, request.after_cell_id ?? null);
             return {
-              result: { index, document_version: this.#document.version },
+              result: { index, document_version: this.#document.version } satisfies WireNotebookAnswer<'move_cell'>,
               change: { op: 'move', cell_id: cellId, index },
               event: { event: 'cell_moved', document_version: this.#document.version, cell_id: cellId, index },
             };
@@ -377,7 +386,7 @@ export class NotebookRoom {
           () => {
             const cell = this.#document.clearOutputs(request.cell_id);
             return {
-              result: { cell, document_version: this.#document.version },
+              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
               change: { op: 'set', cell },
               event: { event: 'cell_updated', document_version: this.#document.version, cell },
             };
@@ -393,14 +402,14 @@ export class NotebookRoom {
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
-        return { interrupted: true };
+        return { interrupted: true } satisfies WireNotebookAnswer<'interrupt'>;
       }
       case 'restart_kernel': {
         const kernel = await this.ensureKernel();
         if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
         await kernel.restart();
         this.#kernelGone = undefined;
-        return { restarted: true, runtime: this.#runtime };
+        return { restarted: true, runtime: this.#runtime } satisfies WireNotebookAnswer<'restart_kernel'>;
       }
       case 'save':
         return this.save(request.path ?? undefined);
@@ -793,12 +802,12 @@ export class NotebookRoom {
     return this.describe(record);
   }
 
-  private describe(record: ExecutionRecord): Record<string, unknown> {
+  private describe(record: ExecutionRecord): WireExecutionState {
     return {
       execution_id: record.executionId,
       cell_id: record.cellId,
       status: record.status,
-      outputs: record.outputs,
+      outputs: [...record.outputs],
       execution_count: record.executionCount,
       ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
     };
@@ -844,7 +853,7 @@ export class NotebookRoom {
     if (target !== previous) this.watchFile();
     if (previous === undefined && !this.ephemeral) await this.#init.untitled.remove(this.notebookId);
     this.broadcast({ event: 'saved', notebook_path: target });
-    return { notebook_id: this.notebookId, notebook_path: target };
+    return { notebook_id: this.notebookId, notebook_path: target } satisfies WireNotebookAnswer<'save'>;
   }
 
   private changed(event: WireRoomEvent, exceptPeerId?: string): void {

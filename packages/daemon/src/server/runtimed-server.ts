@@ -18,8 +18,12 @@ import {
   RuntimedProtocolError,
   runtimedMagic,
   runtimedProtocolVersion,
+  type WireControlAnswer,
+  type WireControlHello,
+  type WireControlRequestType,
   type WireDaemonEvent,
   type WireDaemonInfo,
+  type WireNotebookConnected,
   type WireNotebookMode,
   wireControlHandshakeSchema,
   wireNotebookHandshakeSchemas,
@@ -384,7 +388,7 @@ export class RuntimedServer {
       clearTimeout(handshakeTimer);
       if (frame.channel === 'control' && checkFromClient(wireControlHandshakeSchema, frame).ok) {
         handler = (request) => this.control(socket, request, fail);
-        this.send(socket, { type: 'hello', ...this.info });
+        this.send(socket, { type: 'hello', ...this.info } satisfies WireControlHello);
       } else if (frame.channel === 'notebook') {
         admitting = true;
         void this.admitNotebook(frame).then(
@@ -401,7 +405,7 @@ export class RuntimedServer {
               peer_id: peer.id,
               daemon_pid: this.info.pid,
               daemon_started_at: this.info.started_at,
-            });
+            } satisfies WireNotebookConnected);
             const attached: RoomPeer = {
               ...peer,
               send: (message) => this.send(socket, message),
@@ -513,30 +517,32 @@ export class RuntimedServer {
     const accepted = acceptRequest(socket, checkClientRequest('control', request), 'control', fail);
     if (accepted === undefined) return;
     const { id, request: checked } = accepted;
-    const answer = (fields: Record<string, unknown>): void => this.send(socket, { ...fields, type: 'ok', id });
+    // Typed by the answer schemas: what the daemon sends is what clients read.
+    const answer = <T extends WireControlRequestType>(_type: T, fields: WireControlAnswer<T>): void =>
+      this.send(socket, { ...fields, type: 'ok', id });
     switch (checked.type) {
       case 'ping':
-        answer({ pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
+        answer('ping', { pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
         return;
       case 'get_daemon_info':
-        answer({ ...this.info });
+        answer('get_daemon_info', { ...this.info });
         return;
       case 'list_rooms':
-        answer({ rooms: this.#catalog.list() });
+        answer('list_rooms', { rooms: this.#catalog.list() });
         return;
       case 'subscribe':
         this.#subscribers.add(socket);
-        answer({ subscribed: true });
+        answer('subscribe', { subscribed: true });
         return;
       case 'shutdown_notebook': {
         void this.#catalog.shutdownRoom(checked.notebook_id).then(
-          (found) => answer({ found }),
+          (found) => answer('shutdown_notebook', { found }),
           (error: unknown) => this.send(socket, errorFrame(error, id)),
         );
         return;
       }
       case 'shutdown_daemon':
-        answer({ stopping: true });
+        answer('shutdown_daemon', { stopping: true });
         void this.stop('requested by a client');
         return;
     }
