@@ -18,7 +18,7 @@ import {
   type Timer,
 } from '@nteract-mcp/core';
 import {
-  checkFromClient,
+  checkWire,
   type RuntimedConnection,
   type RuntimedFrame,
   type WireNotebookAnswer,
@@ -322,7 +322,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     if (this.#closedReason !== undefined) return;
     if (frame.type === 'room_closed') {
       // Closed it is, even when the frame says little more: then the notebook counts as removed.
-      const closed = checkFromClient(wireRoomClosedSchema, frame);
+      const closed = checkWire(wireRoomClosedSchema, frame);
       const why = closed.ok ? closed.value.reason : 'the room was closed';
       // A room that closed because the whole daemon stops is a lost connection (rejoin later),
       // not a removed notebook.

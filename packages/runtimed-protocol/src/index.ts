@@ -18,8 +18,8 @@ export {
 } from './runtimed-wire-constants.js';
 export type { ClientRequestCheck } from './schemas/check-client-request.js';
 export { checkClientRequest } from './schemas/check-client-request.js';
-export type { WireCheck } from './schemas/check-from-client.js';
-export { checkFromClient } from './schemas/check-from-client.js';
+export type { WireCheck } from './schemas/check-wire.js';
+export { checkWire } from './schemas/check-wire.js';
 export { describeWireIssue, describeWireValue, formatWirePath } from './schemas/describe-wire-issue.js';
 export { parseFromDaemon } from './schemas/parse-from-daemon.js';
 export type { RuntimedErrorCode, RuntimedErrorFrame } from './schemas/runtimed-error-frame.js';

@@ -6,7 +6,7 @@ import type { Clock, Logger } from '@nteract-mcp/foundation';
 import {
   type ClientRequestCheck,
   checkClientRequest,
-  checkFromClient,
+  checkWire,
   type DecodedFrame,
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,
@@ -386,7 +386,7 @@ export class RuntimedServer {
         return true;
       }
       clearTimeout(handshakeTimer);
-      if (frame.channel === 'control' && checkFromClient(wireControlHandshakeSchema, frame).ok) {
+      if (frame.channel === 'control' && checkWire(wireControlHandshakeSchema, frame).ok) {
         handler = (request) => this.control(socket, request, fail);
         this.send(socket, { type: 'hello', ...this.info } satisfies WireControlHello);
       } else if (frame.channel === 'notebook') {
@@ -472,7 +472,7 @@ export class RuntimedServer {
         `Unknown notebook mode ${describeWireValue(mode)}: use 'open', 'attach' or 'create'`,
       );
     }
-    const checked = checkFromClient(wireNotebookHandshakeSchemas[mode as WireNotebookMode], frame);
+    const checked = checkWire(wireNotebookHandshakeSchemas[mode as WireNotebookMode], frame);
     if (!checked.ok) throw new DaemonError('badRequest', checked.message);
     const handshake = checked.value;
     const peer = { id: randomUUID(), label: handshake.peer_label };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { checkFromClient } from './check-from-client.js';
+import { checkWire } from './check-wire.js';
 import {
   type WireControlRequest,
   wireControlRequestSchemas,
@@ -39,12 +39,12 @@ export function checkClientRequest(
   channel: 'control' | 'notebook',
   frame: unknown,
 ): ClientRequestCheck<WireControlRequest | WireNotebookRequest> {
-  const envelope = checkFromClient(wireRequestEnvelopeSchema, frame);
+  const envelope = checkWire(wireRequestEnvelopeSchema, frame);
   if (!envelope.ok) return { kind: 'malformed' };
   const { id, type } = envelope.value;
   const schemas = schemasByChannel[channel];
   if (!Object.hasOwn(schemas, type)) return { kind: 'unknown', id, type };
-  const checked = checkFromClient(schemas[type] as z.ZodType, frame);
+  const checked = checkWire(schemas[type] as z.ZodType, frame);
   if (!checked.ok) return { kind: 'invalid', id, type, field: checked.field, message: checked.message };
   return { kind: 'ok', id, request: checked.value as WireControlRequest | WireNotebookRequest };
 }

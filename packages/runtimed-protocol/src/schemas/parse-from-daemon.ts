@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { RuntimedProtocolError } from '../runtimed-protocol-error.js';
-import { checkFromClient } from './check-from-client.js';
+import { checkWire } from './check-wire.js';
 
 /**
  * Reads a message the daemon sent (the client side): the typed value, or a
@@ -9,7 +9,7 @@ import { checkFromClient } from './check-from-client.js';
  * Fields the schema does not name are dropped (a newer daemon may send more).
  */
 export function parseFromDaemon<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
-  const checked = checkFromClient(schema, value);
+  const checked = checkWire(schema, value);
   if (checked.ok) return checked.value;
   throw new RuntimedProtocolError('protocolViolation', `The daemon sent an invalid ${what}: ${checked.message}`);
 }

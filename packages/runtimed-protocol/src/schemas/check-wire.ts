@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { describeWireIssue, formatWirePath } from './describe-wire-issue.js';
+import type { parseFromDaemon } from './parse-from-daemon.js';
 
-/** What {@link checkFromClient} found: the typed value, or the first problem, naming its field. */
+/** What {@link checkWire} found: the typed value, or the first problem, naming its field. */
 export type WireCheck<T> =
   | { readonly ok: true; readonly value: T }
   | {
@@ -13,11 +14,12 @@ export type WireCheck<T> =
     };
 
 /**
- * Checks a message a client sent against its schema (the daemon side). Never throws: a value the
- * schema refuses comes back as the first issue's sentence, which the daemon answers as
- * `bad_request`. Fields the schema does not name are dropped from the value (tolerated, not used).
+ * Checks a message against its schema. Never throws: a value the schema refuses comes back as
+ * the first issue's sentence naming the field (the daemon answers it as `bad_request`; clients use
+ * {@link parseFromDaemon}, which throws it as a `protocolViolation`). Fields the schema does not
+ * name are dropped from the value (tolerated, not used).
  */
-export function checkFromClient<S extends z.ZodType>(schema: S, value: unknown): WireCheck<z.infer<S>> {
+export function checkWire<S extends z.ZodType>(schema: S, value: unknown): WireCheck<z.infer<S>> {
   // Without parse options first: zod's compiled fast path is several times faster than a parse
   // with a per-parse error map, which only a refused value needs (to word its issues).
   const result = schema.safeParse(value);
