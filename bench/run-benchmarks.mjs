@@ -106,7 +106,140 @@ async function proxyOverheadBenchmark() {
   };
 }
 
-const benchmarks = { container: containerBenchmark, 'proxy-overhead': proxyOverheadBenchmark };
+/**
+ * Like {@link measure} for several functions at once, their rounds interleaved (A B C A B C …), so
+ * that a machine busy with other work slows them alike; medians of `rounds` rounds, in µs per call.
+ */
+function measureInterleaved(fns, iterations, rounds = 15) {
+  for (const fn of fns) for (let i = 0; i < iterations; i++) fn();
+  const perCall = fns.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    fns.forEach((fn, index) => {
+      const start = process.hrtime.bigint();
+      for (let i = 0; i < iterations; i++) fn();
+      perCall[index].push(Number(process.hrtime.bigint() - start) / 1000 / iterations);
+    });
+  }
+  return perCall.map((times) => times.sort((x, y) => x - y)[Math.floor(rounds / 2)]);
+}
+
+/** A cell as the daemon sends it: a stream output and an execute_result, `payloadBytes` of text in the latter. */
+function wireCell(index, payloadBytes) {
+  return {
+    id: `cell-${index}`,
+    cell_type: index % 5 === 0 ? 'markdown' : 'code',
+    source: `import numpy as np\nx_${index} = np.arange(${index})\nprint(x_${index}.sum())\nx_${index}\n`,
+    outputs:
+      index % 5 === 0
+        ? []
+        : [
+            { output_type: 'stream', name: 'stdout', text: `${(index * (index - 1)) / 2}\n` },
+            {
+              output_type: 'execute_result',
+              execution_count: index,
+              data: { 'text/plain': `array([0, 1, ..., ${index - 1}])`, 'image/png': 'A'.repeat(payloadBytes) },
+              metadata: {},
+            },
+          ],
+    execution_count: index % 5 === 0 ? null : index,
+    metadata: { tags: [], collapsed: false },
+  };
+}
+
+/**
+ * What reading a frame with the protocol's schema costs on top of `JSON.parse` (which every frame
+ * pays anyway): a `get_cells` answer of 100 cells (small outputs, and 10 KiB of image data per code
+ * cell), an `execution_output` broadcast (client side), an `update_cell` request (daemon side).
+ */
+async function wireValidationBenchmark() {
+  const protocol = await import('@nteract-mcp/runtimed-protocol');
+  const frames = {
+    getCells100: {
+      text: JSON.stringify({
+        type: 'ok',
+        id: 7,
+        document_version: 120,
+        cells: Array.from({ length: 100 }, (_, i) => wireCell(i, 16)),
+      }),
+      read: (value) =>
+        protocol.parseFromDaemon(protocol.wireNotebookAnswerSchemas.get_cells, value, 'get_cells answer'),
+      iterations: 400,
+    },
+    getCells100WithImages: {
+      text: JSON.stringify({
+        type: 'ok',
+        id: 7,
+        document_version: 120,
+        cells: Array.from({ length: 100 }, (_, i) => wireCell(i, 10 * 1024)),
+      }),
+      read: (value) =>
+        protocol.parseFromDaemon(protocol.wireNotebookAnswerSchemas.get_cells, value, 'get_cells answer'),
+      iterations: 40,
+    },
+    executionOutput: {
+      text: JSON.stringify({
+        type: 'broadcast',
+        event: 'execution_output',
+        execution_id: '5f0c8a4e-2b1d-4c3a-9e7f-0a1b2c3d4e5f',
+        cell_id: 'cell-12',
+        output: { output_type: 'stream', name: 'stdout', text: 'epoch 3/10 loss=0.4213 acc=0.8812\n' },
+      }),
+      read: (value) => protocol.parseFromDaemon(protocol.wireRoomEventSchema, value, 'execution_output broadcast'),
+      iterations: 50_000,
+    },
+    updateCellRequest: {
+      text: JSON.stringify({
+        type: 'update_cell',
+        id: 42,
+        cell_id: 'cell-12',
+        source: 'for epoch in range(10):\n    train(model, epoch)\n',
+        idempotency_key: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90',
+      }),
+      read: (value) => {
+        const checked = protocol.checkClientRequest('notebook', value);
+        if (checked.kind !== 'ok') throw new Error(`fixture refused: ${JSON.stringify(checked)}`);
+        return checked.request;
+      },
+      iterations: 50_000,
+    },
+  };
+  const results = {};
+  const ratios = {};
+  const chart = [];
+  for (const [name, frame] of Object.entries(frames)) {
+    frame.read(JSON.parse(frame.text)); // the fixture is valid
+    const value = JSON.parse(frame.text);
+    const [parseOnly, withSchema, schemaOnly] = measureInterleaved(
+      [() => JSON.parse(frame.text), () => frame.read(JSON.parse(frame.text)), () => frame.read(value)],
+      frame.iterations,
+    );
+    results[name] = {
+      bytes: frame.text.length,
+      jsonParseUs: parseOnly,
+      jsonParseAndSchemaUs: withSchema,
+      schemaOnlyUs: schemaOnly,
+    };
+    ratios[`${name}ParseAndSchemaOverParse`] = withSchema / parseOnly;
+    ratios[`${name}SchemaOverParse`] = schemaOnly / parseOnly;
+    chart.push(
+      { label: `${name}: JSON.parse`, value: parseOnly, unit: 'µs' },
+      { label: `${name}: + schema`, value: withSchema, unit: 'µs' },
+    );
+  }
+  return {
+    name: 'wire-validation',
+    unit: 'µs per frame (median of 15 interleaved rounds)',
+    results,
+    ratios,
+    chart,
+  };
+}
+
+const benchmarks = {
+  container: containerBenchmark,
+  'proxy-overhead': proxyOverheadBenchmark,
+  'wire-validation': wireValidationBenchmark,
+};
 const wanted = process.argv.slice(2);
 mkdirSync(resultsDir, { recursive: true });
 for (const [name, run] of Object.entries(benchmarks)) {

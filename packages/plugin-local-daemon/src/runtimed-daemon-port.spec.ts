@@ -202,6 +202,40 @@ describe(RuntimedDaemonPort, () => {
     });
     const error = await rejection(portFor(socketPath).openNotebook('/tmp/a.ipynb', peer));
     expect(error.kind).toBe('protocolViolation');
+    expect(error.message).toBe(
+      `The daemon sent an invalid notebook greeting: Field 'daemon_pid' must be a number, got "x"`,
+    );
+  });
+
+  it('refuses an answer that breaks its schema with protocolViolation naming the field, and ignores unknown broadcasts', async () => {
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ cells: [wireCell('a', 'a')], document_version: 1 })),
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells') {
+          connection.send({ type: 'ok', id, document_version: 1, cells: [wireCell('a', 'a')] });
+        } else if (request.type === 'get_cell') {
+          connection.send(
+            // An event a newer daemon has: not a reason to distrust the cached cells.
+            { type: 'broadcast', event: 'cell_teleported', document_version: 9 },
+            { type: 'ok', id, cell: { ...wireCell('z', 'z'), cell_type: 'sql' } },
+          );
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a']);
+    const error = await rejection(handle.getCell('z'));
+    expect(error.kind).toBe('protocolViolation');
+    expect(error.message).toBe(
+      `The daemon sent an invalid get_cell answer: Field 'cell.cell_type' must be 'code', 'markdown' or 'raw', got "sql"`,
+    );
+    expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a']);
+    expect(requests.filter((request) => request.type === 'get_cells')).toHaveLength(1);
+    expect(handle.isClosed).toBe(false);
   });
 
   it('sends the handshake of each mode in snake_case', async () => {

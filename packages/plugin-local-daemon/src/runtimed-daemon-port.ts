@@ -20,7 +20,7 @@ import { requestWithin } from './request-within.js';
 import { RuntimedEventPump } from './runtimed-event-pump.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
-import { readDaemonInfo, readRoomList } from './runtimed-wire-readers.js';
+import { toDaemonInfo, toRoomInfo } from './runtimed-wire-readers.js';
 import { rethrowAsCoreError } from './to-core-error.js';
 
 const defaultHeartbeatMs = 10_000;
@@ -109,7 +109,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     }
     try {
       const answer = await requestWithin(connection, { type: 'get_daemon_info' }, this.#clock, this.connectTimeoutMs);
-      return { kind: 'live', info: readDaemonInfo(answer) };
+      return { kind: 'live', info: toDaemonInfo(answer) };
     } catch (error) {
       throw this.queryFailed(socketPath, error);
     } finally {
@@ -165,9 +165,8 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     return this.withAutoStart(async () => {
       const { connection } = await this.openControl(this.#locator.socketPath());
       try {
-        return readRoomList(
-          await requestWithin(connection, { type: 'list_rooms' }, this.#clock, this.connectTimeoutMs),
-        );
+        const answer = await requestWithin(connection, { type: 'list_rooms' }, this.#clock, this.connectTimeoutMs);
+        return answer.rooms.map(toRoomInfo);
       } finally {
         connection.close();
       }

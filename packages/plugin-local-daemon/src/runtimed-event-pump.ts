@@ -1,7 +1,7 @@
 import type { Clock, DaemonEvent, DaemonInfo, Logger, Timer } from '@nteract-mcp/core';
-import { RuntimedConnection } from '@nteract-mcp/runtimed-protocol';
+import { RuntimedConnection, wireControlHelloSchema } from '@nteract-mcp/runtimed-protocol';
 import { requestWithin } from './request-within.js';
-import { readDaemonInfo } from './runtimed-wire-readers.js';
+import { readFromDaemon, toDaemonInfo } from './runtimed-wire-readers.js';
 import { rethrowAsCoreError } from './to-core-error.js';
 
 /** First delay before reconnecting after a loss or a failed attempt; doubles up to {@link maxBackoffMs}. */
@@ -121,7 +121,7 @@ export class RuntimedEventPump {
         }
       });
       connection.onClose((reason) => this.lose(current, reason));
-      const info = readDaemonInfo(greeting);
+      const info = toDaemonInfo(readFromDaemon(wireControlHelloSchema, greeting, 'control greeting'));
       await requestWithin(connection, { type: 'subscribe' }, clock, connectTimeoutMs);
       if (this.#stopped) return;
       if (current.lost) {
@@ -158,7 +158,7 @@ export class RuntimedEventPump {
     if (link.lost || this.#stopped) return;
     const { clock, connectTimeoutMs } = this.#options;
     try {
-      const info = readDaemonInfo(
+      const info = toDaemonInfo(
         await requestWithin(link.connection, { type: 'get_daemon_info' }, clock, connectTimeoutMs),
       );
       if (link.lost || this.#stopped) return;

@@ -17,21 +17,26 @@ import {
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
-import type { RuntimedConnection, RuntimedFrame, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import {
+  checkWire,
+  type RuntimedConnection,
+  type RuntimedFrame,
+  type WireNotebookAnswer,
+  type WireNotebookRequest,
+  type WireRuntimeState,
+  wireNotebookConnectedSchema,
+  wireRoomClosedSchema,
+  wireRoomEventNames,
+  wireRoomEventSchema,
+} from '@nteract-mcp/runtimed-protocol';
 import { ExecutionFollower } from './execution-follower.js';
 import { RetainedProjection } from './retained-projection.js';
 import {
-  readCell,
-  readCellChange,
-  readCells,
-  readExecutionState,
-  readGreetingIncarnation,
-  readNumber,
-  readOptionalString,
-  readOutput,
-  readRecord,
-  readRuntimeState,
-  readString,
+  readFromDaemon,
+  toCellChange,
+  toExecutionState,
+  toIncarnation,
+  toNotebookCell,
 } from './runtimed-wire-readers.js';
 import { toCoreError } from './to-core-error.js';
 
@@ -98,12 +103,12 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         `The daemon answered a notebook handshake with '${String(greeting.type)}' instead of 'connected'`,
       );
     }
-    this.notebookId = readString(greeting, 'notebook_id', 'notebook greeting');
-    this.daemonIncarnation = readGreetingIncarnation(greeting);
-    this.#notebookPath = readOptionalString(greeting, 'notebook_path', 'notebook greeting');
-    const cells = readCells(greeting, 'notebook greeting');
-    this.#projection = new RetainedProjection(readNumber(greeting, 'document_version', 'notebook greeting'), cells);
-    this.#runtime = readRuntimeState(readRecord(greeting, 'runtime', 'notebook greeting'));
+    const connected = readFromDaemon(wireNotebookConnectedSchema, greeting, 'notebook greeting');
+    this.notebookId = connected.notebook_id;
+    this.daemonIncarnation = toIncarnation(connected.daemon_pid, connected.daemon_started_at);
+    this.#notebookPath = connected.notebook_path ?? undefined;
+    this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
+    this.#runtime = connected.runtime;
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');
@@ -183,7 +188,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     const cached = this.#projection.find(cellId);
     if (cached) return cached;
     try {
-      return readCell((await this.request({ type: 'get_cell', cell_id: cellId })).cell);
+      return toNotebookCell((await this.request({ type: 'get_cell', cell_id: cellId })).cell);
     } catch (error) {
       if (CoreError.is(error, 'cellNotFound')) {
         throw new CoreError('cellNotFound', `Cell not found: ${cellId}`, { code: error.code, cause: error });
@@ -200,9 +205,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...(request.index === undefined ? {} : { index: request.index }),
       ...idempotency(options),
     });
-    const cell = readCell(answer.cell);
-    const index = readNumber(answer, 'index', 'insert_cell answer');
-    this.#projection.apply({ kind: 'insert', cell, index, version: readVersion(answer, 'insert_cell answer') });
+    const cell = toNotebookCell(answer.cell);
+    this.#projection.apply({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
     return cell;
   }
 
@@ -218,14 +222,14 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...(patch.cellType === undefined ? {} : { cell_type: patch.cellType }),
       ...idempotency(options),
     });
-    const cell = readCell(answer.cell);
-    this.#projection.apply({ kind: 'update', cell, version: readVersion(answer, 'update_cell answer') });
+    const cell = toNotebookCell(answer.cell);
+    this.#projection.apply({ kind: 'update', cell, version: answer.document_version });
     return cell;
   }
 
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     const answer = await this.request({ type: 'delete_cell', cell_id: cellId, ...idempotency(options) });
-    this.#projection.apply({ kind: 'delete', cellId, version: readVersion(answer, 'delete_cell answer') });
+    this.#projection.apply({ kind: 'delete', cellId, version: answer.document_version });
   }
 
   public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
@@ -235,14 +239,12 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       after_cell_id: afterCellId ?? null,
       ...idempotency(options),
     });
-    const index = readNumber(answer, 'index', 'move_cell answer');
-    this.#projection.apply({ kind: 'move', cellId, index, version: readVersion(answer, 'move_cell answer') });
+    this.#projection.apply({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
     const answer = await this.request({ type: 'clear_outputs', cell_id: cellId, ...idempotency(options) });
-    const cell = readCell(answer.cell);
-    this.#projection.apply({ kind: 'update', cell, version: readVersion(answer, 'clear_outputs answer') });
+    this.#projection.apply({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
   }
 
   /**
@@ -257,13 +259,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.assertOpen();
     return this.#executions.follow(
       async () =>
-        readExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options) })),
+        toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options) })),
       options,
     );
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
-    return readExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
+    return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
   }
 
   public async interruptKernel(): Promise<void> {
@@ -273,15 +275,14 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   public async restartKernel(): Promise<void> {
     const seen = this.#runtimeBroadcasts;
     const answer = await this.request({ type: 'restart_kernel' });
-    if (answer.runtime !== undefined) this.applyRuntimeAnswer(readRuntimeState(answer.runtime), seen);
+    this.applyRuntimeAnswer(answer.runtime, seen);
   }
 
   /** Saves to `path` (absolute `.ipynb`) or to the bound file; binds `notebookPath` to what was written. */
   public async save(path?: string): Promise<SavedNotebook> {
     const answer = await this.request({ type: 'save', ...(path === undefined ? {} : { path }) });
-    const saved = readString(answer, 'notebook_path', 'save answer');
-    this.#notebookPath = saved;
-    return { notebookId: readOptionalString(answer, 'notebook_id', 'save answer') ?? this.notebookId, path: saved };
+    this.#notebookPath = answer.notebook_path;
+    return { notebookId: answer.notebook_id, path: answer.notebook_path };
   }
 
   /**
@@ -296,7 +297,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     if (!this.#connection.isClosed) {
       let timer: Timer | undefined;
       await Promise.race([
-        this.#connection.request({ type: 'leave' }).catch(() => undefined),
+        this.#connection.requestNotebook({ type: 'leave' }).catch(() => undefined),
         new Promise<void>((resolve) => {
           timer = this.#clock.setTimer(leaveTimeoutMs, resolve);
         }),
@@ -320,14 +321,17 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   private onFrame(frame: RuntimedFrame): void {
     if (this.#closedReason !== undefined) return;
     if (frame.type === 'room_closed') {
-      const why = typeof frame.reason === 'string' ? frame.reason : 'the room was closed';
+      // Closed it is, even when the frame says little more: then the notebook counts as removed.
+      const closed = checkWire(wireRoomClosedSchema, frame);
+      const why = closed.ok ? closed.value.reason : 'the room was closed';
       // A room that closed because the whole daemon stops is a lost connection (rejoin later),
       // not a removed notebook.
-      this.finish(frame.code === 'daemon_shutdown' ? 'disconnected' : 'room-removed', why);
+      this.finish(closed.ok && closed.value.code === 'daemon_shutdown' ? 'disconnected' : 'room-removed', why);
       this.#connection.close();
       return;
     }
-    if (frame.type !== 'broadcast') return;
+    // Not a broadcast, or an event a newer daemon has: nothing this handle keeps.
+    if (frame.type !== 'broadcast' || !wireRoomEventNames.has(String(frame.event))) return;
     try {
       this.onBroadcast(frame);
     } catch (error) {
@@ -338,34 +342,29 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   }
 
   private onBroadcast(frame: RuntimedFrame): void {
-    switch (frame.event) {
+    const event = readFromDaemon(wireRoomEventSchema, frame, `'${String(frame.event)}' broadcast`);
+    switch (event.event) {
       case 'cell_inserted':
       case 'cell_updated':
       case 'cell_deleted':
       case 'cell_moved':
-        this.#projection.apply(readCellChange(frame));
+        this.#projection.apply(toCellChange(event));
         return;
       case 'saved':
-        this.#notebookPath = readString(frame, 'notebook_path', 'saved');
+        this.#notebookPath = event.notebook_path;
         return;
       case 'runtime':
         this.#runtimeBroadcasts += 1;
-        this.setRuntime(readRuntimeState(frame.runtime));
+        this.setRuntime(event.runtime);
         return;
       case 'execution_output':
-        this.#executions.output(
-          readString(frame, 'execution_id', 'execution_output'),
-          readOutput(frame.output, 'execution output'),
-        );
+        this.#executions.output(event.execution_id, event.output);
         return;
       case 'execution_done':
-        this.#executions.done(
-          readString(frame, 'execution_id', 'execution_done'),
-          readString(frame, 'status', 'execution_done'),
-        );
+        this.#executions.done(event.execution_id, event.status);
         return;
-      default:
-        // peer_joined, peer_left and anything newer: nothing this handle keeps.
+      case 'peer_joined':
+      case 'peer_left':
         return;
     }
   }
@@ -373,7 +372,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   private refreshCells(): Promise<void> {
     this.#refreshing ??= this.request({ type: 'get_cells' })
       .then((answer) => {
-        this.#projection.applySnapshot(readVersion(answer, 'get_cells answer'), readCells(answer, 'get_cells'));
+        this.#projection.applySnapshot(answer.document_version, answer.cells.map(toNotebookCell));
       })
       .finally(() => {
         this.#refreshing = undefined;
@@ -384,7 +383,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   private async resynchronise(): Promise<void> {
     const seen = this.#runtimeBroadcasts;
     const [runtime, cells] = await Promise.allSettled([
-      this.request({ type: 'get_runtime' }).then((answer) => readRuntimeState(answer.runtime)),
+      this.request({ type: 'get_runtime' }).then((answer) => answer.runtime),
       this.refreshCells(),
     ]);
     if (runtime.status === 'fulfilled') this.applyRuntimeAnswer(runtime.value, seen);
@@ -412,12 +411,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     for (const wake of [...this.#readinessWaiters]) wake();
   }
 
-  private async request(
-    message: Readonly<Record<string, unknown>> & { readonly type: string },
-  ): Promise<RuntimedFrame> {
+  /** Sends a request and reads its answer with the answer's schema; only {@link CoreError}s are thrown. */
+  private async request<R extends WireNotebookRequest>(message: R): Promise<WireNotebookAnswer<R['type']>> {
     this.assertOpen();
     try {
-      return await this.#connection.request(message);
+      return await this.#connection.requestNotebook(message);
     } catch (error) {
       if (this.#closedReason !== undefined || this.#connection.isClosed) throw this.closedError(error);
       const converted = toCoreError(error);
@@ -465,8 +463,4 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
 function idempotency(options: MutationOptions | undefined): { idempotency_key?: string } {
   return options?.idempotencyKey === undefined ? {} : { idempotency_key: options.idempotencyKey };
-}
-
-function readVersion(answer: RuntimedFrame, what: string): number {
-  return readNumber(answer, 'document_version', what);
 }

@@ -1,26 +1,9 @@
 export type { RuntimedSocketEnvironment } from './resolve-runtimed-socket-path.js';
 export { resolveRuntimedSocketPath } from './resolve-runtimed-socket-path.js';
-export type { RuntimedConnectionOptions, RuntimedFrame } from './runtimed-connection.js';
+export type { RuntimedConnectionOptions, RuntimedFrame, RuntimedRequestFrame } from './runtimed-connection.js';
 export { assertSocketIsOurs, errorFromFrame, RuntimedConnection } from './runtimed-connection.js';
 export type { DecodedFrame, RuntimedDecoderLimits, RuntimedEncodeOptions } from './runtimed-frame-decoder.js';
 export { encodeRuntimedFrame, RuntimedFrameDecoder, sniffMessageId } from './runtimed-frame-decoder.js';
-export type {
-  RuntimedErrorCode,
-  RuntimedErrorFrame,
-  RuntimedHandshake,
-  WireCell,
-  WireControlHello,
-  WireControlRequestType,
-  WireDaemonEvent,
-  WireDaemonInfo,
-  WireNotebookConnected,
-  WireNotebookRequestType,
-  WireOutput,
-  WireRoomEvent,
-  WireRoomInfo,
-  WireRuntimeState,
-} from './runtimed-messages.js';
-export { wireControlRequestTypes, wireNotebookRequestTypes } from './runtimed-messages.js';
 export type { RuntimedProtocolErrorKind, RuntimedProtocolErrorOptions } from './runtimed-protocol-error.js';
 export { RuntimedProtocolError } from './runtimed-protocol-error.js';
 export {
@@ -33,3 +16,62 @@ export {
   runtimedPreamble,
   runtimedProtocolVersion,
 } from './runtimed-wire-constants.js';
+export type { ClientRequestCheck } from './schemas/check-client-request.js';
+export { checkClientRequest } from './schemas/check-client-request.js';
+export type { WireCheck } from './schemas/check-wire.js';
+export { checkWire } from './schemas/check-wire.js';
+export { describeWireIssue, describeWireValue, formatWirePath } from './schemas/describe-wire-issue.js';
+export { parseFromDaemon } from './schemas/parse-from-daemon.js';
+export type { RuntimedErrorCode, RuntimedErrorFrame } from './schemas/runtimed-error-frame.js';
+export { runtimedErrorCodes, runtimedErrorFrameSchema } from './schemas/runtimed-error-frame.js';
+export type { RuntimedHandshake, WireNotebookHandshake, WireNotebookMode } from './schemas/runtimed-handshake.js';
+export {
+  runtimedHandshakeSchema,
+  wireControlHandshakeSchema,
+  wireNotebookHandshakeSchema,
+  wireNotebookHandshakeSchemas,
+  wireNotebookModes,
+  wirePeerLabelSchema,
+} from './schemas/runtimed-handshake.js';
+export type { WireCell, WireCellType, WireOutput } from './schemas/wire-cell.js';
+export { wireCellSchema, wireCellTypeSchema, wireMetadataSchema, wireOutputSchema } from './schemas/wire-cell.js';
+export type { WireControlAnswer } from './schemas/wire-control-answer.js';
+export { wireControlAnswerSchemas } from './schemas/wire-control-answer.js';
+export type { WireControlRequest, WireControlRequestType } from './schemas/wire-control-request.js';
+export {
+  wireControlRequestSchema,
+  wireControlRequestSchemas,
+  wireControlRequestTypes,
+  wireRequestEnvelopeSchema,
+} from './schemas/wire-control-request.js';
+export type { WireDaemonEvent, WireDaemonEventName } from './schemas/wire-daemon-event.js';
+export { wireDaemonEventSchema } from './schemas/wire-daemon-event.js';
+export type { WireDaemonInfo, WireRoomInfo } from './schemas/wire-daemon-info.js';
+export { wireDaemonInfoSchema, wireRoomInfoSchema } from './schemas/wire-daemon-info.js';
+export type { WireExecutionState, WireFinalExecutionStatus } from './schemas/wire-execution-state.js';
+export { wireExecutionStateSchema, wireFinalExecutionStatuses } from './schemas/wire-execution-state.js';
+export type { WireControlHello, WireNotebookConnected } from './schemas/wire-greeting.js';
+export { wireControlHelloSchema, wireNotebookConnectedSchema } from './schemas/wire-greeting.js';
+export type { WireNotebookAnswer } from './schemas/wire-notebook-answer.js';
+export { wireNotebookAnswerSchemas } from './schemas/wire-notebook-answer.js';
+export type {
+  WireNotebookRequest,
+  WireNotebookRequestOf,
+  WireNotebookRequestType,
+} from './schemas/wire-notebook-request.js';
+export {
+  wireNotebookRequestSchema,
+  wireNotebookRequestSchemas,
+  wireNotebookRequestTypes,
+} from './schemas/wire-notebook-request.js';
+export type { WireRoomClosed, WireRoomEvent, WireRoomEventName } from './schemas/wire-room-event.js';
+export {
+  wireExecutionDoneEventSchema,
+  wireExecutionOutputEventSchema,
+  wireRoomCloseCodes,
+  wireRoomClosedSchema,
+  wireRoomEventNames,
+  wireRoomEventSchema,
+} from './schemas/wire-room-event.js';
+export type { WireRuntimeState } from './schemas/wire-runtime-state.js';
+export { wireRuntimeStateNames, wireRuntimeStateSchema } from './schemas/wire-runtime-state.js';

@@ -96,6 +96,30 @@ describe(RuntimedConnection, () => {
   });
 });
 
+describe('RuntimedConnection typed requests', () => {
+  it('reads answers with the schema of their request, and refuses one that breaks it, naming the field', async () => {
+    const path = await fakeDaemon((frame, reply) => {
+      if (frame.type === 'list_rooms') reply({ type: 'ok', id: frame.id, rooms: [{ notebook_id: 'n' }] });
+      else if (frame.type === 'get_cells') reply({ type: 'ok', id: frame.id, document_version: 2, cells: [] });
+      else reply({ type: 'error', id: frame.id, code: 42 });
+    });
+    const { connection } = await RuntimedConnection.open({ socketPath: path, handshake: { channel: 'control' } });
+    cleanups.push(() => connection.close());
+    expect(await connection.requestNotebook({ type: 'get_cells' })).toEqual({ document_version: 2, cells: [] });
+    const broken = await connection.requestControl({ type: 'list_rooms' }).catch((caught: unknown) => caught);
+    expect(RuntimedProtocolError.is(broken, 'protocolViolation')).toBe(true);
+    expect((broken as Error).message).toBe(
+      "The daemon sent an invalid list_rooms answer: Missing required number field 'rooms[0].active_peers'",
+    );
+    // An error frame without a string code and message is itself a violation, not a refusal.
+    const odd = await connection.requestControl({ type: 'ping' }).catch((caught: unknown) => caught);
+    expect(RuntimedProtocolError.is(odd, 'protocolViolation')).toBe(true);
+    expect((odd as Error).message).toBe(
+      "The daemon sent an invalid error frame: Field 'code' must be a string, got 42",
+    );
+  });
+});
+
 describe('RuntimedConnection with messages larger than a frame', () => {
   it('sends and receives messages of several MiB whole, as continuation frames both ways', async () => {
     const seen: number[] = [];

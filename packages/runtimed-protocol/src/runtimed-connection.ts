@@ -2,12 +2,21 @@ import { lstat } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import type { Subscription } from '@nteract-mcp/foundation';
 import { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
-import type { RuntimedErrorFrame, RuntimedHandshake } from './runtimed-messages.js';
 import { RuntimedProtocolError, type RuntimedProtocolErrorKind } from './runtimed-protocol-error.js';
 import { defaultMaxFrameBytes, defaultMaxMessageBytes, runtimedPreamble } from './runtimed-wire-constants.js';
+import { parseFromDaemon } from './schemas/parse-from-daemon.js';
+import { runtimedErrorFrameSchema } from './schemas/runtimed-error-frame.js';
+import type { RuntimedHandshake } from './schemas/runtimed-handshake.js';
+import { type WireControlAnswer, wireControlAnswerSchemas } from './schemas/wire-control-answer.js';
+import type { WireControlRequest } from './schemas/wire-control-request.js';
+import { type WireNotebookAnswer, wireNotebookAnswerSchemas } from './schemas/wire-notebook-answer.js';
+import type { WireNotebookRequest } from './schemas/wire-notebook-request.js';
 
-/** A frame from the daemon, as parsed JSON. */
+/** A frame from the daemon, as parsed JSON (read it with the schema of what it is). */
 export type RuntimedFrame = Readonly<Record<string, unknown>>;
+
+/** A request as {@link RuntimedConnection.request} sends it (it adds the `id`); not checked. */
+export type RuntimedRequestFrame = Readonly<Record<string, unknown>> & { readonly type: string };
 
 export interface RuntimedConnectionOptions {
   readonly socketPath: string;
@@ -34,9 +43,18 @@ const codeKinds: Readonly<Record<string, RuntimedProtocolErrorKind>> = {
   unknown_channel: 'protocolViolation',
 };
 
-/** Turns a daemon error frame into a {@link RuntimedProtocolError} (keeping the daemon's code). */
-export function errorFromFrame(frame: RuntimedErrorFrame): RuntimedProtocolError {
-  return new RuntimedProtocolError(codeKinds[frame.code] ?? 'daemonRefused', frame.message, { code: frame.code });
+/**
+ * Turns a daemon error frame into a {@link RuntimedProtocolError} (keeping the daemon's code); an
+ * error frame without a string `code` and `message` is itself a `protocolViolation`.
+ */
+export function errorFromFrame(frame: RuntimedFrame): RuntimedProtocolError {
+  let error: { code: string; message: string };
+  try {
+    error = parseFromDaemon(runtimedErrorFrameSchema, frame, 'error frame');
+  } catch (violation) {
+    return violation as RuntimedProtocolError;
+  }
+  return new RuntimedProtocolError(codeKinds[error.code] ?? 'daemonRefused', error.message, { code: error.code });
 }
 
 /**
@@ -97,8 +115,31 @@ export class RuntimedConnection {
     return this.#closedReason !== undefined;
   }
 
-  /** Sends `{ id, ...message }` and resolves with the frame that answers it. */
-  public request(message: Readonly<Record<string, unknown>> & { readonly type: string }): Promise<RuntimedFrame> {
+  /**
+   * Sends a control request and resolves with its answer, read with the answer's schema (a
+   * malformed answer rejects with `protocolViolation` naming the field).
+   */
+  public requestControl<R extends WireControlRequest>(message: R): Promise<WireControlAnswer<R['type']>> {
+    return this.request(message).then(
+      (frame) =>
+        parseFromDaemon(wireControlAnswerSchemas[message.type], frame, `${message.type} answer`) as WireControlAnswer<
+          R['type']
+        >,
+    );
+  }
+
+  /** Sends a notebook request and resolves with its answer, read with the answer's schema. */
+  public requestNotebook<R extends WireNotebookRequest>(message: R): Promise<WireNotebookAnswer<R['type']>> {
+    return this.request(message).then(
+      (frame) =>
+        parseFromDaemon(wireNotebookAnswerSchemas[message.type], frame, `${message.type} answer`) as WireNotebookAnswer<
+          R['type']
+        >,
+    );
+  }
+
+  /** Sends `{ id, ...message }` unchecked and resolves with the frame that answers it, unread. */
+  public request(message: RuntimedRequestFrame): Promise<RuntimedFrame> {
     if (this.#closedReason !== undefined) {
       return Promise.reject(
         new RuntimedProtocolError('daemonUnavailable', `Connection to the daemon is closed (${this.#closedReason})`),
@@ -156,7 +197,7 @@ export class RuntimedConnection {
       }, timeoutMs);
       const frameSub = this.onFrame((frame) => {
         cleanup();
-        if (frame.type === 'error') reject(errorFromFrame(frame as unknown as RuntimedErrorFrame));
+        if (frame.type === 'error') reject(errorFromFrame(frame));
         else resolve(frame);
       });
       const closeSub = this.onClose((reason) => {
@@ -222,7 +263,7 @@ export class RuntimedConnection {
     const pending = id === undefined ? undefined : this.#pending.get(id);
     if (pending && id !== undefined) {
       this.#pending.delete(id);
-      if (frame.type === 'error') pending.reject(errorFromFrame(frame as unknown as RuntimedErrorFrame));
+      if (frame.type === 'error') pending.reject(errorFromFrame(frame));
       else pending.resolve(frame);
       return;
     }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Logger, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
-import { RuntimedConnection, RuntimedProtocolError, type WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
+import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
 import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';
@@ -176,7 +176,7 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
   }
   try {
     const { greeting, connection } = opened;
-    const rooms = (await connection.request({ type: 'list_rooms' })).rooms as WireRoomInfo[];
+    const { rooms } = await connection.requestControl({ type: 'list_rooms' });
     if (options.json) {
       const { type: _type, ...info } = greeting;
       io.stdout.write(`${JSON.stringify({ running: true, ...info, socket: socketPath, rooms }, null, 2)}\n`);

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { WireCell } from '@nteract-mcp/runtimed-protocol';
+import type { WireCell, WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 
 export type CellKind = WireCell['cell_type'];
-export type NotebookOutput = Readonly<Record<string, unknown>>;
+/** An nbformat output: what the wire carries (an object with a string `output_type`). */
+export type NotebookOutput = WireOutput;
 
 /**
  * One change to a document, stated by its result (the cell as it is afterwards), so that applying
@@ -82,8 +83,8 @@ export class NotebookDocument {
       if (source === undefined)
         return fail(`cell ${index} has a source that is neither a string nor a list of strings`);
       const outputs = cellType === 'code' ? value.outputs : [];
-      if (!Array.isArray(outputs) || !outputs.every(isRecord))
-        fail(`cell ${index} has outputs that are not a list of objects`);
+      if (!Array.isArray(outputs) || !outputs.every(isOutput))
+        fail(`cell ${index} has outputs that are not a list of objects with a string output_type`);
       const count = cellType === 'code' ? value.execution_count : null;
       // A cell without a usable id gets one derived from the text, so that every load of the same
       // file gives the same ids (a journal replayed onto it names cells by id).
@@ -293,6 +294,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+function isOutput(value: unknown): value is NotebookOutput {
+  return isRecord(value) && typeof value.output_type === 'string';
+}
+
 function joinText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
   if (Array.isArray(value) && value.every((part) => typeof part === 'string')) return value.join('');
@@ -300,8 +305,8 @@ function joinText(value: unknown): string | undefined {
 }
 
 /** Multi-line text fields (`text`, `data[mime]` strings as lists) become plain strings in memory. */
-function normaliseOutput(output: Record<string, unknown>): NotebookOutput {
-  const copy: Record<string, unknown> = { ...output };
+function normaliseOutput(output: NotebookOutput): NotebookOutput {
+  const copy: NotebookOutput = { ...output };
   const text = joinText(copy.text);
   if (text !== undefined) copy.text = text;
   if (isRecord(copy.data)) {

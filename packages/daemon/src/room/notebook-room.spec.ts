@@ -170,7 +170,10 @@ describe('NotebookRoom journal', () => {
       idempotency_key: 'run-1',
     });
     expect(retried).toMatchObject({ execution_id: started.execution_id, status: 'aborted' });
-    const read = await back.room.handle(back.peer, { type: 'get_execution', execution_id: started.execution_id });
+    const read = await back.room.handle(back.peer, {
+      type: 'get_execution',
+      execution_id: String(started.execution_id),
+    });
     expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
   });
 

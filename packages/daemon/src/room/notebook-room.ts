@@ -2,14 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
-import type { WireCell, WireRoomEvent, WireRoomInfo, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type {
+  WireCell,
+  WireExecutionState,
+  WireNotebookAnswer,
+  WireNotebookRequest,
+  WireRoomEvent,
+  WireRoomInfo,
+  WireRuntimeState,
+} from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
-import {
-  type CellKind,
-  type DocumentChange,
-  NotebookDocument,
-  type NotebookOutput,
-} from '../document/notebook-document.js';
+import { type DocumentChange, NotebookDocument, type NotebookOutput } from '../document/notebook-document.js';
 import {
   type NotebookFileState,
   notebookFileState,
@@ -291,28 +294,38 @@ export class NotebookRoom {
     if (this.#conflict) this.reloadFromDisk('reopened after a file conflict');
   }
 
-  /** Answers one request of a peer. Throws {@link DaemonError} for refusals. */
-  public async handle(peer: RoomPeer, request: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
-    const key = optionalString(request, 'idempotency_key');
+  /**
+   * Answers one request of a peer, already checked against its schema (`wireNotebookRequestSchemas`;
+   * the server answers a request that fails it with `bad_request`). Throws {@link DaemonError} for refusals.
+   */
+  public async handle(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
+    const key = 'idempotency_key' in request ? (request.idempotency_key ?? undefined) : undefined;
     switch (request.type) {
       case 'get_cells':
-        return { document_version: this.#document.version, cells: this.#document.cells() };
+        return {
+          document_version: this.#document.version,
+          cells: this.#document.cells(),
+        } satisfies WireNotebookAnswer<'get_cells'>;
       case 'get_cell':
-        return { cell: this.#document.cell(requiredString(request, 'cell_id')) };
+        return { cell: this.#document.cell(request.cell_id) } satisfies WireNotebookAnswer<'get_cell'>;
       case 'get_runtime':
-        return { runtime: this.#runtime };
+        return { runtime: this.#runtime } satisfies WireNotebookAnswer<'get_runtime'>;
       case 'insert_cell':
         return this.mutate(
           key,
           'insert_cell',
           () => {
             const { cell, index } = this.#document.insert({
-              source: optionalString(request, 'source') ?? '',
-              cellType: cellKind(request.cell_type ?? 'code'),
-              index: optionalIndex(request),
+              source: request.source ?? '',
+              cellType: request.cell_type ?? 'code',
+              index: request.index ?? undefined,
             });
             return {
-              result: { cell, index, document_version: this.#document.version },
+              result: {
+                cell,
+                index,
+                document_version: this.#document.version,
+              } satisfies WireNotebookAnswer<'insert_cell'>,
               change: { op: 'insert', index, cell },
               event: { event: 'cell_inserted', document_version: this.#document.version, index, cell },
             };
@@ -324,12 +337,12 @@ export class NotebookRoom {
           key,
           'update_cell',
           () => {
-            const cell = this.#document.update(requiredString(request, 'cell_id'), {
-              source: optionalString(request, 'source'),
-              cellType: request.cell_type === undefined ? undefined : cellKind(request.cell_type),
+            const cell = this.#document.update(request.cell_id, {
+              source: request.source ?? undefined,
+              cellType: request.cell_type,
             });
             return {
-              result: { cell, document_version: this.#document.version },
+              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
               change: { op: 'set', cell },
               event: { event: 'cell_updated', document_version: this.#document.version, cell },
             };
@@ -341,10 +354,10 @@ export class NotebookRoom {
           key,
           'delete_cell',
           () => {
-            const cellId = requiredString(request, 'cell_id');
+            const cellId = request.cell_id;
             this.#document.delete(cellId);
             return {
-              result: { document_version: this.#document.version },
+              result: { document_version: this.#document.version } satisfies WireNotebookAnswer<'delete_cell'>,
               change: { op: 'delete', cell_id: cellId },
               event: { event: 'cell_deleted', document_version: this.#document.version, cell_id: cellId },
             };
@@ -356,13 +369,10 @@ export class NotebookRoom {
           key,
           'move_cell',
           () => {
-            const cellId = requiredString(request, 'cell_id');
-            const after = request.after_cell_id;
-            if (after !== null && after !== undefined && typeof after !== 'string')
-              throw badRequest('after_cell_id must be a string or null');
-            const index = this.#document.move(cellId, after ?? null);
+            const cellId = request.cell_id;
+            const index = this.#document.move(cellId, request.after_cell_id ?? null);
             return {
-              result: { index, document_version: this.#document.version },
+              result: { index, document_version: this.#document.version } satisfies WireNotebookAnswer<'move_cell'>,
               change: { op: 'move', cell_id: cellId, index },
               event: { event: 'cell_moved', document_version: this.#document.version, cell_id: cellId, index },
             };
@@ -374,9 +384,9 @@ export class NotebookRoom {
           key,
           'clear_outputs',
           () => {
-            const cell = this.#document.clearOutputs(requiredString(request, 'cell_id'));
+            const cell = this.#document.clearOutputs(request.cell_id);
             return {
-              result: { cell, document_version: this.#document.version },
+              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
               change: { op: 'set', cell },
               event: { event: 'cell_updated', document_version: this.#document.version, cell },
             };
@@ -385,25 +395,26 @@ export class NotebookRoom {
         );
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => ({
-          result: this.startExecution(requiredString(request, 'cell_id')),
+          result: this.startExecution(request.cell_id),
         }));
       case 'get_execution':
-        return this.execution(requiredString(request, 'execution_id'));
+        return this.execution(request.execution_id);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
-        return { interrupted: true };
+        return { interrupted: true } satisfies WireNotebookAnswer<'interrupt'>;
       }
       case 'restart_kernel': {
         const kernel = await this.ensureKernel();
         if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
         await kernel.restart();
         this.#kernelGone = undefined;
-        return { restarted: true, runtime: this.#runtime };
+        return { restarted: true, runtime: this.#runtime } satisfies WireNotebookAnswer<'restart_kernel'>;
       }
       case 'save':
-        return this.save(optionalString(request, 'path'));
+        return this.save(request.path ?? undefined);
       default:
+        // `leave` is the server's (it ends the connection); nothing else reaches here.
         throw new DaemonError('badRequest', `Unknown notebook request type ${JSON.stringify(request.type)}`);
     }
   }
@@ -791,12 +802,12 @@ export class NotebookRoom {
     return this.describe(record);
   }
 
-  private describe(record: ExecutionRecord): Record<string, unknown> {
+  private describe(record: ExecutionRecord): WireExecutionState {
     return {
       execution_id: record.executionId,
       cell_id: record.cellId,
       status: record.status,
-      outputs: record.outputs,
+      outputs: [...record.outputs],
       execution_count: record.executionCount,
       ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
     };
@@ -842,7 +853,7 @@ export class NotebookRoom {
     if (target !== previous) this.watchFile();
     if (previous === undefined && !this.ephemeral) await this.#init.untitled.remove(this.notebookId);
     this.broadcast({ event: 'saved', notebook_path: target });
-    return { notebook_id: this.notebookId, notebook_path: target };
+    return { notebook_id: this.notebookId, notebook_path: target } satisfies WireNotebookAnswer<'save'>;
   }
 
   private changed(event: WireRoomEvent, exceptPeerId?: string): void {
@@ -1009,30 +1020,4 @@ function conflictCopyPath(path: string, now: number): string {
 
 function badRequest(message: string): DaemonError {
   return new DaemonError('badRequest', message);
-}
-
-function requiredString(request: Readonly<Record<string, unknown>>, field: string): string {
-  const value = request[field];
-  if (typeof value !== 'string' || value.length === 0) throw badRequest(`Missing required string field '${field}'`);
-  return value;
-}
-
-function optionalString(request: Readonly<Record<string, unknown>>, field: string): string | undefined {
-  const value = request[field];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw badRequest(`Field '${field}' must be a string`);
-  return value;
-}
-
-function optionalIndex(request: Readonly<Record<string, unknown>>): number | undefined {
-  const value = request.index;
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
-    throw badRequest("Field 'index' must be a non-negative integer");
-  return value;
-}
-
-function cellKind(value: unknown): CellKind {
-  if (value === 'code' || value === 'markdown' || value === 'raw') return value;
-  throw badRequest(`cell_type must be 'code', 'markdown' or 'raw', got ${JSON.stringify(value)}`);
 }

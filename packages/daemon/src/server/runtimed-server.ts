@@ -4,9 +4,13 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Clock, Logger } from '@nteract-mcp/foundation';
 import {
+  type ClientRequestCheck,
+  checkClientRequest,
+  checkWire,
   type DecodedFrame,
   defaultMaxFrameBytes,
   defaultMaxMessageBytes,
+  describeWireValue,
   encodeRuntimedFrame,
   maxHandshakeFrameBytes,
   type RuntimedErrorCode,
@@ -14,10 +18,15 @@ import {
   RuntimedProtocolError,
   runtimedMagic,
   runtimedProtocolVersion,
+  type WireControlAnswer,
+  type WireControlHello,
+  type WireControlRequestType,
   type WireDaemonEvent,
   type WireDaemonInfo,
-  wireControlRequestTypes,
-  wireNotebookRequestTypes,
+  type WireNotebookConnected,
+  type WireNotebookMode,
+  wireControlHandshakeSchema,
+  wireNotebookHandshakeSchemas,
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError, type DaemonErrorKind } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
@@ -75,10 +84,6 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   fileConflict: 'file_conflict',
   notDurable: 'internal',
 };
-
-const notebookRequests: ReadonlySet<string> = new Set<string>(wireNotebookRequestTypes);
-
-const controlRequests: ReadonlySet<string> = new Set<string>(wireControlRequestTypes);
 
 /** The error frame for anything thrown while serving a request. */
 function errorFrame(error: unknown, id?: number): Record<string, unknown> {
@@ -381,9 +386,9 @@ export class RuntimedServer {
         return true;
       }
       clearTimeout(handshakeTimer);
-      if (frame.channel === 'control') {
+      if (frame.channel === 'control' && checkWire(wireControlHandshakeSchema, frame).ok) {
         handler = (request) => this.control(socket, request, fail);
-        this.send(socket, { type: 'hello', ...this.info });
+        this.send(socket, { type: 'hello', ...this.info } satisfies WireControlHello);
       } else if (frame.channel === 'notebook') {
         admitting = true;
         void this.admitNotebook(frame).then(
@@ -400,7 +405,7 @@ export class RuntimedServer {
               peer_id: peer.id,
               daemon_pid: this.info.pid,
               daemon_started_at: this.info.started_at,
-            });
+            } satisfies WireNotebookConnected);
             const attached: RoomPeer = {
               ...peer,
               send: (message) => this.send(socket, message),
@@ -437,7 +442,7 @@ export class RuntimedServer {
           },
         );
       } else {
-        fail('unknown_channel', `Unknown channel ${describeValue(frame.channel)}: use 'control' or 'notebook'`);
+        fail('unknown_channel', `Unknown channel ${describeWireValue(frame.channel)}: use 'control' or 'notebook'`);
         return false;
       }
       return true;
@@ -456,36 +461,35 @@ export class RuntimedServer {
     });
   }
 
+  /** Checks a notebook handshake against the schema of its `mode` (`bad_request` naming the field) and admits it. */
   private async admitNotebook(
-    handshake: Record<string, unknown>,
+    frame: Record<string, unknown>,
   ): Promise<{ admission: Admission; peer: { id: string; label: string } }> {
-    const label = handshake.peer_label;
-    if (typeof label !== 'string' || label.trim().length === 0 || label.length > 256) {
-      throw new DaemonError('badRequest', 'peer_label must be a non-empty string of at most 256 characters');
+    const mode = frame.mode;
+    if (typeof mode !== 'string' || !Object.hasOwn(wireNotebookHandshakeSchemas, mode)) {
+      throw new DaemonError(
+        'badRequest',
+        `Unknown notebook mode ${describeWireValue(mode)}: use 'open', 'attach' or 'create'`,
+      );
     }
-    const peer = { id: randomUUID(), label };
+    const checked = checkWire(wireNotebookHandshakeSchemas[mode as WireNotebookMode], frame);
+    if (!checked.ok) throw new DaemonError('badRequest', checked.message);
+    const handshake = checked.value;
+    const peer = { id: randomUUID(), label: handshake.peer_label };
     switch (handshake.mode) {
       case 'open':
-        if (typeof handshake.path !== 'string') throw new DaemonError('badRequest', "open needs a string 'path'");
         return { admission: await this.#catalog.open(handshake.path), peer };
       case 'attach':
-        if (typeof handshake.notebook_id !== 'string')
-          throw new DaemonError('badRequest', "attach needs a string 'notebook_id'");
         return { admission: await this.#catalog.attach(handshake.notebook_id), peer };
       case 'create':
         return {
           admission: await this.#catalog.create({
-            runtime: typeof handshake.runtime === 'string' ? handshake.runtime : 'python',
-            workingDir: typeof handshake.working_dir === 'string' ? handshake.working_dir : '',
+            runtime: handshake.runtime ?? 'python',
+            workingDir: handshake.working_dir ?? '',
             ephemeral: handshake.ephemeral !== false,
           }),
           peer,
         };
-      default:
-        throw new DaemonError(
-          'badRequest',
-          `Unknown notebook mode ${describeValue(handshake.mode)}: use 'open', 'attach' or 'create'`,
-        );
     }
   }
 
@@ -496,9 +500,10 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = acceptRequest(socket, request, notebookRequests, 'notebook', fail);
-    if (id === undefined) return;
-    admission.room.handle(peer, request).then(
+    const accepted = acceptRequest(socket, checkClientRequest('notebook', request), 'notebook', fail);
+    if (accepted === undefined) return;
+    const { id } = accepted;
+    admission.room.handle(peer, accepted.request).then(
       (result) => this.send(socket, { ...result, type: 'ok', id }),
       (error: unknown) => this.send(socket, errorFrame(error, id)),
     );
@@ -509,40 +514,35 @@ export class RuntimedServer {
     request: Record<string, unknown>,
     fail: (code: RuntimedErrorCode, message: string) => void,
   ): void {
-    const id = acceptRequest(socket, request, controlRequests, 'control', fail);
-    if (id === undefined) return;
-    const answer = (fields: Record<string, unknown>): void => this.send(socket, { ...fields, type: 'ok', id });
-    switch (request.type) {
+    const accepted = acceptRequest(socket, checkClientRequest('control', request), 'control', fail);
+    if (accepted === undefined) return;
+    const { id, request: checked } = accepted;
+    // Typed by the answer schemas: what the daemon sends is what clients read.
+    const answer = <T extends WireControlRequestType>(_type: T, fields: WireControlAnswer<T>): void =>
+      this.send(socket, { ...fields, type: 'ok', id });
+    switch (checked.type) {
       case 'ping':
-        answer({ pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
+        answer('ping', { pong: true, version: this.info.version, protocol_version: this.info.protocol_version });
         return;
       case 'get_daemon_info':
-        answer({ ...this.info });
+        answer('get_daemon_info', { ...this.info });
         return;
       case 'list_rooms':
-        answer({ rooms: this.#catalog.list() });
+        answer('list_rooms', { rooms: this.#catalog.list() });
         return;
       case 'subscribe':
         this.#subscribers.add(socket);
-        answer({ subscribed: true });
+        answer('subscribe', { subscribed: true });
         return;
       case 'shutdown_notebook': {
-        const notebookId = request.notebook_id;
-        if (typeof notebookId !== 'string') {
-          this.send(
-            socket,
-            errorFrame(new DaemonError('badRequest', "shutdown_notebook needs a string 'notebook_id'"), id),
-          );
-          return;
-        }
-        void this.#catalog.shutdownRoom(notebookId).then(
-          (found) => answer({ found }),
+        void this.#catalog.shutdownRoom(checked.notebook_id).then(
+          (found) => answer('shutdown_notebook', { found }),
           (error: unknown) => this.send(socket, errorFrame(error, id)),
         );
         return;
       }
       case 'shutdown_daemon':
-        answer({ stopping: true });
+        answer('shutdown_daemon', { stopping: true });
         void this.stop('requested by a client');
         return;
     }
@@ -550,33 +550,36 @@ export class RuntimedServer {
 }
 
 /**
- * The id of a well-formed request of a known type. A frame without a numeric id and a string type
- * fails the connection (`bad_frame`); an unknown type is answered `unknown_request` and the
- * connection closed. Returns `undefined` in both cases.
+ * The request of a frame, checked against its type's schema (`checkClientRequest`). A frame
+ * without a numeric id and a string type fails the connection (`bad_frame`); an unknown type is
+ * answered `unknown_request` and the connection closed; a request that fails its schema is
+ * answered `bad_request` naming the field, and the connection goes on. `undefined` in those cases.
  */
-function acceptRequest(
+function acceptRequest<R>(
   socket: Socket,
-  request: Record<string, unknown>,
-  known: ReadonlySet<string>,
+  checked: ClientRequestCheck<R>,
   channel: 'control' | 'notebook',
   fail: (code: RuntimedErrorCode, message: string) => void,
-): number | undefined {
-  const id = request.id;
-  if (typeof id !== 'number' || typeof request.type !== 'string') {
-    fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
-    return undefined;
+): { readonly id: number; readonly request: R } | undefined {
+  switch (checked.kind) {
+    case 'malformed':
+      fail('bad_frame', "a request needs a numeric 'id' and a string 'type'");
+      return undefined;
+    case 'unknown':
+      send(socket, {
+        type: 'error',
+        id: checked.id,
+        code: 'unknown_request',
+        message: `Unknown ${channel} request '${checked.type}'`,
+      });
+      socket.end();
+      return undefined;
+    case 'invalid':
+      send(socket, { type: 'error', id: checked.id, code: 'bad_request', message: checked.message });
+      return undefined;
+    case 'ok':
+      return checked;
   }
-  if (!known.has(request.type)) {
-    send(socket, {
-      type: 'error',
-      id,
-      code: 'unknown_request',
-      message: `Unknown ${channel} request '${request.type}'`,
-    });
-    socket.end();
-    return undefined;
-  }
-  return id;
 }
 
 function send(socket: Socket, frame: Readonly<Record<string, unknown>>): void {
@@ -619,11 +622,4 @@ function sendFrame(
     }
   }
   socket.write(bytes);
-}
-
-/** A client-sent value for an error message: a short quoted string, else its JSON type. Never throws. */
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : typeof value;
 }

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+const peerLabelMessage = "Field 'peer_label' must be a non-empty string of at most 256 characters";
+
+/** How a peer appears to the room's other peers: a non-blank string of at most 256 characters. */
+export const wirePeerLabelSchema = z
+  .string({ error: peerLabelMessage })
+  .refine((label) => label.trim().length > 0 && label.length <= 256, { error: peerLabelMessage });
+
+/** The first message of a control connection. */
+export const wireControlHandshakeSchema = z.object({ channel: z.literal('control') });
+
+/**
+ * The notebook handshakes by `mode`: `open` a file's room by path, `attach` to a known notebook
+ * by its UUID (attach-only, creates nothing), `create` a new untitled notebook (`ephemeral`
+ * defaults to `true`, `runtime` to `python`).
+ */
+export const wireNotebookHandshakeSchemas = {
+  open: z.object({
+    channel: z.literal('notebook'),
+    mode: z.literal('open'),
+    peer_label: wirePeerLabelSchema,
+    path: z.string(),
+  }),
+  attach: z.object({
+    channel: z.literal('notebook'),
+    mode: z.literal('attach'),
+    peer_label: wirePeerLabelSchema,
+    notebook_id: z.string(),
+  }),
+  create: z.object({
+    channel: z.literal('notebook'),
+    mode: z.literal('create'),
+    peer_label: wirePeerLabelSchema,
+    runtime: z.string().optional(),
+    working_dir: z.string().optional(),
+    ephemeral: z.boolean().optional(),
+  }),
+} as const;
+
+/** The notebook modes, in the order error messages name them. */
+export const wireNotebookModes = ['open', 'attach', 'create'] as const;
+export type WireNotebookMode = (typeof wireNotebookModes)[number];
+
+export const wireNotebookHandshakeSchema = z.discriminatedUnion('mode', [
+  wireNotebookHandshakeSchemas.open,
+  wireNotebookHandshakeSchemas.attach,
+  wireNotebookHandshakeSchemas.create,
+]);
+export type WireNotebookHandshake = z.infer<typeof wireNotebookHandshakeSchema>;
+
+/** The first message of a connection: which channel, and for notebooks which room. */
+export const runtimedHandshakeSchema = z.union([wireControlHandshakeSchema, wireNotebookHandshakeSchema]);
+export type RuntimedHandshake = z.infer<typeof runtimedHandshakeSchema>;

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { formatWirePath } from './describe-wire-issue.js';
+
+/** The kinds of cell (`cell_type`). */
+export const wireCellTypeSchema = z.enum(['code', 'markdown', 'raw']);
+export type WireCellType = z.infer<typeof wireCellTypeSchema>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * One nbformat 4 output as it travels and is stored (`stream`, `display_data`, `execute_result`,
+ * `error`): an object with a string `output_type`. It is passed through as it is, not copied: its
+ * other fields are the kernel's (checked without walking them, which keeps reading large outputs
+ * cheap; see `bench/`).
+ */
+export const wireOutputSchema = z.custom<{ output_type: string; [field: string]: unknown }>(
+  (value) => isRecord(value) && typeof value.output_type === 'string',
+  {
+    error: (issue) =>
+      `Field '${formatWirePath(issue.path ?? [])}' must be an nbformat output (an object with a string output_type)`,
+  },
+);
+export type WireOutput = z.infer<typeof wireOutputSchema>;
+
+/** A JSON object whose members are not looked into (cell metadata); passed through as it is. */
+export const wireMetadataSchema = z.custom<Record<string, unknown>>(isRecord, {
+  error: (issue) => `Field '${formatWirePath(issue.path ?? [])}' must be an object`,
+});
+
+/** A cell as the daemon sends it (documents, answers, broadcasts). */
+export const wireCellSchema = z.object({
+  id: z.string().min(1),
+  cell_type: wireCellTypeSchema,
+  source: z.string(),
+  outputs: z.array(wireOutputSchema),
+  execution_count: z.number().nullable(),
+  metadata: wireMetadataSchema,
+});
+export type WireCell = z.infer<typeof wireCellSchema>;

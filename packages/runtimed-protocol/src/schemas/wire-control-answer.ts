@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import type { WireControlRequestType } from './wire-control-request.js';
+import { wireDaemonInfoSchema, wireRoomInfoSchema } from './wire-daemon-info.js';
+
+/**
+ * The fields of each control request's `ok` answer (the answer also carries `type: 'ok'` and the
+ * request's `id`, which these schemas do not keep).
+ */
+export const wireControlAnswerSchemas = {
+  ping: z.object({ pong: z.literal(true), version: z.string(), protocol_version: z.int() }),
+  get_daemon_info: wireDaemonInfoSchema,
+  list_rooms: z.object({ rooms: z.array(wireRoomInfoSchema) }),
+  shutdown_notebook: z.object({ found: z.boolean() }),
+  subscribe: z.object({ subscribed: z.literal(true) }),
+  shutdown_daemon: z.object({ stopping: z.literal(true) }),
+} as const satisfies Record<WireControlRequestType, z.ZodType>;
+
+/** The answer to a control request of type `T`. */
+export type WireControlAnswer<T extends WireControlRequestType> = z.infer<(typeof wireControlAnswerSchemas)[T]>;

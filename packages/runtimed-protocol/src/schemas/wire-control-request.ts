@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/** The requests of the `control` channel. */
+export const wireControlRequestTypes = [
+  'ping',
+  'get_daemon_info',
+  'list_rooms',
+  'shutdown_notebook',
+  'subscribe',
+  'shutdown_daemon',
+] as const;
+export type WireControlRequestType = (typeof wireControlRequestTypes)[number];
+
+/** Each control request's fields (the `id` is the connection's business, see {@link wireRequestEnvelopeSchema}). */
+export const wireControlRequestSchemas = {
+  ping: z.object({ type: z.literal('ping') }),
+  get_daemon_info: z.object({ type: z.literal('get_daemon_info') }),
+  list_rooms: z.object({ type: z.literal('list_rooms') }),
+  shutdown_notebook: z.object({ type: z.literal('shutdown_notebook'), notebook_id: z.string().min(1) }),
+  /** Streams daemon events (`type: 'event'` frames) on this connection from now on. */
+  subscribe: z.object({ type: z.literal('subscribe') }),
+  /** The daemon saves every room, stops its kernels and exits. */
+  shutdown_daemon: z.object({ type: z.literal('shutdown_daemon') }),
+} as const satisfies Record<WireControlRequestType, z.ZodType>;
+
+export const wireControlRequestSchema = z.discriminatedUnion('type', [
+  wireControlRequestSchemas.ping,
+  wireControlRequestSchemas.get_daemon_info,
+  wireControlRequestSchemas.list_rooms,
+  wireControlRequestSchemas.shutdown_notebook,
+  wireControlRequestSchemas.subscribe,
+  wireControlRequestSchemas.shutdown_daemon,
+]);
+export type WireControlRequest = z.infer<typeof wireControlRequestSchema>;
+
+/** What every request carries: a numeric `id` (echoed by its answer) and a string `type`. */
+export const wireRequestEnvelopeSchema = z.looseObject({ id: z.number(), type: z.string() });

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { wireCellSchema } from './wire-cell.js';
+import { wireDaemonInfoSchema } from './wire-daemon-info.js';
+import { wireRuntimeStateSchema } from './wire-runtime-state.js';
+
+/** The daemon's answer to a control handshake: who it is. */
+export const wireControlHelloSchema = wireDaemonInfoSchema.extend({ type: z.literal('hello') });
+export type WireControlHello = z.infer<typeof wireControlHelloSchema>;
+
+/** The daemon's answer to a notebook handshake: the whole document, the runtime, and the daemon life. */
+export const wireNotebookConnectedSchema = z.object({
+  type: z.literal('connected'),
+  notebook_id: z.string().min(1),
+  notebook_path: z.string().nullable(),
+  ephemeral: z.boolean(),
+  document_version: z.int().nonnegative(),
+  cells: z.array(wireCellSchema),
+  runtime: wireRuntimeStateSchema,
+  peer_id: z.string().min(1),
+  /** The daemon life this connection belongs to (its incarnation). */
+  daemon_pid: z.int().positive(),
+  daemon_started_at: z.string().min(1),
+});
+export type WireNotebookConnected = z.infer<typeof wireNotebookConnectedSchema>;

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { wireCellSchema } from './wire-cell.js';
+import { wireExecutionStateSchema } from './wire-execution-state.js';
+import type { WireNotebookRequestType } from './wire-notebook-request.js';
+import { wireRuntimeStateSchema } from './wire-runtime-state.js';
+
+const documentVersion = z.int().nonnegative();
+/** A mutation's answer may carry one: something the agent must be told (e.g. journaled edits kept aside). */
+const warning = z.string().optional();
+
+/**
+ * The fields of each notebook request's `ok` answer (the answer also carries `type: 'ok'` and the
+ * request's `id`, which these schemas do not keep).
+ */
+export const wireNotebookAnswerSchemas = {
+  get_cells: z.object({ document_version: documentVersion, cells: z.array(wireCellSchema) }),
+  get_cell: z.object({ cell: wireCellSchema }),
+  get_runtime: z.object({ runtime: wireRuntimeStateSchema }),
+  insert_cell: z.object({
+    cell: wireCellSchema,
+    index: z.int().nonnegative(),
+    document_version: documentVersion,
+    warning,
+  }),
+  update_cell: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
+  delete_cell: z.object({ document_version: documentVersion, warning }),
+  move_cell: z.object({ index: z.int().nonnegative(), document_version: documentVersion, warning }),
+  clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
+  execute_cell: wireExecutionStateSchema.extend({ warning }),
+  get_execution: wireExecutionStateSchema,
+  interrupt: z.object({ interrupted: z.literal(true) }),
+  restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
+  save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),
+  leave: z.object({ left: z.literal(true) }),
+} as const satisfies Record<WireNotebookRequestType, z.ZodType>;
+
+/** The answer to a notebook request of type `T`. */
+export type WireNotebookAnswer<T extends WireNotebookRequestType> = z.infer<(typeof wireNotebookAnswerSchemas)[T]>;

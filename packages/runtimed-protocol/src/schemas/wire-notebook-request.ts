@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { wireCellTypeSchema } from './wire-cell.js';
+
+/**
+ * The requests of the `notebook` channel. `leave` is a peer's goodbye before it closes the
+ * connection on purpose (answer `{left: true}`, then the daemon ends the connection): the room then
+ * keeps its kernel for the normal keep-alive. A connection that ends without `leave` is a vanished
+ * peer (a crashed client), for which the kernel is kept longer so the client can come back to it.
+ */
+export const wireNotebookRequestTypes = [
+  'get_cells',
+  'get_cell',
+  'get_runtime',
+  'insert_cell',
+  'update_cell',
+  'delete_cell',
+  'move_cell',
+  'clear_outputs',
+  'execute_cell',
+  'get_execution',
+  'interrupt',
+  'restart_kernel',
+  'save',
+  'leave',
+] as const;
+export type WireNotebookRequestType = (typeof wireNotebookRequestTypes)[number];
+
+const cellId = z.string().min(1);
+/** Mutations may carry one: a repeated key answers the first result without applying again. */
+const idempotencyKey = z.string().nullish();
+const indexMessage = "Field 'index' must be a non-negative integer";
+
+/** Each notebook request's fields (the `id` is the connection's business). */
+export const wireNotebookRequestSchemas = {
+  get_cells: z.object({ type: z.literal('get_cells') }),
+  get_cell: z.object({ type: z.literal('get_cell'), cell_id: cellId }),
+  get_runtime: z.object({ type: z.literal('get_runtime') }),
+  /** Appends without `index`; `cell_type` defaults to `code`, `source` to empty. */
+  insert_cell: z.object({
+    type: z.literal('insert_cell'),
+    source: z.string().nullish(),
+    cell_type: wireCellTypeSchema.nullish(),
+    index: z.int({ error: indexMessage }).nonnegative({ error: indexMessage }).nullish(),
+    idempotency_key: idempotencyKey,
+  }),
+  update_cell: z.object({
+    type: z.literal('update_cell'),
+    cell_id: cellId,
+    source: z.string().nullish(),
+    cell_type: wireCellTypeSchema.optional(),
+    idempotency_key: idempotencyKey,
+  }),
+  delete_cell: z.object({ type: z.literal('delete_cell'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  /** `after_cell_id` `null` (or absent) moves the cell to the start. */
+  move_cell: z.object({
+    type: z.literal('move_cell'),
+    cell_id: cellId,
+    after_cell_id: z.string({ error: "Field 'after_cell_id' must be a string or null" }).nullish(),
+    idempotency_key: idempotencyKey,
+  }),
+  clear_outputs: z.object({ type: z.literal('clear_outputs'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  /** Answers at once (`queued`); progress arrives as `execution_output` and `execution_done` broadcasts. */
+  execute_cell: z.object({ type: z.literal('execute_cell'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
+  interrupt: z.object({ type: z.literal('interrupt') }),
+  restart_kernel: z.object({ type: z.literal('restart_kernel') }),
+  /** To `path` (absolute, `.ipynb`), or to the file the notebook is bound to. */
+  save: z.object({ type: z.literal('save'), path: z.string().nullish() }),
+  leave: z.object({ type: z.literal('leave') }),
+} as const satisfies Record<WireNotebookRequestType, z.ZodType>;
+
+export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
+  wireNotebookRequestSchemas.get_cells,
+  wireNotebookRequestSchemas.get_cell,
+  wireNotebookRequestSchemas.get_runtime,
+  wireNotebookRequestSchemas.insert_cell,
+  wireNotebookRequestSchemas.update_cell,
+  wireNotebookRequestSchemas.delete_cell,
+  wireNotebookRequestSchemas.move_cell,
+  wireNotebookRequestSchemas.clear_outputs,
+  wireNotebookRequestSchemas.execute_cell,
+  wireNotebookRequestSchemas.get_execution,
+  wireNotebookRequestSchemas.interrupt,
+  wireNotebookRequestSchemas.restart_kernel,
+  wireNotebookRequestSchemas.save,
+  wireNotebookRequestSchemas.leave,
+]);
+export type WireNotebookRequest = z.infer<typeof wireNotebookRequestSchema>;
+/** The request of one type. */
+export type WireNotebookRequestOf<T extends WireNotebookRequestType> = z.infer<(typeof wireNotebookRequestSchemas)[T]>;

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { wireCellSchema, wireOutputSchema } from './wire-cell.js';
+import { wireFinalExecutionStatuses } from './wire-execution-state.js';
+import { wireRuntimeStateSchema } from './wire-runtime-state.js';
+
+const documentVersion = z.int().nonnegative();
+const index = z.int().nonnegative();
+const peerEvent = {
+  peer_id: z.string(),
+  peer_label: z.string(),
+  active_peers: z.int().nonnegative(),
+};
+
+/** One output of a running execution, as the kernel produced it. */
+export const wireExecutionOutputEventSchema = z.object({
+  event: z.literal('execution_output'),
+  execution_id: z.string().min(1),
+  cell_id: z.string().min(1),
+  output: wireOutputSchema,
+});
+
+/** An execution finished (read its final state with `get_execution`). */
+export const wireExecutionDoneEventSchema = z.object({
+  event: z.literal('execution_done'),
+  execution_id: z.string().min(1),
+  cell_id: z.string().min(1),
+  status: z.enum(wireFinalExecutionStatuses),
+  execution_count: z.number().nullable(),
+});
+
+/** What a room's peers are told when something changes; a `type: 'broadcast'` frame carries one. */
+export const wireRoomEventSchema = z.discriminatedUnion('event', [
+  z.object({ event: z.literal('cell_inserted'), document_version: documentVersion, index, cell: wireCellSchema }),
+  z.object({ event: z.literal('cell_updated'), document_version: documentVersion, cell: wireCellSchema }),
+  z.object({ event: z.literal('cell_deleted'), document_version: documentVersion, cell_id: z.string().min(1) }),
+  z.object({
+    event: z.literal('cell_moved'),
+    document_version: documentVersion,
+    cell_id: z.string().min(1),
+    index,
+  }),
+  z.object({ event: z.literal('runtime'), runtime: wireRuntimeStateSchema }),
+  z.object({ event: z.literal('saved'), notebook_path: z.string().min(1) }),
+  wireExecutionOutputEventSchema,
+  wireExecutionDoneEventSchema,
+  z.object({ event: z.literal('peer_joined'), ...peerEvent }),
+  z.object({ event: z.literal('peer_left'), ...peerEvent }),
+]);
+export type WireRoomEvent = z.infer<typeof wireRoomEventSchema>;
+export type WireRoomEventName = WireRoomEvent['event'];
+
+/** The room events this protocol version knows; a client ignores a broadcast of any other (a newer daemon's). */
+export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName>([
+  'cell_inserted',
+  'cell_updated',
+  'cell_deleted',
+  'cell_moved',
+  'runtime',
+  'saved',
+  'execution_output',
+  'execution_done',
+  'peer_joined',
+  'peer_left',
+]);
+
+/** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
+export const wireRoomCloseCodes = ['daemon_shutdown', 'notebook_shutdown'] as const;
+
+/** Sent to a room's peers (then disconnected) when the room closes. */
+export const wireRoomClosedSchema = z.object({
+  type: z.literal('room_closed'),
+  reason: z.string(),
+  code: z.enum(wireRoomCloseCodes),
+});
+export type WireRoomClosed = z.infer<typeof wireRoomClosedSchema>;
