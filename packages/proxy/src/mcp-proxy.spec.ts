@@ -50,8 +50,22 @@ const metaKey = (params: Record<string, unknown> | undefined): unknown =>
  * Lets I/O (the tool cache's file writes) and continuations run until `check` holds, or for about
  * a second when it never does (used to give a wrong event every chance to show up).
  */
+/** The tool names in the cache file, joined; `undefined` while it is absent or half-written. */
+function cachedToolNames(file: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { name: string }[]).map((tool) => tool.name).join();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Waits until `check()` holds; fails the test (instead of going on) if it never does within 20 s. */
 async function eventually(check: () => boolean): Promise<void> {
-  for (let round = 0; round < 500 && !check(); round++) await new Promise((resolve) => setTimeout(resolve, 2));
+  const deadline = Date.now() + 20_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition never held: ${check.toString()}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
 }
 
 const settle = async () => {
@@ -154,6 +168,7 @@ async function setup(
     out += chunk;
   });
   const exits: number[] = [];
+  const toolNames = (tools as { name: string }[]).map((tool) => tool.name).join();
   const proxy = new McpProxy({
     input,
     output,
@@ -202,16 +217,7 @@ async function setup(
   if (!options.holdInitialize && !options.failFirstSpawn && !options.noHandshake) {
     // The first handshake ends with the tool cache's file write (and its list_changed): let that
     // I/O finish, so no test counts lines while it may still come.
-    const cacheFile = join(dir, 'tools.json');
-    const cachedNames = () => {
-      try {
-        return (JSON.parse(readFileSync(cacheFile, 'utf8')) as { name: string }[]).map((tool) => tool.name).join();
-      } catch {
-        return undefined;
-      }
-    };
-    const names = (tools as { name: string }[]).map((tool) => tool.name).join();
-    await eventually(() => cachedNames() === names);
+    await eventually(() => cachedToolNames(join(dir, 'tools.json')) === toolNames);
     await settle();
   }
   /** Kills the child and lets the supervisor's delay (at most 5 s) pass. */
@@ -238,9 +244,13 @@ async function setup(
     await eventually(() => answerTo(id) !== undefined);
     return answerTo(id);
   };
+  const supervisor = container.get(ChildSupervisor);
   const t = {
     port,
     clock,
+    supervisor,
+    /** Resolves once the tool cache on disk holds the child's list (the last step of a handshake). */
+    toolsCached: () => eventually(() => cachedToolNames(join(dir, 'tools.json')) === toolNames),
     send,
     rawLine,
     lines,
@@ -376,7 +386,7 @@ describe(McpProxy, () => {
     await t.crash();
     // The second crash in a row waits 250 ms before the restart.
     t.port.latest.exit(1);
-    await eventually(() => false);
+    await eventually(() => t.supervisor.status().restarting);
     await t.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
     expect(t.answerTo(7)).toBeUndefined();
     t.clock.advance(250);
@@ -429,7 +439,9 @@ describe(McpProxy, () => {
     await eventually(() => changes() === 1);
     expect(changes()).toBe(1);
     await t.crash();
-    await eventually(() => changes() > 1);
+    // The new child has been asked for its list (and answered it, as the fake does at once).
+    await eventually(() => (t.received.get(t.port.latest) ?? []).some((request) => request.method === 'tools/list'));
+    await settle();
     expect(changes()).toBe(1);
     tools = allTools.filter((tool) => (tool as { name: string }).name !== 'create_cell');
     await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
@@ -446,11 +458,18 @@ describe(McpProxy, () => {
   it('fails calls fast with a typed error once the breaker is open', async () => {
     const t = await setup(() => undefined);
     for (let crash = 0; crash < 6; crash++) {
+      const spawned = t.port.spawned.length;
       t.port.latest.exit(1);
-      await settle();
+      await eventually(
+        () =>
+          t.port.spawned.length > spawned ||
+          t.supervisor.status().restarting ||
+          t.supervisor.status().breaker === 'open',
+      );
       t.clock.advance(2500);
-      await settle();
+      await eventually(() => t.port.spawned.length > spawned || t.supervisor.status().breaker === 'open');
     }
+    expect(t.supervisor.status().breaker).toBe('open');
     await t.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
     expect(t.answerTo(9)?.error?.message).toMatch(/restart/i);
     // The typed error of decision 1: it names the last exit and when the next attempt happens.
@@ -793,7 +812,8 @@ describe(McpProxy, () => {
       expect(names(t.answerTo(5))).toEqual(['reconnect']);
       expect(t.logger.find('did not list its tools in time', 'warn')).toHaveLength(1);
       await t.releaseInitialize();
-      await eventually(() => false);
+      // The child's list arrives later (it lands in the cache); it must not answer 5 a second time.
+      await t.toolsCached();
       expect(t.lines().filter((line) => line.id === 5)).toHaveLength(1);
     });
 

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The public surface of @nteract-mcp/daemon, pinned: adding or removing an export is a deliberate change
+ * to this list (and to its users), never a side effect of a refactoring.
+ */
+describe('the public surface of @nteract-mcp/daemon', () => {
+  it('exports exactly the documented names from the main entry', async () => {
+    const surface = Object.keys(await import('./index.js')).sort();
+    expect(surface).toEqual([
+      'DaemonError',
+      'JupyterKernelLauncher',
+      'NotebookDocument',
+      'NotebookRoom',
+      'RoomCatalog',
+      'RuntimedServer',
+      'findKernelspec',
+      'parseRuntimedOptions',
+      'resolveDaemonLayout',
+      'runRuntimed',
+      'runtimedUsage',
+    ]);
+  });
+
+  it('exports exactly the documented names from the ./testing subpath', async () => {
+    const surface = Object.keys(await import('./testing/index.js')).sort();
+    expect(surface).toEqual(['startTestDaemon']);
+  });
+});

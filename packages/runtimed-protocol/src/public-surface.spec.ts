@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The public surface of @nteract-mcp/runtimed-protocol, pinned: adding or removing an export is a deliberate change
+ * to this list (and to its users), never a side effect of a refactoring.
+ */
+describe('the public surface of @nteract-mcp/runtimed-protocol', () => {
+  it('exports exactly the documented names from the main entry', async () => {
+    const surface = Object.keys(await import('./index.js')).sort();
+    expect(surface).toEqual([
+      'RuntimedConnection',
+      'RuntimedFrameDecoder',
+      'RuntimedProtocolError',
+      'assertSocketIsOurs',
+      'checkClientRequest',
+      'checkWire',
+      'defaultMaxFrameBytes',
+      'defaultMaxMessageBytes',
+      'describeWireIssue',
+      'describeWireValue',
+      'encodeRuntimedFrame',
+      'errorFromFrame',
+      'formatWirePath',
+      'maxHandshakeFrameBytes',
+      'parseFromDaemon',
+      'resolveRuntimedSocketPath',
+      'runtimedChunkBytes',
+      'runtimedContinuationBit',
+      'runtimedErrorCodes',
+      'runtimedErrorFrameSchema',
+      'runtimedHandshakeSchema',
+      'runtimedMagic',
+      'runtimedPreamble',
+      'runtimedProtocolVersion',
+      'sniffMessageId',
+      'wireCellSchema',
+      'wireCellTypeSchema',
+      'wireControlAnswerSchemas',
+      'wireControlHandshakeSchema',
+      'wireControlHelloSchema',
+      'wireControlRequestSchema',
+      'wireControlRequestSchemas',
+      'wireControlRequestTypes',
+      'wireDaemonEventSchema',
+      'wireDaemonInfoSchema',
+      'wireExecutionDoneEventSchema',
+      'wireExecutionOutputEventSchema',
+      'wireExecutionStateSchema',
+      'wireFinalExecutionStatuses',
+      'wireMetadataSchema',
+      'wireNotebookAnswerSchemas',
+      'wireNotebookConnectedSchema',
+      'wireNotebookHandshakeSchema',
+      'wireNotebookHandshakeSchemas',
+      'wireNotebookModes',
+      'wireNotebookRequestSchema',
+      'wireNotebookRequestSchemas',
+      'wireNotebookRequestTypes',
+      'wireOutputSchema',
+      'wirePeerLabelSchema',
+      'wireRequestEnvelopeSchema',
+      'wireRoomCloseCodes',
+      'wireRoomClosedSchema',
+      'wireRoomEventNames',
+      'wireRoomEventSchema',
+      'wireRoomInfoSchema',
+      'wireRuntimeStateNames',
+      'wireRuntimeStateSchema',
+    ]);
+  });
+});
