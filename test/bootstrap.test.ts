@@ -63,7 +63,10 @@ describe('bootstrap: build staleness', () => {
 });
 
 describe('npm start', () => {
-  it('runs the distribution entry with its arguments, keeping stdout for the program alone', () => {
+  // A real run of the bootstrap: it checks the prerequisites and rebuilds what is stale first.
+  it('runs the distribution entry with its arguments, keeping stdout for the program alone', {
+    timeout: 180_000,
+  }, () => {
     const result = spawnSync(process.execPath, [join(repo, 'scripts', 'bootstrap.mjs'), 'start', '--version'], {
       encoding: 'utf8',
     });
