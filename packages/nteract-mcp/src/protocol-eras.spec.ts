@@ -69,7 +69,7 @@ async function childServer(eras: readonly McpPlugin[]) {
       error?: { code: number; message: string; data?: unknown };
     };
   };
-  return { child, ask };
+  return { child, ask, received, send: (message: JSONRPCMessage) => clientSide.send(message) };
 }
 
 /** The proxy over a real container with `plugins` (fake child processes); raw JSON-RPC lines in and out. */
@@ -172,6 +172,32 @@ describe('a composition with the legacy protocol plugin', () => {
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('session_status');
     expect(child.server.getClientVersion()).toBeUndefined();
     expect(child.peerLabel()).toMatch(/^Claude Code agent:claude-code:/);
+  });
+});
+
+describe('the shipped child composition (legacy, then native)', () => {
+  it('refuses an enveloped initialize -32601 as the native era does, opening nothing (even with legacy params)', async () => {
+    const { child, ask } = await childServer([createLegacyTransportPlugin(), createNativeTransportPlugin()]);
+    const enveloped = await ask({ ...plainInitialize, params: { ...plainInitialize.params, _meta: envelope } });
+    expect(enveloped.error).toMatchObject({ code: -32601 });
+    expect(child.client()).toBeUndefined();
+    // Nothing opened: a plain initialize still opens legacy.
+    expect((await ask({ ...plainInitialize, id: 2 })).result).toMatchObject({ protocolVersion: '2025-06-18' });
+    expect(child.client()).toEqual({ name: 'claude-code', version: '1' });
+  });
+
+  it('native-opened: a notification needs no envelope (no answer, nothing refused) and the next request is served', async () => {
+    const { ask, send, received } = await childServer([createLegacyTransportPlugin(), createNativeTransportPlugin()]);
+    expect(
+      (await ask({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } })).result,
+    ).toBeDefined();
+    await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99 } });
+    await send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } });
+    expect(
+      (await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } })).result,
+    ).toBeDefined();
+    expect(received.map((message) => ('id' in message ? message.id : 'no id'))).toEqual([1, 2]);
+    expect(received.every((message) => !('error' in message))).toBe(true);
   });
 });
 

@@ -93,6 +93,94 @@ describe(createLegacyTransportPlugin, () => {
   });
 });
 
+const modernEnvelope = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const legacyInitialize = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c' } };
+
+/** A gate over the legacy era alone, opened by a plain `initialize`. */
+function legacyOpened(): ProtocolEraGate {
+  const gate = new ProtocolEraGate([admission()], server);
+  gate.receive({ method: 'initialize', params: legacyInitialize });
+  return gate;
+}
+
+describe('the admission rules of the legacy era', () => {
+  it('unopened: initialize opens legacy', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'initialize', params: legacyInitialize })).toMatchObject({
+      kind: 'answer',
+      opened: { era: 'legacy', protocolVersion: '2025-06-18' },
+    });
+    expect(gate.connection?.era).toBe('legacy');
+  });
+
+  it('unopened: initialize without a protocol version is -32602 and opens nothing; a later valid initialize still opens', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'initialize', params: { capabilities: {} } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32602 },
+    });
+    expect(gate.connection).toBeUndefined();
+    expect(gate.receive({ method: 'initialize', params: legacyInitialize })).toMatchObject({ kind: 'answer' });
+    expect(gate.connection?.era).toBe('legacy');
+  });
+
+  it('unopened: an initialize carrying a native envelope is not legacy (passed to the native era), even with legacy params', () => {
+    expect(admission().admit({ method: 'initialize', params: { _meta: modernEnvelope } })).toEqual({ kind: 'pass' });
+    expect(admission().admit({ method: 'initialize', params: { ...legacyInitialize, _meta: modernEnvelope } })).toEqual(
+      { kind: 'pass' },
+    );
+    expect(
+      admission().admit({
+        method: 'initialize',
+        params: { ...legacyInitialize, _meta: { 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+    ).toEqual({ kind: 'pass' });
+    expect(
+      admission().admit({ method: 'initialize', params: { ...legacyInitialize, _meta: { progressToken: 1 } } }),
+    ).toMatchObject({ kind: 'open' });
+  });
+
+  it('unopened: any other request is -32600 and opens nothing', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'tools/list' })).toMatchObject({ kind: 'refuse', error: { code: -32600 } });
+    expect(gate.receive({ method: 'ping' })).toMatchObject({ kind: 'refuse', error: { code: -32600 } });
+    expect(gate.connection).toBeUndefined();
+  });
+
+  it('legacy-opened: an enveloped request is -32600 and never switches the era', () => {
+    const gate = legacyOpened();
+    const opened = gate.connection;
+    for (const meta of [
+      modernEnvelope,
+      { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+      { 'io.modelcontextprotocol/clientCapabilities': {} },
+    ]) {
+      expect(gate.receive({ method: 'tools/list', params: { _meta: meta } })).toMatchObject({
+        kind: 'refuse',
+        error: { code: -32600, message: expect.stringContaining('Cannot switch protocol era in place') },
+      });
+    }
+    expect(gate.connection).toBe(opened);
+    expect(gate.receive({ method: 'tools/list', params: { _meta: { progressToken: 1 } } })).toEqual({ kind: 'serve' });
+  });
+
+  it('legacy-opened: a second initialize is -32600', () => {
+    const gate = legacyOpened();
+    expect(gate.receive({ method: 'initialize', params: legacyInitialize })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32600, message: 'Already initialized.' },
+    });
+    expect(gate.connection?.protocolVersion).toBe('2025-06-18');
+  });
+
+  it('legacy-opened: a plain request is served', () => {
+    expect(legacyOpened().receive({ method: 'tools/call', params: { name: 'x' } })).toEqual({ kind: 'serve' });
+  });
+});
+
 const server = {
   name: 'nteract',
   version: '1.2.3',

@@ -9,13 +9,16 @@ import {
   type ServerDescription,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { carriesNativeEnvelope } from './carries-native-envelope.js';
 import { LegacyConnection } from './legacy-connection.js';
 import { LegacyTransportOptions } from './legacy-transport-options.js';
 
 /**
  * The `initialize`-based era. It opens on `initialize`, negotiating the version the legacy way:
  * the client's version when served, else the newest served one (the client then decides).
- * `clientInfo` becomes the identity used for the peer label. Before `initialize`, any other
+ * `clientInfo` becomes the identity used for the peer label. An `initialize` carrying a native
+ * `_meta` envelope (valid or not) is not legacy's: it passes, for the native era to judge
+ * (-32601 when the envelope is valid). Before `initialize`, any other
  * request is refused -32600 ("send initialize first"). Legacy has no probe.
  */
 @injectable()
@@ -27,7 +30,7 @@ export class InitializeAdmission implements ProtocolAdmission {
   public constructor(@inject(LegacyTransportOptions) private readonly options: LegacyTransportOptions) {}
 
   public admit(request: AdmissionRequest): AdmissionDecision {
-    if (request.method !== 'initialize') return { kind: 'pass' };
+    if (request.method !== 'initialize' || carriesNativeEnvelope(request.params)) return { kind: 'pass' };
     const params = request.params as { protocolVersion?: unknown; clientInfo?: unknown } | undefined;
     if (typeof params?.protocolVersion !== 'string' || params.protocolVersion.length === 0) {
       return { kind: 'reject', code: -32602, message: 'initialize: params.protocolVersion must be a non-empty string' };

@@ -8,8 +8,7 @@ import type {
   ServerDescription,
 } from '@nteract-mcp/core';
 
-/** The `_meta` key whose presence marks a request of the per-request (native) era. */
-const modernVersionKey = 'io.modelcontextprotocol/protocolVersion';
+import { carriesNativeEnvelope } from './carries-native-envelope.js';
 
 /**
  * A connection locked to the legacy era by its `initialize`. The era answers that `initialize`
@@ -45,12 +44,11 @@ export class LegacyConnection implements EraConnection {
 
   public check(request: AdmissionRequest): ConnectionCheck {
     if (request.method === 'initialize') return { kind: 'reject', code: -32600, message: 'Already initialized.' };
-    const meta = (request.params as { _meta?: unknown } | undefined)?._meta;
-    if (typeof meta === 'object' && meta !== null && modernVersionKey in meta) {
+    if (carriesNativeEnvelope(request.params)) {
       return {
         kind: 'reject',
         code: -32600,
-        message: `Cannot switch protocol era in place: this connection was initialized with ${this.protocolVersion}; drop the _meta["${modernVersionKey}"] envelope or open a new connection.`,
+        message: `Cannot switch protocol era in place: this connection was initialized with ${this.protocolVersion}; drop the io.modelcontextprotocol/* _meta envelope or open a new connection.`,
       };
     }
     return { kind: 'serve' };

@@ -160,6 +160,148 @@ describe('a connection of the native era', () => {
   });
 });
 
+/** A gate over the native era alone, opened by a valid enveloped `tools/list`. */
+function nativeOpened(): ProtocolEraGate {
+  const gate = new ProtocolEraGate([admission()], server);
+  gate.receive({ method: 'tools/list', params: { _meta: envelope() } });
+  return gate;
+}
+
+describe('the admission rules of the native era', () => {
+  it('unopened: the first valid native request other than server/discover opens native', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(gate.receive({ method: 'tools/call', params: { name: 'x', _meta: envelope() } })).toMatchObject({
+      kind: 'serve',
+      opened: { era: 'native', protocolVersion: '2026-07-28' },
+    });
+    expect(gate.connection?.era).toBe('native');
+  });
+
+  it('unopened: server/discover only probes, however often; the next valid request still opens', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    for (let probe = 0; probe < 3; probe += 1) {
+      expect(gate.receive({ method: 'server/discover', params: { _meta: envelope() } })).toMatchObject({
+        kind: 'answer',
+        result: { supportedVersions: ['2026-07-28'] },
+      });
+      expect(gate.connection).toBeUndefined();
+    }
+    expect(gate.receive({ method: 'tools/list', params: { _meta: envelope() } })).toMatchObject({
+      opened: { era: 'native' },
+    });
+  });
+
+  it('unopened: a missing or malformed envelope key is -32602 and opens nothing; a later valid request still opens', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    for (const meta of [
+      { [envelopeKeys.clientCapabilities]: {} },
+      { [envelopeKeys.protocolVersion]: '2026-07-28' },
+      envelope({ [envelopeKeys.protocolVersion]: 20260728 }),
+      envelope({ [envelopeKeys.clientCapabilities]: [] }),
+      envelope({ [envelopeKeys.clientCapabilities]: null }),
+    ]) {
+      expect(gate.receive({ method: 'tools/list', params: { _meta: meta } })).toMatchObject({
+        kind: 'refuse',
+        error: { code: -32602 },
+      });
+      expect(gate.connection).toBeUndefined();
+    }
+    expect(gate.receive({ method: 'tools/list', params: { _meta: envelope() } })).toMatchObject({
+      opened: { era: 'native' },
+    });
+  });
+
+  it('unopened: an unsupported version is -32022 with data.supported/data.requested and opens nothing; a later valid request still opens', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    expect(
+      gate.receive({
+        method: 'tools/list',
+        params: { _meta: envelope({ [envelopeKeys.protocolVersion]: '2025-11-25' }) },
+      }),
+    ).toEqual({
+      kind: 'refuse',
+      error: {
+        code: -32022,
+        message: 'Unsupported protocol version: 2025-11-25',
+        data: { supported: ['2026-07-28'], requested: '2025-11-25' },
+      },
+    });
+    expect(gate.connection).toBeUndefined();
+    expect(gate.receive({ method: 'tools/list', params: { _meta: envelope() } })).toMatchObject({
+      opened: { era: 'native' },
+    });
+  });
+
+  it('unopened: an enveloped initialize or ping is -32601 and opens nothing', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    for (const method of ['initialize', 'ping']) {
+      expect(gate.receive({ method, params: { _meta: envelope() } })).toMatchObject({
+        kind: 'refuse',
+        error: { code: -32601 },
+      });
+    }
+    expect(gate.connection).toBeUndefined();
+  });
+
+  it('native-opened: every request is validated again (missing key -32602, other version -32022), and the era stays', () => {
+    const gate = nativeOpened();
+    const opened = gate.connection;
+    expect(
+      gate.receive({ method: 'tools/list', params: { _meta: { [envelopeKeys.clientCapabilities]: {} } } }),
+    ).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32602 },
+    });
+    expect(
+      gate.receive({
+        method: 'tools/list',
+        params: { _meta: envelope({ [envelopeKeys.protocolVersion]: '2027-01-01' }) },
+      }),
+    ).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2027-01-01' } },
+    });
+    expect(gate.receive({ method: 'tools/list' })).toMatchObject({ kind: 'refuse', error: { code: -32602 } });
+    expect(gate.receive({ method: 'tools/list', params: { _meta: envelope() } })).toEqual({ kind: 'serve' });
+    expect(gate.connection).toBe(opened);
+  });
+
+  it('native-opened: a plain initialize is -32022', () => {
+    expect(nativeOpened().receive({ method: 'initialize', params: { protocolVersion: '2025-11-25' } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2025-11-25' } },
+    });
+  });
+
+  it('native-opened: an enveloped initialize or ping is -32601', () => {
+    const gate = nativeOpened();
+    expect(gate.receive({ method: 'initialize', params: { _meta: envelope() } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32601 },
+    });
+    expect(gate.receive({ method: 'ping', params: { _meta: envelope() } })).toMatchObject({
+      kind: 'refuse',
+      error: { code: -32601 },
+    });
+  });
+
+  it('native-opened: server/discover is still a probe', () => {
+    const gate = nativeOpened();
+    const opened = gate.connection;
+    expect(gate.receive({ method: 'server/discover', params: { _meta: envelope() } })).toMatchObject({
+      kind: 'answer',
+      result: { supportedVersions: ['2026-07-28'] },
+    });
+    expect(gate.connection).toBe(opened);
+  });
+
+  it('notifications need no envelope: the era waits for none (readyOn undefined) and replays nothing', () => {
+    const connection = nativeOpened().connection;
+    expect(connection?.readyOn).toBeUndefined();
+    expect(connection?.replay()).toEqual([]);
+  });
+});
+
 describe('the tsup build of @nteract-mcp/plugin-transport-native', () => {
   it('resolves its @inject-ed admission from the built output', async () => {
     const built = (await import(
