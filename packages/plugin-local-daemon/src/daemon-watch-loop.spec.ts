@@ -4,7 +4,6 @@ import {
   childExitCodes,
   DaemonPort,
   Logger,
-  NotebookBackend,
   type NotebookHandle,
   type RecoveryHandoff,
   RecoveryLoop,
