@@ -102,6 +102,18 @@ async function startPeer(mode: Mode): Promise<Peer> {
   return peer;
 }
 
+/** The eras the children opened, from their `protocol era opened` log lines (stderr), in order. */
+function erasOpened(peer: Peer): string[] {
+  return peer
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('protocol era opened'))
+    .map((line) => {
+      const fields = JSON.parse(line.slice(line.indexOf('{'))) as { era: string; protocolVersion: string };
+      return `${fields.era} ${fields.protocolVersion}`;
+    });
+}
+
 /** connect → create_notebook → create_cell with and_run → get_all_cells showing the output. */
 async function runNotebook(peer: Peer): Promise<string> {
   const created = await peer.call('create_notebook', {});
@@ -130,18 +142,24 @@ describe('real peers: the v2 client (@modelcontextprotocol/client 2.4.0) against
     const peer = await startPeer('pin');
     expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28']);
   });
 
   it('auto: probes in place and chooses 2026-07-28', { timeout: 240_000 }, async () => {
     const peer = await startPeer('auto');
     expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28']);
   });
 
   it('legacy: the initialize handshake still serves everything', { timeout: 240_000 }, async () => {
     const peer = await startPeer('legacy');
     expect(peer.client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
     await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['legacy 2025-11-25']);
   });
 
   it('pinned native session survives a SIGKILL of the child: next call answers on the same notebook with the kernel state', {
@@ -163,6 +181,9 @@ describe('real peers: the v2 client (@modelcontextprotocol/client 2.4.0) against
     const cells = await cellsOf(peer);
     expect(cells.map((cell) => cell.source)).toEqual(['x = 6 * 7\nprint(x)', 'print(x + 0)']);
     expect(JSON.stringify(cells[1]?.outputs)).toContain('42');
+    // Each child (the first and its replacement) opened the native era itself: nothing was replayed.
+    await waitFor('both children to open their era', () => erasOpened(peer).length === 2);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28', 'native 2026-07-28']);
   });
 
   it('stop leaves nothing behind', { timeout: 240_000 }, async () => {
