@@ -1,3 +1,8 @@
+export {
+  createUserEnvironment,
+  type UserEnvironment,
+  type UserEnvironmentOptions,
+} from './create-user-environment.js';
 export { readNotebookFile, type SavedCell } from './notebook-file.js';
 export {
   allProcesses,

@@ -1,22 +1,12 @@
-import { execFile } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readSessionReport, type SessionReport } from '@nteract-mcp/core';
-import { childrenOf, descendantsOf, isAlive, processesWithHome, processInfo } from './process-tree.js';
+import { createUserEnvironment, killQuietly, type UserSessionDirs, waitGone } from './create-user-environment.js';
+import { childrenOf, descendantsOf } from './process-tree.js';
 import { TappedTransport } from './tapped-transport.js';
 import { waitFor } from './wait-for.js';
 
@@ -46,20 +36,7 @@ export interface UserSessionOptions {
   readonly requestTimeoutMs?: number;
 }
 
-/** The temporary directories of a session; all under `root`, removed by `stop()`. */
-export interface UserSessionDirs {
-  readonly root: string;
-  readonly home: string;
-  /** The client's (and so the servers') working directory. */
-  readonly project: string;
-  readonly config: string;
-  readonly cache: string;
-  readonly data: string;
-  readonly state: string;
-  readonly runtime: string;
-  /** Where the fault hooks read their control files (`$HOME/.nteract-test-faults`). */
-  readonly faults: string;
-}
+export type { UserSessionDirs };
 
 /** A tool call's answer, taken apart. */
 export interface ToolOutcome {
@@ -166,8 +143,6 @@ export interface UserSession {
   stop(): Promise<void>;
 }
 
-const faultControlDir = '.nteract-test-faults';
-
 /**
  * Starts nteract-mcp the way a user's MCP client does: the shipped proxy bin with default options,
  * through the SDK's Client and StdioClientTransport, in a fresh temp HOME (XDG dirs under it) and a
@@ -175,33 +150,12 @@ const faultControlDir = '.nteract-test-faults';
  * test-only switch is set; socket discovery finds the daemon as it does for users.
  */
 export async function startUserSession(options: UserSessionOptions = {}): Promise<UserSession> {
-  // realpath: /tmp may be a symlink; processes report canonical paths.
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'nmcp-user-')));
-  const dirs: UserSessionDirs = {
-    root,
-    home: join(root, 'home'),
-    project: join(root, 'project'),
-    config: join(root, 'home', '.config'),
-    cache: join(root, 'home', '.cache'),
-    data: join(root, 'home', '.local', 'share'),
-    state: join(root, 'home', '.local', 'state'),
-    runtime: join(root, 'run'),
-    faults: join(root, 'home', faultControlDir),
-  };
-  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const env: Record<string, string> = {
-    ...inheritedEnvironment(),
-    HOME: dirs.home,
-    XDG_CONFIG_HOME: dirs.config,
-    XDG_CACHE_HOME: dirs.cache,
-    XDG_DATA_HOME: dirs.data,
-    XDG_STATE_HOME: dirs.state,
-    XDG_RUNTIME_DIR: dirs.runtime,
-    ...(options.faultHooks ? { NODE_OPTIONS: `--import=${pathToFileURL(faultHooksModule).href}` } : {}),
-    ...options.env,
-  };
-  const socketPath = join(dirs.runtime, 'runt', 'runtimed.sock');
-  const lockPath = join(dirs.runtime, 'runt', 'daemon.lock');
+  const environment = createUserEnvironment(shippedBins.runtimed, {
+    ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  const { dirs, env, socketPath, runtimed } = environment;
+  const daemonPid = environment.daemonPid;
   const inner = new StdioClientTransport({
     command: process.execPath,
     args: [shippedBins.proxy, ...(options.proxyArgs ?? [])],
@@ -215,36 +169,8 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
   });
   const transport = new TappedTransport(inner);
   const client = new Client(options.clientInfo ?? { name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
-  const seenDaemons = new Set<number>();
   let stopped: Promise<void> | undefined;
 
-  const runtimed = (args: readonly string[], extraEnv: Readonly<Record<string, string>> = {}) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [shippedBins.runtimed, ...args],
-        { env: { ...env, ...extraEnv }, cwd: dirs.project, timeout: 60_000 },
-        (error, stdout, errors) => {
-          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-          resolve({ code, stdout, stderr: errors });
-        },
-      );
-    });
-
-  const daemonPid = (): number | undefined => {
-    let pid: number;
-    try {
-      // The lock names its holder: `{"pid":…,"start_time":…,…}` (a bare pid in older daemons).
-      const text = readFileSync(lockPath, 'utf8').trim();
-      pid = text.startsWith('{') ? Number((JSON.parse(text) as { pid?: unknown }).pid) : Number.parseInt(text, 10);
-    } catch {
-      return undefined;
-    }
-    const info = Number.isInteger(pid) && pid > 0 ? processInfo(pid) : undefined;
-    if (!info?.cmdline.includes('runtimed')) return undefined;
-    seenDaemons.add(pid);
-    return pid;
-  };
   const childPid = (): number | undefined => {
     const proxy = inner.pid;
     if (proxy === null) return undefined;
@@ -265,14 +191,6 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
   const clear = (name: string): void => rmSync(join(dirs.faults, name), { force: true });
   const needHooks = (what: string): void => {
     if (!options.faultHooks) throw new Error(`${what} needs startUserSession({ faultHooks: true })`);
-  };
-  const waitGone = async (pid: number, timeoutMs: number): Promise<boolean> => {
-    try {
-      await waitFor(`process ${pid} to exit`, () => !isAlive(pid), { timeoutMs });
-      return true;
-    } catch {
-      return false;
-    }
   };
   const stopDaemon = async (): Promise<number | undefined> => {
     const pid = daemonPid();
@@ -428,12 +346,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
         if (pid === null || pid === undefined) continue;
         if (!(await waitGone(pid, 10_000))) killQuietly(pid);
       }
-      await runtimed(['stop']).catch(() => undefined);
-      for (const pid of seenDaemons) if (!(await waitGone(pid, 15_000))) killQuietly(pid);
-      // Whatever still runs with this HOME was started by the session (kernels of a killed daemon, ...).
-      for (const info of processesWithHome(dirs.home)) process.kill(info.pid, 'SIGTERM');
-      for (const info of processesWithHome(dirs.home)) if (!(await waitGone(info.pid, 5000))) killQuietly(info.pid);
-      rmSync(root, { recursive: true, force: true });
+      await environment.cleanup();
     })();
     return stopped;
   };
@@ -459,23 +372,4 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     stderr: () => stderr,
     stop,
   };
-}
-
-/** What a user's shell passes on: everything but this project's own switches and the XDG dirs. */
-function inheritedEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value === undefined) continue;
-    if (/^(NTERACT_|RUNTIMED_|XDG_|JUPYTER_|JPY_|VITEST|NODE_OPTIONS$)/.test(key)) continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
 }

@@ -129,6 +129,8 @@ describe('a connection of the native era', () => {
     });
     expect(gate.shapeResult({ tools: [], _meta: { other: 1 } })).toEqual({
       tools: [],
+      ttlMs: 0,
+      cacheScope: 'private',
       resultType: 'complete',
       _meta: { other: 1, [envelopeKeys.serverInfo]: { name: 'nteract', version: '1.2.3' } },
     });
@@ -136,6 +138,21 @@ describe('a connection of the native era', () => {
       name: 'session_status',
       _meta: envelope(),
     });
+  });
+
+  it('gives list and read results the required cache fields, keeps given ones, and leaves other results without them', () => {
+    const gate = new ProtocolEraGate([admission()], server);
+    gate.receive({ method: 'tools/list', params: { _meta: envelope() } });
+    for (const key of ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents']) {
+      expect(gate.shapeResult({ [key]: [] })).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
+    }
+    expect(gate.shapeResult({ tools: [], ttlMs: 60_000, cacheScope: 'public' })).toMatchObject({
+      ttlMs: 60_000,
+      cacheScope: 'public',
+    });
+    const call = gate.shapeResult({ content: [{ type: 'text', text: 'ok' }] });
+    expect(call).not.toHaveProperty('ttlMs');
+    expect(call).not.toHaveProperty('cacheScope');
   });
 
   it('alone, refuses a plain initialize -32022 naming the served versions, and a bare request -32602', () => {

@@ -1,0 +1,198 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  childrenOf,
+  createUserEnvironment,
+  isAlive,
+  processesWithHome,
+  shippedBins,
+  type UserEnvironment,
+  waitFor,
+} from './support/index.js';
+
+/** A subclass of the stdio transport: the v2 client then runs its era probe on this process (no sibling spawn). */
+class InPlace extends StdioClientTransport {}
+
+type Mode = 'pin' | 'auto' | 'legacy';
+
+interface Peer {
+  readonly client: Client;
+  readonly transport: StdioClientTransport;
+  readonly environment: UserEnvironment;
+  call(name: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean; json: unknown }>;
+  childPid(): number | undefined;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+const peers: Peer[] = [];
+afterEach(async () => {
+  for (const peer of peers.splice(0)) await peer.stop();
+});
+
+/**
+ * The shipped proxy as a user starts it (fresh HOME/XDG dirs, no daemon, default options), driven
+ * by the independent v2 client (@modelcontextprotocol/client 2.4.0) in `mode`.
+ */
+async function startPeer(mode: Mode): Promise<Peer> {
+  const environment = createUserEnvironment(shippedBins.runtimed);
+  const Transport = mode === 'legacy' ? StdioClientTransport : InPlace;
+  const transport = new Transport({
+    command: process.execPath,
+    args: [shippedBins.proxy],
+    env: { ...environment.env },
+    cwd: environment.dirs.project,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer | string) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client(
+    { name: 'v2-peer', version: '2.4.0' },
+    { versionNegotiation: { mode: mode === 'pin' ? { pin: '2026-07-28' } : mode } },
+  );
+  const childPid = (): number | undefined => {
+    const proxy = transport.pid;
+    if (proxy === null) return undefined;
+    return childrenOf(proxy).find((info) => info.cmdline.includes('runt-mcp'))?.pid;
+  };
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      const started = [transport.pid, childPid()].filter((pid): pid is number => typeof pid === 'number');
+      await client.close().catch(() => undefined);
+      for (const pid of started) {
+        await waitFor(`process ${pid} to exit`, () => !isAlive(pid), { timeoutMs: 15_000 }).catch(() => {
+          if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+        });
+      }
+      await environment.cleanup();
+    })();
+    return stopped;
+  };
+  const peer: Peer = {
+    client,
+    transport,
+    environment,
+    call: async (name, args = {}) => {
+      const raw = (await client.callTool({ name, arguments: args }, { timeout: 180_000 })) as {
+        content?: { type: string; text?: string }[];
+        isError?: boolean;
+      };
+      const texts = (raw.content ?? []).filter((item) => item.type === 'text').map((item) => item.text ?? '');
+      const jsonText = texts.find((text) => text.trimStart().startsWith('{'));
+      return {
+        text: texts.join('\n'),
+        isError: raw.isError === true,
+        json: jsonText ? JSON.parse(jsonText) : undefined,
+      };
+    },
+    childPid,
+    stderr: () => stderr,
+    stop,
+  };
+  peers.push(peer);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`the v2 client (${mode}) did not connect: ${(error as Error).message}\n${stderr}`);
+  }
+  return peer;
+}
+
+/** The eras the children opened, from their `protocol era opened` log lines (stderr), in order. */
+function erasOpened(peer: Peer): string[] {
+  return peer
+    .stderr()
+    .split('\n')
+    .filter((line) => line.includes('protocol era opened'))
+    .map((line) => {
+      const fields = JSON.parse(line.slice(line.indexOf('{'))) as { era: string; protocolVersion: string };
+      return `${fields.era} ${fields.protocolVersion}`;
+    });
+}
+
+/** connect → create_notebook → create_cell with and_run → get_all_cells showing the output. */
+async function runNotebook(peer: Peer): Promise<string> {
+  const created = await peer.call('create_notebook', {});
+  expect(created.isError, created.text).toBe(false);
+  const notebookId = (created.json as { notebook_id?: string } | undefined)?.notebook_id;
+  expect(notebookId).toEqual(expect.any(String));
+  const run = await peer.call('create_cell', { source: 'x = 6 * 7\nprint(x)', and_run: true });
+  expect(run.isError, run.text).toBe(false);
+  expect(run.text).toContain('42');
+  const cells = await cellsOf(peer);
+  expect(cells, JSON.stringify(cells)).toHaveLength(1);
+  expect(cells[0]?.source).toBe('x = 6 * 7\nprint(x)');
+  expect(JSON.stringify(cells[0]?.outputs)).toContain('42');
+  return notebookId as string;
+}
+
+/** The live cells of the active notebook (get_all_cells, JSON, with outputs). */
+async function cellsOf(peer: Peer): Promise<{ source: string; outputs?: unknown }[]> {
+  const read = await peer.call('get_all_cells', { format: 'json' });
+  expect(read.isError, read.text).toBe(false);
+  return (read.json as { cells?: { source: string; outputs?: unknown }[] } | undefined)?.cells ?? [];
+}
+
+describe('real peers: the v2 client (@modelcontextprotocol/client 2.4.0) against the shipped nteract-mcp', () => {
+  it('pinned to 2026-07-28: serves the native era end to end', { timeout: 240_000 }, async () => {
+    const peer = await startPeer('pin');
+    expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28']);
+  });
+
+  it('auto: probes in place and chooses 2026-07-28', { timeout: 240_000 }, async () => {
+    const peer = await startPeer('auto');
+    expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28']);
+  });
+
+  it('legacy: the initialize handshake still serves everything', { timeout: 240_000 }, async () => {
+    const peer = await startPeer('legacy');
+    expect(peer.client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+    await runNotebook(peer);
+    await waitFor('the child to log its era', () => erasOpened(peer).length > 0);
+    expect(erasOpened(peer)).toEqual(['legacy 2025-11-25']);
+  });
+
+  it('pinned native session survives a SIGKILL of the child: next call answers on the same notebook with the kernel state', {
+    timeout: 240_000,
+  }, async () => {
+    const peer = await startPeer('pin');
+    const notebookId = await runNotebook(peer);
+    const child = await waitFor('the running child', () => peer.childPid());
+    process.kill(child, 'SIGKILL');
+    const after = await peer.call('create_cell', { source: 'print(x + 0)', and_run: true });
+    expect(after.isError, after.text).toBe(false);
+    expect(after.text).toContain('42');
+    expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const restarted = peer.childPid();
+    expect(restarted).toEqual(expect.any(Number));
+    expect(restarted).not.toBe(child);
+    const status = await peer.call('session_status', {});
+    expect(status.json).toMatchObject({ active: { notebook_id: notebookId }, proxy: { restart_count: 1 } });
+    const cells = await cellsOf(peer);
+    expect(cells.map((cell) => cell.source)).toEqual(['x = 6 * 7\nprint(x)', 'print(x + 0)']);
+    expect(JSON.stringify(cells[1]?.outputs)).toContain('42');
+    // Each child (the first and its replacement) opened the native era itself: nothing was replayed.
+    await waitFor('both children to open their era', () => erasOpened(peer).length === 2);
+    expect(erasOpened(peer)).toEqual(['native 2026-07-28', 'native 2026-07-28']);
+  });
+
+  it('stop leaves nothing behind', { timeout: 240_000 }, async () => {
+    const peer = await startPeer('pin');
+    await peer.call('list_active_notebooks', {});
+    const daemon = await waitFor('the auto-started daemon', () => peer.environment.daemonPid());
+    const started = [peer.transport.pid as number, peer.childPid() as number, daemon];
+    await peer.stop();
+    for (const pid of started) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    expect(processesWithHome(peer.environment.dirs.home)).toEqual([]);
+  });
+});
