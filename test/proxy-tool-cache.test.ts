@@ -50,7 +50,9 @@ describe('nteract-mcp tool cache', () => {
     expect(names).toContain('echo');
     expect(names.at(-1)).toBe('reconnect');
     await vi.waitFor(() => expect(existsSync(cacheFile)).toBe(true), { timeout: 20_000, interval: 50 });
-    const cached = (JSON.parse(readFileSync(cacheFile, 'utf8')) as { name: string }[]).map((tool) => tool.name);
+    const cached = (JSON.parse(readFileSync(cacheFile, 'utf8')) as { tools: { name: string }[] }).tools.map(
+      (tool) => tool.name,
+    );
     expect(cached).toEqual(names.slice(0, -1));
     expect(existsSync(join(root, 'home', '.cache', 'nteract-mcp'))).toBe(false);
     await cold.close();
