@@ -55,10 +55,17 @@ describe('nteract-mcp tool cache', () => {
     );
     expect(cached).toEqual(names.slice(0, -1));
     expect(existsSync(join(root, 'home', '.cache', 'nteract-mcp'))).toBe(false);
+    // The child's own description is kept with its tools: the next start presents it at once.
+    await vi.waitFor(
+      () => expect(JSON.parse(readFileSync(cacheFile, 'utf8')).server?.name).toBe('mcp-servers/everything'),
+      { timeout: 20_000, interval: 50 },
+    );
     await cold.close();
 
     const warm = await connect(env);
     cleanups.push(() => warm.close());
     expect((await warm.listTools()).tools.map((tool) => tool.name)).toEqual(names);
+    expect(warm.getServerVersion()?.name).toBe('mcp-servers/everything');
+    expect(warm.getServerCapabilities()).toMatchObject({ prompts: {}, logging: {}, tools: { listChanged: true } });
   });
 });
