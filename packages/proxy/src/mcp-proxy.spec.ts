@@ -1011,7 +1011,7 @@ describe('McpProxy and the contributed protocol eras', () => {
       capabilities: { tools: { listChanged: true } },
     });
     await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-    expect((t.answerTo(2)?.result?.tools as { name: string }[]).map((tool) => tool.name)).toEqual([
+    expect(((t.answerTo(2)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toEqual([
       'connect_notebook',
       'reconnect',
     ]);
