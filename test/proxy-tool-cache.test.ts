@@ -50,13 +50,22 @@ describe('nteract-mcp tool cache', () => {
     expect(names).toContain('echo');
     expect(names.at(-1)).toBe('reconnect');
     await vi.waitFor(() => expect(existsSync(cacheFile)).toBe(true), { timeout: 20_000, interval: 50 });
-    const cached = (JSON.parse(readFileSync(cacheFile, 'utf8')) as { name: string }[]).map((tool) => tool.name);
+    const cached = (JSON.parse(readFileSync(cacheFile, 'utf8')) as { tools: { name: string }[] }).tools.map(
+      (tool) => tool.name,
+    );
     expect(cached).toEqual(names.slice(0, -1));
     expect(existsSync(join(root, 'home', '.cache', 'nteract-mcp'))).toBe(false);
+    // The child's own description is kept with its tools: the next start presents it at once.
+    await vi.waitFor(
+      () => expect(JSON.parse(readFileSync(cacheFile, 'utf8')).server?.name).toBe('mcp-servers/everything'),
+      { timeout: 20_000, interval: 50 },
+    );
     await cold.close();
 
     const warm = await connect(env);
     cleanups.push(() => warm.close());
     expect((await warm.listTools()).tools.map((tool) => tool.name)).toEqual(names);
+    expect(warm.getServerVersion()?.name).toBe('mcp-servers/everything');
+    expect(warm.getServerCapabilities()).toMatchObject({ prompts: {}, logging: {}, tools: { listChanged: true } });
   });
 });

@@ -34,6 +34,10 @@ const allTools = [
   },
 ];
 
+/** What every fake child declares in its `initialize` answer: more than the proxy's built-in description. */
+const childCapabilities = { tools: { listChanged: false }, prompts: {}, logging: {}, completions: {} };
+const childInstructions = 'Fake child: prompts and logging are served too.';
+
 const dirs: string[] = [];
 const proxies: McpProxy[] = [];
 afterEach(async () => {
@@ -53,7 +57,8 @@ const metaKey = (params: Record<string, unknown> | undefined): unknown =>
 /** The tool names in the cache file, joined; `undefined` while it is absent or half-written. */
 function cachedToolNames(file: string): string | undefined {
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { name: string }[]).map((tool) => tool.name).join();
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { tools?: { name: string }[] };
+    return stored.tools?.map((tool) => tool.name).join();
   } catch {
     return undefined;
   }
@@ -82,6 +87,8 @@ interface SetupOptions {
   readonly holdInitialize?: boolean;
   /** Tools written to the cache file before the proxy starts; default none (a cold start). */
   readonly cachedTools?: readonly object[];
+  /** The cache file's text before the proxy starts (wins over `cachedTools`). */
+  readonly cacheFile?: string;
   /** `McpProxyOptions.toolListWaitMs`. */
   readonly toolListWaitMs?: number;
   /** The first spawn fails as a missing binary does. */
@@ -107,6 +114,7 @@ async function setup(
   const dir = mkdtempSync(join(tmpdir(), 'proxy-unit-'));
   dirs.push(dir);
   if (options.cachedTools) writeFileSync(join(dir, 'tools.json'), JSON.stringify(options.cachedTools));
+  if (options.cacheFile !== undefined) writeFileSync(join(dir, 'tools.json'), options.cacheFile);
   const titleOf = (child: FakeChildProcess): string | null => {
     const title = options.title === undefined ? 'nteract (daemon 1.0.0)' : options.title;
     return typeof title === 'function' ? title(port.spawned.indexOf(child)) : title;
@@ -143,7 +151,8 @@ async function setup(
               id: message.id,
               result: {
                 protocolVersion: '2025-06-18',
-                capabilities: {},
+                capabilities: childCapabilities,
+                instructions: childInstructions,
                 serverInfo: {
                   name: 'runt',
                   version: '1',
@@ -249,6 +258,8 @@ async function setup(
     port,
     clock,
     supervisor,
+    /** The tool cache file's text now. */
+    cacheFileText: () => readFileSync(join(dir, 'tools.json'), 'utf8'),
     /** Resolves once the tool cache on disk holds the child's list (the last step of a handshake). */
     toolsCached: () => eventually(() => cachedToolNames(join(dir, 'tools.json')) === toolNames),
     send,
@@ -954,5 +965,55 @@ describe('McpProxy and the contributed protocol eras', () => {
     await t.crash();
     expect(t.port.spawned).toHaveLength(2);
     expect((t.received.get(t.port.latest) ?? []).map((message) => message.method)).not.toContain('initialize');
+  });
+
+  it("presents the child's own capabilities, serverInfo and instructions, learned once and kept in the cache file for the next start", async () => {
+    const first = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
+    // Nothing known on the first start: the built-in description, tools.listChanged advertised.
+    expect(first.answerTo(1)?.result).toMatchObject({
+      serverInfo: { name: 'nteract', version: '9.9.9' },
+      capabilities: { tools: { listChanged: true } },
+    });
+    await eventually(() => (JSON.parse(first.cacheFileText()) as { server?: unknown }).server !== undefined);
+    const stored = JSON.parse(first.cacheFileText()) as { tools: { name: string }[]; server: unknown };
+    expect(stored.tools.map((tool) => tool.name)).toEqual(allTools.map((tool) => tool.name));
+    expect(stored.server).toEqual({
+      name: 'runt',
+      version: '1',
+      title: 'nteract (daemon 1.0.0)',
+      capabilities: childCapabilities,
+      instructions: childInstructions,
+    });
+    // A later start answers from the cache file at once, before any child is up.
+    const second = await setup(() => undefined, { cacheFile: first.cacheFileText(), noHandshake: true });
+    const advertised = { ...childCapabilities, tools: { listChanged: true } };
+    await second.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: nativeEnvelope } });
+    expect(second.answerTo('d')?.result).toMatchObject({
+      capabilities: advertised,
+      instructions: childInstructions,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
+    });
+    await second.send(initializeRequest);
+    expect(second.answerTo(1)?.result).toEqual({
+      protocolVersion: '2025-06-18',
+      capabilities: advertised,
+      serverInfo: { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' },
+      instructions: childInstructions,
+    });
+    expect(second.port.spawned).toHaveLength(0);
+  });
+
+  it('still loads an old-format cache file (a bare tool list): the built-in description, the cached tools at once', async () => {
+    const t = await setup(() => undefined, { cachedTools: [allTools[0]], noHandshake: true });
+    await t.send(initializeRequest);
+    expect(t.answerTo(1)?.result).toMatchObject({
+      serverInfo: { name: 'nteract', version: '9.9.9' },
+      capabilities: { tools: { listChanged: true } },
+    });
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(((t.answerTo(2)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toEqual([
+      'connect_notebook',
+      'reconnect',
+    ]);
   });
 });

@@ -32,7 +32,7 @@ import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
-import { UpstreamHandshake } from './upstream-handshake.js';
+import { serverDescriptionOfHandshake, UpstreamHandshake } from './upstream-handshake.js';
 import { UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
 
@@ -144,6 +144,7 @@ export class McpProxy {
       options.version,
       this.#attribution,
       options.logger,
+      () => options.tools.server(),
     );
     this.#writer = new UpstreamWriter({
       output: options.output,
@@ -432,7 +433,12 @@ export class McpProxy {
       if (message.request) {
         const answer = await link.request(message.method, message.params);
         if (this.#child !== link) break;
-        title = (answer as { result?: { serverInfo?: { title?: unknown } } }).result?.serverInfo?.title ?? title;
+        const result = (answer as { result?: unknown }).result;
+        title = (result as { serverInfo?: { title?: unknown } } | undefined)?.serverInfo?.title ?? title;
+        // The child's own description (capabilities, serverInfo, instructions) is what the client is shown from now on.
+        const described = message.method === 'initialize' ? serverDescriptionOfHandshake(result) : undefined;
+        if (described !== undefined) await this.#options.tools.learnServer(described);
+        if (this.#child !== link) break;
       } else {
         link.write({
           jsonrpc: '2.0',

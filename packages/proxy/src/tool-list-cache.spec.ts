@@ -32,6 +32,11 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
+/** The cache file as stored: `{ tools?, server? }`. */
+async function storedFile(path: string): Promise<{ tools: Tool[]; server?: unknown }> {
+  return JSON.parse(await readFile(path, 'utf8')) as { tools: Tool[]; server?: unknown };
+}
+
 async function writeCacheFile(text: string): Promise<void> {
   await mkdir(join(directory, 'cache'), { recursive: true });
   await writeFile(filePath, text);
@@ -68,6 +73,48 @@ describe(ToolListCache, () => {
     expect(logger.records[0]?.scope).toBe('core:ToolListCache');
   });
 
+  describe('the server description', () => {
+    const server = {
+      name: 'runt',
+      version: '2',
+      title: 'nteract (daemon 1.0.0)',
+      capabilities: { tools: {}, prompts: {} },
+      instructions: 'Use the tools.',
+    };
+
+    it('loads an old-format file (a bare tool list) with no server description', async () => {
+      await writeCacheFile(JSON.stringify([tool('only_tool')]));
+      const cache = new ToolListCache({ filePath, builtInTools });
+      expect(names(await cache.load())).toEqual(['only_tool']);
+      expect(cache.server()).toBeUndefined();
+    });
+
+    it('keeps a learned description with the live tools in the file, and a new cache loads both', async () => {
+      const first = new ToolListCache({ filePath, builtInTools });
+      await first.load();
+      // No child tool list yet: nothing is written (the built-in list is never stored as a child's).
+      expect(await first.learnServer(server)).toBe(false);
+      await first.update([tool('a')]);
+      expect(await storedFile(filePath)).toEqual({ tools: [tool('a')], server });
+      const second = new ToolListCache({ filePath, builtInTools });
+      expect(names(await second.load())).toEqual(['a']);
+      expect(second.server()).toEqual(server);
+      // A changed description is written at once once a child's list is known; the same one is not.
+      expect(await second.learnServer({ ...server, title: 'nteract (daemon 1.1.0)' })).toBe(true);
+      expect(await second.learnServer({ ...server, title: 'nteract (daemon 1.1.0)' })).toBe(false);
+      expect((await storedFile(filePath)).server).toEqual({ ...server, title: 'nteract (daemon 1.1.0)' });
+    });
+
+    it('ignores an unusable server description and still serves the stored tools', async () => {
+      await writeCacheFile(JSON.stringify({ tools: [tool('a')], server: { name: 'runt' } }));
+      const logger = new RecordingLogger();
+      const cache = new ToolListCache({ filePath, builtInTools, logger });
+      expect(names(await cache.load())).toEqual(['a']);
+      expect(cache.server()).toBeUndefined();
+      expect(logger.find('server description', 'warn')).toHaveLength(1);
+    });
+  });
+
   it('keeps fields of cached tools it does not know', async () => {
     const future = { ...tool('future'), annotations: { readOnlyHint: true }, someNewField: { x: 1 } };
     await writeCacheFile(JSON.stringify([future]));
@@ -81,7 +128,7 @@ describe(ToolListCache, () => {
     expect((await first.update(live)).persisted).toBe(true);
     const second = new ToolListCache({ filePath, builtInTools });
     expect(await second.load()).toEqual(live);
-    expect(JSON.parse(await readFile(filePath, 'utf8'))).toEqual(live);
+    expect((await storedFile(filePath)).tools).toEqual(live);
   });
 
   it('overwrites an existing cache file', async () => {
@@ -89,7 +136,7 @@ describe(ToolListCache, () => {
     const cache = new ToolListCache({ filePath, builtInTools });
     await cache.load();
     await cache.update([tool('new')]);
-    expect(names(JSON.parse(await readFile(filePath, 'utf8')))).toEqual(['new']);
+    expect(names((await storedFile(filePath)).tools)).toEqual(['new']);
   });
 
   it('never persists or serves an empty list', async () => {
@@ -109,7 +156,7 @@ describe(ToolListCache, () => {
     await cache.update([tool('a')]);
     await cache.update([]);
     expect(names(cache.current())).toEqual(['a']);
-    expect(names(JSON.parse(await readFile(filePath, 'utf8')))).toEqual(['a']);
+    expect(names((await storedFile(filePath)).tools)).toEqual(['a']);
   });
 
   describe('comparing a live list with the previous one', () => {
@@ -193,7 +240,7 @@ describe(ToolListCache, () => {
     expect(updates.map((update) => update.persisted)).toEqual([true, true, true]);
     expect(await readdir(join(directory, 'cache'))).toEqual(['tool-cache.json']);
     // writes are serialised: the file holds the last list given
-    expect(names(JSON.parse(await readFile(filePath, 'utf8')))).toEqual(['c']);
+    expect(names((await storedFile(filePath)).tools)).toEqual(['c']);
     expect(names(cache.current())).toEqual(['c']);
   });
 
@@ -206,7 +253,7 @@ describe(ToolListCache, () => {
     await cache.update([tool('new')]);
     expect((await stat(filePath)).ino).not.toBe(before.ino);
     expect(names(JSON.parse(await readFile(oldView, 'utf8')))).toEqual(['old']);
-    expect(names(JSON.parse(await readFile(filePath, 'utf8')))).toEqual(['new']);
+    expect(names((await storedFile(filePath)).tools)).toEqual(['new']);
   });
 
   it('removes its temporary file when the final rename fails', async () => {

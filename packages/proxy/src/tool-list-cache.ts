@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { type Tool, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '@nteract-mcp/core';
+import type { Logger, ServerDescription } from '@nteract-mcp/core';
 
 /** The name of the tool the proxy serves itself. */
 export const reconnectToolName = 'reconnect';
@@ -79,6 +79,12 @@ export interface ToolListUpdate {
 /**
  * The last good `tools/list` of the child, kept in memory and in a JSON file so the proxy can
  * answer `tools/list` at once while no child is up, and notice when a new child's tools differ.
+ * The same file keeps how the child described itself in its handshake ({@link server}), so the
+ * proxy can present the child's capabilities and serverInfo before any child is up.
+ *
+ * File format: `{"tools": [...], "server": {name, version, title?, capabilities, instructions?}}`
+ * (either member may be missing). A file holding only a JSON array of tools (the format before
+ * the server description was kept) still loads, as the tool list.
  *
  * Guarantees: {@link current} never blocks and never returns an empty list while the built-in one
  * is not empty; an empty live list is neither served nor persisted (it would outrank the built-in
@@ -95,6 +101,7 @@ export class ToolListCache {
   readonly #logger: Logger | undefined;
   #tools: readonly Tool[];
   #source: ToolListSource = 'built-in';
+  #server: ServerDescription | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
   public constructor(options: ToolListCacheOptions) {
@@ -111,7 +118,8 @@ export class ToolListCache {
 
   /** Reads the cache file and serves it when usable, else the built-in list. Returns what is now served. */
   public async load(): Promise<readonly Tool[]> {
-    const fromDisk = await this.#readDisk();
+    const { tools: fromDisk, server } = await this.#readDisk();
+    this.#server = server;
     if (fromDisk) {
       this.#tools = fromDisk;
       this.#source = 'disk';
@@ -125,6 +133,25 @@ export class ToolListCache {
   /** The list to serve now (without `reconnect`; see {@link withReconnect}). */
   public current(): readonly Tool[] {
     return this.#tools;
+  }
+
+  /** How the child last described itself (from the cache file, or learned live); `undefined` before any child did. */
+  public server(): ServerDescription | undefined {
+    return this.#server;
+  }
+
+  /**
+   * Takes how a live child described itself in its handshake answer and keeps it. Written to the
+   * cache file at once when it changed and a child's tool list is already known (else with the
+   * next {@link update}, so the file never holds the built-in list as if a child had served it).
+   * Returns whether it reached the disk.
+   */
+  public async learnServer(server: ServerDescription): Promise<boolean> {
+    const known = this.#server;
+    this.#server = server;
+    if (known !== undefined && canonicalJson(known) === canonicalJson(server)) return false;
+    if (this.#source === 'built-in') return false;
+    return this.#write();
   }
 
   /** Where {@link current} came from. */
@@ -145,9 +172,7 @@ export class ToolListCache {
     const diff = compareToolLists(this.#tools, next);
     this.#tools = next;
     this.#source = 'live';
-    const write = this.#writes.then(() => this.#writeAtomically(next));
-    this.#writes = write;
-    const persisted = await write;
+    const persisted = await this.#write();
     const changed = diff.removed.length + diff.added.length + diff.modified.length > 0;
     return { changed, ...diff, comparedWith, persisted };
   }
@@ -157,7 +182,18 @@ export class ToolListCache {
     return tools.some((tool) => tool.name === reconnectToolName) ? [...tools] : [...tools, reconnectTool];
   }
 
-  async #readDisk(): Promise<readonly Tool[] | undefined> {
+  /** Queues a write of what is known now (tools only when a child's; the server when learned). */
+  #write(): Promise<boolean> {
+    const contents = {
+      ...(this.#source === 'built-in' ? {} : { tools: this.#tools }),
+      ...(this.#server === undefined ? {} : { server: this.#server }),
+    };
+    const write = this.#writes.then(() => this.#writeAtomically(contents));
+    this.#writes = write;
+    return write;
+  }
+
+  async #readDisk(): Promise<{ readonly tools?: readonly Tool[]; readonly server?: ServerDescription }> {
     let text: string;
     try {
       text = await readFile(this.#filePath, 'utf8');
@@ -168,7 +204,7 @@ export class ToolListCache {
           error: (error as Error).message,
         });
       }
-      return undefined;
+      return {};
     }
     let value: unknown;
     try {
@@ -178,24 +214,33 @@ export class ToolListCache {
         path: this.#filePath,
         error: (error as Error).message,
       });
-      return undefined;
+      return {};
     }
-    const reason = unusableToolListReason(value);
+    // Before the server description was kept, the file was the bare array of tools.
+    const stored = Array.isArray(value) ? { tools: value } : isRecord(value) ? value : undefined;
+    const server = stored === undefined ? undefined : readServerDescription(stored.server);
+    if (stored?.server !== undefined && server === undefined) {
+      this.#logger?.warn('the server description in the tool cache is unusable; ignoring it', { path: this.#filePath });
+    }
+    const reason =
+      stored === undefined ? 'it is neither a JSON object nor an array' : unusableToolListReason(stored.tools);
     if (reason !== undefined) {
-      this.#logger?.warn('the tool cache is unusable; ignoring it and serving the built-in tool list', {
-        path: this.#filePath,
-        reason,
-      });
-      return undefined;
+      if (stored?.tools !== undefined || server === undefined) {
+        this.#logger?.warn('the tool cache is unusable; ignoring it and serving the built-in tool list', {
+          path: this.#filePath,
+          reason,
+        });
+      }
+      return server === undefined ? {} : { server };
     }
-    return Object.freeze(value as Tool[]);
+    return { tools: Object.freeze(stored?.tools as Tool[]), ...(server === undefined ? {} : { server }) };
   }
 
-  async #writeAtomically(tools: readonly Tool[]): Promise<boolean> {
+  async #writeAtomically(contents: Record<string, unknown>): Promise<boolean> {
     const temporary = `${this.#filePath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     try {
       await mkdir(dirname(this.#filePath), { recursive: true });
-      await writeFile(temporary, `${JSON.stringify(tools, null, 2)}\n`, 'utf8');
+      await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, 'utf8');
       await rename(temporary, this.#filePath);
       return true;
     } catch (error) {
@@ -209,9 +254,34 @@ export class ToolListCache {
   }
 }
 
-/** Why a parsed cache file cannot be served, or `undefined` when it is a non-empty array of MCP tools. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A stored server description (`name`, `version`, `capabilities` object, optional string `title`/`instructions`), else `undefined`. */
+function readServerDescription(value: unknown): ServerDescription | undefined {
+  if (!isRecord(value)) return undefined;
+  const { name, version, title, capabilities, instructions } = value;
+  if (typeof name !== 'string' || typeof version !== 'string' || !isRecord(capabilities)) return undefined;
+  if (
+    (title !== undefined && typeof title !== 'string') ||
+    (instructions !== undefined && typeof instructions !== 'string')
+  ) {
+    return undefined;
+  }
+  return Object.freeze({
+    name,
+    version,
+    ...(title === undefined ? {} : { title }),
+    capabilities,
+    ...(instructions === undefined ? {} : { instructions }),
+  });
+}
+
+/** Why a stored tool list cannot be served, or `undefined` when it is a non-empty array of MCP tools. */
 function unusableToolListReason(value: unknown): string | undefined {
-  if (!Array.isArray(value)) return 'it is not a JSON array';
+  if (value === undefined) return 'it holds no tool list';
+  if (!Array.isArray(value)) return 'its tool list is not a JSON array';
   if (value.length === 0) return 'it is empty';
   const bad = value.findIndex((tool) => !ToolSchema.safeParse(tool).success);
   return bad >= 0 ? `entry ${bad} is not an MCP tool definition` : undefined;

@@ -6,6 +6,7 @@ import {
   type ProtocolAdmission,
   ProtocolEraGate,
   type ReplayMessage,
+  type ServerDescription,
 } from '@nteract-mcp/core';
 import type { ClientAttribution } from './client-attribution.js';
 
@@ -23,6 +24,11 @@ export const proxyInstructions =
  * new child (legacy: the captured `initialize` and `notifications/initialized`). The client named
  * in the opening request becomes the children's attribution.
  *
+ * The server it presents is the child's, as the last child described itself in its handshake
+ * answer ({@link serverDescriptionOfHandshake}; `learned`, asked on every handshake, probe and
+ * shaping), with the proxy's own on top: `tools.listChanged` (it injects `reconnect` and
+ * announces list changes). Before any child is known, the proxy's built-in description.
+ *
  * Knows no protocol version itself: without an era that admits a plain `initialize`, `initialize`
  * is refused like any other request no era serves.
  */
@@ -36,15 +42,20 @@ export class UpstreamHandshake {
     version: string,
     attribution: ClientAttribution,
     logger: Logger,
+    learned: () => ServerDescription | undefined = () => undefined,
   ) {
     this.#attribution = attribution;
+    const builtIn: ServerDescription = {
+      name: 'nteract',
+      version,
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+      instructions: proxyInstructions,
+    };
     this.#gate = new ProtocolEraGate(
       eras,
-      {
-        name: 'nteract',
-        version,
-        capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
-        instructions: proxyInstructions,
+      () => {
+        const child = learned();
+        return child === undefined ? builtIn : withProxyCapabilities(child);
       },
       { onFault: (era, error) => logger.error('a protocol era failed on an upstream request', { era, error }) },
     );
@@ -92,4 +103,35 @@ export class UpstreamHandshake {
   public replay(): readonly ReplayMessage[] {
     return this.#gate.connection?.replay() ?? [];
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `server` with what the proxy provides itself added: `tools.listChanged` (the child's other tool capabilities kept). */
+function withProxyCapabilities(server: ServerDescription): ServerDescription {
+  const tools = server.capabilities.tools;
+  return {
+    ...server,
+    capabilities: { ...server.capabilities, tools: { ...(isRecord(tools) ? tools : {}), listChanged: true } },
+  };
+}
+
+/**
+ * How a child described itself in its `initialize` result: `serverInfo` (name, version, title),
+ * `capabilities` and `instructions`; `undefined` when the result has no string
+ * `serverInfo.name`/`version` or no `capabilities` object.
+ */
+export function serverDescriptionOfHandshake(result: unknown): ServerDescription | undefined {
+  if (!isRecord(result) || !isRecord(result.serverInfo) || !isRecord(result.capabilities)) return undefined;
+  const { name, version, title } = result.serverInfo;
+  if (typeof name !== 'string' || typeof version !== 'string') return undefined;
+  return {
+    name,
+    version,
+    ...(typeof title === 'string' ? { title } : {}),
+    capabilities: result.capabilities,
+    ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
+  };
 }

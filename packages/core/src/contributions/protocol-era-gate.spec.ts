@@ -46,6 +46,25 @@ function era(name: 'legacy' | 'native', options: { handshake?: boolean; refuses?
 }
 
 describe(ProtocolEraGate, () => {
+  it('asks a server description function again for every probe and shaping (the host may learn a new one)', () => {
+    let current: ServerDescription = server;
+    const seen: string[] = [];
+    const native = era('native');
+    const recording: ProtocolAdmission = {
+      ...native,
+      probe: (request, described) => {
+        seen.push(described.name);
+        return native.probe(request, described);
+      },
+    };
+    const gate = new ProtocolEraGate([recording], () => current);
+    gate.receive({ method: 'probe' });
+    current = { ...server, name: 'child' };
+    gate.receive({ method: 'probe' });
+    expect(seen).toEqual(['nteract', 'child']);
+    expect(gate.server.name).toBe('child');
+  });
+
   it('refuses everything "method not found" with no era loaded', () => {
     const gate = new ProtocolEraGate([], server);
     expect(gate.receive({ method: 'initialize' })).toMatchObject({ kind: 'refuse', error: { code: -32601 } });

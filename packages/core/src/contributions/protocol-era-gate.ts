@@ -36,21 +36,22 @@ export type GateVerdict =
  * loaded every request is refused "method not found". A throwing era is isolated: its `admit` or
  * `refuseUnadmitted` counts as no opinion, a failed probe, opening or check is refused -32603
  * (nothing opened), a failed shaping sends the result as it is; each fault is reported to
- * `onFault`. Does no I/O.
+ * `onFault`. Does no I/O. The server description may be a function: it is asked again for every
+ * opening, probe and shaping, so a host can present what it learned later (the proxy: its child's).
  */
 export class ProtocolEraGate {
   readonly #eras: readonly ProtocolAdmission[];
-  readonly #server: ServerDescription;
+  readonly #server: () => ServerDescription;
   readonly #onFault: (eraId: string, error: unknown) => void;
   #connection: EraConnection | undefined;
 
   public constructor(
     eras: readonly ProtocolAdmission[],
-    server: ServerDescription,
+    server: ServerDescription | (() => ServerDescription),
     options: ProtocolEraGateOptions = {},
   ) {
     this.#eras = eras;
-    this.#server = server;
+    this.#server = typeof server === 'function' ? server : () => server;
     this.#onFault = options.onFault ?? (() => undefined);
   }
 
@@ -59,8 +60,9 @@ export class ProtocolEraGate {
     return this.#connection;
   }
 
+  /** How the server presents itself now (a function given to the constructor is asked each time). */
   public get server(): ServerDescription {
-    return this.#server;
+    return this.#server();
   }
 
   public receive(request: AdmissionRequest): GateVerdict {
@@ -77,7 +79,7 @@ export class ProtocolEraGate {
       if (decision === undefined || decision.kind === 'pass') continue;
       if (decision.kind === 'reject') return refuse(decision);
       if (decision.kind === 'probe') return this.#probe(era, request);
-      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server));
+      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server()));
       if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
       return opened.handshake === undefined
@@ -101,7 +103,7 @@ export class ProtocolEraGate {
   public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
     const connection = this.#connection;
     if (!connection) return result;
-    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server)) ?? result;
+    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server())) ?? result;
   }
 
   #owner(era: string): ProtocolAdmission | undefined {
@@ -109,7 +111,7 @@ export class ProtocolEraGate {
   }
 
   #probe(era: ProtocolAdmission | undefined, request: AdmissionRequest): GateVerdict {
-    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server)) : undefined;
+    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server())) : undefined;
     return result === undefined ? this.#failed(era?.id ?? 'unknown') : { kind: 'answer', result };
   }
 
