@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,7 @@ import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-nativ
 import { ChildSupervisor, McpProxy, ToolListCache } from '@nteract-mcp/proxy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { proxyPlugins } from './distribution-plugins.js';
+import { runtimedEntry } from './run-runt-mcp.js';
 
 const plainInitialize = {
   jsonrpc: '2.0' as const,
@@ -206,22 +207,21 @@ describe('the built runt-mcp bin', () => {
     const home = mkdtempSync(join(tmpdir(), 'runt-eras-'));
     cleanups.push(() => rmSync(home, { recursive: true, force: true }));
     const bin = fileURLToPath(new URL('../dist/runt-mcp.js', import.meta.url));
-    const child = spawn(process.execPath, [bin], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        XDG_RUNTIME_DIR: join(home, 'run'),
-        XDG_CACHE_HOME: join(home, 'cache'),
-        XDG_DATA_HOME: join(home, 'data'),
-        NTERACT_MCP_NO_AUTOSTART: '1',
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    // Default options, as the proxy starts it: it may auto-start a daemon in this HOME, stopped below.
+    const env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_RUNTIME_DIR: join(home, 'run'),
+      XDG_CACHE_HOME: join(home, 'cache'),
+      XDG_DATA_HOME: join(home, 'data'),
+    };
+    const child = spawn(process.execPath, [bin], { env, stdio: ['pipe', 'pipe', 'ignore'] });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     cleanups.push(async () => {
       child.stdin.end();
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
+      spawnSync(process.execPath, [runtimedEntry(), 'stop'], { env, encoding: 'utf8' });
     });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
