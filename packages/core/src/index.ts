@@ -60,6 +60,7 @@ export {
   idempotencyHonored,
   idempotencyHonoredMeta,
   idempotencyMetaKey,
+  rejoinTargetWithoutCredentials,
 } from './handoff/handoff-contract.js';
 export {
   defaultChildInputBufferBytes,

@@ -86,6 +86,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'readClientIdentity',
       'readSessionReport',
       'rejoinByOpening',
+      'rejoinTargetWithoutCredentials',
       'retryDelay',
       'serializeJsonRpcLine',
       'sessionRecoveryTarget',

@@ -1,4 +1,4 @@
-import type { SessionReport } from '@nteract-mcp/core';
+import { rejoinTargetWithoutCredentials, type SessionReport } from '@nteract-mcp/core';
 
 /**
  * The proxy's one rejoin target: what it hands the next child it starts
@@ -28,21 +28,6 @@ export class RejoinTargetTracker {
   /** Takes the target of a child's session report (`null` clears it). */
   public observeSessionReport(report: SessionReport): void {
     this.#reported = true;
-    this.#target = report.target === null ? undefined : (withoutCredentials(report.target) ?? report.target.trim());
+    this.#target = report.target === null ? undefined : rejoinTargetWithoutCredentials(report.target);
   }
-}
-
-/** An http(s) URL without user info and without the `token` query parameter; `undefined` for anything else. */
-function withoutCredentials(value: string): string | undefined {
-  if (!/^https?:\/\//i.test(value.trim())) return undefined;
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    return undefined;
-  }
-  url.username = '';
-  url.password = '';
-  url.searchParams.delete('token');
-  return url.toString();
 }

@@ -9,6 +9,7 @@ import {
   honorsIdempotency,
   idempotencyHonoredMeta,
   idempotencyMetaKey,
+  rejoinTargetWithoutCredentials,
 } from './handoff-contract.js';
 
 describe('the proxy↔child handoff contract', () => {
@@ -68,5 +69,17 @@ describe('the proxy↔child handoff contract', () => {
     }
     expect(daemonVersionFromTitle(undefined)).toBeUndefined();
     expect(daemonVersionFromTitle(null)).toBeUndefined();
+  });
+
+  it('lets a rejoin target cross the boundary without credentials, and leaves other targets as they are', () => {
+    expect(
+      rejoinTargetWithoutCredentials(' https://ada:pw@hub.example/user/a/lab/tree/x.ipynb?token=s3cret&v=2 '),
+    ).toBe('https://hub.example/user/a/lab/tree/x.ipynb?v=2');
+    expect(rejoinTargetWithoutCredentials('http://localhost:8888/lab/tree/a.ipynb')).toBe(
+      'http://localhost:8888/lab/tree/a.ipynb',
+    );
+    expect(rejoinTargetWithoutCredentials(' /w/a b.ipynb ')).toBe('/w/a b.ipynb');
+    expect(rejoinTargetWithoutCredentials('archive:report.ipynb')).toBe('archive:report.ipynb');
+    expect(rejoinTargetWithoutCredentials('https://[bad')).toBe('https://[bad');
   });
 });

@@ -108,3 +108,24 @@ export function daemonVersionFromTitle(title: string | null | undefined): string
   const version = rest.slice(0, end).trim();
   return version.length > 0 ? version : undefined;
 }
+
+/**
+ * A rejoin target as it may cross the process boundary, be echoed or be stored: trimmed, and a
+ * http(s) URL without user info and without its `token` query parameter (credentials never travel
+ * with a target). Anything else is returned trimmed. Pure.
+ */
+export function rejoinTargetWithoutCredentials(value: string): string {
+  const trimmed = value.trim();
+  if (!/^https?:\/\//i.test(trimmed)) return trimmed;
+  let url: URL;
+  try {
+    url = new URL(trimmed);
+  } catch {
+    return trimmed;
+  }
+  if (!url.username && !url.password && !url.searchParams.has('token')) return trimmed;
+  url.username = '';
+  url.password = '';
+  url.searchParams.delete('token');
+  return url.toString();
+}

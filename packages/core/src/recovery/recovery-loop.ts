@@ -11,7 +11,7 @@ import {
 } from '../contributions/recovery-contribution.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { CoreError } from '../errors/core-error.js';
-import { childExitCodes } from '../handoff/handoff-contract.js';
+import { childExitCodes, rejoinTargetWithoutCredentials } from '../handoff/handoff-contract.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
@@ -114,7 +114,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
     const contributions = this.withFallback(contributed);
     const handoff = options.handoff;
     if (handoff) {
-      this.recovery.requestRejoin(withoutCredentials(handoff.requested));
+      this.recovery.requestRejoin(rejoinTargetWithoutCredentials(handoff.requested));
       if (!handoff.target) {
         this.recovery.settleRejoin(
           'failed',
@@ -325,20 +325,4 @@ export class RecoveryLoop implements ChildLifecycleContribution {
       return { requested: raw, problem };
     }
   }
-}
-
-/** A handoff value as it may be echoed: a URL loses user info and its `token` parameter. */
-function withoutCredentials(raw: string): string {
-  if (!/^https?:\/\//i.test(raw.trim())) return raw;
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    return raw;
-  }
-  if (!url.username && !url.password && !url.searchParams.has('token')) return raw;
-  url.username = '';
-  url.password = '';
-  url.searchParams.delete('token');
-  return url.toString();
 }
