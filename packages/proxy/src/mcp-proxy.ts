@@ -205,6 +205,8 @@ export class McpProxy {
     for (const pending of this.#requests.all()) this.reply(pending, undefined, closing);
     for (const key of [...this.#local.keys()]) this.answerLocal(key, closing);
     await this.#options.supervisor.stop().catch(() => undefined);
+    // A cache write still under way would leave its temporary file in the user's cache dir.
+    await this.#options.tools.settled();
     this.#options.onExit(code);
   }
 

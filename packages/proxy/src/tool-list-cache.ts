@@ -182,6 +182,11 @@ export class ToolListCache {
     return tools.some((tool) => tool.name === reconnectToolName) ? [...tools] : [...tools, reconnectTool];
   }
 
+  /** Resolves once every queued write of the cache file has finished (no temporary file left behind). */
+  public async settled(): Promise<void> {
+    await this.#writes;
+  }
+
   /** Queues a write of what is known now (tools only when a child's; the server when learned). */
   #write(): Promise<boolean> {
     const contents = {
