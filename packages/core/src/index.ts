@@ -1,3 +1,6 @@
+export { ChildToolContribution } from './child-server/child-tool-contribution.js';
+export type { ChildTool, RegisteredChildTool, ToolCallContext } from './child-server/child-tool-registry.js';
+export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
@@ -24,10 +27,13 @@ export type {
   AdmissionRequest,
   ClientIdentity,
   ConnectionCheck,
+  ConnectionRequestId,
   EraConnection,
+  OutboundNotification,
   ProtocolEra,
   ReplayMessage,
   ServerDescription,
+  StreamEnding,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
 export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protocol-era-gate.js';

@@ -9,20 +9,26 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import {
   ChildProcessPort,
+  ChildToolContribution,
   Clock,
   ContributionProvider,
   createChildMcpServer,
   DaemonPort,
+  defineChildTool,
+  definePlugin,
   Logger,
   type McpPlugin,
   ProtocolAdmission,
+  textResult,
 } from '@nteract-mcp/core';
 import { createTestContainer, FakeChildProcessPort, FakeDaemonPort } from '@nteract-mcp/core/testing';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { createLegacyTransportPlugin } from '@nteract-mcp/plugin-transport-legacy';
 import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-native';
 import { ChildSupervisor, McpProxy, ToolListCache } from '@nteract-mcp/proxy';
+import { ContainerModule } from 'inversify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { proxyPlugins } from './distribution-plugins.js';
 import { runtimedEntry } from './run-runt-mcp.js';
 
@@ -199,6 +205,110 @@ describe('the shipped child composition (legacy, then native)', () => {
     ).toBeDefined();
     expect(received.map((message) => ('id' in message ? message.id : 'no id'))).toEqual([1, 2]);
     expect(received.every((message) => !('error' in message))).toBe(true);
+  });
+});
+
+/** A plugin contributing one tool that cannot work without the client's `sampling` capability. */
+const samplingToolPlugin = definePlugin({
+  id: 'test.sampling-tool',
+  module: new ContainerModule(({ bind }) => {
+    bind(ChildToolContribution).toConstantValue({
+      id: 'test.sampling-tool',
+      specificationVersion: 'v1',
+      tools: () => [
+        defineChildTool({
+          name: 'summarize_with_model',
+          description: 'Asks the client model to summarize (needs sampling).',
+          inputSchema: z.object({}),
+          annotations: { readOnlyHint: true },
+          requiredClientCapabilities: { sampling: {} },
+          handler: async () => textResult('summarized'),
+        }),
+      ],
+    });
+  }),
+});
+
+describe('the child server with a contributed tool and the shipped eras', () => {
+  const eras = () => [createLegacyTransportPlugin(), createNativeTransportPlugin(), samplingToolPlugin];
+  const callMeta = (capabilities: object) => ({
+    ...envelope,
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  });
+
+  it('lists the contributed tool and refuses it -32021 to a request that did not declare the capability it needs', async () => {
+    const { ask } = await childServer(eras());
+    const listed = await ask({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } });
+    expect(((listed.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toContain(
+      'summarize_with_model',
+    );
+    const refused = await ask({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'summarize_with_model', arguments: {}, _meta: callMeta({}) },
+    });
+    expect(refused.error).toEqual({
+      code: -32021,
+      message: expect.stringContaining('summarize_with_model needs sampling'),
+      data: { requiredCapabilities: { sampling: {} } },
+    });
+    // Declared on this request: served (nothing is inferred from earlier requests).
+    const served = await ask({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'summarize_with_model', arguments: {}, _meta: callMeta({ sampling: {} }) },
+    });
+    expect(served.result?.content).toEqual([{ type: 'text', text: 'summarized' }]);
+  });
+
+  it('legacy: the capabilities of initialize decide', async () => {
+    const { ask, send } = await childServer(eras());
+    await ask(plainInitialize);
+    await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const refused = await ask({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'summarize_with_model', arguments: {} },
+    });
+    expect(refused.error?.code).toBe(-32021);
+  });
+
+  it('native: holds subscriptions/listen itself; its slot changes reach the stream, tagged, and nothing goes out unsolicited', async () => {
+    const { ask, send, received, child } = await childServer(eras());
+    await send({
+      jsonrpc: '2.0',
+      id: 'l',
+      method: 'subscriptions/listen',
+      params: { notifications: { resourcesListChanged: true }, _meta: envelope },
+    });
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        notifications: { resourcesListChanged: true },
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'l' },
+      },
+    });
+    await child.server.sendToolListChanged();
+    await child.server.sendResourceListChanged();
+    // A request answered in order: whatever was sent before its answer has arrived by then.
+    await ask({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: envelope } });
+    const notifications = received.filter((message) => 'method' in message);
+    expect(
+      notifications.map((message) => [message.method, (message as { params?: { _meta?: unknown } }).params?._meta]),
+    ).toEqual([
+      ['notifications/subscriptions/acknowledged', { 'io.modelcontextprotocol/subscriptionId': 'l' }],
+      ['notifications/resources/list_changed', { 'io.modelcontextprotocol/subscriptionId': 'l' }],
+    ]);
+    // Cancelled: closed, and not passed to the server (which never saw the request).
+    await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l' } });
+    await child.server.sendResourceListChanged();
+    await ask({ jsonrpc: '2.0', id: 10, method: 'tools/list', params: { _meta: envelope } });
+    expect(received.filter((message) => 'method' in message)).toHaveLength(2);
   });
 });
 

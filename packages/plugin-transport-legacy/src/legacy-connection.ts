@@ -62,6 +62,14 @@ export class LegacyConnection implements EraConnection {
     return params === undefined ? undefined : { ...params };
   }
 
+  /** The capabilities the client declared in its `initialize`; they hold for the whole connection. */
+  public clientCapabilities(): Readonly<Record<string, unknown>> | undefined {
+    const declared = (this.#initializeParams as { capabilities?: unknown } | undefined)?.capabilities;
+    return typeof declared === 'object' && declared !== null && !Array.isArray(declared)
+      ? (declared as Record<string, unknown>)
+      : undefined;
+  }
+
   public replay(): readonly ReplayMessage[] {
     return [
       { request: true, method: 'initialize', params: this.#initializeParams },

@@ -102,7 +102,15 @@ describe('a connection of the native era', () => {
       kind: 'serve',
       opened: { era: 'native', readyOn: undefined, client: { name: 'v2' } },
     });
-    expect(gate.connection?.replay()).toEqual([]);
+    // Nothing to replay but a stream for every list change, so a new server's changes reach the client's streams.
+    expect(gate.connection?.replay()).toEqual([
+      {
+        request: true,
+        stream: true,
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true } },
+      },
+    ]);
   });
 
   it('validates every later request again (decision 4) and shapes results', () => {
@@ -312,10 +320,109 @@ describe('the admission rules of the native era', () => {
     expect(gate.connection).toBe(opened);
   });
 
-  it('notifications need no envelope: the era waits for none (readyOn undefined) and replays nothing', () => {
+  it('notifications need no envelope: the era waits for none (readyOn undefined) and replays only its stream', () => {
     const connection = nativeOpened().connection;
     expect(connection?.readyOn).toBeUndefined();
-    expect(connection?.replay()).toEqual([]);
+    expect(connection?.replay().map((message) => message.method)).toEqual(['subscriptions/listen']);
+  });
+});
+
+describe('notification streams and delivery of the native era', () => {
+  const listenServer = {
+    ...server,
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
+  };
+  const subscriptionId = 'io.modelcontextprotocol/subscriptionId';
+  const listenRequest = (notifications: unknown) => ({
+    method: 'subscriptions/listen',
+    params: { ...(notifications === undefined ? {} : { notifications }), _meta: envelope() },
+  });
+
+  it('a listen request, opening or later, is held as a stream: acknowledged with the honoured filter under its id', () => {
+    const gate = new ProtocolEraGate([admission()], listenServer);
+    expect(gate.receive(listenRequest({ toolsListChanged: true, promptsListChanged: true }))).toMatchObject({
+      kind: 'listen',
+      opened: { era: 'native' },
+    });
+    // prompts.listChanged is not announced: left out of the acknowledgement.
+    expect(gate.listen(7, listenRequest({ toolsListChanged: true, promptsListChanged: true }))).toEqual({
+      notifications: [
+        {
+          method: 'notifications/subscriptions/acknowledged',
+          params: { notifications: { toolsListChanged: true }, _meta: { [subscriptionId]: 7 } },
+        },
+      ],
+    });
+    expect(gate.receive(listenRequest({ resourcesListChanged: true }))).toEqual({ kind: 'listen' });
+    expect(
+      gate.listen('r', listenRequest({ resourcesListChanged: true, resourceSubscriptions: ['nb://a'] })),
+    ).toMatchObject({
+      notifications: [{ params: { notifications: { resourcesListChanged: true, resourceSubscriptions: ['nb://a'] } } }],
+    });
+    // Invalid filter, id already streaming: refused, nothing opened.
+    expect(gate.listen('bad', listenRequest(undefined))).toMatchObject({ error: { code: -32602 } });
+    expect(gate.listen(7, listenRequest({ toolsListChanged: true }))).toMatchObject({ error: { code: -32600 } });
+
+    // List changes go only to the streams that asked, tagged with their id; `7` is not `"7"`.
+    expect(gate.deliver({ method: 'notifications/tools/list_changed' })).toEqual([
+      { method: 'notifications/tools/list_changed', params: { _meta: { [subscriptionId]: 7 } } },
+    ]);
+    expect(gate.deliver({ method: 'notifications/resources/updated', params: { uri: 'nb://a' } })).toEqual([
+      { method: 'notifications/resources/updated', params: { uri: 'nb://a', _meta: { [subscriptionId]: 'r' } } },
+    ]);
+    expect(gate.deliver({ method: 'notifications/resources/updated', params: { uri: 'nb://other' } })).toEqual([]);
+    expect(gate.deliver({ method: 'notifications/prompts/list_changed' })).toEqual([]);
+    // Another server's acknowledgement is never relayed; request-scoped notifications go as they are.
+    expect(gate.deliver({ method: 'notifications/subscriptions/acknowledged', params: { notifications: {} } })).toEqual(
+      [],
+    );
+    expect(gate.deliver({ method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })).toHaveLength(
+      1,
+    );
+
+    // Cancelled: that stream is closed; a shutdown ends the others with their listen results.
+    expect(gate.cancelled('7')).toBe(false);
+    expect(gate.cancelled(7)).toBe(true);
+    expect(gate.deliver({ method: 'notifications/tools/list_changed' })).toEqual([]);
+    expect(gate.endStreams()).toEqual([{ id: 'r', result: { _meta: { [subscriptionId]: 'r' } } }]);
+    expect(gate.endStreams()).toEqual([]);
+  });
+
+  it('refuses a stream beyond the limit per connection', () => {
+    const gate = new ProtocolEraGate([admission()], listenServer);
+    gate.receive(listenRequest({ toolsListChanged: true }));
+    for (let id = 0; id < 32; id++)
+      expect(gate.listen(id, listenRequest({ toolsListChanged: true }))).toHaveProperty('notifications');
+    expect(gate.listen(32, listenRequest({ toolsListChanged: true }))).toMatchObject({
+      error: { code: -32602, message: expect.stringContaining('Too many subscriptions') },
+    });
+  });
+
+  it('sends a log message only for a request that asked for that level or a less severe one', () => {
+    const gate = nativeOpened();
+    const message = (level: string) => ({ method: 'notifications/message', params: { level, data: 'x' } });
+    const asking = (logLevel: string) => ({
+      method: 'tools/call',
+      params: { name: 't', _meta: envelope({ 'io.modelcontextprotocol/logLevel': logLevel }) },
+    });
+    const silent = { method: 'tools/call', params: { name: 't', _meta: envelope() } };
+    expect(gate.deliver(message('error'), [])).toEqual([]);
+    expect(gate.deliver(message('error'), [silent])).toEqual([]);
+    expect(gate.deliver(message('warning'), [asking('info')])).toEqual([message('warning')]);
+    expect(gate.deliver(message('debug'), [asking('info')])).toEqual([]);
+    expect(gate.deliver(message('debug'), [silent, asking('debug')])).toEqual([message('debug')]);
+    expect(gate.deliver(message('bogus'), [asking('debug')])).toEqual([]);
+  });
+
+  it("reads the client's capabilities from each request's envelope", () => {
+    const gate = nativeOpened();
+    expect(
+      gate.clientCapabilities({
+        method: 'tools/call',
+        params: { _meta: envelope({ [envelopeKeys.clientCapabilities]: { sampling: {} } }) },
+      }),
+    ).toEqual({ sampling: {} });
+    expect(gate.clientCapabilities({ method: 'tools/call', params: {} })).toBeUndefined();
   });
 });
 

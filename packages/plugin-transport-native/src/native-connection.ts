@@ -1,13 +1,18 @@
 import type {
   AdmissionOpening,
+  AdmissionRejection,
   AdmissionRequest,
   ClientIdentity,
   ConnectionCheck,
+  ConnectionRequestId,
   EraConnection,
+  OutboundNotification,
   ReplayMessage,
   ServerDescription,
+  StreamEnding,
 } from '@nteract-mcp/core';
 import { envelopeKeys, serverInfo } from './native-envelope.js';
+import { NotificationStreams } from './notification-streams.js';
 import type { PerRequestAdmission } from './per-request-admission.js';
 
 /** The members that make a result a list or read result, which 2026-07-28 requires to carry `ttlMs`/`cacheScope`. */
@@ -20,7 +25,12 @@ const cacheableResultKeys = ['tools', 'prompts', 'resources', 'resourceTemplates
  * `initialize`/`ping` -32601; `server/discover` stays a probe). Results get `resultType` (when
  * absent) and `_meta["io.modelcontextprotocol/serverInfo"]`; list and read results also get the
  * cache fields `ttlMs: 0`, `cacheScope: 'private'` when absent (nothing here is shared). Requests sent on its behalf to a
- * server behind it carry the opening envelope; a new server needs nothing replayed.
+ * server behind it carry the opening envelope; a new server needs nothing replayed but a
+ * `subscriptions/listen` for every list change (its notifications are delivered to this
+ * connection's own streams).
+ * `subscriptions/listen` opens a notification stream ({@link NotificationStreams}: nothing is
+ * sent unsolicited, list changes go to the streams that asked, log messages only to requests that
+ * asked for the level); the client's capabilities are those of each request's envelope.
  */
 export class NativeConnection implements EraConnection {
   public readonly era = 'native';
@@ -30,6 +40,7 @@ export class NativeConnection implements EraConnection {
   public readonly readyOn = undefined;
   readonly #admission: PerRequestAdmission;
   readonly #envelope: Readonly<Record<string, unknown>>;
+  readonly #streams = new NotificationStreams();
 
   public constructor(
     admission: PerRequestAdmission,
@@ -44,7 +55,7 @@ export class NativeConnection implements EraConnection {
 
   public check(request: AdmissionRequest): ConnectionCheck {
     const decision = this.#admission.admit(request);
-    if (decision.kind === 'open') return { kind: 'serve' };
+    if (decision.kind === 'open') return { kind: request.method === 'subscriptions/listen' ? 'listen' : 'serve' };
     if (decision.kind === 'probe' || decision.kind === 'reject') return decision;
     return this.#admission.refuseUnadmitted(request);
   }
@@ -65,7 +76,49 @@ export class NativeConnection implements EraConnection {
     return { ...params, _meta: { ...this.#envelope, ...meta } };
   }
 
+  /** Nothing to replay; a stream for every list change, so the server's changes reach this connection's streams. */
   public replay(): readonly ReplayMessage[] {
-    return [];
+    return [
+      {
+        request: true,
+        stream: true,
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true } },
+      },
+    ];
+  }
+
+  public clientCapabilities(request: AdmissionRequest): Readonly<Record<string, unknown>> | undefined {
+    const meta = (request.params as { _meta?: unknown } | undefined)?._meta;
+    const declared =
+      typeof meta === 'object' && meta !== null
+        ? (meta as Record<string, unknown>)[envelopeKeys.clientCapabilities]
+        : undefined;
+    return typeof declared === 'object' && declared !== null && !Array.isArray(declared)
+      ? (declared as Record<string, unknown>)
+      : undefined;
+  }
+
+  public listen(
+    id: ConnectionRequestId,
+    request: AdmissionRequest,
+    server: ServerDescription,
+  ): readonly OutboundNotification[] | AdmissionRejection {
+    return this.#streams.open(id, request, server);
+  }
+
+  public cancelled(id: ConnectionRequestId): boolean {
+    return this.#streams.cancel(id);
+  }
+
+  public deliver(
+    notification: OutboundNotification,
+    related: readonly AdmissionRequest[],
+  ): readonly OutboundNotification[] {
+    return this.#streams.deliver(notification, related);
+  }
+
+  public endStreams(): readonly StreamEnding[] {
+    return this.#streams.end();
   }
 }

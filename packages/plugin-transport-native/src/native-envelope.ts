@@ -5,6 +5,10 @@ export const envelopeKeys = Object.freeze({
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
   clientInfo: 'io.modelcontextprotocol/clientInfo',
+  /** Optional: the least severe `notifications/message` level the request wants; absent, none. */
+  logLevel: 'io.modelcontextprotocol/logLevel',
+  /** In `_meta` of every notification on a `subscriptions/listen` stream: the listen request's id. */
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
   /** In `_meta` of every result. */
   serverInfo: 'io.modelcontextprotocol/serverInfo',
 });

@@ -210,6 +210,7 @@ async function setup(
             result?: Record<string, unknown>;
             error?: { code: number; message: string; data?: unknown };
             method?: string;
+            params?: Record<string, unknown>;
           },
       );
   const answerTo = (id: unknown) => lines().find((line) => line.id === id);
@@ -462,7 +463,8 @@ describe(McpProxy, () => {
     );
     expect(t.exits).toEqual([]);
     t.clock.advance(200);
-    await settle();
+    // Closing waits for the tool cache's file writes: real I/O, so wait for the exit itself.
+    await eventually(() => t.exits.length > 0);
     expect(t.exits).toEqual([0]);
   });
 
@@ -955,9 +957,14 @@ describe('McpProxy and the contributed protocol eras', () => {
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '9.9.9' } },
     });
     const seen = t.received.get(t.port.latest) ?? [];
-    expect(seen.map((message) => message.method)).toEqual(['tools/list', 'tools/call']);
-    expect(seen[0]?.params?._meta).toEqual(nativeEnvelope);
-    expect(seen[1]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    // The proxy's own stream on the child comes first, so the child's list changes reach the client's streams.
+    expect(seen.map((message) => message.method)).toEqual(['subscriptions/listen', 'tools/list', 'tools/call']);
+    expect(seen[0]?.params).toEqual({
+      notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true },
+      _meta: nativeEnvelope,
+    });
+    expect(seen[1]?.params?._meta).toEqual(nativeEnvelope);
+    expect(seen[2]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
     // The children are attributed to the client the envelope names.
     expect(t.port.latest.spec.env.NTERACT_MCP_PEER_LABEL).toMatch(/^v2-client agent:v2-client:/);
     await t.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: initializeRequest.params });
@@ -965,6 +972,67 @@ describe('McpProxy and the contributed protocol eras', () => {
     await t.crash();
     expect(t.port.spawned).toHaveLength(2);
     expect((t.received.get(t.port.latest) ?? []).map((message) => message.method)).not.toContain('initialize');
+  });
+
+  it('holds native subscriptions/listen streams itself: acknowledged and tagged, fed by the child, closed by cancel, ended on shutdown', async () => {
+    const t = await setup(() => undefined, { noHandshake: true });
+    const listen = (id: string, notifications: object) =>
+      t.send({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: nativeEnvelope } });
+    // The listen request opens the connection; the proxy answers it with the acknowledgement, never a result.
+    await listen('tools', { toolsListChanged: true });
+    const tag = (id: string) => ({ 'io.modelcontextprotocol/subscriptionId': id });
+    const ack = t.lines().find((line) => line.method === 'notifications/subscriptions/acknowledged');
+    expect(ack?.params).toEqual({ notifications: { toolsListChanged: true }, _meta: tag('tools') });
+    expect(t.answerTo('tools')).toBeUndefined();
+    // prompts.listChanged is not announced by the server: not honoured.
+    await listen('resources', { resourcesListChanged: true, promptsListChanged: true });
+    expect(t.lines().filter((line) => line.method === 'notifications/subscriptions/acknowledged')[1]?.params).toEqual({
+      notifications: { resourcesListChanged: true },
+      _meta: tag('resources'),
+    });
+    await eventually(() => t.port.spawned.length === 1 && (t.received.get(t.port.latest) ?? []).length >= 2);
+    // The first child's tools are new to the proxy: it announces them, on the stream that asked only.
+    await eventually(() => t.lines().some((line) => line.method === 'notifications/tools/list_changed'));
+    const child = t.port.latest;
+    const childStream = (t.received.get(child) ?? []).find((message) => message.method === 'subscriptions/listen');
+    expect(childStream?.id).toBeTypeOf('number');
+    // A change the child reports on the proxy's stream reaches only the client stream that asked, under its id.
+    child.send({
+      jsonrpc: '2.0',
+      method: 'notifications/resources/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': childStream?.id } },
+    });
+    // The child's acknowledgement of the proxy's own stream is not the client's business.
+    child.send({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: {}, _meta: { 'io.modelcontextprotocol/subscriptionId': childStream?.id } },
+    });
+    // No request asked for a log level: a log message is not sent.
+    child.send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'error', data: 'x' } });
+    await eventually(() => t.lines().some((line) => line.method === 'notifications/resources/list_changed'));
+    await settle();
+    const delivered = t.lines().filter((line) => line.method?.endsWith('/list_changed') ?? false);
+    expect(t.lines().filter((line) => line.method === 'notifications/subscriptions/acknowledged')).toHaveLength(2);
+    expect(t.lines().filter((line) => line.method === 'notifications/message')).toEqual([]);
+    expect(delivered.map((line) => [line.method, (line.params as { _meta?: unknown } | undefined)?._meta])).toEqual([
+      ['notifications/tools/list_changed', tag('tools')],
+      ['notifications/resources/list_changed', tag('resources')],
+    ]);
+    // A second stream under an id in use is refused; so is a listen without a filter.
+    await listen('tools', { toolsListChanged: true });
+    expect(t.answerTo('tools')?.error?.code).toBe(-32600);
+    await t.send({ jsonrpc: '2.0', id: 'bare', method: 'subscriptions/listen', params: { _meta: nativeEnvelope } });
+    expect(t.answerTo('bare')?.error?.code).toBe(-32602);
+    // Cancelled: nothing more on that stream, and its id is free again.
+    await t.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'resources' } });
+    child.send({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
+    await settle();
+    expect(t.lines().filter((line) => line.method === 'notifications/resources/list_changed')).toHaveLength(1);
+    // On shutdown the open stream gets its listen result.
+    await t.proxy.close(0);
+    const ending = t.lines().find((line) => line.id === 'tools' && line.result !== undefined);
+    expect(ending?.result).toMatchObject({ _meta: tag('tools'), resultType: 'complete' });
   });
 
   it("presents the child's own capabilities, serverInfo and instructions, learned once and kept in the cache file for the next start", async () => {

@@ -125,6 +125,8 @@ export class McpProxy {
   readonly #reconnect: ReconnectTool;
   /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestKey}. */
   readonly #local = new Map<string, JsonRpcId>();
+  /** Upstream requests held open as notification streams (native `subscriptions/listen`), by {@link requestKey}. */
+  readonly #streams = new Set<string>();
   readonly #banner = new BannerQueue();
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
@@ -167,7 +169,7 @@ export class McpProxy {
       logger: options.logger,
       request: (link, method, params) => this.ownRequest(link, method, params),
       isCurrent: (link) => this.#child === link,
-      announceListChanged: () => this.upstream({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }),
+      announceListChanged: () => this.toClient({ method: 'notifications/tools/list_changed' }),
       onIncompatible: () => this.toolListIncompatible(),
     });
   }
@@ -204,6 +206,10 @@ export class McpProxy {
     const closing = toProxyWireError({ kind: 'shutting_down' });
     for (const pending of this.#requests.all()) this.reply(pending, undefined, closing);
     for (const key of [...this.#local.keys()]) this.answerLocal(key, closing);
+    for (const ending of this.#handshake.endStreams()) {
+      this.upstream({ jsonrpc: '2.0', id: ending.id, result: ending.result } as JsonRpcMessage);
+    }
+    this.#streams.clear();
     await this.#options.supervisor.stop().catch(() => undefined);
     // A cache write still under way would leave its temporary file in the user's cache dir.
     await this.#options.tools.settled();
@@ -265,6 +271,10 @@ export class McpProxy {
     if (message.method === this.#handshake.connection?.readyOn) return;
     if (message.method === 'notifications/cancelled') {
       const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
+      if ((typeof requestId === 'string' || typeof requestId === 'number') && this.#handshake.cancelled(requestId)) {
+        this.#streams.delete(requestKey(requestId));
+        return;
+      }
       const pending =
         typeof requestId === 'string' || typeof requestId === 'number' ? this.#requests.get(requestId) : undefined;
       if (pending && this.#requests.take(pending) && pending.sentTo && pending.childId !== undefined) {
@@ -302,6 +312,22 @@ export class McpProxy {
     if (verdict.becameReady) this.startChildren();
     if (verdict.kind === 'answer') {
       this.upstream({ jsonrpc: '2.0', id: request.id, result: verdict.result } as JsonRpcMessage);
+      return;
+    }
+    if (verdict.kind === 'listen') {
+      // The proxy holds the client's streams itself: they outlive every child.
+      const opened = this.#handshake.listen(request.id, { method: request.method, params: request.params });
+      if ('error' in opened) {
+        this.upstream({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: toProxyWireError({ kind: 'protocol_era', ...opened.error }),
+        });
+        return;
+      }
+      this.#streams.add(requestKey(request.id));
+      for (const notification of opened.notifications)
+        this.upstream({ jsonrpc: '2.0', ...notification } as JsonRpcMessage);
       return;
     }
     if (request.method === 'ping') {
@@ -377,7 +403,8 @@ export class McpProxy {
         message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('${request.method}').`,
       };
     }
-    if (this.#requests.has(request.id) || this.#local.has(requestKey(request.id))) {
+    const key = requestKey(request.id);
+    if (this.#requests.has(request.id) || this.#local.has(key) || this.#streams.has(key)) {
       return {
         kind: 'invalid_request',
         message: `Invalid Request: the id ${JSON.stringify(request.id)} is already used by a request still in progress; use a new id for each request.`,
@@ -432,7 +459,15 @@ export class McpProxy {
   private async handshake(link: ChildConnection, first: boolean): Promise<void> {
     let title: unknown;
     for (const message of this.#handshake.replay()) {
-      if (message.request) {
+      if (message.stream) {
+        // Answered only when the stream ends; what it carries is delivered like any child notification.
+        link.write({
+          jsonrpc: '2.0',
+          id: this.#nextChildId++,
+          method: message.method,
+          params: this.#handshake.requestParams(message.params as Record<string, unknown> | undefined) ?? {},
+        } as JsonRpcMessage);
+      } else if (message.request) {
         const answer = await link.request(message.method, message.params);
         if (this.#child !== link) break;
         const result = (answer as { result?: unknown }).result;
@@ -514,7 +549,7 @@ export class McpProxy {
         // A request of the child to the client: give it an upstream id of ours.
         this.upstream({ ...message, id: link.toClientId((message as JsonRpcRequest).id) } as JsonRpcMessage);
       } else if (message.method !== 'notifications/tools/list_changed') {
-        this.upstream(message);
+        this.toClient(message as { method: string; params?: Record<string, unknown> });
       } else {
         void this.#toolSync.refresh(link);
       }
@@ -683,6 +718,20 @@ export class McpProxy {
   }
 
   /** Writes one message to the client (see {@link UpstreamWriter}). */
+  /**
+   * A notification for the client, as the upstream era lets it through (native: list changes on
+   * the streams that asked, log messages only while a request that asked for the level is in flight).
+   */
+  private toClient(notification: { readonly method: string; readonly params?: Record<string, unknown> }): void {
+    const related = this.#requests.all().map((pending) => ({
+      method: pending.request.method,
+      params: pending.request.params,
+    }));
+    for (const out of this.#handshake.deliver(notification, related)) {
+      this.upstream({ jsonrpc: '2.0', ...out } as JsonRpcMessage);
+    }
+  }
+
   private upstream(message: JsonRpcMessage): void {
     this.#writer.write(message);
   }

@@ -1,12 +1,15 @@
 import {
   type AdmissionRequest,
+  type ConnectionRequestId,
   type EraConnection,
   type GateVerdict,
   type Logger,
+  type OutboundNotification,
   type ProtocolAdmission,
   ProtocolEraGate,
   type ReplayMessage,
   type ServerDescription,
+  type StreamEnding,
 } from '@nteract-mcp/core';
 import type { ClientAttribution } from './client-attribution.js';
 
@@ -97,6 +100,29 @@ export class UpstreamHandshake {
   /** The params of a request of the proxy's own to a child. */
   public requestParams(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
     return this.#gate.connection ? this.#gate.connection.requestParams(params) : params;
+  }
+
+  /** Opens the notification stream of a request answered `listen`: what to send at once, or the refusal. */
+  public listen(id: ConnectionRequestId, request: AdmissionRequest): ReturnType<ProtocolEraGate['listen']> {
+    return this.#gate.listen(id, request);
+  }
+
+  /** The client cancelled request `id`: `true` when that closed one of its streams. */
+  public cancelled(id: ConnectionRequestId): boolean {
+    return this.#gate.cancelled(id);
+  }
+
+  /** A notification for the client, as the opened era lets it through (see `EraConnection.deliver`). */
+  public deliver(
+    notification: OutboundNotification,
+    related: readonly AdmissionRequest[],
+  ): readonly OutboundNotification[] {
+    return this.#gate.deliver(notification, related);
+  }
+
+  /** Closes the client's streams; the answers that end them. */
+  public endStreams(): readonly StreamEnding[] {
+    return this.#gate.endStreams();
   }
 
   /** What every new child must receive before it serves. */

@@ -30,12 +30,18 @@ export interface ChildTool<S extends z.ZodObject> {
   readonly annotations: ToolAnnotations;
   /** Extra tool metadata advertised in `tools/list` (e.g. `anthropic/alwaysLoad`). */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /**
+   * Client capabilities the tool cannot work without (e.g. `{ sampling: {} }`): a call from a
+   * client that did not declare them is refused -32021 before the handler runs.
+   */
+  readonly requiredClientCapabilities?: Readonly<Record<string, object>>;
   readonly handler: (args: z.output<S>, context: ToolCallContext) => Promise<CallToolResult>;
 }
 
 /** A tool with its argument type erased, as the registry keeps it. */
 export interface RegisteredChildTool {
   readonly definition: Tool;
+  readonly requiredClientCapabilities?: Readonly<Record<string, object>>;
   call(args: unknown, context: ToolCallContext): Promise<CallToolResult>;
 }
 
@@ -51,6 +57,7 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
   };
   return {
     definition,
+    ...(tool.requiredClientCapabilities ? { requiredClientCapabilities: { ...tool.requiredClientCapabilities } } : {}),
     call: async (args, context) => {
       const parsed = tool.inputSchema.safeParse(args ?? {});
       if (!parsed.success) {
@@ -80,6 +87,23 @@ export class ChildToolRegistry {
     const { name } = tool.definition;
     if (this.#tools.has(name)) throw new Error(`ChildToolRegistry: duplicate tool name '${name}'`);
     this.#tools.set(name, tool);
+  }
+
+  /**
+   * The capabilities tool `name` requires that `declared` (the client's, for this call) lacks, as
+   * a `ClientCapabilities` object; `undefined` when nothing is missing or the tool is unknown.
+   */
+  public missingCapabilities(
+    name: string,
+    declared: Readonly<Record<string, unknown>> | undefined,
+  ): Record<string, object> | undefined {
+    const required = this.#tools.get(name)?.requiredClientCapabilities;
+    if (!required) return undefined;
+    const missing = Object.entries(required).filter(([capability]) => {
+      const value = declared?.[capability];
+      return typeof value !== 'object' || value === null;
+    });
+    return missing.length > 0 ? Object.fromEntries(missing) : undefined;
   }
 
   /** The `tools/list` entries, in registration order. */

@@ -7,6 +7,7 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  McpError,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
@@ -25,6 +26,7 @@ import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
@@ -53,6 +55,9 @@ export interface ChildServerOptions {
 }
 
 const defaultRecoveryWaitMs = 15_000;
+
+/** `MissingRequiredClientCapabilityError` (2026-07-28): the request needs a capability the client did not declare. */
+const missingClientCapabilityCode = -32021;
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
 export interface ChildMcpServer {
@@ -139,7 +144,11 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     peerLabel,
   };
   const notebookTools = createNotebookTools(deps);
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools], {
+  const contributed = container
+    .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
+    .getContributions()
+    .flatMap((contribution) => contribution.tools());
+  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools, ...contributed], {
     resultBudgetBytes: deps.resultBudgetBytes,
   });
   // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
@@ -152,6 +161,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   // moment the result was produced.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const meta = request.params._meta;
+    // A tool that needs a client capability the client did not declare (for this request, in the
+    // native era) is refused before it runs.
+    const declared =
+      gate.clientCapabilities({ method: 'tools/call', params: request.params }) ?? server.getClientCapabilities();
+    const missing = registry.missingCapabilities(request.params.name, declared);
+    if (missing !== undefined) {
+      throw new McpError(
+        missingClientCapabilityCode,
+        `Missing required client capability: ${request.params.name} needs ${Object.keys(missing).join(', ')}; declare it in the request's client capabilities.`,
+        { requiredCapabilities: missing },
+      );
+    }
     const key = meta?.[idempotencyMetaKey];
     const progressToken = meta?.progressToken;
     const context: ToolCallContext = {
@@ -210,7 +231,10 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         new EraGatedTransport(transport, gate, (connection) => {
           logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
           // An era that serves from its first request has no `notifications/initialized` to wait for.
-          if (connection.readyOn === undefined) server.oninitialized?.();
+          if (connection.readyOn === undefined) {
+            initialized = true;
+            server.oninitialized?.();
+          }
         }),
       ),
     client,

@@ -1,6 +1,6 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { EraConnection } from '../contributions/protocol-admission.js';
+import type { AdmissionRequest, EraConnection } from '../contributions/protocol-admission.js';
 import type { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 
 /**
@@ -8,7 +8,12 @@ import type { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
  * {@link ProtocolEraGate}) about every request before the server sees it: the gate's refusals,
  * handshake answers (legacy `initialize`) and probe answers (`server/discover`) are sent from here;
  * served requests go on to the server; every result the server sends is shaped by the opened era
- * (native: `resultType` and serverInfo in `_meta`). Notifications and responses pass unchanged.
+ * (native: `resultType` and serverInfo in `_meta`). A request the era holds as a notification
+ * stream (native: `subscriptions/listen`) is opened here and never reaches the server; the
+ * client's cancellation of it ends the stream. Every notification the server sends goes out as
+ * the era delivers it (native: list changes only on the streams that asked for them, log messages
+ * only for a request that asked for the level), judged against the request it belongs to.
+ * Client notifications and responses pass unchanged.
  *
  * Guarantees: a request is either answered here or handed on, never both; the SDK never sees an
  * `initialize`, so the era alone negotiates. Does not guarantee anything the inner transport does not.
@@ -21,6 +26,8 @@ export class EraGatedTransport implements Transport {
   readonly #inner: Transport;
   readonly #gate: ProtocolEraGate;
   readonly #onOpened: (connection: EraConnection) => void;
+  /** Requests handed to the server and not answered yet, by id (what a notification may belong to). */
+  readonly #served = new Map<string, AdmissionRequest>();
 
   public constructor(inner: Transport, gate: ProtocolEraGate, onOpened: (connection: EraConnection) => void) {
     this.#inner = inner;
@@ -35,27 +42,58 @@ export class EraGatedTransport implements Transport {
     return this.#inner.start();
   }
 
-  public close(): Promise<void> {
+  public async close(): Promise<void> {
+    for (const ending of this.#gate.endStreams()) {
+      const result = this.#gate.shapeResult(ending.result);
+      await this.#inner.send({ jsonrpc: '2.0', id: ending.id, result } as JSONRPCMessage).catch(() => undefined);
+    }
     return this.#inner.close();
   }
 
-  public send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if ('result' in message && !('method' in message)) {
+  public async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!('method' in message)) {
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'string' || typeof id === 'number') this.#served.delete(idKey(id));
+      if (!('result' in message)) return this.#inner.send(message, options);
       const result = this.#gate.shapeResult(message.result as Record<string, unknown>);
       return this.#inner.send({ ...message, result } as JSONRPCMessage, options);
     }
-    return this.#inner.send(message, options);
+    if ('id' in message) return this.#inner.send(message, options);
+    const related =
+      options?.relatedRequestId === undefined ? undefined : this.#served.get(idKey(options.relatedRequestId));
+    const params = message.params as Record<string, unknown> | undefined;
+    for (const notification of this.#gate.deliver(
+      { method: message.method, ...(params === undefined ? {} : { params }) },
+      related ? [related] : [],
+    )) {
+      await this.#inner.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage, options);
+    }
   }
 
   #receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     if (!('method' in message) || !('id' in message)) {
+      if ('method' in message && message.method === 'notifications/cancelled') {
+        const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+        if (typeof requestId === 'string' || typeof requestId === 'number') {
+          // The end of a stream the era holds: the server never saw its request.
+          if (this.#gate.cancelled(requestId)) return;
+          this.#served.delete(idKey(requestId));
+        }
+      }
       this.onmessage?.(message, extra);
       return;
     }
-    const verdict = this.#gate.receive({ method: message.method, params: message.params });
+    const request: AdmissionRequest = { method: message.method, params: message.params };
+    const verdict = this.#gate.receive(request);
     if (verdict.kind === 'serve') {
       if (verdict.opened) this.#onOpened(verdict.opened);
+      this.#served.set(idKey(message.id), request);
       this.onmessage?.(message, extra);
+      return;
+    }
+    if (verdict.kind === 'listen') {
+      if (verdict.opened) this.#onOpened(verdict.opened);
+      this.#openStream(message.id, request);
       return;
     }
     const answer: JSONRPCMessage =
@@ -65,4 +103,21 @@ export class EraGatedTransport implements Transport {
     this.#inner.send(answer).catch((error: unknown) => this.onerror?.(error as Error));
     if (verdict.kind === 'answer' && verdict.opened) this.#onOpened(verdict.opened);
   }
+
+  /** Opens the stream request `id` asked for: its first notifications, or its refusal. */
+  #openStream(id: string | number, request: AdmissionRequest): void {
+    const opened = this.#gate.listen(id, request);
+    const messages: JSONRPCMessage[] =
+      'error' in opened
+        ? [{ jsonrpc: '2.0', id, error: opened.error } as JSONRPCMessage]
+        : opened.notifications.map((notification) => ({ jsonrpc: '2.0', ...notification }) as JSONRPCMessage);
+    void (async () => {
+      for (const message of messages) await this.#inner.send(message);
+    })().catch((error: unknown) => this.onerror?.(error as Error));
+  }
+}
+
+/** A request id as a map key, told apart by type (`7` is not `"7"`). */
+function idKey(id: string | number): string {
+  return `${typeof id}:${id}`;
 }

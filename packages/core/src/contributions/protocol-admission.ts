@@ -52,13 +52,41 @@ export type AdmissionDecision =
   | AdmissionOpening
   | AdmissionRejection;
 
-/** What an opened connection does with a later request: serve it, answer it as a probe, or refuse it. */
-export type ConnectionCheck = { readonly kind: 'serve' } | { readonly kind: 'probe' } | AdmissionRejection;
+/**
+ * What an opened connection does with a later request: serve it, answer it as a probe, hold it
+ * open as a notification stream ({@link EraConnection.listen}), or refuse it.
+ */
+export type ConnectionCheck =
+  | { readonly kind: 'serve' }
+  | { readonly kind: 'probe' }
+  | { readonly kind: 'listen' }
+  | AdmissionRejection;
+
+/** A JSON-RPC request id as the client chose it (kept verbatim: `7` is not `"7"`). */
+export type ConnectionRequestId = string | number;
+
+/** A notification the server side sends on a connection. */
+export interface OutboundNotification {
+  readonly method: string;
+  readonly params?: Readonly<Record<string, unknown>>;
+}
+
+/** The answer that ends a notification stream gracefully (the stream request's result). */
+export interface StreamEnding {
+  readonly id: ConnectionRequestId;
+  readonly result: Record<string, unknown>;
+}
 
 /** A message a new server behind an opened connection must receive, in order, before it serves. */
 export interface ReplayMessage {
   /** `true`: a request (await its answer before the next message); `false`: a notification. */
   readonly request: boolean;
+  /**
+   * A request that opens a notification stream (native: `subscriptions/listen`): written without
+   * waiting, as it is answered only when the stream ends; what comes on the stream is delivered
+   * to the client as the connection's own notifications.
+   */
+  readonly stream?: true;
   readonly method: string;
   readonly params?: unknown;
 }
@@ -93,6 +121,34 @@ export interface EraConnection {
   requestParams(params: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined;
   /** What a new server behind this connection must receive first (legacy: the captured `initialize` and `notifications/initialized`; native: nothing). */
   replay(): readonly ReplayMessage[];
+  /**
+   * The capabilities the client declares for `request` (native: its envelope; legacy: those of
+   * `initialize`); absent or `undefined` when the era cannot tell.
+   */
+  clientCapabilities?(request: AdmissionRequest): Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Opens the notification stream of a request {@link check} answered `listen` for (native:
+   * `subscriptions/listen`), under its id: the notifications to send at once (native: the
+   * acknowledgement), or the refusal (nothing opened). The request stays unanswered while the
+   * stream is open.
+   */
+  listen?(
+    id: ConnectionRequestId,
+    request: AdmissionRequest,
+    server: ServerDescription,
+  ): readonly OutboundNotification[] | AdmissionRejection;
+  /** The client cancelled request `id`: `true` when that closed one of this connection's streams (nothing to answer). */
+  cancelled?(id: ConnectionRequestId): boolean;
+  /**
+   * A notification of the server as this era lets it reach the client: the notifications to send,
+   * none when the era forbids it (native: a list change only on the streams that asked for it, tagged
+   * with their id; a log message only for a request that asked for that level). `related`: the
+   * requests it may belong to (the one known, or all in flight when the host cannot tell). Absent:
+   * every notification is sent unchanged.
+   */
+  deliver?(notification: OutboundNotification, related: readonly AdmissionRequest[]): readonly OutboundNotification[];
+  /** Closes every open stream; the answers that end them, to send before the connection closes. */
+  endStreams?(): readonly StreamEnding[];
 }
 
 /**

@@ -1,9 +1,12 @@
 import type {
   AdmissionRejection,
   AdmissionRequest,
+  ConnectionRequestId,
   EraConnection,
+  OutboundNotification,
   ProtocolAdmission,
   ServerDescription,
+  StreamEnding,
 } from './protocol-admission.js';
 
 /** JSON-RPC "Method not found": the answer when no loaded era knows what to do with a first request. */
@@ -20,10 +23,13 @@ export interface ProtocolEraGateOptions {
  * What the host does with one inbound request:
  * - `serve`: hand it to the server (`opened` when this request opened the connection);
  * - `answer`: answer it with `result` itself (the era's handshake answer, or a probe's);
+ * - `listen`: it asks for a notification stream: open it with {@link ProtocolEraGate.listen} and
+ *   keep the request unanswered while the stream is open;
  * - `refuse`: answer it with `error`.
  */
 export type GateVerdict =
   | { readonly kind: 'serve'; readonly opened?: EraConnection }
+  | { readonly kind: 'listen'; readonly opened?: EraConnection }
   | { readonly kind: 'answer'; readonly result: Record<string, unknown>; readonly opened?: EraConnection }
   | { readonly kind: 'refuse'; readonly error: Omit<AdmissionRejection, 'kind'> };
 
@@ -70,7 +76,7 @@ export class ProtocolEraGate {
     if (connection) {
       const check = this.#guard(connection.era, () => connection.check(request));
       if (check === undefined) return this.#failed(connection.era);
-      if (check.kind === 'serve') return { kind: 'serve' };
+      if (check.kind === 'serve' || check.kind === 'listen') return { kind: check.kind };
       if (check.kind === 'probe') return this.#probe(this.#owner(connection.era), request);
       return refuse(check);
     }
@@ -82,9 +88,10 @@ export class ProtocolEraGate {
       const opened = this.#guard(era.id, () => era.open(request, decision, this.#server()));
       if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
-      return opened.handshake === undefined
-        ? { kind: 'serve', opened }
-        : { kind: 'answer', result: { ...opened.handshake }, opened };
+      if (opened.handshake !== undefined) return { kind: 'answer', result: { ...opened.handshake }, opened };
+      // Served from its opening request on, the connection treats that request as any later one.
+      const check = this.#guard(opened.era, () => opened.check(request));
+      return { kind: check?.kind === 'listen' ? 'listen' : 'serve', opened };
     }
     for (const era of this.#eras) {
       const refusal = this.#guard(era.id, () => era.refuseUnadmitted(request));
@@ -104,6 +111,63 @@ export class ProtocolEraGate {
     const connection = this.#connection;
     if (!connection) return result;
     return this.#guard(connection.era, () => connection.shapeResult(result, this.#server())) ?? result;
+  }
+
+  /**
+   * Opens the stream of a request answered `listen`, under its id: the notifications to send at
+   * once, or the error to answer it with (nothing opened).
+   */
+  public listen(
+    id: ConnectionRequestId,
+    request: AdmissionRequest,
+  ):
+    | { readonly notifications: readonly OutboundNotification[] }
+    | { readonly error: Omit<AdmissionRejection, 'kind'> } {
+    const connection = this.#connection;
+    const opened = connection?.listen
+      ? this.#guard(connection.era, () => connection.listen?.(id, request, this.#server()))
+      : undefined;
+    if (opened === undefined) return { error: this.#failedError(connection?.era ?? 'unknown') };
+    if ('kind' in opened) {
+      const { kind: _kind, ...error } = opened;
+      return { error };
+    }
+    return { notifications: opened };
+  }
+
+  /** The client cancelled request `id`: `true` when that closed a stream (nothing to answer). */
+  public cancelled(id: ConnectionRequestId): boolean {
+    const connection = this.#connection;
+    if (!connection?.cancelled) return false;
+    return this.#guard(connection.era, () => connection.cancelled?.(id)) === true;
+  }
+
+  /**
+   * A notification of the server, as the opened era lets it reach the client (see
+   * {@link EraConnection.deliver}); unchanged before opening, with an era that says nothing, or
+   * when delivering fails.
+   */
+  public deliver(
+    notification: OutboundNotification,
+    related: readonly AdmissionRequest[] = [],
+  ): readonly OutboundNotification[] {
+    const connection = this.#connection;
+    if (!connection?.deliver) return [notification];
+    return this.#guard(connection.era, () => connection.deliver?.(notification, related)) ?? [notification];
+  }
+
+  /** The capabilities the client declares for `request`, when the opened era can tell. */
+  public clientCapabilities(request: AdmissionRequest): Readonly<Record<string, unknown>> | undefined {
+    const connection = this.#connection;
+    if (!connection?.clientCapabilities) return undefined;
+    return this.#guard(connection.era, () => connection.clientCapabilities?.(request));
+  }
+
+  /** Closes every open stream; the answers that end them. */
+  public endStreams(): readonly StreamEnding[] {
+    const connection = this.#connection;
+    if (!connection?.endStreams) return [];
+    return this.#guard(connection.era, () => connection.endStreams?.()) ?? [];
   }
 
   #owner(era: string): ProtocolAdmission | undefined {
@@ -126,10 +190,11 @@ export class ProtocolEraGate {
   }
 
   #failed(eraId: string): GateVerdict {
-    return {
-      kind: 'refuse',
-      error: { code: internalErrorCode, message: `Internal error: the protocol era '${eraId}' failed on this request` },
-    };
+    return { kind: 'refuse', error: this.#failedError(eraId) };
+  }
+
+  #failedError(eraId: string): Omit<AdmissionRejection, 'kind'> {
+    return { code: internalErrorCode, message: `Internal error: the protocol era '${eraId}' failed on this request` };
   }
 }
 
