@@ -131,7 +131,23 @@ async function runNotebook(peer: Peer): Promise<string> {
   expect(cells, JSON.stringify(cells)).toHaveLength(1);
   expect(cells[0]?.source).toBe('x = 6 * 7\nprint(x)');
   expect(JSON.stringify(cells[0]?.outputs)).toContain('42');
+  await expectInputErrorsAsResults(peer);
   return notebookId as string;
+}
+
+/**
+ * SEP-1303 through the shipped proxy: bad arguments and an unknown cell id are tool results with
+ * `isError` and a text saying what to fix; an unknown tool stays a JSON-RPC error (-32602).
+ */
+async function expectInputErrorsAsResults(peer: Peer): Promise<void> {
+  const unknownCell = await peer.call('get_cell', { cell_id: 'no-such-cell' });
+  expect(unknownCell).toMatchObject({ isError: true, text: 'Cell not found: no-such-cell' });
+  const badFormat = await peer.call('get_all_cells', { format: 'xml' });
+  expect(badFormat.isError, badFormat.text).toBe(true);
+  expect(badFormat.text).toMatch(
+    /^Invalid arguments for get_all_cells: format: .*Correct them and call get_all_cells again/,
+  );
+  await expect(peer.call('no_such_tool', {})).rejects.toMatchObject({ code: -32602 });
 }
 
 /** The live cells of the active notebook (get_all_cells, JSON, with outputs). */
