@@ -676,6 +676,79 @@ describe(McpProxy, () => {
     });
   });
 
+  describe('reconnect before the first child is up, or while none can come up', () => {
+    const reconnect = (id: number, meta?: Record<string, unknown>) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'reconnect', arguments: {}, ...(meta ? { _meta: meta } : {}) },
+    });
+
+    it('while the first child never finishes its handshake: a tool error saying it is not ready, at the bound, once', async () => {
+      const t = await setup(reportingChild(), { holdInitialize: true });
+      await t.send(reconnect(3));
+      await eventually(() => t.port.spawned.length === 2);
+      expect(t.answerTo(3)).toBeUndefined();
+      t.clock.advance(30_000);
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.error).toBeUndefined();
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      expect(texts(t.answerTo(3))[0]).toMatch(/^The MCP server was restarted but is not ready: .*Call reconnect again/);
+      t.clock.advance(60_000);
+      await settle();
+      expect(t.lines().filter((line) => line.id === 3)).toHaveLength(1);
+    });
+
+    it('while no child can start (every spawn fails): a tool error with the cause and what to do, not a JSON-RPC error', async () => {
+      const t = await setup(reportingChild(), { failFirstSpawn: true });
+      t.port.failNextSpawn('spawn runt-mcp ENOENT');
+      await t.send(reconnect(3));
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.error).toBeUndefined();
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      const [text] = texts(t.answerTo(3));
+      expect(text).toMatch(/^Reconnect failed: the MCP server could not be started\. /);
+      expect(text).toContain('spawn runt-mcp ENOENT');
+      expect(text).toContain('Call reconnect again once the cause is fixed');
+      expect(t.port.failedSpawns).toHaveLength(2);
+      // The cause fixed, the next reconnect starts it.
+      expect(texts(await t.call(4, 'reconnect'))).toEqual([
+        'The MCP server is up and ready; it had not been running before, so there was no notebook session to reconnect. Use connect_notebook or create_notebook to start one.\n\nRestart #0 (was #0).',
+      ]);
+      expect(t.port.spawned).toHaveLength(1);
+    });
+
+    it('as the first request of the native era: starts the child and answers a tool result', async () => {
+      const t = await setup(reportingChild(), { noHandshake: true });
+      await t.send(reconnect(3, nativeEnvelope));
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.result?.isError).toBeUndefined();
+      expect(texts(t.answerTo(3))[0]).toMatch(/^MCP server restarted\n\nRestart #1 \(was #0\)\.$/);
+      expect(t.port.latest.hasExited).toBe(false);
+    });
+
+    it('when the old child does not go away: a tool error at the bound; the restart goes on and the next reconnect joins it', async () => {
+      const t = await setup(reportingChild());
+      const stuck = t.port.latest;
+      stuck.ignoreSignals = true;
+      await t.send(reconnect(3));
+      expect(t.answerTo(3)).toBeUndefined();
+      t.clock.advance(30_000);
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      expect(texts(t.answerTo(3))[0]).toMatch(
+        /^Reconnect did not finish within 30 s: starting the MCP server is still under way .*call reconnect again in a moment/,
+      );
+      expect(stuck.signals).toEqual(['SIGTERM', 'SIGKILL']);
+      await t.send(reconnect(4));
+      stuck.exit(null, 'SIGKILL');
+      await eventually(() => t.answerTo(4) !== undefined);
+      expect(t.answerTo(4)?.result?.isError).toBeUndefined();
+      expect(t.port.spawned).toHaveLength(2);
+      expect(t.lines().filter((line) => line.id === 3)).toHaveLength(1);
+    });
+  });
+
   describe('every request gets its own answer', () => {
     it('refuses array params with -32602 (MCP params are objects) and drops such notifications', async () => {
       const t = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));

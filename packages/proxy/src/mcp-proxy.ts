@@ -159,6 +159,7 @@ export class McpProxy {
     this.#reconnect = new ReconnectTool({
       supervisor: options.supervisor,
       banner: this.#banner,
+      clock: options.clock,
       currentChild: () => this.#child,
       askSessionReport: (child) => this.askSessionReport(child),
     });
