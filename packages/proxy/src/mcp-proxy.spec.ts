@@ -370,8 +370,8 @@ describe(McpProxy, () => {
     await t.crash();
     expect(t.answerTo(2)?.result).toEqual({
       content: [
-        { type: 'text', text: '[nteract] MCP server restarted\n' },
         { type: 'text', text: 'done create_cell' },
+        { type: 'text', text: '[nteract] MCP server restarted\n' },
       ],
     });
     expect(t.answerTo(3)?.error).toMatchObject({ data: { kind: 'outcome_unknown', tool: 'create_notebook' } });
@@ -403,8 +403,8 @@ describe(McpProxy, () => {
     t.clock.advance(250);
     await eventually(() => t.answerTo(7) !== undefined);
     expect(t.answerTo(7)?.result?.content).toEqual([
-      { type: 'text', text: '[nteract] MCP server restarted\n' },
       { type: 'text', text: 'ok' },
+      { type: 'text', text: '[nteract] MCP server restarted\n' },
     ]);
   });
 
@@ -517,7 +517,7 @@ describe(McpProxy, () => {
       t.port.latest.exit(75);
       await eventually(() => t.port.spawned.length === 2);
       await settle();
-      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
     });
 
     it('hands nothing off for a child that sends no report, whatever its text says', async () => {
@@ -532,7 +532,7 @@ describe(McpProxy, () => {
       await t.crash();
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
       // Without a report the banner says nothing about the session.
-      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] MCP server restarted\n');
     });
 
     it('takes the target from the report, clears it on a null target, and never reads it from text', async () => {
@@ -577,9 +577,11 @@ describe(McpProxy, () => {
       await t.call(2, 'create_notebook');
       await t.crash();
       const answer = await t.call(3, 'create_cell', { source: 'x' });
-      expect(texts(answer)[0]).toBe(banner);
+      expect(texts(answer)).toHaveLength(2);
+      expect(texts(answer)[0]).not.toMatch(/^\[nteract\]/);
+      expect(texts(answer)[1]).toBe(banner);
       expect(answer?.result?.isError === true).toBe(rejoin.outcome === 'failed');
-      expect(texts(await t.call(4, 'create_cell'))[0]).not.toMatch(/^\[nteract\]/);
+      expect(texts(await t.call(4, 'create_cell'))).toHaveLength(1);
     });
 
     it('follows a pending rejoin up once it settles', async () => {
@@ -587,9 +589,9 @@ describe(McpProxy, () => {
       const t = await setup(reportingChild(() => rejoin));
       await t.call(2, 'create_notebook');
       await t.crash();
-      expect(texts(await t.call(3, 'create_cell'))[0]).toContain('still in progress');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toContain('still in progress');
       rejoin = { outcome: 'rejoined' };
-      expect(texts(await t.call(4, 'create_cell'))[0]).toBe('[nteract] Session reconnected to /n/new.ipynb\n');
+      expect(texts(await t.call(4, 'create_cell'))).toEqual(['ok', '[nteract] Session reconnected to /n/new.ipynb\n']);
       expect(texts(await t.call(5, 'create_cell'))).toEqual(['ok']);
     });
 
@@ -597,7 +599,7 @@ describe(McpProxy, () => {
       const t = await setup(reportingChild());
       await t.crash();
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
-      expect(texts(await t.call(2, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+      expect(texts(await t.call(2, 'create_cell')).at(-1)).toBe('[nteract] MCP server restarted\n');
 
       const reporting = reportingChild();
       const u = await setup((child, request) =>
@@ -606,7 +608,38 @@ describe(McpProxy, () => {
       await u.call(2, 'create_notebook');
       await u.crash();
       expect(u.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
-      expect(texts(await u.call(3, 'create_cell'))).toEqual(['[nteract] MCP server restarted\n', 'ok']);
+      expect(texts(await u.call(3, 'create_cell'))).toEqual(['ok', '[nteract] MCP server restarted\n']);
+    });
+
+    it("passes a third-party child's results on unchanged in shape: the notice goes last, and only where it fits", async () => {
+      // A child that is not the nteract server: no session reports, JSON in content[0], a
+      // structuredContent-only tool, and a tool of its own that happens to be called session_status.
+      const sum = { content: [{ type: 'text', text: '{"sum":3}' }], structuredContent: { sum: 3 } };
+      const t = await setup(
+        (_child, request) => {
+          const name = (request.params as { name: string }).name;
+          if (name === 'get_sum') return sum;
+          if (name === 'structured_only') return { content: [], structuredContent: { sum: 3 } };
+          if (name === 'session_status') return { content: [{ type: 'text', text: '{"mine":true}' }] };
+          return undefined;
+        },
+        { title: null },
+      );
+      expect(t.answerTo(1)?.error).toBeUndefined();
+      expect((await t.call(2, 'session_status'))?.result).toEqual({
+        content: [{ type: 'text', text: '{"mine":true}' }],
+      });
+      await t.crash();
+      // No content item to put the notice after: passed on as it is; the notice waits.
+      expect((await t.call(3, 'structured_only'))?.result).toEqual({ content: [], structuredContent: { sum: 3 } });
+      const next = (await t.call(4, 'get_sum'))?.result;
+      expect(next?.content).toEqual([...sum.content, { type: 'text', text: '[nteract] MCP server restarted\n' }]);
+      expect(next?.structuredContent).toEqual(sum.structuredContent);
+      expect(JSON.parse(texts(t.answerTo(4))[0] ?? '')).toEqual({ sum: 3 });
+      expect((await t.call(5, 'get_sum'))?.result).toEqual(sum);
+      expect((await t.call(6, 'session_status'))?.result).toEqual({
+        content: [{ type: 'text', text: '{"mine":true}' }],
+      });
     });
 
     it('shows the last report and the handoff in the proxy section of session_status', async () => {
@@ -614,7 +647,7 @@ describe(McpProxy, () => {
       await t.call(2, 'create_notebook');
       await t.crash();
       const status = texts(await t.call(3, 'session_status'));
-      expect(status[0]).toContain('session reconnected to /n/new.ipynb');
+      expect(status.at(-1)).toContain('session reconnected to /n/new.ipynb');
       const json = JSON.parse(status.find((text) => text.startsWith('{')) ?? '{}') as { proxy?: unknown };
       expect(json.proxy).toMatchObject({
         restart_count: 1,

@@ -548,7 +548,7 @@ export class McpProxy {
     if (pending.toolName !== undefined) {
       this.observeReport(link, result);
       if (pending.toolName === 'session_status') result = this.#status.decorate(result, link.handedOff);
-      result = this.#banner.prependTo(result);
+      result = this.#banner.appendTo(result);
     }
     if (pending.request.method === 'tools/list') {
       const live = Array.isArray(result.tools) ? (result.tools as Tool[]) : [];
