@@ -155,7 +155,7 @@ async function startWithChild(child: readonly string[]) {
     };
     return { text: result.content.map((item) => item.text).join('\n'), isError: result.isError === true };
   };
-  return { call, proxyPid };
+  return { call, client, proxyPid };
 }
 
 /** The children of a process (the proxy's child MCP server). */
@@ -254,6 +254,26 @@ describe('nteract-mcp proxy with a third-party child', () => {
       params: { name: 'echo', arguments: { message: 'after the long line' } },
     });
     expect(JSON.stringify(await answerTo(6))).toContain('after the long line');
+  });
+
+  it("passes a third-party child's result on unchanged in shape after a restart: content[0] and structuredContent as sent, the notice last", {
+    timeout: 60_000,
+  }, async () => {
+    const t = await startWithChild([everything]);
+    const weather = () => t.client.callTool({ name: 'get-structured-content', arguments: { location: 'Chicago' } });
+    const before = await weather();
+    expect(before.structuredContent).toMatchObject({ conditions: 'Light rain / drizzle' });
+    process.kill(await waitForNewChild(t.proxyPid, undefined), 'SIGKILL');
+    const after = await weather();
+    const content = after.content as { type: string; text?: string }[];
+    // What a client reading content[0] (the JSON text) or structuredContent sees is what the child sent.
+    expect(content[0]).toEqual((before.content as unknown[])[0]);
+    expect(JSON.parse(content[0]?.text ?? '')).toEqual(after.structuredContent);
+    expect(after.structuredContent).toEqual(before.structuredContent);
+    expect(content.slice(1)).toEqual([{ type: 'text', text: '[nteract] MCP server restarted\n' }]);
+    expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
+    // Delivered once: the next result is exactly what the child sends.
+    expect(await weather()).toEqual(before);
   });
 
   it('keeps a third-party server usable: kill server-everything, the next echo still works', {

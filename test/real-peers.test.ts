@@ -1,6 +1,10 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import {
   childrenOf,
   createUserEnvironment,
@@ -127,7 +131,23 @@ async function runNotebook(peer: Peer): Promise<string> {
   expect(cells, JSON.stringify(cells)).toHaveLength(1);
   expect(cells[0]?.source).toBe('x = 6 * 7\nprint(x)');
   expect(JSON.stringify(cells[0]?.outputs)).toContain('42');
+  await expectInputErrorsAsResults(peer);
   return notebookId as string;
+}
+
+/**
+ * SEP-1303 through the shipped proxy: bad arguments and an unknown cell id are tool results with
+ * `isError` and a text saying what to fix; an unknown tool stays a JSON-RPC error (-32602).
+ */
+async function expectInputErrorsAsResults(peer: Peer): Promise<void> {
+  const unknownCell = await peer.call('get_cell', { cell_id: 'no-such-cell' });
+  expect(unknownCell).toMatchObject({ isError: true, text: 'Cell not found: no-such-cell' });
+  const badFormat = await peer.call('get_all_cells', { format: 'xml' });
+  expect(badFormat.isError, badFormat.text).toBe(true);
+  expect(badFormat.text).toMatch(
+    /^Invalid arguments for get_all_cells: format: .*Correct them and call get_all_cells again/,
+  );
+  await expect(peer.call('no_such_tool', {})).rejects.toMatchObject({ code: -32602 });
 }
 
 /** The live cells of the active notebook (get_all_cells, JSON, with outputs). */
@@ -194,5 +214,112 @@ describe('real peers: the v2 client (@modelcontextprotocol/client 2.4.0) against
     await peer.stop();
     for (const pid of started) expect(isAlive(pid), `pid ${pid}`).toBe(false);
     expect(processesWithHome(peer.environment.dirs.home)).toEqual([]);
+  });
+});
+
+/** The CLI of @modelcontextprotocol/inspector-cli 1.0.3 (a legacy-era client; one MCP method per run). */
+const inspectorCli = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json')),
+  'build',
+  'index.js',
+);
+
+interface CliCall {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The printed `tools/call` result, when stdout held one. */
+  readonly result?: { content?: { type: string; text?: string }[]; isError?: boolean };
+}
+
+/**
+ * One run of the inspector CLI against the shipped proxy, as a user types it:
+ * `mcp-inspector-cli node nteract-mcp.js --method tools/call --tool-name … --tool-arg k=v …`.
+ * It spawns its own proxy (and so its own child), makes one call, prints the result as JSON and exits.
+ */
+function inspect(
+  environment: UserEnvironment,
+  cwd: string,
+  tool: string,
+  args: readonly string[],
+  extraEnv: Readonly<Record<string, string>> = {},
+): Promise<CliCall> {
+  const argv = [inspectorCli, process.execPath, shippedBins.proxy, '--method', 'tools/call', '--tool-name', tool];
+  if (args.length > 0) argv.push('--tool-arg', ...args);
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      argv,
+      { cwd, env: { ...environment.env, ...extraEnv }, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        let result: CliCall['result'];
+        try {
+          result = JSON.parse(stdout) as CliCall['result'];
+        } catch {
+          result = undefined;
+        }
+        resolve({ code, stdout, stderr, result });
+      },
+    );
+  });
+}
+
+/** The first JSON text part of a CLI call's result, after checking the call succeeded. */
+function cliJson(call: CliCall, what: string): Record<string, unknown> {
+  expect(call.code, `${what}: exit code\n${call.stdout}\n${call.stderr}`).toBe(0);
+  expect(call.result?.isError ?? false, `${what}: ${call.stdout}`).toBe(false);
+  const text = (call.result?.content ?? []).find(
+    (item) => item.type === 'text' && item.text?.trimStart().startsWith('{'),
+  );
+  expect(text, `${what}: no JSON part in ${call.stdout}`).toBeDefined();
+  return JSON.parse(text?.text as string) as Record<string, unknown>;
+}
+
+describe('real peers: the inspector CLI (@modelcontextprotocol/inspector-cli 1.0.3) against the shipped nteract-mcp', () => {
+  it('one run per call: create_notebook, then connect, create_cell with and_run and get_all_cells on that notebook in later runs', {
+    timeout: 300_000,
+  }, async () => {
+    const environment = createUserEnvironment(shippedBins.runtimed);
+    onTestFinished(() => environment.cleanup());
+    // The CLI finds its own package.json through `../package.json` from its cwd: run it, as a user
+    // does, from a folder of a project that has one.
+    writeFileSync(join(environment.dirs.project, 'package.json'), '{"name":"analysis","private":true}\n');
+    const cwd = join(environment.dirs.project, 'notebooks');
+    mkdirSync(cwd);
+
+    const created = cliJson(await inspect(environment, cwd, 'create_notebook', ['ephemeral=false']), 'create_notebook');
+    const notebookId = created.notebook_id as string;
+    expect(notebookId).toEqual(expect.any(String));
+    // The daemon keeps the notebook after that run's proxy and child are gone.
+    const connected = cliJson(
+      await inspect(environment, cwd, 'connect_notebook', [`notebook_id=${notebookId}`]),
+      'connect_notebook',
+    );
+    expect(connected).toMatchObject({ notebook_id: notebookId, connected: true });
+    // A fresh process has no active notebook: the proxy's child is told which one to rejoin at start
+    // (NTERACT_MCP_REJOIN_NOTEBOOK, the variable a restarted child gets), so the call lands on it.
+    const rejoin = { NTERACT_MCP_REJOIN_NOTEBOOK: notebookId };
+    const source = 'x = 6 * 7\nprint(x)';
+    const run = cliJson(
+      await inspect(environment, cwd, 'create_cell', [`source=${source}`, 'and_run=true'], rejoin),
+      'create_cell',
+    );
+    expect(run).toMatchObject({ notebook_id: notebookId, status: 'done' });
+    expect(JSON.stringify(run.outputs)).toContain('42');
+    const read = cliJson(await inspect(environment, cwd, 'get_all_cells', ['format=json'], rejoin), 'get_all_cells');
+    expect(read).toMatchObject({ notebook_id: notebookId, total_cells: 1 });
+    const cells = read.cells as { source: string; outputs?: unknown }[];
+    expect(cells[0]?.source).toBe(source);
+    expect(JSON.stringify(cells[0]?.outputs)).toContain('42');
+
+    // Every run's proxy and child exited with the CLI; only the daemon (and its kernel) remain.
+    const sessionProcesses = () =>
+      processesWithHome(environment.dirs.home).filter((info) => /nteract-mcp\.js|runt-mcp\.js/.test(info.cmdline));
+    await waitFor('every run of the CLI to leave no proxy or child behind', () => sessionProcesses().length === 0);
+    const daemon = await waitFor('the auto-started daemon', () => environment.daemonPid());
+    await environment.cleanup();
+    expect(isAlive(daemon)).toBe(false);
+    expect(processesWithHome(environment.dirs.home)).toEqual([]);
   });
 });

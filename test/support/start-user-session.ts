@@ -41,7 +41,7 @@ export type { UserSessionDirs };
 /** A tool call's answer, taken apart. */
 export interface ToolOutcome {
   readonly raw: Record<string, unknown>;
-  /** Every text item, in order (a restart banner is its own first item). */
+  /** Every text item, in order (a restart banner is its own last item). */
   readonly texts: readonly string[];
   /** The text items joined by newlines. */
   readonly text: string;

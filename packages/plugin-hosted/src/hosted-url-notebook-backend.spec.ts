@@ -1,9 +1,4 @@
-import {
-  type ChildServerTestHarness,
-  invalidParams,
-  startChildServerTestHarness,
-  toolError,
-} from '@nteract-mcp/core/testing';
+import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
 
@@ -30,11 +25,9 @@ describe('the hosted notebook backend in the child server', () => {
     expect(JSON.stringify(harness.logger.records)).not.toContain('s3cret');
   });
 
-  it('refuses a URL that names no notebook with its own text, as invalid params', async () => {
+  it('refuses a URL that names no notebook with its own text, as a tool error', async () => {
     harness = await startChildServerTestHarness({ plugins: [createHostedPlugin({ env: {} })] });
-    expect(
-      await invalidParams(harness.call('connect_notebook', { url: 'https://host/files/a.ipynb?token=s3cret' })),
-    ).toBe(
+    expect(await toolError(harness.call('connect_notebook', { url: 'https://host/files/a.ipynb?token=s3cret' }))).toBe(
       'Hosted URL https://host/files/a.ipynb does not name a notebook. Expected http(s)://host[:port][/base]/lab/tree/<path>.ipynb (or /notebooks/…, /tree/…).',
     );
   });

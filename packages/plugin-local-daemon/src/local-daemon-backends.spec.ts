@@ -1,12 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeNotebookTarget, NotebookTargetResolver, RejoinCoordinator } from '@nteract-mcp/core';
-import {
-  type ChildServerTestHarness,
-  invalidParams,
-  startChildServerTestHarness,
-  toolError,
-} from '@nteract-mcp/core/testing';
+import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 
@@ -38,16 +33,16 @@ describe('the local daemon backends in the child server', () => {
     harness = await start();
     const kept = await harness.callJson('connect_notebook', { path: 'keep.ipynb' });
     const calls = harness.daemon?.calls.length;
-    expect(await invalidParams(harness.call('connect_notebook', { notebook_id: 'analysis.ipynb' }))).toBe(
+    expect(await toolError(harness.call('connect_notebook', { notebook_id: 'analysis.ipynb' }))).toBe(
       "Invalid notebook_id 'analysis.ipynb': must be a UUID (e.g. from list_active_notebooks). To open a file, use the 'path' parameter instead.",
     );
-    expect(await invalidParams(harness.call('connect_notebook', { path: 'subdir' }))).toContain(
+    expect(await toolError(harness.call('connect_notebook', { path: 'subdir' }))).toContain(
       `'${join(harness.cwd, 'subdir')}' is a directory.`,
     );
-    expect(await invalidParams(harness.call('connect_notebook', { path: 'notes.txt' }))).toBe(
+    expect(await toolError(harness.call('connect_notebook', { path: 'notes.txt' }))).toBe(
       `'${join(harness.cwd, 'notes.txt')}' is not a notebook file: give the path of a .ipynb file.`,
     );
-    expect(await invalidParams(harness.call('save_notebook', { path: 'out.py' }))).toBe(
+    expect(await toolError(harness.call('save_notebook', { path: 'out.py' }))).toBe(
       `'${join(harness.cwd, 'out.py')}' is not a notebook file: give the path of a .ipynb file.`,
     );
     // Without the hosted plugin, `url` is not taken by any backend.

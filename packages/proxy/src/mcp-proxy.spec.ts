@@ -371,8 +371,8 @@ describe(McpProxy, () => {
     await t.crash();
     expect(t.answerTo(2)?.result).toEqual({
       content: [
-        { type: 'text', text: '[nteract] MCP server restarted\n' },
         { type: 'text', text: 'done create_cell' },
+        { type: 'text', text: '[nteract] MCP server restarted\n' },
       ],
     });
     expect(t.answerTo(3)?.error).toMatchObject({ data: { kind: 'outcome_unknown', tool: 'create_notebook' } });
@@ -404,8 +404,8 @@ describe(McpProxy, () => {
     t.clock.advance(250);
     await eventually(() => t.answerTo(7) !== undefined);
     expect(t.answerTo(7)?.result?.content).toEqual([
-      { type: 'text', text: '[nteract] MCP server restarted\n' },
       { type: 'text', text: 'ok' },
+      { type: 'text', text: '[nteract] MCP server restarted\n' },
     ]);
   });
 
@@ -519,7 +519,7 @@ describe(McpProxy, () => {
       t.port.latest.exit(75);
       await eventually(() => t.port.spawned.length === 2);
       await settle();
-      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
     });
 
     it('hands nothing off for a child that sends no report, whatever its text says', async () => {
@@ -534,7 +534,7 @@ describe(McpProxy, () => {
       await t.crash();
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
       // Without a report the banner says nothing about the session.
-      expect(texts(await t.call(3, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] MCP server restarted\n');
     });
 
     it('takes the target from the report, clears it on a null target, and never reads it from text', async () => {
@@ -579,9 +579,11 @@ describe(McpProxy, () => {
       await t.call(2, 'create_notebook');
       await t.crash();
       const answer = await t.call(3, 'create_cell', { source: 'x' });
-      expect(texts(answer)[0]).toBe(banner);
+      expect(texts(answer)).toHaveLength(2);
+      expect(texts(answer)[0]).not.toMatch(/^\[nteract\]/);
+      expect(texts(answer)[1]).toBe(banner);
       expect(answer?.result?.isError === true).toBe(rejoin.outcome === 'failed');
-      expect(texts(await t.call(4, 'create_cell'))[0]).not.toMatch(/^\[nteract\]/);
+      expect(texts(await t.call(4, 'create_cell'))).toHaveLength(1);
     });
 
     it('follows a pending rejoin up once it settles', async () => {
@@ -589,9 +591,9 @@ describe(McpProxy, () => {
       const t = await setup(reportingChild(() => rejoin));
       await t.call(2, 'create_notebook');
       await t.crash();
-      expect(texts(await t.call(3, 'create_cell'))[0]).toContain('still in progress');
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toContain('still in progress');
       rejoin = { outcome: 'rejoined' };
-      expect(texts(await t.call(4, 'create_cell'))[0]).toBe('[nteract] Session reconnected to /n/new.ipynb\n');
+      expect(texts(await t.call(4, 'create_cell'))).toEqual(['ok', '[nteract] Session reconnected to /n/new.ipynb\n']);
       expect(texts(await t.call(5, 'create_cell'))).toEqual(['ok']);
     });
 
@@ -599,7 +601,7 @@ describe(McpProxy, () => {
       const t = await setup(reportingChild());
       await t.crash();
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
-      expect(texts(await t.call(2, 'create_cell'))[0]).toBe('[nteract] MCP server restarted\n');
+      expect(texts(await t.call(2, 'create_cell')).at(-1)).toBe('[nteract] MCP server restarted\n');
 
       const reporting = reportingChild();
       const u = await setup((child, request) =>
@@ -608,7 +610,38 @@ describe(McpProxy, () => {
       await u.call(2, 'create_notebook');
       await u.crash();
       expect(u.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
-      expect(texts(await u.call(3, 'create_cell'))).toEqual(['[nteract] MCP server restarted\n', 'ok']);
+      expect(texts(await u.call(3, 'create_cell'))).toEqual(['ok', '[nteract] MCP server restarted\n']);
+    });
+
+    it("passes a third-party child's results on unchanged in shape: the notice goes last, and only where it fits", async () => {
+      // A child that is not the nteract server: no session reports, JSON in content[0], a
+      // structuredContent-only tool, and a tool of its own that happens to be called session_status.
+      const sum = { content: [{ type: 'text', text: '{"sum":3}' }], structuredContent: { sum: 3 } };
+      const t = await setup(
+        (_child, request) => {
+          const name = (request.params as { name: string }).name;
+          if (name === 'get_sum') return sum;
+          if (name === 'structured_only') return { content: [], structuredContent: { sum: 3 } };
+          if (name === 'session_status') return { content: [{ type: 'text', text: '{"mine":true}' }] };
+          return undefined;
+        },
+        { title: null },
+      );
+      expect(t.answerTo(1)?.error).toBeUndefined();
+      expect((await t.call(2, 'session_status'))?.result).toEqual({
+        content: [{ type: 'text', text: '{"mine":true}' }],
+      });
+      await t.crash();
+      // No content item to put the notice after: passed on as it is; the notice waits.
+      expect((await t.call(3, 'structured_only'))?.result).toEqual({ content: [], structuredContent: { sum: 3 } });
+      const next = (await t.call(4, 'get_sum'))?.result;
+      expect(next?.content).toEqual([...sum.content, { type: 'text', text: '[nteract] MCP server restarted\n' }]);
+      expect(next?.structuredContent).toEqual(sum.structuredContent);
+      expect(JSON.parse(texts(t.answerTo(4))[0] ?? '')).toEqual({ sum: 3 });
+      expect((await t.call(5, 'get_sum'))?.result).toEqual(sum);
+      expect((await t.call(6, 'session_status'))?.result).toEqual({
+        content: [{ type: 'text', text: '{"mine":true}' }],
+      });
     });
 
     it('shows the last report and the handoff in the proxy section of session_status', async () => {
@@ -616,7 +649,7 @@ describe(McpProxy, () => {
       await t.call(2, 'create_notebook');
       await t.crash();
       const status = texts(await t.call(3, 'session_status'));
-      expect(status[0]).toContain('session reconnected to /n/new.ipynb');
+      expect(status.at(-1)).toContain('session reconnected to /n/new.ipynb');
       const json = JSON.parse(status.find((text) => text.startsWith('{')) ?? '{}') as { proxy?: unknown };
       expect(json.proxy).toMatchObject({
         restart_count: 1,
@@ -675,6 +708,79 @@ describe(McpProxy, () => {
       await eventually(() => t.answerTo(3) !== undefined);
       expect(t.answerTo(3)?.result?.isError).toBe(true);
       expect(texts(t.answerTo(3))[0]).toContain('not ready');
+    });
+  });
+
+  describe('reconnect before the first child is up, or while none can come up', () => {
+    const reconnect = (id: number, meta?: Record<string, unknown>) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'reconnect', arguments: {}, ...(meta ? { _meta: meta } : {}) },
+    });
+
+    it('while the first child never finishes its handshake: a tool error saying it is not ready, at the bound, once', async () => {
+      const t = await setup(reportingChild(), { holdInitialize: true });
+      await t.send(reconnect(3));
+      await eventually(() => t.port.spawned.length === 2);
+      expect(t.answerTo(3)).toBeUndefined();
+      t.clock.advance(30_000);
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.error).toBeUndefined();
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      expect(texts(t.answerTo(3))[0]).toMatch(/^The MCP server was restarted but is not ready: .*Call reconnect again/);
+      t.clock.advance(60_000);
+      await settle();
+      expect(t.lines().filter((line) => line.id === 3)).toHaveLength(1);
+    });
+
+    it('while no child can start (every spawn fails): a tool error with the cause and what to do, not a JSON-RPC error', async () => {
+      const t = await setup(reportingChild(), { failFirstSpawn: true });
+      t.port.failNextSpawn('spawn runt-mcp ENOENT');
+      await t.send(reconnect(3));
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.error).toBeUndefined();
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      const [text] = texts(t.answerTo(3));
+      expect(text).toMatch(/^Reconnect failed: the MCP server could not be started\. /);
+      expect(text).toContain('spawn runt-mcp ENOENT');
+      expect(text).toContain('Call reconnect again once the cause is fixed');
+      expect(t.port.failedSpawns).toHaveLength(2);
+      // The cause fixed, the next reconnect starts it.
+      expect(texts(await t.call(4, 'reconnect'))).toEqual([
+        'The MCP server is up and ready; it had not been running before, so there was no notebook session to reconnect. Use connect_notebook or create_notebook to start one.\n\nRestart #0 (was #0).',
+      ]);
+      expect(t.port.spawned).toHaveLength(1);
+    });
+
+    it('as the first request of the native era: starts the child and answers a tool result', async () => {
+      const t = await setup(reportingChild(), { noHandshake: true });
+      await t.send(reconnect(3, nativeEnvelope));
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.result?.isError).toBeUndefined();
+      expect(texts(t.answerTo(3))[0]).toMatch(/^MCP server restarted\n\nRestart #1 \(was #0\)\.$/);
+      expect(t.port.latest.hasExited).toBe(false);
+    });
+
+    it('when the old child does not go away: a tool error at the bound; the restart goes on and the next reconnect joins it', async () => {
+      const t = await setup(reportingChild());
+      const stuck = t.port.latest;
+      stuck.ignoreSignals = true;
+      await t.send(reconnect(3));
+      expect(t.answerTo(3)).toBeUndefined();
+      t.clock.advance(30_000);
+      await eventually(() => t.answerTo(3) !== undefined);
+      expect(t.answerTo(3)?.result?.isError).toBe(true);
+      expect(texts(t.answerTo(3))[0]).toMatch(
+        /^Reconnect did not finish within 30 s: starting the MCP server is still under way .*call reconnect again in a moment/,
+      );
+      expect(stuck.signals).toEqual(['SIGTERM', 'SIGKILL']);
+      await t.send(reconnect(4));
+      stuck.exit(null, 'SIGKILL');
+      await eventually(() => t.answerTo(4) !== undefined);
+      expect(t.answerTo(4)?.result?.isError).toBeUndefined();
+      expect(t.port.spawned).toHaveLength(2);
+      expect(t.lines().filter((line) => line.id === 3)).toHaveLength(1);
     });
   });
 

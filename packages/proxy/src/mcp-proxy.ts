@@ -161,6 +161,7 @@ export class McpProxy {
     this.#reconnect = new ReconnectTool({
       supervisor: options.supervisor,
       banner: this.#banner,
+      clock: options.clock,
       currentChild: () => this.#child,
       askSessionReport: (child) => this.askSessionReport(child),
     });
@@ -582,7 +583,7 @@ export class McpProxy {
     if (pending.toolName !== undefined) {
       this.observeReport(link, result);
       if (pending.toolName === 'session_status') result = this.#status.decorate(result, link.handedOff);
-      result = this.#banner.prependTo(result);
+      result = this.#banner.appendTo(result);
     }
     if (pending.request.method === 'tools/list') {
       const live = Array.isArray(result.tools) ? (result.tools as Tool[]) : [];

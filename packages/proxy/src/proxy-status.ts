@@ -1,4 +1,4 @@
-import type { Clock, SessionReport } from '@nteract-mcp/core';
+import { type Clock, readSessionReport, type SessionReport } from '@nteract-mcp/core';
 import type { ChildSupervisor } from './child-supervisor.js';
 import type { RejoinTargetTracker } from './rejoin-target-tracker.js';
 
@@ -33,9 +33,12 @@ export class ProxyStatus {
 
   /**
    * `result` of the child's `session_status` with a `proxy` object added to its JSON text;
-   * unchanged when its first content item is not JSON text.
+   * unchanged when it carries no session report (`_meta['nteract/session']`: not the nteract
+   * server's own tool but one of a third-party child that happens to share the name, whose result
+   * passes through as it is) or when its first content item is not JSON text.
    */
   public decorate(result: Record<string, unknown>, handedOff: string | undefined): Record<string, unknown> {
+    if (readSessionReport(result) === undefined) return result;
     const content = result.content as { type: string; text: string }[] | undefined;
     const first = content?.[0];
     if (first?.type !== 'text') return result;

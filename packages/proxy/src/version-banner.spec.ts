@@ -78,33 +78,48 @@ describe(restartBanner, () => {
 });
 
 describe(BannerQueue, () => {
-  it('prepends the pending banner as a new first text item, built from that result, leaving the rest unchanged', () => {
+  it('appends the pending banner as a new last text item, built from that result, leaving the rest unchanged', () => {
     const queue = new BannerQueue();
     queue.queue(upgraded);
     const original = reported(report('rejoined'));
-    const delivered = queue.prependTo(original);
+    const delivered = queue.appendTo(original);
     expect(delivered.content).toEqual([
-      { type: 'text', text: `[nteract] Daemon upgraded (2.1.2 → 2.1.3), session reconnected to ${target}\n` },
       { type: 'text', text: 'tool output' },
+      { type: 'text', text: `[nteract] Daemon upgraded (2.1.2 → 2.1.3), session reconnected to ${target}\n` },
     ]);
     expect(delivered._meta).toEqual(original._meta);
     expect(original).toEqual(reported(report('rejoined')));
     expect(bannerPrefix).toBe('[nteract] ');
   });
 
+  it("keeps a third-party result's shape: content[0], every item, structuredContent and isError stay as the child sent them", () => {
+    const queue = new BannerQueue();
+    queue.queue(noHandoff);
+    const json = { type: 'text', text: '{"sum":3}' };
+    const image = { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' };
+    const original = { content: [json, image], structuredContent: { sum: 3 }, isError: false };
+    const delivered = queue.appendTo(original);
+    expect(delivered.content[0]).toBe(json);
+    expect(delivered.content.slice(0, 2)).toEqual([json, image]);
+    expect(delivered.content[2]).toEqual({ type: 'text', text: '[nteract] MCP server restarted\n' });
+    expect(delivered.structuredContent).toBe(original.structuredContent);
+    expect(delivered.isError).toBe(false);
+    expect(Object.keys(delivered).sort()).toEqual(['content', 'isError', 'structuredContent']);
+  });
+
   it('delivers a banner only once', () => {
     const queue = new BannerQueue();
     queue.queue(noHandoff);
-    expect(queue.prependTo(result('first')).content).toHaveLength(2);
+    expect(queue.appendTo(result('first')).content).toHaveLength(2);
     expect(queue.pending()).toBeUndefined();
     const second = result('second');
-    expect(queue.prependTo(second)).toBe(second);
+    expect(queue.appendTo(second)).toBe(second);
   });
 
   it('leaves a result alone when nothing is pending', () => {
     const queue = new BannerQueue();
     const plain = result('a', 'b');
-    expect(queue.prependTo(plain)).toBe(plain);
+    expect(queue.appendTo(plain)).toBe(plain);
     expect(plain.content).toHaveLength(2);
   });
 
@@ -112,31 +127,36 @@ describe(BannerQueue, () => {
     const queue = new BannerQueue();
     queue.queue(restarted);
     const failed = reported(report('failed', 'gone'), 'No active notebook session (gone).', true);
-    expect(queue.prependTo(failed).content[0]).toEqual({
-      type: 'text',
-      text: `[nteract] MCP server restarted; the session could not be reconnected to ${target}: gone\n`,
-    });
+    const delivered = queue.appendTo(failed);
+    expect(delivered.isError).toBe(true);
+    expect(delivered.content).toEqual([
+      { type: 'text', text: 'No active notebook session (gone).' },
+      {
+        type: 'text',
+        text: `[nteract] MCP server restarted; the session could not be reconnected to ${target}: gone\n`,
+      },
+    ]);
     expect(queue.pending()).toBeUndefined();
   });
 
   it('follows a delivered pending rejoin up once, when a later report settles it', () => {
     const queue = new BannerQueue();
     queue.queue(restarted);
-    expect(queue.prependTo(reported(report('pending'))).content[0]?.text).toContain('still in progress');
+    expect(queue.appendTo(reported(report('pending'))).content.at(-1)?.text).toContain('still in progress');
     const stillPending = reported(report('pending'));
-    expect(queue.prependTo(stillPending)).toBe(stillPending);
+    expect(queue.appendTo(stillPending)).toBe(stillPending);
     const unreported = result('no report');
-    expect(queue.prependTo(unreported)).toBe(unreported);
-    expect(queue.prependTo(reported(report('rejoined'))).content[0]).toEqual({
-      type: 'text',
-      text: `[nteract] Session reconnected to ${target}\n`,
-    });
+    expect(queue.appendTo(unreported)).toBe(unreported);
+    expect(queue.appendTo(reported(report('rejoined'))).content).toEqual([
+      { type: 'text', text: 'tool output' },
+      { type: 'text', text: `[nteract] Session reconnected to ${target}\n` },
+    ]);
     const later = reported(report('rejoined'));
-    expect(queue.prependTo(later)).toBe(later);
+    expect(queue.appendTo(later)).toBe(later);
 
     queue.queue(restarted);
-    queue.prependTo(reported(report('pending')));
-    expect(queue.prependTo(reported(report('failed', 'kernel lost'))).content[0]?.text).toBe(
+    queue.appendTo(reported(report('pending')));
+    expect(queue.appendTo(reported(report('failed', 'kernel lost'))).content.at(-1)?.text).toBe(
       `[nteract] The session could not be reconnected to ${target}: kernel lost\n`,
     );
   });
@@ -144,15 +164,15 @@ describe(BannerQueue, () => {
   it('holds exactly one notice: a newer one replaces the older and cancels a pending follow-up', () => {
     const queue = new BannerQueue();
     queue.queue(restarted);
-    queue.prependTo(reported(report('pending')));
+    queue.appendTo(reported(report('pending')));
     queue.queue(noHandoff);
     queue.queue(upgraded);
-    expect(queue.prependTo(result('x')).content).toEqual([
-      { type: 'text', text: '[nteract] Daemon upgraded (2.1.2 → 2.1.3)\n' },
+    expect(queue.appendTo(result('x')).content).toEqual([
       { type: 'text', text: 'x' },
+      { type: 'text', text: '[nteract] Daemon upgraded (2.1.2 → 2.1.3)\n' },
     ]);
     const settled = reported(report('rejoined'));
-    expect(queue.prependTo(settled)).toBe(settled);
+    expect(queue.appendTo(settled)).toBe(settled);
   });
 
   it('can be taken directly for a given report (the reconnect answer), which consumes it; clear drops it', () => {
@@ -165,16 +185,19 @@ describe(BannerQueue, () => {
     expect(queue.pending()).toBeUndefined();
   });
 
-  it('adds the banner to a result without content, but not to one whose content is malformed', () => {
+  it('passes on a result with no content item (structuredContent only) or malformed content as it is, and keeps the notice for the next', () => {
     const queue = new BannerQueue();
     queue.queue(noHandoff);
     const odd = { content: 'not a list' };
-    expect(queue.prependTo(odd)).toBe(odd);
+    expect(queue.appendTo(odd)).toBe(odd);
+    const structuredOnly: Record<string, unknown> = { structuredContent: { sum: 3 } };
+    expect(queue.appendTo(structuredOnly)).toBe(structuredOnly);
+    const empty = { content: [], structuredContent: { sum: 3 } };
+    expect(queue.appendTo(empty)).toBe(empty);
     expect(queue.pending()).toBe(noHandoff);
-    const withoutContent: Record<string, unknown> = { structuredContent: {} };
-    expect(queue.prependTo(withoutContent)).toEqual({
-      structuredContent: {},
-      content: [{ type: 'text', text: '[nteract] MCP server restarted\n' }],
-    });
+    expect(queue.appendTo(result('next')).content).toEqual([
+      { type: 'text', text: 'next' },
+      { type: 'text', text: '[nteract] MCP server restarted\n' },
+    ]);
   });
 });

@@ -100,14 +100,21 @@ export interface BannerCarrier {
 
 /**
  * Holds at most one pending restart notice (a newer one replaces it) and delivers it once, as a
- * new first text item `[nteract] <message>\n` of the next `tools/call` result, tool errors
- * (`isError: true`) included: the rejoin part is built at delivery from that very result's
- * session report, so the banner matches the answer it sits on. When the delivered banner said the
- * rejoin was still pending, the first later result whose report settles that rejoin (rejoined or
- * failed) gets a one-line follow-up; a new notice cancels that.
+ * new LAST text item `[nteract] <message>\n` of the next `tools/call` result that can carry it,
+ * tool errors (`isError: true`) included: the rejoin part is built at delivery from that very
+ * result's session report, so the banner matches the answer it sits on. When the delivered banner
+ * said the rejoin was still pending, the first later result whose report settles that rejoin
+ * (rejoined or failed) gets a one-line follow-up; a new notice cancels that.
  *
- * Guarantees: each notice delivered at most once; a result whose `content` is not an array is
- * left alone and the notice stays queued; results are never mutated. Pure: no I/O.
+ * Where the notice goes, and why (the results may come from a third-party child): appending
+ * leaves every item the child sent where it was, so a client that reads `content[0]` (a JSON
+ * text, an image) still finds it, and `structuredContent`, `isError` and `_meta` are untouched.
+ * A result whose `content` is not a non-empty array cannot carry it without changing what such a
+ * client reads: with no item, the notice would become `content[0]`, which breaks a
+ * `structuredContent`-only result whose client falls back to `content[0]`. Such a result is passed
+ * on as it is and the notice waits for the next one.
+ *
+ * Guarantees: each notice delivered at most once; results are never mutated. Pure: no I/O.
  */
 export class BannerQueue {
   #pending: RestartNotice | undefined;
@@ -143,17 +150,18 @@ export class BannerQueue {
   }
 
   /**
-   * A copy of `result` with the pending banner (or a due follow-up) as its first content item,
-   * consuming it; `result` itself when nothing is due or the result cannot carry it.
+   * A copy of `result` with the pending banner (or a due follow-up) appended as its last content
+   * item, consuming it; `result` itself when nothing is due or the result cannot carry it (its
+   * `content` is not a non-empty array: the notice then stays due).
    */
-  public prependTo<R extends BannerCarrier>(result: R): R {
+  public appendTo<R extends BannerCarrier>(result: R): R {
     const existing = result.content;
-    if (existing !== undefined && !Array.isArray(existing)) return result;
+    if (!Array.isArray(existing) || existing.length === 0) return result;
     const report = readSessionReport(result);
     const message = this.#pending !== undefined ? this.take(report) : this.#followUp(report);
     if (message === undefined) return result;
     const item = { type: 'text', text: `${bannerPrefix}${message}\n` };
-    return { ...result, content: [item, ...(existing ?? [])] };
+    return { ...result, content: [...existing, item] };
   }
 
   #followUp(report: SessionReport | undefined): string | undefined {

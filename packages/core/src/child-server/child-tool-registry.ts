@@ -20,8 +20,8 @@ export interface ToolCallContext {
 /**
  * One tool of the child server. The handler receives arguments already validated by
  * `inputSchema`; it returns a result built with {@link jsonResult} / {@link textResult}, or throws:
- * a `ToolError` (tool-level failure), an `McpError` (JSON-RPC error) or anything else, which
- * {@link toToolFailure} converts.
+ * a `ToolError` (tool-level failure, bad arguments included), an `McpError` (JSON-RPC error) or
+ * anything else, which {@link toToolFailure} converts.
  */
 export interface ChildTool<S extends z.ZodObject> {
   readonly name: string;
@@ -61,7 +61,9 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
     call: async (args, context) => {
       const parsed = tool.inputSchema.safeParse(args ?? {});
       if (!parsed.success) {
-        throw new InvalidParamsError(`Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`);
+        throw new ToolError(
+          `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Correct them and call ${tool.name} again (its inputSchema in tools/list lists every parameter).`,
+        );
       }
       return tool.handler(parsed.data, context);
     },
@@ -112,9 +114,13 @@ export class ChildToolRegistry {
   }
 
   /**
-   * Runs a tool. Unknown tool or invalid arguments ⇒ throws invalid params (a JSON-RPC error); a
-   * failure inside the tool ⇒ a result with `isError: true` and one text item; a JSON-RPC error a
-   * tool throws on purpose is rethrown. A result over the budget is cut to fit, saying so.
+   * Runs a tool. An unknown tool name is a protocol error: throws invalid params (a JSON-RPC
+   * error). Everything about a known tool's call is a result the model can act on (SEP-1303,
+   * MCP 2025-11-25): arguments that fail the input schema, arguments naming something that does
+   * not exist (a cell id, a notebook) and failures inside the tool ⇒ a result with `isError: true`
+   * and one text item saying what to fix; an `InvalidParamsError` a tool throws is such a result
+   * too. Another JSON-RPC error a tool throws on purpose is rethrown. A result over the budget is
+   * cut to fit, saying so.
    */
   public async call(name: string, args: unknown, context: ToolCallContext): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
@@ -123,7 +129,7 @@ export class ChildToolRegistry {
       return fitToolResult(await tool.call(args, context), this.#resultBudgetBytes);
     } catch (error) {
       const failure = toToolFailure(error);
-      if (failure instanceof ToolError) return errorResult(failure.message);
+      if (failure instanceof ToolError || failure instanceof InvalidParamsError) return errorResult(failure.message);
       throw failure;
     }
   }

@@ -109,15 +109,30 @@ describe('createChildMcpServer', () => {
     expect(harness.client.getServerVersion()).toEqual({ name: 'nteract', version: '1.2.3' });
   });
 
-  it('answers an unknown tool and malformed arguments with JSON-RPC invalid params, exact text on the wire', async () => {
+  it('answers an unknown tool with JSON-RPC invalid params, exact text on the wire', async () => {
     harness = await startChildServerTestHarness();
     // The client prefixes `MCP error <code>: ` once; a second prefix would mean the server sent one.
     expect(await invalidParams(harness.call('no_such_tool'))).toBe('MCP error -32602: Unknown tool: no_such_tool');
-    expect(await invalidParams(harness.call('get_cell', {}))).toMatch(
-      /^MCP error -32602: Invalid arguments for get_cell: cell_id: /,
-    );
-    expect(await invalidParams(harness.call('get_all_cells', { format: 'xml' }))).toContain('format');
-    expect(await invalidParams(harness.call('create_cell', { index: -1 }))).toContain('index');
+    // (A tools/call whose `arguments` is not an object is refused as -32602 before the SDK sees it:
+    // guarded-stdio-transport.spec.ts.)
+  });
+
+  it('answers arguments its input schema refuses with a tool result (isError, SEP-1303) saying what to fix', async () => {
+    harness = await startChildServerTestHarness();
+    const fix = (tool: string) => `Correct them and call ${tool} again`;
+    const missing = await harness.call('get_cell', {});
+    expect(missing.isError).toBe(true);
+    expect(resultText(missing)).toMatch(/^Invalid arguments for get_cell: cell_id: /);
+    expect(resultText(missing)).toContain(fix('get_cell'));
+    // Like every tool result, it carries the session report.
+    expect(readSessionReport(missing)).toBeDefined();
+    const format = await harness.call('get_all_cells', { format: 'xml' });
+    expect(format.isError).toBe(true);
+    expect(resultText(format)).toMatch(/^Invalid arguments for get_all_cells: format: .*summary.*json.*rich/);
+    expect(resultText(format)).toContain(fix('get_all_cells'));
+    const index = await harness.call('create_cell', { index: -1 });
+    expect(index.isError).toBe(true);
+    expect(resultText(index)).toMatch(/^Invalid arguments for create_cell: index: /);
   });
 
   it('labels its peer with the client title and an agent:<slug>:<session> suffix', async () => {

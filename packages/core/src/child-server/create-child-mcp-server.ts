@@ -91,8 +91,9 @@ export const childServerInstructions =
 /**
  * Builds the child's MCP server on the low-level SDK `Server`: the session and notebook tools over
  * the container's session engine and ports, and one resource per connected or parked notebook.
- * Bad arguments and unknown tools are JSON-RPC invalid-params errors; failures inside a tool are
- * tool results with `isError: true`. Every tool result carries the session report
+ * An unknown tool (and a malformed `tools/call`) is a JSON-RPC invalid-params error; bad
+ * arguments (the input schema refuses them, or they name a cell or notebook that does not exist)
+ * and failures inside a tool are tool results with `isError: true` (SEP-1303). Every tool result carries the session report
  * (`_meta['nteract/session']`, see `handoff/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
  * changes, once the client has sent `notifications/initialized`.
  *

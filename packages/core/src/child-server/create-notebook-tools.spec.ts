@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
-  invalidParams,
   resultText,
   startChildServerTestHarness,
   toolError,
@@ -118,10 +117,10 @@ describe('notebook tools', () => {
     expect(await harness.callJson('delete_cell', { cell_id: 'cell-1' })).toEqual({ deleted: true, cell_id: 'cell-1' });
     expect((await handle.listCells()).map((cell) => cell.id)).toEqual(['cell-2', 'cell-3']);
 
-    expect(await invalidParams(harness.call('get_cell', { cell_id: 'cell-1' }))).toBe('Cell not found: cell-1');
-    expect(await invalidParams(harness.call('delete_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
-    expect(await invalidParams(harness.call('execute_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
-    expect(await invalidParams(harness.call('set_cell', { cell_id: 'cell-2' }))).toBe(
+    expect(await toolError(harness.call('get_cell', { cell_id: 'cell-1' }))).toBe('Cell not found: cell-1');
+    expect(await toolError(harness.call('delete_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
+    expect(await toolError(harness.call('execute_cell', { cell_id: 'nope' }))).toBe('Cell not found: nope');
+    expect(await toolError(harness.call('set_cell', { cell_id: 'cell-2' }))).toBe(
       'Nothing to change: give source, cell_type, or and_run=true.',
     );
   });

@@ -14,7 +14,7 @@ import {
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
-import { InvalidParamsError, ToolError } from './to-tool-failure.js';
+import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 import { countThatFit, escapedBytes } from './tool-result-budget.js';
 
@@ -212,7 +212,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const cellType = given(args.cell_type);
       const run = given(args.and_run) ?? false;
       if (source === undefined && cellType === undefined && !run) {
-        throw new InvalidParamsError('Nothing to change: give source, cell_type, or and_run=true.');
+        throw new ToolError('Nothing to change: give source, cell_type, or and_run=true.');
       }
       const access = deps.slot.access(run && cellType !== 'markdown' && cellType !== 'raw' ? 'runtime' : 'mutation');
       let cell: NotebookCell;

@@ -3,7 +3,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
-  invalidParams,
   resultText,
   startChildServerTestHarness,
   toolError,
@@ -94,34 +93,34 @@ describe('session tools', () => {
       expect(harness.slot.active?.handle.notebookId).toBe(id);
     });
 
-    it('rejects bad parameters with the original texts before touching the slot', async () => {
+    it('answers bad parameters with tool errors in the original texts, before touching the slot', async () => {
       harness = await startChildServerTestHarness();
       const active = await harness.callJson('connect_notebook', { path: 'keep.ipynb' });
       const session = harness.slot.active;
       const daemonCalls = harness.daemon?.calls.length;
 
-      expect(await invalidParams(harness.call('connect_notebook', {}))).toBe(missingText);
-      expect(await invalidParams(harness.call('connect_notebook', { path: null, notebook_id: null }))).toBe(
-        missingText,
-      );
+      expect(await toolError(harness.call('connect_notebook', {}))).toBe(missingText);
+      expect(await toolError(harness.call('connect_notebook', { path: null, notebook_id: null }))).toBe(missingText);
       expect(
-        await invalidParams(
+        await toolError(
           harness.call('connect_notebook', { path: 'b.ipynb', notebook_id: '0b5e2a8c-1f1d-4c55-9a55-3c3f1a2b4c5d' }),
         ),
       ).toBe(ambiguousText);
-      // The backend's refusal passes through as invalid params, as is (the local plugin's own texts
+      // The backend's refusal passes through as a tool error, as is (the local plugin's own texts
       // are pinned by its spec; these are the harness stand-ins').
-      expect(await invalidParams(harness.call('connect_notebook', { notebook_id: 'analysis.ipynb' }))).toBe(
+      expect(await toolError(harness.call('connect_notebook', { notebook_id: 'analysis.ipynb' }))).toBe(
         "'analysis.ipynb' is not a UUID",
       );
-      expect(await invalidParams(harness.call('connect_notebook', { path: 'notes.txt' }))).toBe(
+      expect(await toolError(harness.call('connect_notebook', { path: 'notes.txt' }))).toBe(
         `'${join(harness.cwd, 'notes.txt')}' is not a notebook file: give the path of a .ipynb file.`,
       );
       // No loaded backend takes `url`: a clear tool error, and nothing touched either.
       expect(await toolError(harness.call('connect_notebook', { url: 'https://host/lab/tree/a.ipynb' }))).toBe(
         "This server cannot open notebooks by 'url': no loaded plugin handles them.",
       );
-      expect(await invalidParams(harness.call('connect_notebook', { path: 42 }))).toContain('path');
+      expect(await toolError(harness.call('connect_notebook', { path: 42 }))).toMatch(
+        /^Invalid arguments for connect_notebook: path: .*Correct them and call connect_notebook again/,
+      );
 
       expect(harness.slot.active).toBe(session);
       expect(harness.slot.active?.handle.notebookId).toBe(active.notebook_id);
@@ -187,7 +186,7 @@ describe('session tools', () => {
         info: "Used 'kernel' parameter (alias for 'runtime')",
       });
       expect(created).not.toHaveProperty('switched_from');
-      expect(await invalidParams(harness.call('create_notebook', { working_dir: 'nowhere' }))).toBe(
+      expect(await toolError(harness.call('create_notebook', { working_dir: 'nowhere' }))).toBe(
         `working_dir '${join(harness.cwd, 'nowhere')}' is not an existing directory.`,
       );
       expect(harness.daemon?.calls.filter((call) => call.startsWith('createNotebook'))).toHaveLength(1);
@@ -251,7 +250,7 @@ describe('session tools', () => {
       expect(await toolError(harness.call('save_notebook', { path: 'taken.ipynb' }))).toBe(
         `Cannot save: ${join(harness.cwd, 'taken.ipynb')} is already open in session ${other.notebook_id}. Close that session first, then retry.`,
       );
-      expect(await invalidParams(harness.call('save_notebook', { path: 'taken.py' }))).toBe(
+      expect(await toolError(harness.call('save_notebook', { path: 'taken.py' }))).toBe(
         `'${join(harness.cwd, 'taken.py')}' is not a notebook file: give the path of a .ipynb file.`,
       );
       harness.daemon?.stop();

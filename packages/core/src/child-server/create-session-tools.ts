@@ -14,7 +14,7 @@ import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
 import { summarizeCells } from './summarize-cells.js';
-import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+import { ToolError, toToolFailure } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 
 const missingTargetText =
@@ -76,10 +76,10 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const notebookId = given(args.notebook_id);
       const url = given(args.url);
       const provided = [path, notebookId, url].filter((value) => value !== undefined).length;
-      if (provided === 0) throw new InvalidParamsError(missingTargetText);
-      if (provided > 1) throw new InvalidParamsError(ambiguousTargetText);
+      if (provided === 0) throw new ToolError(missingTargetText);
+      if (provided > 1) throw new ToolError(ambiguousTargetText);
 
-      // Validation first: nothing below may throw invalid params once the slot is touched.
+      // Validation first: no argument error may come once the slot is touched.
       const argument: TargetArgument = notebookId !== undefined ? 'notebook_id' : path !== undefined ? 'path' : 'url';
       const raw = (notebookId ?? path ?? url) as string;
       if (deps.resolver.takers(argument).length === 0) throw new ToolError(noBackendText(argument));
@@ -354,6 +354,6 @@ function resolveWorkingDir(raw: string | undefined, cwd: string): string {
   } catch {
     isDirectory = false;
   }
-  if (!isDirectory) throw new InvalidParamsError(`working_dir '${absolute}' is not an existing directory.`);
+  if (!isDirectory) throw new ToolError(`working_dir '${absolute}' is not an existing directory.`);
   return absolute;
 }

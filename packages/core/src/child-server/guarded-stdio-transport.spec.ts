@@ -60,12 +60,14 @@ describe(GuardedStdioTransport, () => {
     w.send('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1,2]}');
     w.send('{"jsonrpc":"2.0","id":2,"method":"tools/call"}');
     w.send('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}');
+    // Arguments that are not an object: a malformed request (protocol error), not the tool's business.
+    w.send('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_cell","arguments":"cell-1"}}');
     w.send('{"jsonrpc":"2.0","id":4,"method":');
     w.send('[{"jsonrpc":"2.0","id":5,"method":"ping"}]');
     w.send('{"jsonrpc":"2.0","id":6.5,"method":"ping"}');
     w.send('{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}');
     w.send('{"jsonrpc":"2.0","id":7,"method":"tools/list"}');
-    await expect.poll(() => w.lines().length).toBe(8);
+    await expect.poll(() => w.lines().length).toBe(9);
     const byId = new Map(w.lines().map((line) => [JSON.stringify(line.id), line]));
     expect(byId.get('1')?.error).toEqual({
       code: -32602,
@@ -75,7 +77,9 @@ describe(GuardedStdioTransport, () => {
     const messageOf = (id: string): string => (byId.get(id)?.error as { message?: string } | undefined)?.message ?? '';
     expect(messageOf('2')).toMatch(/^Invalid params for tools\/call: params/);
     expect(messageOf('3')).toMatch(/^Invalid params for tools\/call: params\.name/);
-    for (const id of ['2', '3']) {
+    expect(byId.get('8')?.error).toMatchObject({ code: -32602 });
+    expect(messageOf('8')).toMatch(/^Invalid params for tools\/call: params\.arguments/);
+    for (const id of ['2', '3', '8']) {
       const message = messageOf(id);
       expect(message).not.toContain('\n');
       expect(message).not.toContain('"code"');

@@ -6,11 +6,11 @@ import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.
 const wrap = (message: string): string => `Failed to do it: ${message}`;
 
 describe(toToolFailure, () => {
-  it('makes unusable arguments invalid params with the message as is', () => {
+  it('makes unusable arguments a tool error (SEP-1303), never invalid params, with the message as is', () => {
     for (const kind of ['invalidTarget', 'unsupportedTarget', 'cellNotFound'] as const) {
       const failure = toToolFailure(new CoreError(kind, `bad ${kind}`), { wrap });
-      expect(failure).toBeInstanceOf(InvalidParamsError);
-      expect((failure as McpError).code).toBe(ErrorCode.InvalidParams);
+      expect(failure).toBeInstanceOf(ToolError);
+      expect(failure).not.toBeInstanceOf(McpError);
       expect(failure.message).toBe(`bad ${kind}`);
     }
   });
@@ -38,6 +38,8 @@ describe(toToolFailure, () => {
     expect(toToolFailure(taken, { wrap, codes: { path_already_open: (m) => m } }).message).toBe('Cannot save: taken');
     const mcp = new McpError(ErrorCode.InternalError, 'x');
     expect(toToolFailure(mcp)).toBe(mcp);
+    const invalid = new InvalidParamsError('z');
+    expect(toToolFailure(invalid)).toBe(invalid);
     const tool = new ToolError('y');
     expect(toToolFailure(tool, { wrap })).toBe(tool);
   });

@@ -3,7 +3,8 @@ import { CoreError, type CoreErrorKind } from '../errors/core-error.js';
 
 /**
  * A tool-level failure: the call reached the tool, which answers with `isError: true` and this
- * text (a successful JSON-RPC response). Thrown by tool handlers; never sent as a JSON-RPC error.
+ * text (a successful JSON-RPC response). Thrown by tool handlers, for bad arguments too (SEP-1303:
+ * the model reads the text and corrects its call); never sent as a JSON-RPC error.
  */
 export class ToolError extends Error {
   public constructor(message: string, options?: ErrorOptions) {
@@ -15,7 +16,8 @@ export class ToolError extends Error {
 /**
  * A JSON-RPC invalid-params error (-32602) whose wire `message` is exactly the given text (the SDK's
  * `McpError` would prefix `MCP error -32602: `, which agents trained on the original never saw).
- * It is an `McpError`, so the SDK sends its `code`.
+ * It is an `McpError`, so the SDK sends its `code`. For protocol errors only (an unknown tool or
+ * resource); a tool's bad arguments are a {@link ToolError}.
  */
 export class InvalidParamsError extends McpError {
   public constructor(text: string, data?: unknown) {
@@ -32,14 +34,15 @@ export interface FailureContext {
   readonly codes?: Readonly<Record<string, (message: string) => string>>;
 }
 
-/** Kinds that mean the arguments named something that cannot be used: JSON-RPC invalid params. */
-const invalidParamsKinds: ReadonlySet<CoreErrorKind> = new Set(['invalidTarget', 'unsupportedTarget', 'cellNotFound']);
-
 /**
- * Kinds whose message already is the whole answer an agent needs (the session texts agents know,
- * readiness and activation errors): never wrapped.
+ * Kinds whose message already is the whole answer an agent needs: the arguments named something
+ * that cannot be used (the message says what to give instead), the session texts agents know,
+ * readiness and activation errors. Never wrapped.
  */
 const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
+  'invalidTarget',
+  'unsupportedTarget',
+  'cellNotFound',
   'noSession',
   'runtimeNotReady',
   'documentNotReady',
@@ -51,13 +54,13 @@ const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
 
 /**
  * The one place where errors become what a tool call answers: a {@link ToolError} (tool result
- * with `isError: true`) or an `McpError` (a JSON-RPC error, invalid params for bad arguments).
+ * with `isError: true`, bad arguments included) or an `McpError` (a JSON-RPC error a tool chose).
  *
  * - `ToolError` and `McpError` pass through unchanged.
- * - `CoreError` kinds `invalidTarget`, `unsupportedTarget`, `cellNotFound` ⇒ invalid params with the
- *   message as is.
- * - `noSession`, `runtimeNotReady`, `documentNotReady`, `localSyncFailed`, `sourceDegraded`,
- *   `supersededActivation`, `unsupportedOperation` ⇒ tool error with the message as is.
+ * - `CoreError` kinds `invalidTarget`, `unsupportedTarget`, `cellNotFound` (arguments naming
+ *   something unusable), `noSession`, `runtimeNotReady`, `documentNotReady`, `localSyncFailed`,
+ *   `sourceDegraded`, `supersededActivation`, `unsupportedOperation` ⇒ tool error with the message
+ *   as is.
  * - any other error ⇒ tool error, worded by `context.codes[error.code]` when the remote party gave
  *   a known code, else by `context.wrap`, else its message.
  */
@@ -65,7 +68,6 @@ export function toToolFailure(error: unknown, context: FailureContext = {}): Too
   if (error instanceof ToolError || error instanceof McpError) return error;
   const message = error instanceof Error ? error.message : String(error);
   if (CoreError.is(error)) {
-    if (invalidParamsKinds.has(error.kind)) return new InvalidParamsError(message);
     if (verbatimKinds.has(error.kind)) return new ToolError(message, { cause: error });
     const byCode = error.code === undefined ? undefined : context.codes?.[error.code];
     if (byCode) return new ToolError(byCode(message), { cause: error });

@@ -17,9 +17,9 @@ import type { FakeDaemonPort } from '../testing/fake-daemon-port.js';
 import { FakeNotebookBackend, type FakeNotebookBackendOptions } from '../testing/fake-notebook-backend.js';
 import {
   type ChildServerTestHarness,
-  invalidParams,
   resultText,
   startChildServerTestHarness,
+  toolError,
 } from '../testing/start-child-server-test-harness.js';
 import { NotebookBackend } from './notebook-backend.js';
 import { NotebookTargetResolver } from './notebook-target-resolver.js';
@@ -193,7 +193,7 @@ describe('the NotebookBackend contribution point', () => {
     const h = harness;
     resolverOf = () => h.container.get(NotebookTargetResolver);
 
-    expect(await invalidParams(h.call('connect_notebook', { url: 'shelf:42' }))).toBe(
+    expect(await toolError(h.call('connect_notebook', { url: 'shelf:42' }))).toBe(
       "'shelf:42' names no shelf: write shelf:<letters>",
     );
     const result = await h.call('connect_notebook', { url: 'shelf:maths' });

@@ -1,0 +1,82 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CoreError } from '../errors/core-error.js';
+import { ChildToolRegistry, defineChildTool, type ToolCallContext, textResult } from './child-tool-registry.js';
+import { InvalidParamsError, ToolError } from './to-tool-failure.js';
+
+const context: ToolCallContext = {
+  idempotencyKey: undefined,
+  signal: new AbortController().signal,
+  reportProgress: () => undefined,
+};
+
+/** One tool whose handler does what `behave` says with its validated `cell_id`. */
+function registryWith(behave: (cellId: string) => never | string): ChildToolRegistry {
+  return new ChildToolRegistry([
+    defineChildTool({
+      name: 'get_cell',
+      description: 'Read a cell.',
+      inputSchema: z.object({ cell_id: z.string() }),
+      annotations: { readOnlyHint: true },
+      handler: async (args) => textResult(behave(args.cell_id)),
+    }),
+  ]);
+}
+
+describe(ChildToolRegistry, () => {
+  it('answers arguments the input schema refuses with a tool result (isError) naming the argument and what to do', async () => {
+    let ran = false;
+    const registry = registryWith(() => {
+      ran = true;
+      return 'ok';
+    });
+    for (const args of [{}, { cell_id: 7 }, undefined]) {
+      const result = await registry.call('get_cell', args, context);
+      expect(result.isError).toBe(true);
+      expect(result.content).toEqual([
+        {
+          type: 'text',
+          text: expect.stringMatching(
+            /^Invalid arguments for get_cell: cell_id: .+\. Correct them and call get_cell again \(its inputSchema in tools\/list lists every parameter\)\.$/,
+          ),
+        },
+      ]);
+    }
+    expect(ran).toBe(false);
+  });
+
+  it('answers an argument naming nothing that exists (cellNotFound, or invalid params a tool throws) with a tool result, text as is', async () => {
+    const notFound = registryWith((id) => {
+      throw new CoreError('cellNotFound', `Cell not found: ${id}`);
+    });
+    expect(await notFound.call('get_cell', { cell_id: 'nope' }, context)).toEqual({
+      content: [{ type: 'text', text: 'Cell not found: nope' }],
+      isError: true,
+    });
+    const invalid = registryWith(() => {
+      throw new InvalidParamsError('Nothing to change: give source.');
+    });
+    expect(await invalid.call('get_cell', { cell_id: 'a' }, context)).toEqual({
+      content: [{ type: 'text', text: 'Nothing to change: give source.' }],
+      isError: true,
+    });
+    const failing = registryWith(() => {
+      throw new ToolError('The kernel is busy.');
+    });
+    expect((await failing.call('get_cell', { cell_id: 'a' }, context)).isError).toBe(true);
+  });
+
+  it('keeps protocol errors JSON-RPC errors: an unknown tool is invalid params, a JSON-RPC error a tool chose is rethrown', async () => {
+    const registry = registryWith(() => 'ok');
+    const unknown = await registry.call('no_such_tool', {}, context).catch((error: unknown) => error);
+    expect(unknown).toBeInstanceOf(InvalidParamsError);
+    expect((unknown as McpError).code).toBe(ErrorCode.InvalidParams);
+    expect((unknown as McpError).message).toBe('Unknown tool: no_such_tool');
+    const chosen = new McpError(ErrorCode.InternalError, 'on purpose');
+    const rethrowing = registryWith(() => {
+      throw chosen;
+    });
+    await expect(rethrowing.call('get_cell', { cell_id: 'a' }, context)).rejects.toBe(chosen);
+  });
+});
