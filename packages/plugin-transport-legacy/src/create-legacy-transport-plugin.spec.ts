@@ -176,6 +176,28 @@ describe('the admission rules of the legacy era', () => {
     expect(gate.connection?.protocolVersion).toBe('2025-06-18');
   });
 
+  it("legacy-opened: reads the server's description from its initialize answer, and the client's capabilities from initialize", () => {
+    const connection = legacyOpened().connection;
+    const [initialize, initialized] = connection?.replay() ?? [];
+    if (!initialize || !initialized) throw new Error('no replay');
+    const result = {
+      protocolVersion: '2025-06-18',
+      capabilities: { tools: {}, prompts: {} },
+      serverInfo: { name: 'runt', version: '2', title: 'nteract (daemon 3.0.0)' },
+      instructions: 'child',
+    };
+    expect(connection?.describedBy?.(initialize, result)).toEqual({
+      name: 'runt',
+      version: '2',
+      title: 'nteract (daemon 3.0.0)',
+      capabilities: { tools: {}, prompts: {} },
+      instructions: 'child',
+    });
+    expect(connection?.describedBy?.(initialize, { serverInfo: { name: 'runt' }, capabilities: {} })).toBeUndefined();
+    expect(connection?.describedBy?.(initialized, result)).toBeUndefined();
+    expect(connection?.clientCapabilities?.({ method: 'tools/call' })).toEqual({});
+  });
+
   it('legacy-opened: a plain request is served', () => {
     expect(legacyOpened().receive({ method: 'tools/call', params: { name: 'x' } })).toEqual({ kind: 'serve' });
   });

@@ -10,6 +10,10 @@ import type {
 
 import { carriesNativeEnvelope } from './carries-native-envelope.js';
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
  * A connection locked to the legacy era by its `initialize`. The era answers that `initialize`
  * itself (negotiated version, the server's capabilities, identity and instructions) and serves
@@ -68,6 +72,26 @@ export class LegacyConnection implements EraConnection {
     return typeof declared === 'object' && declared !== null && !Array.isArray(declared)
       ? (declared as Record<string, unknown>)
       : undefined;
+  }
+
+  /** The server's `serverInfo`, `capabilities` and `instructions` from its `initialize` result. */
+  public describedBy(message: ReplayMessage, result: unknown): ServerDescription | undefined {
+    if (
+      message.method !== 'initialize' ||
+      !isRecord(result) ||
+      !isRecord(result.serverInfo) ||
+      !isRecord(result.capabilities)
+    )
+      return undefined;
+    const { name, version, title } = result.serverInfo;
+    if (typeof name !== 'string' || typeof version !== 'string') return undefined;
+    return {
+      name,
+      version,
+      ...(typeof title === 'string' ? { title } : {}),
+      capabilities: result.capabilities,
+      ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
+    };
   }
 
   public replay(): readonly ReplayMessage[] {

@@ -104,6 +104,7 @@ describe('a connection of the native era', () => {
     });
     // Nothing to replay but a stream for every list change, so a new server's changes reach the client's streams.
     expect(gate.connection?.replay()).toEqual([
+      { request: true, method: 'server/discover', params: {} },
       {
         request: true,
         stream: true,
@@ -320,10 +321,32 @@ describe('the admission rules of the native era', () => {
     expect(gate.connection).toBe(opened);
   });
 
-  it('notifications need no envelope: the era waits for none (readyOn undefined) and replays only its stream', () => {
+  it('notifications need no envelope: the era waits for none (readyOn undefined) and replays only its own requests', () => {
     const connection = nativeOpened().connection;
     expect(connection?.readyOn).toBeUndefined();
-    expect(connection?.replay().map((message) => message.method)).toEqual(['subscriptions/listen']);
+    expect(connection?.replay().map((message) => message.method)).toEqual(['server/discover', 'subscriptions/listen']);
+  });
+
+  it('learns how the server behind describes itself from its server/discover answer, and from nothing else', () => {
+    const connection = nativeOpened().connection;
+    const [discover, listen] = connection?.replay() ?? [];
+    if (!discover || !listen) throw new Error('no replay');
+    const result = {
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: {}, logging: {} },
+      instructions: 'child',
+      _meta: { [envelopeKeys.serverInfo]: { name: 'runt', version: '2', title: 'nteract (daemon 3.0.0)' } },
+    };
+    expect(connection?.describedBy?.(discover, result)).toEqual({
+      name: 'runt',
+      version: '2',
+      title: 'nteract (daemon 3.0.0)',
+      capabilities: { tools: {}, logging: {} },
+      instructions: 'child',
+    });
+    expect(connection?.describedBy?.(listen, result)).toBeUndefined();
+    expect(connection?.describedBy?.(discover, { capabilities: {} })).toBeUndefined();
+    expect(connection?.describedBy?.(discover, undefined)).toBeUndefined();
   });
 });
 

@@ -76,9 +76,14 @@ export class NativeConnection implements EraConnection {
     return { ...params, _meta: { ...this.#envelope, ...meta } };
   }
 
-  /** Nothing to replay; a stream for every list change, so the server's changes reach this connection's streams. */
+  /**
+   * Nothing to replay, but two requests of the era's own: `server/discover`, so the host learns how
+   * the server describes itself, and a stream for every list change, so the server's changes reach
+   * this connection's streams.
+   */
   public replay(): readonly ReplayMessage[] {
     return [
+      { request: true, method: 'server/discover', params: {} },
       {
         request: true,
         stream: true,
@@ -86,6 +91,27 @@ export class NativeConnection implements EraConnection {
         params: { notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true } },
       },
     ];
+  }
+
+  /** The server's capabilities, instructions and `_meta` serverInfo from its `server/discover` result. */
+  public describedBy(message: ReplayMessage, result: unknown): ServerDescription | undefined {
+    if (message.method !== 'server/discover' || typeof result !== 'object' || result === null) return undefined;
+    const { capabilities, instructions, _meta: meta } = result as Record<string, unknown>;
+    const info =
+      typeof meta === 'object' && meta !== null
+        ? (meta as Record<string, unknown>)[envelopeKeys.serverInfo]
+        : undefined;
+    if (typeof capabilities !== 'object' || capabilities === null || typeof info !== 'object' || info === null)
+      return undefined;
+    const { name, version, title } = info as Record<string, unknown>;
+    if (typeof name !== 'string' || typeof version !== 'string') return undefined;
+    return {
+      name,
+      version,
+      ...(typeof title === 'string' ? { title } : {}),
+      capabilities: capabilities as Record<string, unknown>,
+      ...(typeof instructions === 'string' ? { instructions } : {}),
+    };
   }
 
   public clientCapabilities(request: AdmissionRequest): Readonly<Record<string, unknown>> | undefined {

@@ -35,7 +35,13 @@ const allTools = [
 ];
 
 /** What every fake child declares in its `initialize` answer: more than the proxy's built-in description. */
-const childCapabilities = { tools: { listChanged: false }, prompts: {}, logging: {}, completions: {} };
+const childCapabilities = {
+  tools: { listChanged: false },
+  resources: { listChanged: true },
+  prompts: {},
+  logging: {},
+  completions: {},
+};
 const childInstructions = 'Fake child: prompts and logging are served too.';
 
 const dirs: string[] = [];
@@ -162,6 +168,23 @@ async function setup(
             });
           if (options.holdInitialize) heldInitialize.push(reply);
           else reply();
+        } else if (message.method === 'server/discover') {
+          child.send({
+            jsonrpc: '2.0',
+            id: message.id,
+            result: {
+              supportedVersions: ['2026-07-28'],
+              capabilities: childCapabilities,
+              instructions: childInstructions,
+              _meta: {
+                'io.modelcontextprotocol/serverInfo': {
+                  name: 'runt',
+                  version: '1',
+                  ...(titleOf(child) === null ? {} : { title: titleOf(child) }),
+                },
+              },
+            },
+          });
         } else if (message.method === 'tools/list') child.send({ jsonrpc: '2.0', id: message.id, result: { tools } });
         else {
           const result = answer(child, message);
@@ -466,6 +489,21 @@ describe(McpProxy, () => {
     // Closing waits for the tool cache's file writes: real I/O, so wait for the exit itself.
     await eventually(() => t.exits.length > 0);
     expect(t.exits).toEqual([0]);
+  });
+
+  it('answers a request held for a child that never comes up within its bound, not at shutdown', async () => {
+    // The child never finishes its handshake: nothing can be sent to it.
+    const t = await setup(() => undefined, { holdInitialize: true });
+    await t.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'create_notebook', arguments: {} } });
+    t.clock.advance(59_999);
+    await settle();
+    expect(t.answerTo(7)).toBeUndefined();
+    t.clock.advance(1);
+    await settle();
+    expect(t.answerTo(7)?.error?.message).toBe(
+      'The nteract MCP server is not running (it did not come back in time). Call reconnect to try again.',
+    );
+    expect(t.exits).toEqual([]);
   });
 
   it('fails calls fast with a typed error once the breaker is open', async () => {
@@ -1060,17 +1098,32 @@ describe('McpProxy and the contributed protocol eras', () => {
     expect(t.answerTo(2)?.result).toEqual({
       content: [{ type: 'text', text: 'ok' }],
       resultType: 'complete',
-      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '9.9.9' } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
     });
     const seen = t.received.get(t.port.latest) ?? [];
     // The proxy's own stream on the child comes first, so the child's list changes reach the client's streams.
-    expect(seen.map((message) => message.method)).toEqual(['subscriptions/listen', 'tools/list', 'tools/call']);
-    expect(seen[0]?.params).toEqual({
+    // The proxy's own requests come first: how the child describes itself, and a stream so the
+    // child's list changes reach the client's streams.
+    expect(seen.map((message) => message.method)).toEqual([
+      'server/discover',
+      'subscriptions/listen',
+      'tools/list',
+      'tools/call',
+    ]);
+    expect(seen[0]?.params).toEqual({ _meta: nativeEnvelope });
+    expect(seen[1]?.params).toEqual({
       notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true },
       _meta: nativeEnvelope,
     });
-    expect(seen[1]?.params?._meta).toEqual(nativeEnvelope);
-    expect(seen[2]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    expect(seen[2]?.params?._meta).toEqual(nativeEnvelope);
+    expect(seen[3]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
+    // Learned in the native era too: the client is now shown the child's own description.
+    await t.send({ jsonrpc: '2.0', id: 'd2', method: 'server/discover', params: { _meta: nativeEnvelope } });
+    expect(t.answerTo('d2')?.result).toMatchObject({
+      capabilities: { ...childCapabilities, tools: { listChanged: true } },
+      instructions: childInstructions,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
+    });
     // The children are attributed to the client the envelope names.
     expect(t.port.latest.spec.env.NTERACT_MCP_PEER_LABEL).toMatch(/^v2-client agent:v2-client:/);
     await t.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: initializeRequest.params });

@@ -32,7 +32,7 @@ import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
-import { serverDescriptionOfHandshake, UpstreamHandshake } from './upstream-handshake.js';
+import { UpstreamHandshake } from './upstream-handshake.js';
 import { UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
 
@@ -469,12 +469,14 @@ export class McpProxy {
           params: this.#handshake.requestParams(message.params as Record<string, unknown> | undefined) ?? {},
         } as JsonRpcMessage);
       } else if (message.request) {
-        const answer = await link.request(message.method, message.params);
+        const params = this.#handshake.requestParams(message.params as Record<string, unknown> | undefined);
+        const answer = await link.request(message.method, params);
         if (this.#child !== link) break;
         const result = (answer as { result?: unknown }).result;
-        title = (result as { serverInfo?: { title?: unknown } } | undefined)?.serverInfo?.title ?? title;
         // The child's own description (capabilities, serverInfo, instructions) is what the client is shown from now on.
-        const described = message.method === 'initialize' ? serverDescriptionOfHandshake(result) : undefined;
+        const described = this.#handshake.describedBy(message, result);
+        title =
+          described?.title ?? (result as { serverInfo?: { title?: unknown } } | undefined)?.serverInfo?.title ?? title;
         if (described !== undefined) await this.#options.tools.learnServer(described);
         if (this.#child !== link) break;
       } else {

@@ -27,9 +27,9 @@ export const proxyInstructions =
  * new child (legacy: the captured `initialize` and `notifications/initialized`). The client named
  * in the opening request becomes the children's attribution.
  *
- * The server it presents is the child's, as the last child described itself in its handshake
- * answer ({@link serverDescriptionOfHandshake}; `learned`, asked on every handshake, probe and
- * shaping), with the proxy's own on top: `tools.listChanged` (it injects `reconnect` and
+ * The server it presents is the child's, as the last child described itself in its answer to a
+ * replayed request (the era reads it, {@link describedBy}; `learned`, asked on every handshake,
+ * probe and shaping), with the proxy's own on top: `tools.listChanged` (it injects `reconnect` and
  * announces list changes). Before any child is known, the proxy's built-in description.
  *
  * Knows no protocol version itself: without an era that admits a plain `initialize`, `initialize`
@@ -125,6 +125,11 @@ export class UpstreamHandshake {
     return this.#gate.endStreams();
   }
 
+  /** How a child described itself in its `result` to the replayed `message`, as the era reads it. */
+  public describedBy(message: ReplayMessage, result: unknown): ServerDescription | undefined {
+    return this.#gate.connection?.describedBy?.(message, result);
+  }
+
   /** What every new child must receive before it serves. */
   public replay(): readonly ReplayMessage[] {
     return this.#gate.connection?.replay() ?? [];
@@ -141,23 +146,5 @@ function withProxyCapabilities(server: ServerDescription): ServerDescription {
   return {
     ...server,
     capabilities: { ...server.capabilities, tools: { ...(isRecord(tools) ? tools : {}), listChanged: true } },
-  };
-}
-
-/**
- * How a child described itself in its `initialize` result: `serverInfo` (name, version, title),
- * `capabilities` and `instructions`; `undefined` when the result has no string
- * `serverInfo.name`/`version` or no `capabilities` object.
- */
-export function serverDescriptionOfHandshake(result: unknown): ServerDescription | undefined {
-  if (!isRecord(result) || !isRecord(result.serverInfo) || !isRecord(result.capabilities)) return undefined;
-  const { name, version, title } = result.serverInfo;
-  if (typeof name !== 'string' || typeof version !== 'string') return undefined;
-  return {
-    name,
-    version,
-    ...(typeof title === 'string' ? { title } : {}),
-    capabilities: result.capabilities,
-    ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
   };
 }

@@ -119,8 +119,14 @@ export interface EraConnection {
    * opening envelope added; legacy: unchanged).
    */
   requestParams(params: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined;
-  /** What a new server behind this connection must receive first (legacy: the captured `initialize` and `notifications/initialized`; native: nothing). */
+  /** What a new server behind this connection must receive first (legacy: the captured `initialize` and `notifications/initialized`; native: `server/discover` and a stream). */
   replay(): readonly ReplayMessage[];
+  /**
+   * How the server behind described itself in its `result` to a replayed request (legacy: the
+   * `initialize` result; native: the `server/discover` result); `undefined` when that answer
+   * does not describe it. Absent: the era learns nothing from answers.
+   */
+  describedBy?(message: ReplayMessage, result: unknown): ServerDescription | undefined;
   /**
    * The capabilities the client declares for `request` (native: its envelope; legacy: those of
    * `initialize`); absent or `undefined` when the era cannot tell.
