@@ -234,7 +234,7 @@ interface CliCall {
 
 /**
  * One run of the inspector CLI against the shipped proxy, as a user types it:
- * `mcp-inspector-cli node nteract-mcp.js --method tools/call --tool-name … --tool-arg k=v …`.
+ * `mcp-inspector-cli node nteract-mcp.js [--notebook ID] --method tools/call --tool-name … --tool-arg k=v …`.
  * It spawns its own proxy (and so its own child), makes one call, prints the result as JSON and exits.
  */
 function inspect(
@@ -242,15 +242,16 @@ function inspect(
   cwd: string,
   tool: string,
   args: readonly string[],
-  extraEnv: Readonly<Record<string, string>> = {},
+  proxyArgs: readonly string[] = [],
 ): Promise<CliCall> {
-  const argv = [inspectorCli, process.execPath, shippedBins.proxy, '--method', 'tools/call', '--tool-name', tool];
+  const argv = [inspectorCli, process.execPath, shippedBins.proxy, ...proxyArgs];
+  argv.push('--method', 'tools/call', '--tool-name', tool);
   if (args.length > 0) argv.push('--tool-arg', ...args);
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       argv,
-      { cwd, env: { ...environment.env, ...extraEnv }, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
+      { cwd, env: environment.env, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         let result: CliCall['result'];
@@ -297,9 +298,9 @@ describe('real peers: the inspector CLI (@modelcontextprotocol/inspector-cli 1.0
       'connect_notebook',
     );
     expect(connected).toMatchObject({ notebook_id: notebookId, connected: true });
-    // A fresh process has no active notebook: the proxy's child is told which one to rejoin at start
-    // (NTERACT_MCP_REJOIN_NOTEBOOK, the variable a restarted child gets), so the call lands on it.
-    const rejoin = { NTERACT_MCP_REJOIN_NOTEBOOK: notebookId };
+    // A fresh process has no active notebook: `nteract-mcp --notebook <id>` opens it at start, as a
+    // user configures a one-call-per-process client.
+    const rejoin = ['--notebook', notebookId];
     const source = 'x = 6 * 7\nprint(x)';
     const run = cliJson(
       await inspect(environment, cwd, 'create_cell', [`source=${source}`, 'and_run=true'], rejoin),

@@ -73,6 +73,16 @@ describe('nteract-mcp (built bin)', () => {
     }
   });
 
+  it('documents --notebook and refuses it without a target, exit 2', () => {
+    expect(run('--help').stdout).toContain('--notebook TARGET');
+    for (const args of [['--notebook'], ['--notebook', '  ']]) {
+      const result = run(...args);
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toBe('nteract-mcp: --notebook needs a notebook path, id or URL.\n');
+    }
+  });
+
   it('refuses unknown options with exit 2 and a hint on stderr', () => {
     const result = run('--frobnicate');
     expect(result.status).toBe(2);

@@ -25,6 +25,10 @@ Options:
                          $XDG_CACHE_HOME/nteract-mcp/tool-cache.json, else ~/.cache/nteract-mcp/tool-cache.json).
   --tool-list-wait-secs N  With no tool list known yet (first start, no cache), how long the first
                          tools/list waits for the MCP server's list (default 10).
+  --notebook TARGET      Open this notebook when the MCP server starts, as connect_notebook would:
+                         a path (relative to the working directory), a notebook id or a URL.
+                         For clients that make one call per process; later restarts keep the
+                         session the agent has then.
   --check                Build the proxy's composition and print what it loaded, as JSON.
   -h, --help             Show this help on stdout and exit.
   -V, --version          Print the version and exit.
@@ -59,6 +63,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
   let toolCachePath: string | undefined;
   let maxLineBytes: number | undefined;
   let toolListWaitMs: number | undefined;
+  let startNotebook: string | undefined;
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] as string;
     const value = (): string | undefined => argv[++index];
@@ -74,7 +79,13 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     if (arg === '--child') child = value();
     else if (arg === '--child-arg') childArgs.push(value() ?? '');
     else if (arg === '--tool-cache') toolCachePath = value();
-    else if (arg === '--tool-list-wait-secs') {
+    else if (arg === '--notebook') {
+      startNotebook = value()?.trim();
+      if (!startNotebook) {
+        io.stderr.write('nteract-mcp: --notebook needs a notebook path, id or URL.\n');
+        return 2;
+      }
+    } else if (arg === '--tool-list-wait-secs') {
       const text = value() ?? '';
       if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 600) {
         io.stderr.write(`nteract-mcp: --tool-list-wait-secs needs a whole number from 1 to 600, got '${text}'.\n`);
@@ -112,6 +123,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
     toolCachePath,
     maxLineBytes,
     toolListWaitMs,
+    startNotebook,
   });
 }
 

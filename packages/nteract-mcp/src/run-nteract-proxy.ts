@@ -19,6 +19,8 @@ export interface ProxyCommandOptions {
   readonly maxLineBytes?: number;
   /** See `McpProxyOptions.toolListWaitMs`. */
   readonly toolListWaitMs?: number;
+  /** See `McpProxyOptions.startNotebook`. */
+  readonly startNotebook?: string;
   readonly version: string;
 }
 
@@ -63,6 +65,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       resolveChild: () => ({ command, args, env: process.env }),
       maxLineBytes: options.maxLineBytes,
       toolListWaitMs: options.toolListWaitMs,
+      startNotebook: options.startNotebook,
       onExit: resolve,
     });
     // The client went away under a write (EPIPE): nobody can be answered; stop the child and exit.

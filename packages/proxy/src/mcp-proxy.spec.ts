@@ -103,6 +103,8 @@ interface SetupOptions {
   readonly eras?: readonly McpPlugin[];
   /** Skip the legacy handshake the setup does by default (the test opens the connection itself). */
   readonly noHandshake?: boolean;
+  /** `McpProxyOptions.startNotebook`. */
+  readonly startNotebook?: string;
 }
 
 /**
@@ -214,6 +216,7 @@ async function setup(
     resolveChild: () => ({ command: 'runt-mcp', args: [], env: {} }),
     childWaitMs: 60_000,
     ...(options.toolListWaitMs === undefined ? {} : { toolListWaitMs: options.toolListWaitMs }),
+    ...(options.startNotebook === undefined ? {} : { startNotebook: options.startNotebook }),
     onExit: (code) => exits.push(code),
   });
   proxies.push(proxy);
@@ -489,6 +492,21 @@ describe(McpProxy, () => {
     // Closing waits for the tool cache's file writes: real I/O, so wait for the exit itself.
     await eventually(() => t.exits.length > 0);
     expect(t.exits).toEqual([0]);
+  });
+
+  it('hands the start notebook (--notebook) to the first child only; a restart hands what the session holds', async () => {
+    const t = await setup(reportingChild(), { startNotebook: 'analysis/start.ipynb' });
+    expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('analysis/start.ipynb');
+    // The child reports no notebook now (say the agent disconnected): a restart hands none.
+    await t.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'disconnect_notebook', arguments: {} },
+    });
+    await eventually(() => t.answerTo(2) !== undefined);
+    await t.crash();
+    expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
   });
 
   it('answers a request held for a child that never comes up within its bound, not at shutdown', async () => {

@@ -73,6 +73,11 @@ export interface McpProxyOptions {
   /** How long a request waits for a child that is (re)starting. Default 60 s. */
   readonly childWaitMs?: number;
   /**
+   * A notebook the first child opens at start (`nteract-mcp --notebook`: a path, notebook id or
+   * URL), handed to it as a rejoin target is; later children rejoin what the session holds then.
+   */
+  readonly startNotebook?: string;
+  /**
    * How long a `tools/list` waits for the child's list when no list is known at all (first start,
    * no cache file, no built-in list). When it passes, the known list (possibly just `reconnect`)
    * is served. Default {@link defaultToolListWaitMs}. With a known list the answer is immediate.
@@ -431,7 +436,7 @@ export class McpProxy {
     const base = this.#options.resolveChild();
     // Any spawn after a child came up is a restart, whatever is known about the daemon.
     const restart = this.#childrenStarted > 0;
-    this.#spawnHandoff = restart ? this.#tracker.current() : undefined;
+    this.#spawnHandoff = restart ? this.#tracker.current() : this.#options.startNotebook;
     const handoff = handoffToEnvironment({
       rejoinNotebook: this.#spawnHandoff,
       agentSession: this.#attribution.agentSession(),
