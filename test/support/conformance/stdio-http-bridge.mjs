@@ -139,6 +139,14 @@ class Exchange {
     this.response.writeHead(status, { 'content-type': 'application/json', ...this.headers });
     this.response.end(JSON.stringify(message));
   }
+
+  /** Ends the POST without an answer (the request was cancelled): the stream ends, or 204. */
+  abandon() {
+    if (this.done) return;
+    this.done = true;
+    if (!this.streaming && !this.response.headersSent) this.response.writeHead(204, this.headers);
+    this.response.end();
+  }
 }
 
 /** One stdio child: JSONL in and out, requests matched to their exchanges by rewritten ids. */
@@ -209,6 +217,23 @@ class StdioChild {
     return answered;
   }
 
+  /**
+   * A message the client POSTed that expects no answer. Its own `notifications/cancelled` names the
+   * request by the client's id, so that is mapped to the bridge's id (dropped when no request of
+   * that id is in flight, or more than one HTTP client used it).
+   */
+  forward(message) {
+    if (message.method !== 'notifications/cancelled' || message.params?.requestId === undefined)
+      return this.send(message);
+    const matches = [...this.inFlight].filter(([, exchange]) => exchange.originalId === message.params.requestId);
+    if (matches.length !== 1)
+      return log(this.label, 'cancellation of no single request in flight', message.params.requestId);
+    const [bridgeId, exchange] = matches[0];
+    this.inFlight.delete(bridgeId);
+    exchange.abandon();
+    this.send({ ...message, params: { ...message.params, requestId: bridgeId } });
+  }
+
   receive(line) {
     if (line.trim() === '') return;
     let message;
@@ -230,7 +255,16 @@ class StdioChild {
       const exchange = this.inFlight.get(message.id);
       if (!exchange) return log(this.label, 'answer to an unknown id', message.id);
       this.inFlight.delete(message.id);
-      exchange.finish({ ...message, id: exchange.originalId });
+      let answer = { ...message, id: exchange.originalId };
+      // A listen result names its subscription by the request id: the bridge's, so restore it.
+      const resultMeta = isObject(message.result?._meta) ? message.result._meta : undefined;
+      if (resultMeta?.[SUBSCRIPTION_KEY] === message.id) {
+        answer = {
+          ...answer,
+          result: { ...message.result, _meta: { ...resultMeta, [SUBSCRIPTION_KEY]: exchange.originalId } },
+        };
+      }
+      exchange.finish(answer);
       return;
     }
     this.route(message);
@@ -259,8 +293,7 @@ class StdioChild {
       // The server ended this request's stream (how a listen ends): pass it on and close it.
       this.inFlight.delete(bridgeId);
       exchange.push({ ...message, params: { ...params, requestId: exchange.originalId } });
-      exchange.done = true;
-      exchange.response.end();
+      exchange.abandon();
       return;
     }
     exchange.push(restored);
@@ -363,7 +396,7 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
     const child = await sharedChild();
     if (message.id === undefined || message.method === undefined) {
       // A notification, or the client's answer to a server request: nothing comes back.
-      child.send(message);
+      child.forward(message);
       return reply(response, 202);
     }
     child.request(message, new Exchange(response, message.id, modernStatus(message)));
@@ -388,7 +421,7 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
       sessions.set(child.sessionId, child);
     }
     if (message.id === undefined || message.method === undefined) {
-      child.send(message);
+      child.forward(message);
       return reply(response, 202);
     }
     // Legacy HTTP carries JSON-RPC errors with status 200.
