@@ -98,9 +98,12 @@ export async function startConformanceTarget(options: ConformanceTargetOptions =
     exit = signal ? `signal ${signal}` : `code ${code}`;
   });
 
+  /** Suite runs still going (a test that timed out leaves one behind): ended first by stop(). */
+  const suites = new Set<ChildProcess>();
   let stopped: Promise<ConformanceTargetStop> | undefined;
   const stop = (): Promise<ConformanceTargetStop> => {
     stopped ??= (async () => {
+      for (const suite of suites) suite.kill('SIGKILL');
       if (exit === undefined) bridge.kill('SIGTERM');
       // The bridge gives each server 5 s after closing its stdin, then 5 s after SIGTERM.
       await waitFor('the bridge to exit', () => exit !== undefined, { timeoutMs: 30_000 }).catch(() => {
@@ -136,7 +139,7 @@ export async function startConformanceTarget(options: ConformanceTargetOptions =
       if (run.specVersion) args.push('--spec-version', run.specVersion);
       if (run.expectedFailures) args.push('--expected-failures', run.expectedFailures);
       args.push('--timeout', String(run.timeoutMs ?? 120_000));
-      const { exitCode, output } = await runSuite(args, outputDir);
+      const { exitCode, output } = await runSuite(args, outputDir, suites);
       return { scenario, exitCode, output, checks: readChecks(outputDir, scenario, output) };
     };
     return { url, environment, bridge, stderr: () => stderr, runScenario, stop };
@@ -147,7 +150,11 @@ export async function startConformanceTarget(options: ConformanceTargetOptions =
 }
 
 /** Runs the suite's CLI with the Node 20 shim preloaded; resolves with its exit code and output. */
-function runSuite(args: readonly string[], cwd: string): Promise<{ exitCode: number | null; output: string }> {
+function runSuite(
+  args: readonly string[],
+  cwd: string,
+  running: Set<ChildProcess>,
+): Promise<{ exitCode: number | null; output: string }> {
   const env: Record<string, string | undefined> = {
     ...process.env,
     NODE_OPTIONS: `--import ${pathToFileURL(node20ShimModule).href}`,
@@ -156,6 +163,7 @@ function runSuite(args: readonly string[], cwd: string): Promise<{ exitCode: num
   };
   return new Promise((resolve, reject) => {
     const suite = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(suite);
     let output = '';
     suite.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -164,7 +172,10 @@ function runSuite(args: readonly string[], cwd: string): Promise<{ exitCode: num
       output += chunk.toString();
     });
     suite.once('error', reject);
-    suite.once('close', (code) => resolve({ exitCode: code, output }));
+    suite.once('close', (code) => {
+      running.delete(suite);
+      resolve({ exitCode: code, output });
+    });
   });
 }
 
