@@ -93,7 +93,8 @@ export function judgeScenario(
   const notApplicable = entriesOf(baseline.notApplicable, scenario);
   const problems: string[] = [];
   for (const [id, check] of worst) {
-    const why = check.errorMessage ? `: ${check.errorMessage}` : '';
+    const details = check.details === undefined ? '' : ` ${JSON.stringify(check.details).slice(0, 600)}`;
+    const why = check.errorMessage || details ? `: ${check.errorMessage ?? ''}${details}` : '';
     if (check.status === 'SUCCESS') {
       if (expectedFailures.has(id)) problems.push(`${id} passes now: remove it from the baseline's server list`);
       if (notApplicable.has(id)) problems.push(`${id} passes now: remove it from the baseline's not-applicable list`);

@@ -375,12 +375,19 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
   let modernChild;
   let modernReady;
   let legacyCount = 0;
+  /** Every child not yet exited (a DELETEd session's child too, until it is gone). */
+  const running = new Set();
+  const started = (child) => {
+    running.add(child);
+    void child.exited.then(() => running.delete(child));
+    return child;
+  };
   /** @type {Map<string, StdioChild>} Mcp-Session-Id -> the legacy session's child */
   const sessions = new Map();
   /** The shared child, started (and warmed up) on first use and again after it exited. */
   const sharedChild = async () => {
     if (!modernChild?.alive) {
-      modernChild = new StdioChild('modern', command, args);
+      modernChild = started(new StdioChild('modern', command, args));
       modernReady = warmUpMethod === 'none' ? Promise.resolve() : warmUp(modernChild, warmUpMethod);
     }
     const child = modernChild;
@@ -416,7 +423,7 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
         );
       }
       legacyCount += 1;
-      child = new StdioChild(`legacy-${legacyCount}`, command, args);
+      child = started(new StdioChild(`legacy-${legacyCount}`, command, args));
       child.sessionId = randomUUID();
       sessions.set(child.sessionId, child);
     }
@@ -429,6 +436,9 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
   };
 
   const server = createServer((request, response) => {
+    // A client that goes away mid-request must not take the bridge down with it.
+    request.on('error', (error) => log('request', error.message));
+    response.on('error', (error) => log('response', error.message));
     const url = new URL(request.url ?? '/', 'http://bridge');
     if (url.pathname !== path)
       return reply(response, 404, rpcError(null, -32601, `no MCP endpoint at ${url.pathname}`));
@@ -474,8 +484,12 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
         (claimed !== undefined ||
           (headerVersion !== undefined && !LEGACY_VERSIONS.has(headerVersion) && message.method !== 'initialize'));
       log(modern ? 'modern' : 'legacy', 'POST', JSON.stringify(message).slice(0, 400));
-      if (modern) void handleModern(request, response, message);
-      else handleLegacy(request, response, message);
+      if (modern) {
+        handleModern(request, response, message).catch((error) => {
+          console.error(`[bridge] ${error.stack ?? error}`);
+          if (!response.headersSent) reply(response, 500, rpcError(message.id, -32603, 'bridge error'));
+        });
+      } else handleLegacy(request, response, message);
     });
   });
 
@@ -484,7 +498,7 @@ function startBridge({ port, host, path, warmUp: warmUpMethod, command, args }) 
     stopping ??= (async () => {
       server.close();
       server.closeAllConnections();
-      await Promise.all([modernChild, ...sessions.values()].filter(Boolean).map((child) => child.stop()));
+      await Promise.all([...running].map((child) => child.stop()));
     })();
     return stopping;
   };
