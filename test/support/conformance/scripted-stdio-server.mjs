@@ -6,6 +6,8 @@
 //   slow                   -> never answered (the client is expected to go away)
 //   subscriptions/listen   -> notifications/subscriptions/acknowledged tagged with the request id
 //   poke                   -> notifications/tools/list_changed on every open listen, then {}
+//   announce               -> an untagged notifications/tools/list_changed, then {}
+//   log                    -> an untagged notifications/message, then {}
 //   anything else          -> { ok: true } (initialize and tools/list included)
 import { createInterface } from 'node:readline';
 
@@ -30,6 +32,12 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   } else if (method === 'poke') {
     for (const listen of listens)
       write({ method: 'notifications/tools/list_changed', params: { _meta: { [SUBSCRIPTION_KEY]: listen } } });
+    write({ id, result: {} });
+  } else if (method === 'announce') {
+    write({ method: 'notifications/tools/list_changed' });
+    write({ id, result: {} });
+  } else if (method === 'log') {
+    write({ method: 'notifications/message', params: { level: 'info', data: 'a log line' } });
     write({ id, result: {} });
   } else write({ id, result: { ok: true } });
 });

@@ -16,7 +16,9 @@
 //   long-lived child. JSON-RPC ids are rewritten on the way in (so concurrent HTTP requests never
 //   collide) and restored on the way out; notifications find their POST by
 //   `_meta.subscriptionId` (a `subscriptions/listen` stream) or `progressToken`, and turn the
-//   answer into an SSE stream. A client that goes away before its answer makes the bridge send
+//   answer into an SSE stream. An untagged `notifications/message` goes to the one request in
+//   flight (dropped when there are several); any other untagged notification names no request
+//   and is dropped (said on stderr): HTTP would carry it on no stream the bridge offers. A client that goes away before its answer makes the bridge send
 //   `notifications/cancelled` for that request (how stdio cancels, and ends a listen).
 //   HTTP status from the JSON-RPC error: -32601 -> 404; -32020/-32021/-32022 -> 400; -32602 ->
 //   400 when the request's envelope lacks a required key (else 200).
@@ -279,12 +281,23 @@ class StdioChild {
     else if (message.method === 'notifications/cancelled') bridgeId = params.requestId;
     else if (params.progressToken !== undefined) {
       bridgeId = [...this.inFlight].find(([, exchange]) => exchange.progressToken === params.progressToken)?.[0];
-    } else if (this.inFlight.size === 1) {
-      // Untagged (a log message, a legacy server's request): only one request can own it.
-      bridgeId = [...this.inFlight.keys()][0];
+    } else if (message.id !== undefined || message.method === 'notifications/message') {
+      // Untagged but about a request (a log line, a legacy server's own request): stdio does not
+      // say which, so it goes to the request in flight when there is exactly one.
+      if (this.inFlight.size === 1) bridgeId = [...this.inFlight.keys()][0];
+    } else {
+      // About no request (an untagged list_changed, ...): over HTTP it could only go to a listen
+      // stream (2026-07-28) or the GET stream (legacy), neither of which it names or the bridge has.
+      console.error(`[bridge] ${this.label}: dropped ${message.method}, which names no request or subscription`);
+      return;
     }
     const exchange = bridgeId === undefined ? undefined : this.inFlight.get(bridgeId);
-    if (!exchange) return log(this.label, 'no request to route to', JSON.stringify(message).slice(0, 200));
+    if (!exchange) {
+      console.error(
+        `[bridge] ${this.label}: dropped ${message.method}: no single request in flight it could belong to`,
+      );
+      return;
+    }
     let restored = message;
     if (meta[SUBSCRIPTION_KEY] !== undefined) {
       restored = { ...message, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_KEY]: exchange.originalId } } };

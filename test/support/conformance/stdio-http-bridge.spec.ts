@@ -177,6 +177,19 @@ describe('stdio-http-bridge in front of a scripted stdio server', { timeout: 30_
     expect(seen.filter((message) => message.method === 'tools/call')).toHaveLength(1);
   });
 
+  it('streams an untagged log line on the one request in flight, and drops an untagged list_changed', async () => {
+    const logged = await fetch(bridge.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'log' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'g', method: 'log', params: { _meta: envelope } }),
+    });
+    expect(logged.headers.get('content-type')).toBe('text/event-stream');
+    expect(await readEvents(logged, 2)).toMatchObject([{ method: 'notifications/message' }, { id: 'g', result: {} }]);
+    // A list_changed names no request: the answer stays plain JSON with its own status.
+    const announced = await post('announce', {}, { id: 'a' });
+    expect(announced).toEqual({ status: 200, body: { jsonrpc: '2.0', id: 'a', result: {} } });
+  });
+
   it('refuses a non-loopback Host or Origin (403)', async () => {
     const host = new URL(bridge.url).host;
     const base = { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'whoami' };
