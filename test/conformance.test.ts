@@ -88,7 +88,9 @@ describe('the MCP conformance suite against the shipped nteract-mcp (through the
     expect([...erasOpened(target.stderr())].filter((era) => era.startsWith('native'))).toEqual(['native 2026-07-28']);
   });
 
-  it('stops the bridge, the servers behind it, the daemon they started, and removes its temp dirs', async () => {
+  it('stops the bridge, the servers behind it, the daemon they started, and removes its temp dirs', {
+    timeout: 90_000,
+  }, async () => {
     const { home, root } = target.environment.dirs;
     const stopped = await target.stop();
     expect(stopped.bridgeExit, target.stderr()).toBe('code 0');
