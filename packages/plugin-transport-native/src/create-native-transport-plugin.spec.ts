@@ -32,6 +32,13 @@ describe(createNativeTransportPlugin, () => {
     expect(admission().admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({ kind: 'probe' });
   });
 
+  it('refuses -32602 a method only this era has when it comes without an envelope (not passed to another era)', () => {
+    for (const method of ['server/discover', 'subscriptions/listen']) {
+      expect(admission().admit({ method })).toMatchObject({ kind: 'reject', code: -32602 });
+      expect(admission().admit({ method, params: { _meta: {} } })).toMatchObject({ kind: 'reject', code: -32602 });
+    }
+  });
+
   it('passes requests without an envelope (legacy ones included)', () => {
     expect(admission().admit({ method: 'initialize', params: { protocolVersion: '2025-06-18' } })).toEqual({
       kind: 'pass',

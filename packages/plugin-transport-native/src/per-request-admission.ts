@@ -21,9 +21,13 @@ const removedMethods = new Set([
   'resources/unsubscribe',
 ]);
 
+/** Methods that exist only in the per-request era: without an envelope they are malformed, not another era's. */
+const nativeOnlyMethods = new Set(['server/discover', 'subscriptions/listen']);
+
 /**
  * The per-request era (2026-07-28). It admits requests that carry the envelope in
- * `params._meta`; a request without any envelope key is not ours (`pass`). `server/discover` is a
+ * `params._meta`; a request without any envelope key is not ours (`pass`), unless its method
+ * exists only in this era (`server/discover`, `subscriptions/listen`: -32602, envelope missing). `server/discover` is a
  * probe that locks nothing. A missing required key is -32602, an unserved version -32022 with
  * `supported`/`requested`, a method this revision removed -32601. A request nobody admitted is
  * refused as a native-locked connection refuses it: a plain `initialize` -32022 naming the
@@ -39,10 +43,16 @@ export class PerRequestAdmission implements ProtocolAdmission {
 
   public admit(request: AdmissionRequest): AdmissionDecision {
     const meta = (request.params as { _meta?: unknown } | undefined)?._meta;
-    if (typeof meta !== 'object' || meta === null) return { kind: 'pass' };
-    const envelope = meta as Record<string, unknown>;
-    if (!(envelopeKeys.protocolVersion in envelope) && !(envelopeKeys.clientCapabilities in envelope))
-      return { kind: 'pass' };
+    const envelope = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
+    if (!(envelopeKeys.protocolVersion in envelope) && !(envelopeKeys.clientCapabilities in envelope)) {
+      // A method only this era has is this era's request, however malformed: its envelope is missing.
+      if (!nativeOnlyMethods.has(request.method)) return { kind: 'pass' };
+      return {
+        kind: 'reject',
+        code: nativeErrorCodes.invalidParams,
+        message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on '${request.method}'`,
+      };
+    }
 
     const requested = envelope[envelopeKeys.protocolVersion];
     if (typeof requested !== 'string' || requested.length === 0) {

@@ -27,16 +27,15 @@
 //   it. Requests the child sends (sampling, elicitation) go out on the open POST as SSE; the
 //   client POSTs the answers back.
 //
-// The warm-up (`--warm-up tools/list`, the default; `--warm-up none` turns it off). On HTTP the
+// The warm-up (`--warm-up tools/list`; off by default, `--warm-up none`). On HTTP the
 // MCP-Protocol-Version header makes every request self-describing as 2026-07-28, whatever its
 // body; stdio has no header, so a dual-era stdio server that has not yet seen a valid request
-// must judge from the body alone, and there an envelope-less request reads as a legacy client's
-// request before `initialize` (nteract-mcp opens its era on the first valid request other than
-// `server/discover`, and answers such a request with -32600 until then). The shared child serves
-// one modern HTTP endpoint, so before forwarding anything the bridge puts it in the state the
-// header states: one valid enveloped request (`tools/list`) opens its native era, and every later
-// request is validated as a native one. The unopened state is not what the suite tests over HTTP;
-// the project's own era tests cover it over stdio.
+// must judge from the body alone, where an envelope-less request may read as a legacy client's
+// request before `initialize`. For such a server the warm-up puts the shared child in the state
+// the header states: one valid enveloped request opens its native era first. nteract-mcp needs
+// none (it knows `server/discover` and `subscriptions/listen` as native-only methods, so even
+// envelope-less they get the native -32602), and the conformance test runs without it, so the
+// suite meets the server unopened, as a client does.
 //
 // What the bridge checks itself is only what the HTTP binding owns: MCP-Protocol-Version header
 // against the body's `_meta` version, Mcp-Method against the method, Mcp-Name against
@@ -71,7 +70,7 @@ function parseArguments(argv) {
       'usage: stdio-http-bridge.mjs [--port 0] [--host 127.0.0.1] [--path /mcp] [--warm-up tools/list|none] -- <command> [args...]',
     );
   }
-  const options = { port: 0, host: '127.0.0.1', path: '/mcp', warmUp: 'tools/list' };
+  const options = { port: 0, host: '127.0.0.1', path: '/mcp', warmUp: 'none' };
   const own = argv.slice(0, split);
   for (let index = 0; index < own.length; index += 2) {
     const [name, value] = [own[index], own[index + 1]];

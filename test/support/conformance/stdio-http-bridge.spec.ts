@@ -29,9 +29,13 @@ interface Bridge {
 let bridge: Bridge;
 
 beforeEach(async () => {
-  const child = spawn(process.execPath, [stdioHttpBridge, '--port', '0', '--', process.execPath, scriptedServer], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [stdioHttpBridge, '--port', '0', '--warm-up', 'tools/list', '--', process.execPath, scriptedServer],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let exit: string | undefined;
   child.stdout.on('data', (chunk: Buffer) => {
@@ -124,7 +128,7 @@ function rawPost(headers: Record<string, string>): Promise<number> {
 }
 
 describe('stdio-http-bridge in front of a scripted stdio server', { timeout: 30_000 }, () => {
-  it('opens the shared child with one valid enveloped tools/list before anything it forwards', async () => {
+  it('with --warm-up tools/list, opens the shared child with one valid enveloped tools/list before anything it forwards', async () => {
     await post('whoami');
     const [first, second] = await journal();
     expect(first).toMatchObject({ method: 'tools/list', params: { _meta: envelope } });
