@@ -104,6 +104,7 @@ const message: fc.Arbitrary<Message> = fc
       'tools/call',
       'ping',
       'resources/read',
+      'subscriptions/listen',
       'no/such-method',
     ),
     notificationMethod: fc.constantFrom(
@@ -118,6 +119,7 @@ const message: fc.Arbitrary<Message> = fc
     }),
     clientInfo: fc.option(clientInfo, { nil: undefined }),
     paramsNotAnObject: fc.constantFrom<unknown>(undefined, undefined, undefined, undefined, null, 'p', 5),
+    filter: fc.constantFrom<unknown>(undefined, { toolsListChanged: true }, { resourcesListChanged: true }, 'all'),
   })
   .map((drawn): Message => {
     const method = drawn.notification ? drawn.notificationMethod : drawn.requestMethod;
@@ -132,6 +134,7 @@ const message: fc.Arbitrary<Message> = fc
     }
     const params: Record<string, unknown> = {
       ...(method === 'tools/call' ? { name: 'list_active_notebooks', arguments: {} } : {}),
+      ...(method === 'subscriptions/listen' && drawn.filter !== undefined ? { notifications: drawn.filter } : {}),
       ...(method === 'initialize' && drawn.legacyVersion !== undefined
         ? { protocolVersion: drawn.legacyVersion, capabilities: {} }
         : {}),
@@ -146,11 +149,22 @@ function drive(sequence: readonly Message[]): void {
   const faults: unknown[] = [];
   const gate = new ProtocolEraGate(shippedEras(), server, { onFault: (_era, error) => faults.push(error) });
   let opened: EraConnection | undefined;
+  /** Ids of the streams open now (a stream's id is the index of its listen request). */
+  const streams = new Set<number>();
   for (const [index, sent] of sequence.entries()) {
     const at = `message ${index}: ${JSON.stringify(sent)}`;
     if (sent.notification) {
       // Not judged by the gate: a notification needs no envelope, opens nothing, changes no era.
       expect(gate.connection, at).toBe(opened);
+      // A cancellation of an open stream closes it, once; of anything else, closes nothing.
+      if (sent.method === 'notifications/cancelled') {
+        const [stream] = streams;
+        if (stream !== undefined) {
+          expect(gate.cancelled(stream), at).toBe(true);
+          expect(gate.cancelled(stream), at).toBe(false);
+          streams.delete(stream);
+        } else expect(gate.cancelled(index), at).toBe(false);
+      }
       continue;
     }
     const before = gate.connection;
@@ -158,7 +172,30 @@ function drive(sequence: readonly Message[]): void {
     const verdict = gate.receive(request);
 
     // One verdict, well formed.
-    expect(['serve', 'answer', 'refuse'], at).toContain(verdict.kind);
+    expect(['serve', 'answer', 'refuse', 'listen'], at).toContain(verdict.kind);
+    if (verdict.kind === 'listen') {
+      // Only a native connection holds streams; opening one acknowledges it under its id, or refuses it.
+      expect(gate.connection?.era, at).toBe('native');
+      expect(sent.method, at).toBe('subscriptions/listen');
+      const stream = gate.listen(index, request);
+      if ('notifications' in stream) {
+        expect(stream.notifications[0], at).toMatchObject({
+          method: 'notifications/subscriptions/acknowledged',
+          params: { _meta: { 'io.modelcontextprotocol/subscriptionId': index } },
+        });
+        streams.add(index);
+      } else expect(Number.isInteger(stream.error.code), at).toBe(true);
+    }
+    // A list change reaches only open streams, each tagged with its id; before native, as it is.
+    const delivered = gate.deliver({ method: 'notifications/tools/list_changed' });
+    if (gate.connection?.era === 'native') {
+      for (const notification of delivered) {
+        const id = (notification.params?._meta as Record<string, unknown> | undefined)?.[
+          'io.modelcontextprotocol/subscriptionId'
+        ];
+        expect(streams.has(id as number), at).toBe(true);
+      }
+    } else expect(delivered, at).toHaveLength(1);
     if (verdict.kind === 'refuse') {
       expect(Number.isInteger(verdict.error.code), at).toBe(true);
       expect(typeof verdict.error.message, at).toBe('string');
@@ -232,19 +269,24 @@ describe(`the shipped protocol eras behind one gate (${runs} sequences, seed ${s
   );
 
   it(
-    'opens each era in some sequence (the generator reaches both)',
+    'opens each era and a notification stream in some sequence (the generator reaches all three)',
     () => {
       const seen = new Set<string>();
       fc.assert(
         fc.property(fc.array(message, { minLength: 1, maxLength: 25 }), (sequence) => {
           const gate = new ProtocolEraGate(shippedEras(), server);
-          for (const sent of sequence)
-            if (!sent.notification) gate.receive({ method: sent.method, params: sent.params });
+          for (const [index, sent] of sequence.entries()) {
+            if (sent.notification) continue;
+            const request = { method: sent.method, params: sent.params };
+            if (gate.receive(request).kind === 'listen' && 'notifications' in gate.listen(index, request)) {
+              seen.add('stream');
+            }
+          }
           if (gate.connection) seen.add(gate.connection.era);
         }),
         { seed, numRuns: runs },
       );
-      expect([...seen].sort()).toEqual(['legacy', 'native']);
+      expect([...seen].sort()).toEqual(['legacy', 'native', 'stream']);
     },
     timeout,
   );
