@@ -4,6 +4,7 @@ import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
+import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import {
   defineChildTool,
@@ -31,7 +32,8 @@ const cellTypeSchema = z
 
 /**
  * The notebook tools. Each works on the active session through `slot.access(requirement)`
- * (`document` for reads, `mutation` for edits, `runtime` for execution and kernel control) and
+ * (`document` for reads, `mutation` for edits, `runtime` for execution and kernel control; edits
+ * and runs wait, bounded, for a session still starting: {@link accessWhenReady}) and
  * re-checks `ensureCurrent()` after awaiting before it reports on "the active notebook".
  * Mutations carry the call's idempotency key; a tool with several mutations derives
  * `<key>:insert`, `<key>:update`, `<key>:execute`… so a replay applies each once. `get_results`
@@ -173,7 +175,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     handler: async (args, context) => {
       const cellType: CellType = given(args.cell_type) ?? 'code';
       const run = given(args.and_run) ?? false;
-      const access = deps.slot.access(run && cellType === 'code' ? 'runtime' : 'mutation');
+      const access = await accessWhenReady(deps, run && cellType === 'code' ? 'runtime' : 'mutation', context);
       const cell = await access.handle.insertCell(
         { source: given(args.source) ?? '', cellType, index: given(args.index) },
         { idempotencyKey: subKey(context, 'insert') },
@@ -214,7 +216,11 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       if (source === undefined && cellType === undefined && !run) {
         throw new ToolError('Nothing to change: give source, cell_type, or and_run=true.');
       }
-      const access = deps.slot.access(run && cellType !== 'markdown' && cellType !== 'raw' ? 'runtime' : 'mutation');
+      const access = await accessWhenReady(
+        deps,
+        run && cellType !== 'markdown' && cellType !== 'raw' ? 'runtime' : 'mutation',
+        context,
+      );
       let cell: NotebookCell;
       if (source !== undefined || cellType !== undefined) {
         cell = await access.handle.updateCell(
@@ -250,7 +256,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args, context) => {
-      const access = deps.slot.access('mutation');
+      const access = await accessWhenReady(deps, 'mutation', context);
       await access.handle.deleteCell(args.cell_id, { idempotencyKey: context.idempotencyKey });
       access.ensureCurrent();
       return jsonResult({ deleted: true, cell_id: args.cell_id });
@@ -268,7 +274,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, context) => {
       const after = given(args.after_cell_id);
-      const access = deps.slot.access('mutation');
+      const access = await accessWhenReady(deps, 'mutation', context);
       await access.handle.moveCell(args.cell_id, after, { idempotencyKey: context.idempotencyKey });
       access.ensureCurrent();
       return jsonResult({ moved: true, cell_id: args.cell_id, after_cell_id: after ?? null });
@@ -287,7 +293,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
-      const access = deps.slot.access('runtime');
+      const access = await accessWhenReady(deps, 'runtime', context);
       const execution = await runCell(access, args.cell_id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: context.idempotencyKey,
@@ -312,7 +318,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     handler: async (args, context) => {
       const wait = given(args.wait) ?? true;
       const deadline = deps.clock.now() + (given(args.timeout_secs) ?? defaultRunAllTimeoutSecs) * 1000;
-      const access = deps.slot.access('runtime');
+      const access = await accessWhenReady(deps, 'runtime', context);
       const cells = await access.handle.listCells();
       access.ensureCurrent();
       const codeCells = cells.filter((cell) => cell.cellType === 'code');
@@ -404,6 +410,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     inputSchema: z.object({}),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
+      // Nothing runs in a kernel still starting: no wait.
       const access = deps.slot.access('runtime');
       await access.handle.interruptKernel();
       return jsonResult({ interrupted: true });
@@ -415,8 +422,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     description: 'Restart the kernel of the active notebook: all variables are lost; cells and outputs stay.',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-    handler: async () => {
-      const access = deps.slot.access('runtime');
+    handler: async (_args, context) => {
+      const access = await accessWhenReady(deps, 'runtime', context);
       await access.handle.restartKernel();
       return jsonResult({ restarted: true });
     },

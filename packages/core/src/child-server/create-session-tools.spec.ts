@@ -303,10 +303,10 @@ describe('session tools', () => {
       const a = await harness.callJson('connect_notebook', { path: 'a.ipynb' });
       await harness.call('disconnect_notebook');
       expect(await toolError(harness.call('get_all_cells'))).toBe(
-        `No active notebook session (daemon connection lost). Reconnect with: connect_notebook(notebook_id="${a.notebook_id}") — file: ${join(harness.cwd, 'a.ipynb')}`,
+        `No active notebook session (you disconnected it with disconnect_notebook). Reconnect with: connect_notebook(notebook_id="${a.notebook_id}") — file: ${join(harness.cwd, 'a.ipynb')}`,
       );
       expect(await toolError(harness.call('execute_cell', { cell_id: 'cell-1' }))).toContain(
-        'No active notebook session (daemon connection lost)',
+        'No active notebook session (you disconnected it with disconnect_notebook)',
       );
     });
   });

@@ -3,12 +3,12 @@ import { describeNotebookTarget, identityOfTarget, type NotebookTarget } from '.
 /**
  * Why the last session went away.
  * - `switched`: another notebook became active; the old one may still be parked.
- * - `disconnected`: the daemon connection was lost, recovery failed, or the user disconnected
- *   (explicit disconnect also cancels automatic rejoin).
+ * - `disconnected`: the daemon connection was lost or recovery failed.
+ * - `closed`: the agent disconnected it (`disconnect_notebook`), which also cancels automatic rejoin.
  * - `evicted`: rejoin got a definitive refusal (unknown notebook id, missing saved file). It does
  *   not mean every kernel keep-alive timeout deletes a room.
  */
-export type SessionDropReason = 'switched' | 'disconnected' | 'evicted';
+export type SessionDropReason = 'switched' | 'disconnected' | 'closed' | 'evicted';
 
 /** Best-effort recovery context kept after a session goes away; not another session. */
 export interface SessionDropInfo {
@@ -24,6 +24,7 @@ const reasonTexts: Readonly<Record<SessionDropReason, string>> = {
   evicted: 'notebook was evicted (idle timeout)',
   switched: 'switched to a different notebook',
   disconnected: 'daemon connection lost',
+  closed: 'you disconnected it with disconnect_notebook',
 };
 
 /** The error text for a notebook tool called with no active session. */

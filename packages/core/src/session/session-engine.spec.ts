@@ -227,7 +227,7 @@ describe(SessionSlot, () => {
     expect(e.slot.lastDrop).toBe(before);
     expect(a.handle.isClosed).toBe(true);
     expect(e.slot.disconnect()).toEqual({ kind: 'active', session: b });
-    expect(e.slot.lastDrop).toMatchObject({ reason: 'disconnected', notebookId: 'id-b' });
+    expect(e.slot.lastDrop).toMatchObject({ reason: 'closed', notebookId: 'id-b' });
     expect(e.slot.disconnect('id-x')).toBeUndefined();
   });
 
@@ -239,7 +239,7 @@ describe(SessionSlot, () => {
     await connectNow(e, 'a');
     e.slot.disconnect();
     expect(() => e.slot.access('document')).toThrow(
-      'No active notebook session (daemon connection lost). Reconnect with: connect_notebook(notebook_id="id-a") — file: /n/a.ipynb',
+      'No active notebook session (you disconnected it with disconnect_notebook). Reconnect with: connect_notebook(notebook_id="id-a") — file: /n/a.ipynb',
     );
     e.slot.recordDrop('evicted', undefined, {
       kind: 'notebook-id',

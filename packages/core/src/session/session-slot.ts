@@ -158,7 +158,7 @@ export class SessionSlot {
    * Explicit disconnect of the active session (no id) or of a given notebook, active or parked.
    * Disconnecting the active session, or asking to disconnect while none is active, advances the
    * intent epoch, so a background rejoin in flight cannot resurrect it. Closes the peer; records a
-   * `disconnected` drop for the active session only (a parked one leaves drop info alone).
+   * `closed` drop for the active session only (a parked one leaves drop info alone).
    * Returns what was removed.
    */
   public disconnect(
@@ -172,7 +172,7 @@ export class SessionSlot {
     if (active && (notebookId === undefined || active.handle.notebookId === notebookId)) {
       this.#intentEpoch += 1;
       this.#active = undefined;
-      this.recordDrop('disconnected', active);
+      this.recordDrop('closed', active);
       this.release(active, 'explicit disconnect');
       this.emit('removed');
       return { kind: 'active', session: active };

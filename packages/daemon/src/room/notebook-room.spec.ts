@@ -219,6 +219,19 @@ describe('NotebookRoom journal', () => {
     expect(answer.warning).toContain(aside[0]);
   });
 
+  it('stops calling an untitled ephemeral notebook ephemeral once it is saved to a file', async () => {
+    const catalog = await daemonLife();
+    const { room, release } = await catalog.create({ runtime: 'python', workingDir: dir, ephemeral: true });
+    const p = peer('agent');
+    room.addPeer(p);
+    release();
+    expect(room.ephemeral).toBe(true);
+    expect(room.info().ephemeral).toBe(true);
+    await room.handle(p, { type: 'save', path: join(dir, 'kept.ipynb') });
+    expect(room.ephemeral).toBe(false);
+    expect(room.info().ephemeral).toBe(false);
+  });
+
   it('replays a persisted untitled notebook from its store file', async () => {
     const first = await daemonLife();
     const { room, release } = await first.create({ runtime: 'python', workingDir: dir, ephemeral: false });

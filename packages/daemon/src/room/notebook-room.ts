@@ -126,7 +126,8 @@ export interface RoomInit {
  */
 export class NotebookRoom {
   public readonly notebookId: string;
-  public readonly ephemeral: boolean;
+  /** Created ephemeral (discarded when its room closes while it has no file). */
+  readonly #ephemeral: boolean;
   public readonly createdAt: number;
   readonly #document: NotebookDocument;
   readonly #init: RoomInit;
@@ -164,10 +165,15 @@ export class NotebookRoom {
    */
   #kernelGone: string | undefined;
 
+  /** Discarded when its room closes: created ephemeral and not saved to a file since. */
+  public get ephemeral(): boolean {
+    return this.#ephemeral && this.#path === undefined;
+  }
+
   public constructor(init: RoomInit) {
     this.#init = init;
     this.notebookId = init.notebookId;
-    this.ephemeral = init.ephemeral;
+    this.#ephemeral = init.ephemeral;
     this.#document = init.document;
     this.#path = init.path;
     this.#workingDir = init.workingDir;
@@ -851,7 +857,7 @@ export class NotebookRoom {
     this.#dirty = true;
     await this.flush();
     if (target !== previous) this.watchFile();
-    if (previous === undefined && !this.ephemeral) await this.#init.untitled.remove(this.notebookId);
+    if (previous === undefined && !this.#ephemeral) await this.#init.untitled.remove(this.notebookId);
     this.broadcast({ event: 'saved', notebook_path: target });
     return { notebook_id: this.notebookId, notebook_path: target } satisfies WireNotebookAnswer<'save'>;
   }
