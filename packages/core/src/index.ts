@@ -155,6 +155,7 @@ export type {
   NotebookHandleCloseReason,
   NotebookReadiness,
   SavedNotebook,
+  ScratchRun,
   Subscription,
 } from './ports/notebook-handle.js';
 export type { SourceFileState } from './ports/source-file-probe.js';

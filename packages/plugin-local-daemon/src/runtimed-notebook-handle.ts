@@ -1,4 +1,5 @@
 import {
+  type CellOutput,
   type CellType,
   type Clock,
   CoreError,
@@ -14,6 +15,7 @@ import {
   type NotebookHandleCloseReason,
   type NotebookReadiness,
   type SavedNotebook,
+  type ScratchRun,
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
@@ -266,6 +268,29 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
     return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
+  }
+
+  /** `run_code` on the daemon: answered when done; after `timeoutMs` this resolves `timeout` and drops the late answer. */
+  public runScratch(source: string, options: { readonly timeoutMs?: number } = {}): Promise<ScratchRun> {
+    const run = this.request({ type: 'run_code', source }).then(
+      (answer): ScratchRun => ({ status: answer.status, outputs: answer.outputs as readonly CellOutput[] }),
+    );
+    if (options.timeoutMs === undefined) return run;
+    return new Promise((resolve, reject) => {
+      const timer = this.#clock.setTimer(options.timeoutMs as number, () =>
+        resolve({ status: 'timeout', outputs: [] }),
+      );
+      run.then(
+        (result) => {
+          timer.cancel();
+          resolve(result);
+        },
+        (error: unknown) => {
+          timer.cancel();
+          reject(error);
+        },
+      );
+    });
   }
 
   public async interruptKernel(): Promise<void> {

@@ -35,6 +35,9 @@ const allTools = [
   'get_results',
   'interrupt_kernel',
   'restart_kernel',
+  'replace_in_cell',
+  'clear_outputs',
+  'run_code',
 ];
 
 /** The rejection of a call, which must be a JSON-RPC invalid-params error. */

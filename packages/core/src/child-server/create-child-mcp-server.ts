@@ -28,6 +28,7 @@ import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { createEditTools } from './create-edit-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
@@ -144,7 +145,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
   };
-  const notebookTools = createNotebookTools(deps);
+  const notebookTools = [...createNotebookTools(deps), ...createEditTools(deps)];
   const contributed = container
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()

@@ -14,6 +14,7 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { subKey } from './idempotency-sub-key.js';
 import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
@@ -160,11 +161,13 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const createCell = defineChildTool({
     name: 'create_cell',
     description:
-      'Insert a cell into the active notebook (appended unless index is given); with and_run=true a code cell is executed and its outputs returned.',
+      'Insert a cell into the active notebook (appended unless index, after_cell_id or before_cell_id is given); with and_run=true a code cell is executed and its outputs returned.',
     inputSchema: z.object({
       source: toolParameters.optionalString('Cell source (default empty).'),
       cell_type: cellTypeSchema,
       index: toolParameters.optionalIndex('Position to insert at (default: append).'),
+      after_cell_id: toolParameters.optionalString('Insert just after this cell (instead of index).'),
+      before_cell_id: toolParameters.optionalString('Insert just before this cell (instead of index).'),
       and_run: toolParameters.optionalBoolean('Execute the new code cell (default false).'),
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
@@ -176,8 +179,14 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const cellType: CellType = given(args.cell_type) ?? 'code';
       const run = given(args.and_run) ?? false;
       const access = await accessWhenReady(deps, run && cellType === 'code' ? 'runtime' : 'mutation', context);
+      const index = await insertionIndex(
+        access,
+        given(args.index),
+        given(args.after_cell_id),
+        given(args.before_cell_id),
+      );
       const cell = await access.handle.insertCell(
-        { source: given(args.source) ?? '', cellType, index: given(args.index) },
+        { source: given(args.source) ?? '', cellType, index },
         { idempotencyKey: subKey(context, 'insert') },
       );
       access.ensureCurrent();
@@ -450,9 +459,21 @@ function jsonCellCost(cell: RenderedCell): number {
   return escapedBytes(text) + 8 * (text.split('\n').length + 1);
 }
 
-/** A key for one of several mutations of a call; `undefined` when the call carried none. */
-function subKey(context: ToolCallContext, step: string): string | undefined {
-  return context.idempotencyKey === undefined ? undefined : `${context.idempotencyKey}:${step}`;
+/** Where `create_cell` inserts: `index`, or next to a cell named by id; at most one of the three. */
+async function insertionIndex(
+  access: SessionAccess,
+  index: number | undefined,
+  after: string | undefined,
+  before: string | undefined,
+): Promise<number | undefined> {
+  const given = [index, after, before].filter((value) => value !== undefined).length;
+  if (given > 1) throw new ToolError('Give at most one of index, after_cell_id and before_cell_id.');
+  const anchor = after ?? before;
+  if (anchor === undefined) return index;
+  const cells = await access.handle.listCells();
+  const at = cells.findIndex((cell) => cell.id === anchor);
+  if (at < 0) throw new ToolError(`Cell not found: ${anchor}`);
+  return after !== undefined ? at + 1 : at;
 }
 
 function notRunNote(cell: NotebookCell): string {

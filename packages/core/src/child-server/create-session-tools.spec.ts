@@ -62,7 +62,7 @@ describe('session tools', () => {
       expect(harness.slot.parked).toEqual([]);
     });
 
-    it('does not wait for readiness: a pending notebook is returned as the retained projection', async () => {
+    it('does not wait for readiness: a pending notebook is returned as the retained projection; an edit waits for it', async () => {
       harness = await startChildServerTestHarness({
         daemon: { readiness: { document: 'pending', runtime: 'pending' } },
       });
@@ -71,11 +71,12 @@ describe('session tools', () => {
         projection: 'retained',
         readiness: { document: 'pending', runtime: 'pending' },
       });
-      const edit = await toolError(harness.call('create_cell', { source: 'x' }));
-      expect(edit).toContain('still syncing');
+      // Reads work at once; an edit waits (bounded) for the document instead of failing.
+      expect(await harness.callJson('get_all_cells', { format: 'json' })).toMatchObject({ cells: [] });
+      const edit = harness.callJson('create_cell', { source: 'x' });
       const handle = harness.daemon?.handles[0] as FakeNotebookHandle;
       handle.setReadiness({ document: 'ready', runtime: 'ready' });
-      expect((await harness.callJson('create_cell', { source: 'x' })).cell_id).toBe('cell-1');
+      expect((await edit).cell_id).toBe('cell-1');
     });
 
     it('attaches by notebook id (any case) and reports an unavailable notebook with the daemon message', async () => {
@@ -329,6 +330,7 @@ describe('session tools', () => {
           activation: 2,
           readiness: { document: 'ready', runtime: 'ready' },
           daemon_incarnation: { pid: 777, started_at: expect.any(String) },
+          ephemeral: true,
         },
         parked: [{ notebook_id: a.notebook_id, path: join(harness.cwd, 'a.ipynb') }],
         last_drop: {

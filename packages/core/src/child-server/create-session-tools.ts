@@ -251,12 +251,14 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
       const daemon = await daemonStatus(deps.daemon);
-      // Read the slot after the await, so the answer describes one moment.
+      const rooms = deps.daemon ? await deps.daemon.listRooms().catch(() => undefined) : undefined;
+      // Read the slot after the awaits, so the answer describes one moment.
       const { slot } = deps;
       const active = slot.active;
       const drop = slot.lastDrop;
+      const room = rooms?.find((candidate) => candidate.notebookId === active?.handle.notebookId);
       return jsonResult({
-        active: active ? activeJson(active) : null,
+        active: active ? { ...activeJson(active), ephemeral: room?.ephemeral ?? null } : null,
         parked: slot.parked.map((session) => ({
           notebook_id: session.handle.notebookId,
           path: session.handle.notebookPath ?? null,

@@ -70,6 +70,12 @@ export interface ExecutionState {
   readonly kernelNotice?: string;
 }
 
+/** A scratch run's outcome: outputs returned, stored nowhere. `timeout`: still running when the wait ended. */
+export interface ScratchRun {
+  readonly status: 'ok' | 'error' | 'aborted' | 'timeout';
+  readonly outputs: readonly CellOutput[];
+}
+
 export interface SavedNotebook {
   readonly notebookId: string;
   readonly path: string;
@@ -122,6 +128,13 @@ export interface NotebookHandle {
   executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult>;
   /** The current state of an execution started in this notebook; rejects `invalidRequest` for an unknown id. */
   getExecution(executionId: string): Promise<ExecutionState>;
+  /**
+   * Runs `source` in the notebook's kernel without a cell, after what is queued: the document,
+   * the kernel's history and execution count stay as they were. Waits at most `timeoutMs` (then
+   * `timeout`; the code goes on running; interrupt it with {@link interruptKernel}). Absent on
+   * backends that cannot.
+   */
+  runScratch?(source: string, options?: { readonly timeoutMs?: number }): Promise<ScratchRun>;
   interruptKernel(): Promise<void>;
   restartKernel(): Promise<void>;
   /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */

@@ -14,6 +14,7 @@ import type {
   NotebookHandleCloseReason,
   NotebookReadiness,
   SavedNotebook,
+  ScratchRun,
   Subscription,
 } from '../ports/notebook-handle.js';
 import { NotModelledError } from './not-modelled-error.js';
@@ -227,6 +228,32 @@ export class FakeNotebookHandle implements NotebookHandle {
       };
       return result;
     });
+  }
+
+  /** The sources of the scratch runs so far, in order. */
+  public readonly scratchRuns: string[] = [];
+
+  /** Runs `source` with the executor as if it were a cell; nothing of the document changes. */
+  public async runScratch(source: string): Promise<ScratchRun> {
+    this.use('runScratch');
+    if (!this.#executor) throw new NotModelledError('FakeNotebookHandle', 'runScratch needs an executor option');
+    if (this.#readiness.runtime !== 'ready') {
+      throw new CoreError(
+        'invalidRequest',
+        `Runtime is ${this.#readiness.runtime}: ${this.#readiness.reason ?? 'no kernel'}`,
+      );
+    }
+    this.scratchRuns.push(source);
+    const scratch: NotebookCell = {
+      id: 'scratch',
+      cellType: 'code',
+      source,
+      outputs: [],
+      executionCount: null,
+      metadata: {},
+    };
+    const { status, outputs } = this.#executor(scratch);
+    return { status: status === 'running' ? 'timeout' : status, outputs };
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {

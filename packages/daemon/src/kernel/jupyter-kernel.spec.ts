@@ -216,7 +216,10 @@ describe(JupyterKernel, () => {
       expect(result.status).toBe('error');
       expect(result.outputs.at(-1)).toMatchObject({ output_type: 'error', ename: 'KeyboardInterrupt' });
 
-      const after = await kernel.execute('1+1');
+      // ipykernel aborts what reaches it while it discards its queue after the error (a window
+      // that grows under load): ask until one runs.
+      let after = await kernel.execute('1+1');
+      for (let attempt = 0; after.status === 'aborted' && attempt < 100; attempt++) after = await kernel.execute('1+1');
       expect(after.status).toBe('ok');
       expect(plainText(after.outputs[0])).toBe('2');
     });

@@ -27,6 +27,8 @@ export interface KernelExecution {
 }
 
 export interface ExecuteOptions {
+  /** Jupyter's `store_history` (default true); a scratch run passes false (no history, no new execution count). */
+  readonly storeHistory?: boolean;
   /**
    * Called for each new or changed output (a merged stream or an updated display is passed whole),
    * with a snapshot of all outputs so far. Thrown errors are logged and ignored.
@@ -310,7 +312,7 @@ export class JupyterKernel {
     const content = {
       code: execution.code,
       silent: false,
-      store_history: true,
+      store_history: execution.options.storeHistory ?? true,
       user_expressions: {},
       allow_stdin: false,
       stop_on_error: execution.options.stopOnError ?? true,

@@ -9,7 +9,11 @@ export interface RoomKernel {
   onExit(listener: (info: { code: number | null; signal: string | null }) => void): Subscription;
   execute(
     code: string,
-    options?: { onOutput?: (output: NotebookOutput, outputsSoFar: readonly NotebookOutput[]) => void },
+    options?: {
+      onOutput?: (output: NotebookOutput, outputsSoFar: readonly NotebookOutput[]) => void;
+      /** `false` for a scratch run: no history, no new execution count. */
+      storeHistory?: boolean;
+    },
   ): Promise<{ status: 'ok' | 'error' | 'aborted'; executionCount: number | null; outputs: readonly NotebookOutput[] }>;
   interrupt(): Promise<void>;
   restart(): Promise<void>;

@@ -405,6 +405,8 @@ export class NotebookRoom {
         }));
       case 'get_execution':
         return this.execution(request.execution_id);
+      case 'run_code':
+        return this.runScratch(request.source);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
@@ -728,6 +730,32 @@ export class NotebookRoom {
     const source = cell.source;
     this.#executionQueue = this.#executionQueue.catch(() => undefined).then(() => this.runExecution(record, source));
     return this.describe(record);
+  }
+
+  /**
+   * A scratch run: `source` in the kernel after what is queued, with no cell, no broadcast, no
+   * history and no execution count; its outputs are answered and kept nowhere.
+   */
+  private async runScratch(source: string): Promise<WireNotebookAnswer<'run_code'>> {
+    if (this.#runtime.state === 'unavailable') {
+      throw new DaemonError(
+        'runtimeUnavailable',
+        `Cannot run code: the runtime is unavailable (${this.#runtime.reason ?? 'no kernel'})`,
+      );
+    }
+    const run = this.#executionQueue
+      .catch(() => undefined)
+      .then(async () => {
+        const kernel = await this.ensureKernel().catch(() => undefined);
+        if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
+        return kernel.execute(source, { storeHistory: false });
+      });
+    this.#executionQueue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const result = await run;
+    return { status: result.status, outputs: [...result.outputs] };
   }
 
   private async runExecution(record: ExecutionRecord, source: string): Promise<void> {

@@ -91,6 +91,25 @@ beforeEach(async () => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('NotebookRoom kernel lifetime', () => {
+  it('runs scratch code in the kernel without history and without touching the document (run_code)', async () => {
+    const { room, release } = await catalog.open(join(dir, 's.ipynb'));
+    const a = peer('a');
+    room.addPeer(a);
+    release();
+    await settle();
+    const kernel = launcher.kernels[0] as ScriptedKernel;
+    const seen: { code: string; storeHistory: boolean | undefined }[] = [];
+    kernel.execute = async (code, options) => {
+      seen.push({ code, storeHistory: options?.storeHistory });
+      return { status: 'ok', executionCount: null, outputs: [{ output_type: 'stream', name: 'stdout', text: '2\n' }] };
+    };
+    const before = room.cells();
+    const answer = await room.handle(a, { type: 'run_code', source: 'print(1 + 1)' });
+    expect(answer).toEqual({ status: 'ok', outputs: [{ output_type: 'stream', name: 'stdout', text: '2\n' }] });
+    expect(seen).toEqual([{ code: 'print(1 + 1)', storeHistory: false }]);
+    expect(room.cells()).toEqual(before);
+  });
+
   it('tears the kernel down only after keep-alive once the last peer left, keeping the room', async () => {
     const { room, release } = await catalog.open(join(dir, 'a.ipynb'));
     const a = peer('a');

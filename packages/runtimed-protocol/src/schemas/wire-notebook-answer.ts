@@ -28,6 +28,10 @@ export const wireNotebookAnswerSchemas = {
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
   execute_cell: wireExecutionStateSchema.extend({ warning }),
   get_execution: wireExecutionStateSchema,
+  run_code: z.object({
+    status: z.enum(['ok', 'error', 'aborted']),
+    outputs: wireExecutionStateSchema.shape.outputs,
+  }),
   interrupt: z.object({ interrupted: z.literal(true) }),
   restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
   save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),
