@@ -7,6 +7,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hopOverheadBenchmark } from './hop-overhead.mjs';
+import { recoveryBenchmark } from './recovery.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -239,12 +241,18 @@ const benchmarks = {
   container: containerBenchmark,
   'proxy-overhead': proxyOverheadBenchmark,
   'wire-validation': wireValidationBenchmark,
+  'hop-overhead': hopOverheadBenchmark,
+  recovery: recoveryBenchmark,
 };
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+/** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */
+const size = args.includes('--smoke') ? 'smoke' : 'full';
+const wanted = args.filter((arg) => !arg.startsWith('--'));
+const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'), size };
 mkdirSync(resultsDir, { recursive: true });
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
-  const { chart, ...report } = await run();
+  const { chart, ...report } = await run(context);
   const stamped = { ...report, node: process.version, measuredAt: new Date().toISOString() };
   writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
   writeFileSync(join(resultsDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));

@@ -105,6 +105,8 @@ interface SetupOptions {
   readonly noHandshake?: boolean;
   /** `McpProxyOptions.startNotebook`. */
   readonly startNotebook?: string;
+  /** While it returns true, children leave `tools/list` unanswered. */
+  readonly holdToolsList?: () => boolean;
 }
 
 /**
@@ -187,8 +189,9 @@ async function setup(
               },
             },
           });
-        } else if (message.method === 'tools/list') child.send({ jsonrpc: '2.0', id: message.id, result: { tools } });
-        else {
+        } else if (message.method === 'tools/list') {
+          if (!options.holdToolsList?.()) child.send({ jsonrpc: '2.0', id: message.id, result: { tools } });
+        } else {
           const result = answer(child, message);
           if (result !== undefined) child.send({ jsonrpc: '2.0', id: message.id, result });
         }
@@ -507,6 +510,22 @@ describe(McpProxy, () => {
     await eventually(() => t.answerTo(2) !== undefined);
     await t.crash();
     expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
+  });
+
+  it('answers a tools/list that met the death of the child from the known list at once', async () => {
+    let hold = false;
+    const t = await setup(() => undefined, { holdToolsList: () => hold });
+    hold = true;
+    await t.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list' });
+    // Forwarded to the child, which dies before it answers.
+    expect((t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/list').length).toBeGreaterThan(1);
+    expect(t.answerTo('l')).toBeUndefined();
+    t.port.latest.exit(null, 'SIGKILL');
+    await settle();
+    expect(((t.answerTo('l')?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toEqual([
+      ...allTools.map((tool) => tool.name),
+      'reconnect',
+    ]);
   });
 
   it('answers a request held for a child that never comes up within its bound, not at shutdown', async () => {

@@ -620,7 +620,12 @@ export class McpProxy {
     link?.markExited();
     this.#options.logger.info('the child exited', { exitClass, decision });
     if (decision === 'stop') this.failAll({ kind: 'child_unavailable', reason: 'The nteract MCP server stopped.' });
-    for (const pending of this.#requests.all()) if (!pending.timer) this.waitForChild(pending);
+    const known = this.#options.tools.current().length > 0;
+    for (const pending of this.#requests.all()) {
+      // A tools/list that met the death is answered from the known list at once, as one sent while no child is up.
+      if (known && pending.request.method === 'tools/list') this.serveKnownTools(pending);
+      else if (!pending.timer) this.waitForChild(pending);
+    }
   }
 
   /** After a child death: send again, or answer "outcome unknown". */

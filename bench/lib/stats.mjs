@@ -1,0 +1,29 @@
+// Order statistics of samples (µs or ms): the figures benchmarks report.
+
+/** The q-quantile (0..1) of `samples`, nearest rank. */
+export function quantile(samples, q) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export function summarize(samples) {
+  return { n: samples.length, p50: quantile(samples, 0.5), p90: quantile(samples, 0.9), p99: quantile(samples, 0.99) };
+}
+
+/** Microseconds since `start` (a `process.hrtime.bigint()`). */
+export function elapsedUs(start) {
+  return Number(process.hrtime.bigint() - start) / 1000;
+}
+
+/** The resident set size of process `pid`, in MB (Linux /proc), or NaN where it cannot be read. */
+export async function rssMb(pid) {
+  const { readFile } = await import('node:fs/promises');
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return kb / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}

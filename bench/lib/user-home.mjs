@@ -1,0 +1,33 @@
+// A fresh user environment for benchmarks, as a user's first start has it: a temp HOME with the
+// XDG dirs under it, nothing pre-started (the child auto-starts the daemon). `stop()` stops the
+// daemon the product started there and removes the directory.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export function createUserHome(dist) {
+  const root = mkdtempSync(join(tmpdir(), 'nteract-bench-'));
+  const dirs = {
+    home: join(root, 'home'),
+    runtime: join(root, 'run'),
+    project: join(root, 'project'),
+  };
+  for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: dirs.home,
+    XDG_RUNTIME_DIR: dirs.runtime,
+    XDG_CACHE_HOME: join(dirs.home, '.cache'),
+    XDG_DATA_HOME: join(dirs.home, '.local', 'share'),
+    XDG_CONFIG_HOME: join(dirs.home, '.config'),
+  };
+  return {
+    env,
+    dirs,
+    stop() {
+      spawnSync(process.execPath, [join(dist, 'runtimed.js'), 'stop'], { env, stdio: 'ignore', timeout: 30_000 });
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
