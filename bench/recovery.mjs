@@ -45,7 +45,13 @@ export async function recoveryBenchmark({ dist, size }) {
   const proxyEntry = join(dist, 'nteract-mcp.js');
   const user = createUserHome(dist);
   const env = { ...user.env, NTERACT_MCP_LOG_LEVEL: 'error' };
-  const results = { childKillToAnswerMs: [], toolsListWhileDownMs: [], daemonRestartToSessionMs: [], coldStartMs: [], warmStartMs: [] };
+  const results = {
+    childKillToAnswerMs: [],
+    toolsListWhileDownMs: [],
+    daemonRestartToSessionMs: [],
+    coldStartMs: [],
+    warmStartMs: [],
+  };
   try {
     // A generous crash budget: the benchmark kills more often than the breaker allows by default.
     const peer = new JsonlPeer(process.execPath, [proxyEntry, '--crash-budget', '1000'], env);
@@ -62,7 +68,8 @@ export async function recoveryBenchmark({ dist, size }) {
       // Sent the moment the fault happens, as a user's next call would be.
       const answer = await peer.call('create_cell', { source: 'print(x + 1)', and_run: true, timeout_secs: 120 });
       const elapsed = ms(start);
-      if (!JSON.stringify(answer.content).includes('42')) throw new Error(`kernel state lost: ${JSON.stringify(answer)}`);
+      if (!JSON.stringify(answer.content).includes('42'))
+        throw new Error(`kernel state lost: ${JSON.stringify(answer)}`);
       results.childKillToAnswerMs.push(elapsed);
       await until('the new child', () => childPid() !== undefined && childPid() !== before);
     }
@@ -76,7 +83,8 @@ export async function recoveryBenchmark({ dist, size }) {
       await until('the new child', () => childPid() !== undefined && childPid() !== before);
       await peer.call('session_status', {});
     }
-    const runtimed = (args) => spawnSync(process.execPath, [join(dist, 'runtimed.js'), ...args], { env, encoding: 'utf8', timeout: 60_000 });
+    const runtimed = (args) =>
+      spawnSync(process.execPath, [join(dist, 'runtimed.js'), ...args], { env, encoding: 'utf8', timeout: 60_000 });
     await peer.call('save_notebook', { path: join(user.dirs.project, 'bench.ipynb') });
     for (let restart = 0; restart < restarts; restart++) {
       runtimed(['stop']);

@@ -8,6 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
+import { writeResultsPage } from './lib/results-page.mjs';
+import { memoryBenchmark } from './memory.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -243,18 +245,23 @@ const benchmarks = {
   'wire-validation': wireValidationBenchmark,
   'hop-overhead': hopOverheadBenchmark,
   recovery: recoveryBenchmark,
+  memory: memoryBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */
 const size = args.includes('--smoke') ? 'smoke' : 'full';
-const wanted = args.filter((arg) => !arg.startsWith('--'));
+/** `--results-dir DIR`: where results go (default bench/results; RESULTS.md is written only there). */
+const resultsAt = args.indexOf('--results-dir');
+const outDir = resultsAt >= 0 ? args[resultsAt + 1] : resultsDir;
+const wanted = args.filter((arg, index) => !arg.startsWith('--') && args[index - 1] !== '--results-dir');
 const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'), size };
-mkdirSync(resultsDir, { recursive: true });
+mkdirSync(outDir, { recursive: true });
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
   const { chart, ...report } = await run(context);
-  const stamped = { ...report, node: process.version, measuredAt: new Date().toISOString() };
-  writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
-  writeFileSync(join(resultsDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
+  const stamped = { ...report, size, node: process.version, measuredAt: new Date().toISOString() };
+  writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
+  writeFileSync(join(outDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
   process.stdout.write(`${JSON.stringify(stamped, null, 2)}\n`);
 }
+if (outDir === resultsDir) writeResultsPage(resultsDir, join(here, 'RESULTS.md'));

@@ -1,0 +1,60 @@
+// bench/RESULTS.md from the last result of every benchmark (bench/results/*.json): the machine,
+// each figure next to its target, and the charts.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+const format = (value) =>
+  typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : JSON.stringify(value);
+
+/** `[path, value]` of every number in `value`, paths dotted. */
+function leaves(value, path = []) {
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, inner]) => leaves(inner, [...path, key]));
+  return [[path.join('.'), value]];
+}
+
+export function writeResultsPage(resultsDir, pagePath) {
+  const reports = readdirSync(resultsDir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()
+    .map((name) => JSON.parse(readFileSync(join(resultsDir, name), 'utf8')));
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const lines = [
+    '# Benchmark results',
+    '',
+    'Written by `npm run bench` from the last run of each benchmark (`bench/results/*.json`). Figures',
+    'are medians or quantiles of many samples, and ratios of paths measured side by side in one run;',
+    'absolute times depend on the machine and its load.',
+    '',
+    `Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}.`,
+    '',
+  ];
+  for (const report of reports) {
+    lines.push(
+      `## ${report.name}`,
+      '',
+      `${report.unit}. Measured ${report.measuredAt} (${report.size ?? 'full'} size).`,
+      '',
+    );
+    lines.push('| figure | value |', '| --- | --- |');
+    for (const [path, value] of [
+      ...leaves(report.results ?? {}),
+      ...leaves(report.ratios ?? {}).map(([p, v]) => [`ratio ${p}`, v]),
+    ]) {
+      lines.push(`| ${path} | ${format(value)} |`);
+    }
+    if (report.targets) {
+      lines.push(
+        '',
+        'Targets: ' +
+          Object.entries(report.targets)
+            .map(([key, target]) => `${key} ${target}`)
+            .join('; ') +
+          '.',
+      );
+    }
+    lines.push('', `![${report.name}](results/${report.name}.svg)`, '');
+  }
+  writeFileSync(pagePath, `${lines.join('\n')}\n`);
+}

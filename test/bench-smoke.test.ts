@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { allProcesses } from './support/index.js';
+
+/**
+ * The benchmarks are not tests, but they must keep working: each runs here at its smoke size (a
+ * few samples, results in a temp dir), on the user's path it measures, and must write a report
+ * with finite figures and leave nothing running.
+ */
+const runner = fileURLToPath(new URL('../bench/run-benchmarks.mjs', import.meta.url));
+const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+function runBench(names: readonly string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [runner, ...names, '--smoke', '--results-dir', out],
+      { timeout: 600_000, maxBuffer: 32 * 1024 * 1024 },
+      (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
+    );
+  });
+}
+
+const numbersIn = (value: unknown): number[] =>
+  value !== null && typeof value === 'object'
+    ? Object.values(value).flatMap(numbersIn)
+    : typeof value === 'number'
+      ? [value]
+      : [];
+
+describe('the benchmarks at smoke size', () => {
+  it('hop-overhead, recovery and memory each write a report of finite figures', { timeout: 600_000 }, async () => {
+    const names = ['hop-overhead', 'recovery', 'memory'];
+    const run = await runBench(names);
+    expect(run.code, run.stderr).toBe(0);
+    for (const name of names) {
+      const report = JSON.parse(readFileSync(join(out, `${name}.json`), 'utf8')) as { size: string; results: unknown };
+      expect(report.size).toBe('smoke');
+      const figures = numbersIn(report.results);
+      expect(figures.length, name).toBeGreaterThan(3);
+      for (const figure of figures) expect(Number.isFinite(figure), `${name}: ${figure}`).toBe(true);
+      expect(readFileSync(join(out, `${name}.svg`), 'utf8')).toContain('<svg');
+    }
+    // Every benchmark ran in a temp HOME of its own and stopped what it started there.
+    const benchHome = `HOME=${join(tmpdir(), 'nteract-bench-')}`;
+    const left = allProcesses().filter((info) => {
+      try {
+        return readFileSync(`/proc/${info.pid}/environ`, 'utf8')
+          .split('\0')
+          .some((entry) => entry.startsWith(benchHome));
+      } catch {
+        return false;
+      }
+    });
+    expect(left).toEqual([]);
+  });
+});
