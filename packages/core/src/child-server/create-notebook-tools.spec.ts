@@ -177,7 +177,7 @@ describe('notebook tools', () => {
       execution_count: 1,
       outputs: [
         { output_type: 'stream', name: 'stdout', text: 'out: sleep(100)\n' },
-        { output_type: 'execute_result', text: '42', mime_types: ['text/html'] },
+        { output_type: 'execute_result', mime_type: 'text/html', text: '**42**', other_mime_types: ['text/plain'] },
       ],
     });
 
@@ -309,28 +309,54 @@ describe('notebook tools', () => {
       );
     });
 
-    it('cuts one cell larger than the budget, in json and with full_output, and marks each cut', async () => {
+    it('cuts one cell larger than the budget, its output in the middle, and pages the outputs through within it', async () => {
       await withLargeCells(['x'.repeat(250_000)]);
-      const marker = /\n… \[\d+ more characters not shown: one tool result is limited to 0\.19 MiB\]$/;
-      const full = await harness.call('get_cell', { cell_id: 'cell-1', full_output: true });
-      expect(resultBytes(full)).toBeLessThanOrEqual(budget);
-      const cell = JSON.parse(resultText(full));
-      expect(cell.cell_id).toBe('cell-1');
-      expect(cell.outputs[0].text).toMatch(marker);
-      expect(cell.source.startsWith('x'.repeat(1000))).toBe(true);
-      expect(cell.source).toMatch(marker);
-      const listed = await harness.call('get_all_cells', { format: 'json' });
-      expect(resultBytes(listed)).toBeLessThanOrEqual(budget);
-      const [only] = JSON.parse(resultText(listed)).cells;
-      expect(only.source).toMatch(marker);
-      expect(only.outputs[0].text).toContain('pass full_output=true');
+      const budgetCut = /\n… \[\d+ more characters not shown: one tool result is limited to 0\.19 MiB\]$/;
+      const shown = await harness.call('get_cell', { cell_id: 'cell-1' });
+      expect(resultBytes(shown)).toBeLessThanOrEqual(budget);
+      const cell = JSON.parse(resultText(shown));
+      expect(cell.source).toMatch(budgetCut);
+      const text: string = cell.outputs[0].text;
+      const marker =
+        /\n… \[(\d+) characters \(0 line breaks\) cut here; read them with get_cell\(cell_id="cell-1", offset=(\d+)\)\] …\n/;
+      const [, cutChars, offset] = marker.exec(text) ?? [];
+      expect(text.startsWith(`out: ${'x'.repeat(1000)}`)).toBe(true);
+      expect(text.endsWith(`${'x'.repeat(1000)}\n`)).toBe(true);
+      expect(text.length).toBeLessThan(6200);
+      expect(Number(cutChars)).toBeGreaterThan(244_000);
+      const atCut = await harness.callJson('get_cell', { cell_id: 'cell-1', offset: Number(offset), length: 10 });
+      expect(atCut.outputs_page).toMatchObject({ offset: Number(offset), length: 10, text: 'x'.repeat(10) });
+
+      const whole = `── output 1 of 1: stream stdout\nout: ${'x'.repeat(250_000)}\n`;
+      const pageThrough = async (tool: string, args: Record<string, unknown>): Promise<string> => {
+        let read = '';
+        let at: number | undefined = 0;
+        while (at !== undefined) {
+          const page = await harness.call(tool, { ...args, offset: at, length: 10_000_000 });
+          expect(resultBytes(page)).toBeLessThanOrEqual(budget);
+          const { outputs_page } = JSON.parse(resultText(page));
+          expect(outputs_page.total_chars).toBe(whole.length);
+          if (outputs_page.next_offset !== undefined) {
+            expect(outputs_page.note).toMatch(/^Shortened to \d+ characters to fit the limit of one tool result/);
+          }
+          read += outputs_page.text;
+          at = outputs_page.next_offset;
+        }
+        return read;
+      };
+      expect(await pageThrough('get_cell', { cell_id: 'cell-1' })).toBe(whole);
       const executed = await harness.callJson('execute_cell', { cell_id: 'cell-1' });
-      const results = await harness.call('get_results', { execution_id: executed.execution_id, full_output: true });
-      expect(resultBytes(results)).toBeLessThanOrEqual(budget);
-      const record = JSON.parse(resultText(results));
-      expect(record.status).toBe('done');
-      expect(record.outputs[0].text.startsWith(`out: ${'x'.repeat(1000)}`)).toBe(true);
-      expect(record.outputs[0].text).toMatch(marker);
+      expect(executed.outputs).toEqual([
+        expect.objectContaining({
+          text: expect.stringContaining(`get_results(execution_id="${executed.execution_id}", offset=`),
+        }),
+      ]);
+      expect(await pageThrough('get_results', { execution_id: executed.execution_id })).toBe(whole);
+      expect(
+        await toolError(harness.call('get_results', { execution_id: executed.execution_id, offset: 10_000_000 })),
+      ).toBe(
+        `offset 10000000 is past the end of the outputs (${whole.length} characters); give an offset from 0 to ${whole.length}.`,
+      );
     });
   });
 });

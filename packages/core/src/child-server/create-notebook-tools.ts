@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
+import type { CellOutput, CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import {
@@ -13,7 +13,10 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
-import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
+import { imagesParameter, pagingParameters } from './outputs/output-parameters.js';
+import { OutputsDocument } from './outputs/outputs-document.js';
+import { type ReadMoreCall, ResultShaper } from './outputs/result-shaper.js';
+import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 import { countThatFit, escapedBytes } from './tool-result-budget.js';
@@ -38,6 +41,10 @@ const cellTypeSchema = z
  * works without an active session.
  */
 export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
+  /** The output shaping of one call (`images`: its parameter). */
+  const shaperFor = (images: boolean | null | undefined): ResultShaper =>
+    new ResultShaper({ images: given(images), resultBudgetBytes: deps.resultBudgetBytes });
+
   /** Runs one cell on the accessed session, records the execution and renders it. */
   const runCell = async (
     access: SessionAccess,
@@ -45,7 +52,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     options: {
       readonly timeoutSecs: number;
       readonly idempotencyKey: string | undefined;
-      readonly fullOutput: boolean;
+      readonly shaper: ResultShaper;
       readonly context: ToolCallContext;
     },
   ): Promise<Record<string, unknown>> => {
@@ -78,22 +85,35 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         { cause: error },
       );
     }
-    return executionJson(record, options.fullOutput);
+    return executionJson(record, options.shaper);
   };
 
   const getCell = defineChildTool({
     name: 'get_cell',
-    description: 'Read one cell of the active notebook: source, type, execution count and outputs.',
+    description:
+      'Read one cell of the active notebook: source, type, execution count and outputs (images as image content, long texts cut in the middle, many outputs summarized); with offset (and length) its outputs as one text, in pages.',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
-      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+      images: imagesParameter,
+      ...pagingParameters,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
       const access = deps.slot.access('document');
       const cell = await access.handle.getCell(args.cell_id);
       access.ensureCurrent();
-      return jsonResult(renderCell(cell, { includeOutputs: true, fullOutput: given(args.full_output) ?? false }));
+      const shaper = shaperFor(args.images);
+      const offset = given(args.offset);
+      if (offset !== undefined) {
+        const { cell_id, cell_type, execution_count } = renderCell(cell, { includeOutputs: false, shaper });
+        return jsonResult({
+          cell_id,
+          cell_type,
+          execution_count,
+          outputs_page: outputsPage(cell.outputs, offset, given(args.length), shaper, deps.resultBudgetBytes),
+        });
+      }
+      return shaper.result(renderCell(cell, { includeOutputs: true, shaper }));
     },
   });
 
@@ -107,6 +127,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       count: toolParameters.optionalIndex('How many cells (default: all).'),
       include_outputs: toolParameters.optionalBoolean("Include outputs in 'json' and 'rich' (default true)."),
       preview_chars: toolParameters.optionalIndex("Source characters per line in 'summary' (default 80)."),
+      images: imagesParameter,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
@@ -116,16 +137,17 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const start = given(args.start);
       const count = given(args.count);
       const includeOutputs = given(args.include_outputs) ?? true;
+      const shaper = shaperFor(args.images);
       switch (given(args.format) ?? 'summary') {
         case 'summary':
           return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
         case 'rich':
-          return textResult(
+          return shaper.textResult(
             renderCellsRich(cells, {
               start,
               count,
               includeOutputs,
-              fullOutput: false,
+              shaper,
               budgetBytes: deps.resultBudgetBytes,
             }),
           );
@@ -133,10 +155,11 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           const first = start ?? 0;
           const window = cells
             .slice(first, count === undefined ? undefined : first + count)
-            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, fullOutput: false }));
-          const shown = countThatFit(window, jsonCellCost, deps.resultBudgetBytes * 0.97 - 4096);
+            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, shaper }));
+          const budget = deps.resultBudgetBytes * 0.97 - 4096 - shaper.imageBytes;
+          const shown = countThatFit(window, jsonCellCost, budget);
           const next = first + shown;
-          return jsonResult({
+          return shaper.result({
             notebook_id: access.handle.notebookId,
             total_cells: cells.length,
             ...(shown < window.length
@@ -167,6 +190,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -182,13 +206,14 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const created = { cell_id: cell.id, cell_type: cell.cellType };
       if (!run) return jsonResult(created);
       if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, cell.id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult({ ...created, ...execution });
+      return shaper.result({ ...created, ...execution });
     },
   });
 
@@ -204,6 +229,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -233,13 +259,14 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       };
       if (!run) return jsonResult(updated);
       if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, cell.id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult({ ...updated, ...execution });
+      return shaper.result({ ...updated, ...execution });
     },
   });
 
@@ -283,18 +310,20 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const access = deps.slot.access('runtime');
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, args.cell_id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: context.idempotencyKey,
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult(execution);
+      return shaper.result(execution);
     },
   });
 
@@ -306,6 +335,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for all cells (default ${defaultRunAllTimeoutSecs}).`,
       ),
       wait: toolParameters.optionalBoolean('Wait for the results (default true).'),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -316,6 +346,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const cells = await access.handle.listCells();
       access.ensureCurrent();
       const codeCells = cells.filter((cell) => cell.cellType === 'code');
+      const shaper = shaperFor(args.images);
       const executions: Record<string, unknown>[] = [];
       let status = wait ? 'done' : 'queued';
       let index = 0;
@@ -329,7 +360,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         const execution = await runCell(access, cell.id, {
           timeoutSecs: wait ? remainingMs / 1000 : 0,
           idempotencyKey: subKey(context, `execute:${cell.id}`),
-          fullOutput: false,
+          shaper,
           context,
         });
         executions.push(execution);
@@ -346,7 +377,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         }
       }
       const notRun = codeCells.slice(index).map((cell) => cell.id);
-      return jsonResult({
+      return shaper.result({
         notebook_id: access.handle.notebookId,
         status,
         executions,
@@ -362,17 +393,25 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const getResults = defineChildTool({
     name: 'get_results',
     description:
-      'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id. Works without an active session.',
+      'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id, shaped like execute_cell; with offset (and length) its outputs as one text, in pages. Works without an active session.',
     inputSchema: z.object({
       execution_id: toolParameters.requiredString(
         'The execution id from execute_cell, create_cell, set_cell or run_all_cells.',
       ),
-      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+      images: imagesParameter,
+      ...pagingParameters,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
       const executionId = args.execution_id.trim();
-      const fullOutput = given(args.full_output) ?? false;
+      const shaper = shaperFor(args.images);
+      const offset = given(args.offset);
+      const show = (record: ExecutionRecord, extra: Record<string, unknown> = {}) => {
+        if (offset === undefined) return shaper.result({ ...executionJson(record, shaper), ...extra });
+        const { outputs: _shaped, hint: _hint, ...facts } = executionJson(record, new ResultShaper({ images: false }));
+        const page = outputsPage(record.outputs, offset, given(args.length), shaper, deps.resultBudgetBytes);
+        return jsonResult({ ...facts, ...extra, outputs_page: page });
+      };
       const known = deps.executions.get(executionId);
       const notebookId = known?.notebookId ?? deps.slot.active?.handle.notebookId;
       const session = notebookId === undefined ? undefined : deps.slot.find(notebookId);
@@ -381,7 +420,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           const state = await session.handle.getExecution(executionId);
           const record = recordOf(state, session.handle.notebookId);
           deps.executions.record(record);
-          return jsonResult(executionJson(record, fullOutput));
+          return show(record);
         } catch (error) {
           deps.logger.debug('reading an execution from its notebook failed', { executionId, error });
         }
@@ -391,10 +430,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           `Execution not found: ${executionId}. It may have been evicted and no durable result record was found.`,
         );
       }
-      return jsonResult({
-        ...executionJson(known, fullOutput),
-        note: 'Last known state: the notebook of this execution is not connected now.',
-      });
+      return show(known, { note: 'Last known state: the notebook of this execution is not connected now.' });
     },
   });
 
@@ -464,7 +500,24 @@ function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
   };
 }
 
-function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<string, unknown> {
+/** The paging call of an execution's outputs. */
+function readExecutionOutputs(executionId: string): ReadMoreCall {
+  return (offset) => `get_results(execution_id="${executionId}", offset=${offset})`;
+}
+
+/** One page of `outputs` read as one text (see {@link OutputsDocument}), within the result budget. */
+function outputsPage(
+  outputs: readonly CellOutput[],
+  offset: number,
+  length: number | undefined,
+  shaper: ResultShaper,
+  resultBudgetBytes: number,
+): Record<string, unknown> {
+  const pageBudget = Math.floor(resultBudgetBytes * 0.95) - 64 * 1024;
+  return { ...new OutputsDocument(outputs).page(offset, length ?? shaper.limits.defaultPageChars, pageBudget) };
+}
+
+function executionJson(record: ExecutionRecord, shaper: ResultShaper): Record<string, unknown> {
   const unfinished = record.status === 'running' || record.status === 'queued';
   return {
     cell_id: record.cellId,
@@ -473,7 +526,7 @@ function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<str
     status: record.status,
     execution_count: record.executionCount,
     ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
-    outputs: renderOutputs(record.outputs, fullOutput),
+    outputs: shaper.shapeOutputs(record.outputs, readExecutionOutputs(record.executionId)),
     ...(unfinished
       ? {
           hint: `Still ${record.status}; outputs so far are shown. Call get_results(execution_id="${record.executionId}") for the rest.`,
