@@ -1,12 +1,14 @@
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
+import type { FakeExecutor, FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
   resultText,
   startChildServerTestHarness,
   toolError,
 } from '../testing/start-child-server-test-harness.js';
+import { progressIntervalMs } from './coalesce-progress.js';
 import { resultBytes } from './tool-result-budget.js';
 
 describe('notebook tools', () => {
@@ -358,5 +360,122 @@ describe('notebook tools', () => {
         `offset 10000000 is past the end of the outputs (${whole.length} characters); give an offset from 0 to ${whole.length}.`,
       );
     });
+  });
+});
+
+describe('notebook tools: outputs as the agent sees them', () => {
+  let harness: ChildServerTestHarness;
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  /** The JSON text of a result that may carry images after it. */
+  const firstText = (result: { content: unknown[] }): string => {
+    const [first] = result.content as { type: string; text?: string }[];
+    if (first?.type !== 'text' || first.text === undefined) throw new Error('the result has no leading text item');
+    return first.text;
+  };
+
+  const tinyPng = (() => {
+    const png = new PNG({ width: 40, height: 30 });
+    png.data.fill(120);
+    return PNG.sync.write(png).toString('base64');
+  })();
+
+  /** Plots, HTML and many displays, by source. */
+  const richExecutor: FakeExecutor = (cell) => {
+    if (cell.source === 'plot') {
+      return {
+        status: 'ok',
+        outputs: [
+          { output_type: 'display_data', data: { 'image/png': tinyPng, 'text/plain': '<Figure size 40x30>' } },
+          { output_type: 'execute_result', data: { 'text/html': '<b>bold</b>', 'text/plain': '<HTML>' } },
+        ],
+      };
+    }
+    if (cell.source === 'many') {
+      return {
+        status: 'ok',
+        outputs: Array.from({ length: 300 }, (_, n) => ({
+          output_type: 'display_data',
+          data: { 'text/plain': `${n}` },
+        })),
+      };
+    }
+    return { status: 'ok', outputs: [] };
+  };
+
+  async function withRichNotebook(): Promise<void> {
+    harness = await startChildServerTestHarness({ daemon: { executor: richExecutor } });
+    await harness.callJson('create_notebook');
+  }
+
+  it('returns images as image content and HTML as Markdown from every tool that shows outputs, unless images=false', async () => {
+    await withRichNotebook();
+    const created = await harness.call('create_cell', { source: 'plot', and_run: true });
+    const check = (
+      result: Awaited<ReturnType<typeof harness.call>>,
+      outputs: (value: Record<string, unknown>) => unknown,
+    ) => {
+      const content = result.content as { type: string; data?: string; mimeType?: string }[];
+      expect(content.map((item) => item.type)).toEqual(['text', 'image']);
+      expect(content[1]).toEqual({ type: 'image', data: tinyPng, mimeType: 'image/png' });
+      expect(outputs(JSON.parse(firstText(result)))).toEqual([
+        {
+          output_type: 'display_data',
+          mime_type: 'text/plain',
+          text: '<Figure size 40x30>',
+          image: { mime_type: 'image/png', width: 40, height: 30, content_index: 1 },
+        },
+        { output_type: 'execute_result', mime_type: 'text/html', text: '**bold**', other_mime_types: ['text/plain'] },
+      ]);
+    };
+    const own = (value: Record<string, unknown>) => value.outputs;
+    check(created, own);
+    const executionId = JSON.parse(firstText(created)).execution_id;
+    check(await harness.call('execute_cell', { cell_id: 'cell-1' }), own);
+    check(await harness.call('set_cell', { cell_id: 'cell-1', and_run: true }), own);
+    check(await harness.call('get_cell', { cell_id: 'cell-1' }), own);
+    check(await harness.call('get_results', { execution_id: executionId }), own);
+    check(
+      await harness.call('get_all_cells', { format: 'json' }),
+      (value) => (value.cells as { outputs: unknown }[])[0]?.outputs,
+    );
+    check(await harness.call('run_all_cells', {}), (value) => (value.executions as { outputs: unknown }[])[0]?.outputs);
+    const rich = await harness.call('get_all_cells', { format: 'rich' });
+    expect(rich.content.map((item) => item.type)).toEqual(['text', 'image']);
+    expect(firstText(rich)).toContain(
+      '<Figure size 40x30>\n[image/png 40×30: image content item 1]\n**bold** [also text/plain]',
+    );
+
+    const off = await harness.call('execute_cell', { cell_id: 'cell-1', images: false });
+    expect(off.content.map((item) => item.type)).toEqual(['text']);
+    expect(JSON.parse(firstText(off)).outputs[0].image.not_shown).toMatch(/images are off for this call/);
+  });
+
+  it('caps 300 displays with a summary line, pages them, and coalesces their progress', async () => {
+    await withRichNotebook();
+    await harness.callJson('create_cell', { source: 'many' });
+    const progress: Progress[] = [];
+    const started = Date.now();
+    const run = JSON.parse(
+      firstText(await harness.call('execute_cell', { cell_id: 'cell-1' }, { onProgress: (p) => progress.push(p) })),
+    );
+    const elapsed = Date.now() - started;
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress.length).toBeLessThanOrEqual(1 + Math.floor(elapsed / progressIntervalMs));
+    const outputs = run.outputs as { output_type: string; text?: string; summary?: string }[];
+    expect(outputs).toHaveLength(51);
+    const summary = outputs[40]?.summary ?? '';
+    expect(summary).toMatch(/^250 outputs not shown \(outputs 41–290 of 300: 250 display_data; 690 characters\)/);
+    const offset = Number(/offset=(\d+)\)\.$/.exec(summary)?.[1]);
+    const page = await harness.callJson('get_results', {
+      execution_id: run.execution_id as string,
+      offset,
+      length: 48,
+    });
+    expect((page.outputs_page as { text: string }).text).toBe('── output 41 of 300: display_data text/plain\n40\n');
+    expect(page).toMatchObject({ status: 'done', execution_id: run.execution_id });
+    expect(page.outputs).toBeUndefined();
   });
 });
