@@ -120,7 +120,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
     description:
-      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window.",
+      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
@@ -181,7 +181,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const createCell = defineChildTool({
     name: 'create_cell',
     description:
-      'Insert a cell into the active notebook (appended unless index is given); with and_run=true a code cell is executed and its outputs returned.',
+      'Insert a cell into the active notebook (appended unless index is given); with and_run=true a code cell is executed and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
       source: toolParameters.optionalString('Cell source (default empty).'),
       cell_type: cellTypeSchema,
@@ -220,7 +220,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const setCell = defineChildTool({
     name: 'set_cell',
     description:
-      'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards.',
+      'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       source: toolParameters.optionalString('New source.'),
@@ -304,7 +304,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
-    description: `Execute a code cell of the active notebook and return its outputs. If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
+    description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       timeout_secs: toolParameters.optionalPositiveNumber(
