@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { imageSize } from 'image-size';
 import { PNG } from 'pngjs';
 
@@ -31,12 +32,33 @@ export interface ImageBounds {
   readonly maxEdgePixels: number;
 }
 
+/** Scaled-down images kept, so reading one cell again does not scale its large plot again (a second or so). */
+const scaledCacheSize = 16;
+const scaledCache = new Map<string, PreparedImage>();
+
 /**
  * An nbformat image (`base64`, whitespace removed) within `bounds`: as it is when it fits; a PNG
  * too large is scaled down (box filter, pngjs) until it fits; another type too large, or data
- * that does not decode as its type, is not shown, saying why. Pure (CPU only).
+ * that does not decode as its type, is not shown, saying why. The last few scaled results are
+ * remembered by the image's digest. Pure but for that cache (CPU only).
  */
 export function prepareImage(mimeType: string, base64: string, bounds: ImageBounds): PreparedImage {
+  if (base64.length <= bounds.maxBase64Chars && base64.length < 64 * 1024)
+    return prepareUncached(mimeType, base64, bounds);
+  const key = `${mimeType} ${bounds.maxBase64Chars} ${bounds.maxEdgePixels} ${createHash('sha256').update(base64).digest('hex')}`;
+  const cached = scaledCache.get(key);
+  if (cached !== undefined) {
+    scaledCache.delete(key);
+    scaledCache.set(key, cached);
+    return cached;
+  }
+  const prepared = prepareUncached(mimeType, base64, bounds);
+  scaledCache.set(key, prepared);
+  while (scaledCache.size > scaledCacheSize) scaledCache.delete(scaledCache.keys().next().value as string);
+  return prepared;
+}
+
+function prepareUncached(mimeType: string, base64: string, bounds: ImageBounds): PreparedImage {
   const bytes = Buffer.from(base64, 'base64');
   let width: number | undefined;
   let height: number | undefined;
@@ -71,7 +93,7 @@ export function prepareImage(mimeType: string, base64: string, bounds: ImageBoun
   let scale = Math.min(1, bounds.maxEdgePixels / longEdge);
   for (let attempt = 0; attempt < 6; attempt += 1) {
     const scaled = downscale(decoded, scale);
-    const data = PNG.sync.write(scaled).toString('base64');
+    const data = PNG.sync.write(scaled, { filterType: 4 }).toString('base64');
     if (data.length <= bounds.maxBase64Chars) {
       return {
         shown: true,
