@@ -408,9 +408,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const offset = given(args.offset);
       const show = (record: ExecutionRecord, extra: Record<string, unknown> = {}) => {
         if (offset === undefined) return shaper.result({ ...executionJson(record, shaper), ...extra });
-        const { outputs: _shaped, hint: _hint, ...facts } = executionJson(record, new ResultShaper({ images: false }));
         const page = outputsPage(record.outputs, offset, given(args.length), shaper, deps.resultBudgetBytes);
-        return jsonResult({ ...facts, ...extra, outputs_page: page });
+        return jsonResult({ ...executionJson(record, undefined), ...extra, outputs_page: page });
       };
       const known = deps.executions.get(executionId);
       const notebookId = known?.notebookId ?? deps.slot.active?.handle.notebookId;
@@ -517,7 +516,8 @@ function outputsPage(
   return { ...new OutputsDocument(outputs).page(offset, length ?? shaper.limits.defaultPageChars, pageBudget) };
 }
 
-function executionJson(record: ExecutionRecord, shaper: ResultShaper): Record<string, unknown> {
+/** An execution as the tools show it; its outputs shaped by `shaper`, or left out (for a page of them) without one. */
+function executionJson(record: ExecutionRecord, shaper: ResultShaper | undefined): Record<string, unknown> {
   const unfinished = record.status === 'running' || record.status === 'queued';
   return {
     cell_id: record.cellId,
@@ -526,8 +526,10 @@ function executionJson(record: ExecutionRecord, shaper: ResultShaper): Record<st
     status: record.status,
     execution_count: record.executionCount,
     ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
-    outputs: shaper.shapeOutputs(record.outputs, readExecutionOutputs(record.executionId)),
-    ...(unfinished
+    ...(shaper === undefined
+      ? {}
+      : { outputs: shaper.shapeOutputs(record.outputs, readExecutionOutputs(record.executionId)) }),
+    ...(unfinished && shaper !== undefined
       ? {
           hint: `Still ${record.status}; outputs so far are shown. Call get_results(execution_id="${record.executionId}") for the rest.`,
         }
