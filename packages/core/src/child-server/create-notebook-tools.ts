@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellOutput, CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
+import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import {
@@ -13,9 +13,9 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
-import { imagesParameter, pagingParameters } from './outputs/output-parameters.js';
-import { OutputsDocument } from './outputs/outputs-document.js';
-import { type ReadMoreCall, ResultShaper } from './outputs/result-shaper.js';
+import { imagesParameter, pagingParameters, readExecutionOutputs } from './outputs/output-parameters.js';
+import { pageOfOutputs } from './outputs/outputs-document.js';
+import { ResultShaper } from './outputs/result-shaper.js';
 import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
@@ -105,12 +105,11 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const shaper = shaperFor(args.images);
       const offset = given(args.offset);
       if (offset !== undefined) {
-        const { cell_id, cell_type, execution_count } = renderCell(cell, { includeOutputs: false, shaper });
         return jsonResult({
-          cell_id,
-          cell_type,
-          execution_count,
-          outputs_page: outputsPage(cell.outputs, offset, given(args.length), shaper, deps.resultBudgetBytes),
+          cell_id: cell.id,
+          cell_type: cell.cellType,
+          execution_count: cell.executionCount,
+          outputs_page: pageOfOutputs(cell.outputs, offset, given(args.length), deps.resultBudgetBytes),
         });
       }
       return shaper.result(renderCell(cell, { includeOutputs: true, shaper }));
@@ -408,7 +407,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const offset = given(args.offset);
       const show = (record: ExecutionRecord, extra: Record<string, unknown> = {}) => {
         if (offset === undefined) return shaper.result({ ...executionJson(record, shaper), ...extra });
-        const page = outputsPage(record.outputs, offset, given(args.length), shaper, deps.resultBudgetBytes);
+        const page = pageOfOutputs(record.outputs, offset, given(args.length), deps.resultBudgetBytes);
         return jsonResult({ ...executionJson(record, undefined), ...extra, outputs_page: page });
       };
       const known = deps.executions.get(executionId);
@@ -497,23 +496,6 @@ function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
     executionCount: state.executionCount,
     ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
   };
-}
-
-/** The paging call of an execution's outputs. */
-function readExecutionOutputs(executionId: string): ReadMoreCall {
-  return (offset) => `get_results(execution_id="${executionId}", offset=${offset})`;
-}
-
-/** One page of `outputs` read as one text (see {@link OutputsDocument}), within the result budget. */
-function outputsPage(
-  outputs: readonly CellOutput[],
-  offset: number,
-  length: number | undefined,
-  shaper: ResultShaper,
-  resultBudgetBytes: number,
-): Record<string, unknown> {
-  const pageBudget = Math.floor(resultBudgetBytes * 0.95) - 64 * 1024;
-  return { ...new OutputsDocument(outputs).page(offset, length ?? shaper.limits.defaultPageChars, pageBudget) };
 }
 
 /** An execution as the tools show it; its outputs shaped by `shaper`, or left out (for a page of them) without one. */

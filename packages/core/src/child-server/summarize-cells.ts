@@ -1,6 +1,7 @@
 import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { NotebookCell } from '../ports/notebook-handle.js';
-import type { ReadMoreCall, ResultShaper, ShapedOutput } from './outputs/result-shaper.js';
+import { readCellOutputs } from './outputs/output-parameters.js';
+import type { ResultShaper, ShapedOutput } from './outputs/result-shaper.js';
 
 /** Characters of a cell's source shown per line of a summary, by default. */
 export const defaultSummaryPreviewChars = 80;
@@ -64,11 +65,6 @@ export function renderCell(
     execution_count: cell.executionCount,
     ...(options.includeOutputs ? { outputs: options.shaper.shapeOutputs(cell.outputs, readCellOutputs(cell.id)) } : {}),
   };
-}
-
-/** The paging call of a cell's outputs. */
-export function readCellOutputs(cellId: string): ReadMoreCall {
-  return (offset) => `get_cell(cell_id="${cellId}", offset=${offset})`;
 }
 
 /** Every cell with its source and outputs, as text for reading (the `rich` format). */

@@ -1,4 +1,5 @@
 import { toolParameters } from '../tool-parameters.js';
+import type { ReadMoreCall } from './result-shaper.js';
 
 /** The `images` parameter of every tool that returns outputs. */
 export const imagesParameter = toolParameters.optionalBoolean(
@@ -14,3 +15,13 @@ export const pagingParameters = {
     'Characters of one page with offset (default 80000; a page never exceeds the limit of one tool result, next_offset says where to go on).',
   ),
 } as const;
+
+/** The paging call of an execution's outputs. */
+export function readExecutionOutputs(executionId: string): ReadMoreCall {
+  return (offset) => `get_results(execution_id="${executionId}", offset=${offset})`;
+}
+
+/** The paging call of a cell's outputs. */
+export function readCellOutputs(cellId: string): ReadMoreCall {
+  return (offset) => `get_cell(cell_id="${cellId}", offset=${offset})`;
+}

@@ -1,6 +1,7 @@
 import type { CellOutput } from '../../ports/notebook-handle.js';
 import { ToolError } from '../to-tool-failure.js';
 import { safeBoundary } from './cut-middle.js';
+import { defaultOutputLimits } from './output-limits.js';
 import { type OutputRepresentation, representOutputs } from './represent-output.js';
 
 /** One page of an outputs document, as `get_results` / `get_cell` return it with an `offset`. */
@@ -115,4 +116,19 @@ export function describeOutput(output: OutputRepresentation): string {
 /** Bytes a page's text adds to a result: JSON-escaped inside JSON-escaped text, plus its fields. */
 function pageCost(text: string): number {
   return Buffer.byteLength(JSON.stringify(JSON.stringify(text))) + 1024;
+}
+
+/**
+ * The page `offset`… of `outputs` (read as one {@link OutputsDocument}) that a tool returns:
+ * `length` characters (default `defaultOutputLimits.defaultPageChars`) or fewer, so that the page
+ * stays within `resultBudgetBytes` with room for the rest of the result.
+ */
+export function pageOfOutputs(
+  outputs: readonly CellOutput[],
+  offset: number,
+  length: number | undefined,
+  resultBudgetBytes: number,
+): OutputsPage {
+  const pageBudget = Math.floor(resultBudgetBytes * 0.95) - 64 * 1024;
+  return new OutputsDocument(outputs).page(offset, length ?? defaultOutputLimits.defaultPageChars, pageBudget);
 }
