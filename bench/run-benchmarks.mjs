@@ -257,7 +257,7 @@ async function gradientPng(width, height) {
  * Markdown, a 640×480 plot passed through and a 4000×3000 PNG scaled down to its bound.
  */
 async function outputShapingBenchmark() {
-  const core = await import('@nteract-mcp/core');
+  const core = await import('@nteract-mcp/output-shaping');
   const lines = Array.from({ length: 400_000 }, (_, i) => `line ${String(i).padStart(7, '0')}\n`).join('');
   const big = [{ output_type: 'stream', name: 'stdout', text: lines }];
   const many = Array.from({ length: 300 }, (_, i) => ({ output_type: 'display_data', data: { 'text/plain': `${i}` } }));

@@ -6,17 +6,6 @@ export { createChildMcpServer } from './child-server/create-child-mcp-server.js'
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
 export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
-export type { OutputLimits } from './child-server/outputs/output-limits.js';
-export { defaultOutputLimits } from './child-server/outputs/output-limits.js';
-export type { OutputsPage } from './child-server/outputs/outputs-document.js';
-export { OutputsDocument } from './child-server/outputs/outputs-document.js';
-export type {
-  ReadMoreCall,
-  ResultShaperOptions,
-  ShapedImage,
-  ShapedOutput,
-} from './child-server/outputs/result-shaper.js';
-export { ResultShaper } from './child-server/outputs/result-shaper.js';
 export type { McpContainerOptions } from './composition/create-mcp-container.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';

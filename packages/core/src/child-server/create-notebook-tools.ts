@@ -1,3 +1,4 @@
+import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { z } from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
@@ -13,9 +14,7 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
-import { imagesParameter, pagingParameters, readExecutionOutputs } from './outputs/output-parameters.js';
-import { pageOfOutputs } from './outputs/outputs-document.js';
-import { ResultShaper } from './outputs/result-shaper.js';
+import { imagesParameter, pageOfOutputs, pagingParameters, readExecutionOutputs } from './output-parameters.js';
 import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';

@@ -1,6 +1,6 @@
+import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { describe, expect, it } from 'vitest';
 import type { NotebookCell } from '../ports/notebook-handle.js';
-import { ResultShaper } from './outputs/result-shaper.js';
 import { renderCellsRich, summarizeCells } from './summarize-cells.js';
 
 const cell = (id: string, source: string, extra: Partial<NotebookCell> = {}): NotebookCell => ({

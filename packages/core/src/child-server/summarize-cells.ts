@@ -1,7 +1,7 @@
+import type { ResultShaper, ShapedOutput } from '@nteract-mcp/output-shaping';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { NotebookCell } from '../ports/notebook-handle.js';
-import { readCellOutputs } from './outputs/output-parameters.js';
-import type { ResultShaper, ShapedOutput } from './outputs/result-shaper.js';
+import { readCellOutputs } from './output-parameters.js';
 
 /** Characters of a cell's source shown per line of a summary, by default. */
 export const defaultSummaryPreviewChars = 80;

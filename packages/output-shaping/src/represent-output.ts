@@ -1,5 +1,5 @@
-import type { CellOutput } from '../../ports/notebook-handle.js';
 import { htmlToMarkdown } from './html-to-markdown.js';
+import type { NbformatOutput as CellOutput } from './nbformat-output.js';
 
 /** Raster image types sent as MCP `image` content, in order of preference. */
 export const imageMimeTypes = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;

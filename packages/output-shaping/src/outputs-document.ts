@@ -1,7 +1,5 @@
-import type { CellOutput } from '../../ports/notebook-handle.js';
-import { ToolError } from '../to-tool-failure.js';
 import { safeBoundary } from './cut-middle.js';
-import { defaultOutputLimits } from './output-limits.js';
+import type { NbformatOutput as CellOutput } from './nbformat-output.js';
 import { type OutputRepresentation, representOutputs } from './represent-output.js';
 
 /** One page of an outputs document, as `get_results` / `get_cell` return it with an `offset`. */
@@ -54,16 +52,12 @@ export class OutputsDocument {
 
   /**
    * Characters `offset`… of the document, at most `length` and fewer when more would take the
-   * result past `budgetBytes` once escaped twice (JSON in a text item of a JSON-RPC line). An
-   * offset past the end is a tool error naming the document's length.
+   * result past `budgetBytes` once escaped twice (JSON in a text item of a JSON-RPC line);
+   * `undefined` for an offset past the end (the caller says so, with the document's length).
    */
-  public page(offset: number, length: number, budgetBytes: number): OutputsPage {
+  public page(offset: number, length: number, budgetBytes: number): OutputsPage | undefined {
     const text = this.text;
-    if (offset > text.length) {
-      throw new ToolError(
-        `offset ${offset} is past the end of the outputs (${text.length} characters); give an offset from 0 to ${text.length}.`,
-      );
-    }
+    if (offset > text.length) return undefined;
     let end = safeBoundary(text, Math.min(text.length, offset + Math.max(1, length)));
     let slice = text.slice(offset, end);
     let note: string | undefined;
@@ -116,19 +110,4 @@ export function describeOutput(output: OutputRepresentation): string {
 /** Bytes a page's text adds to a result: JSON-escaped inside JSON-escaped text, plus its fields. */
 function pageCost(text: string): number {
   return Buffer.byteLength(JSON.stringify(JSON.stringify(text))) + 1024;
-}
-
-/**
- * The page `offset`… of `outputs` (read as one {@link OutputsDocument}) that a tool returns:
- * `length` characters (default `defaultOutputLimits.defaultPageChars`) or fewer, so that the page
- * stays within `resultBudgetBytes` with room for the rest of the result.
- */
-export function pageOfOutputs(
-  outputs: readonly CellOutput[],
-  offset: number,
-  length: number | undefined,
-  resultBudgetBytes: number,
-): OutputsPage {
-  const pageBudget = Math.floor(resultBudgetBytes * 0.95) - 64 * 1024;
-  return new OutputsDocument(outputs).page(offset, length ?? defaultOutputLimits.defaultPageChars, pageBudget);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CellOutput } from '../../ports/notebook-handle.js';
+import type { NbformatOutput as CellOutput } from './nbformat-output.js';
 import { representOutputs } from './represent-output.js';
 
 const rich = (data: Record<string, unknown>): CellOutput => ({ output_type: 'display_data', data, metadata: {} });

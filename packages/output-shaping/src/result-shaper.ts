@@ -1,6 +1,6 @@
 import type { CallToolResult, ImageContent } from '@modelcontextprotocol/sdk/types.js';
-import type { CellOutput } from '../../ports/notebook-handle.js';
 import { cutMiddle } from './cut-middle.js';
+import type { NbformatOutput as CellOutput } from './nbformat-output.js';
 import { defaultOutputLimits, type OutputLimits } from './output-limits.js';
 import { OutputsDocument } from './outputs-document.js';
 import { describeBytes, prepareImage } from './prepare-image.js';

@@ -1,6 +1,6 @@
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import type { CellOutput } from '../../ports/notebook-handle.js';
+import type { NbformatOutput as CellOutput } from './nbformat-output.js';
 import { defaultOutputLimits } from './output-limits.js';
 import { OutputsDocument } from './outputs-document.js';
 import { ResultShaper } from './result-shaper.js';
@@ -68,7 +68,7 @@ describe(ResultShaper, () => {
     const document = new OutputsDocument(outputs);
     const head = shown.slice(0, shown.indexOf('\n… ['));
     expect(document.text.slice(Number(offset) - head.length, Number(offset))).toBe(head);
-    expect(document.page(Number(offset), Number(cutChars), 8 * 1024 * 1024).text).toBe(
+    expect(document.page(Number(offset), Number(cutChars), 8 * 1024 * 1024)?.text).toBe(
       text.slice(head.length, head.length + Number(cutChars)),
     );
   });
