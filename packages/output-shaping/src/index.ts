@@ -9,6 +9,12 @@ export { describeOutput, OutputsDocument } from './outputs-document.js';
 export type { ImageBounds, PreparedImage } from './prepare-image.js';
 export { describeBytes, prepareImage } from './prepare-image.js';
 export type { OutputRepresentation } from './represent-output.js';
-export { imageMimeTypes, representOutput, representOutputs, textPreference } from './represent-output.js';
+export {
+  htmlConversionLimit,
+  imageMimeTypes,
+  representOutput,
+  representOutputs,
+  textPreference,
+} from './represent-output.js';
 export type { ReadMoreCall, ResultShaperOptions, ShapedImage, ShapedOutput } from './result-shaper.js';
 export { ResultShaper } from './result-shaper.js';

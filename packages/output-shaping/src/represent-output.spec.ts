@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NbformatOutput as CellOutput } from './nbformat-output.js';
-import { representOutputs } from './represent-output.js';
+import { htmlConversionLimit, representOutputs } from './represent-output.js';
 
 const rich = (data: Record<string, unknown>): CellOutput => ({ output_type: 'display_data', data, metadata: {} });
 
@@ -37,6 +37,16 @@ describe(representOutputs, () => {
     ]);
     expect(table).toMatchObject({ mimeType: 'text/plain', text: '   a\n0  1' });
     expect(widget).toMatchObject({ mimeType: 'text/plain', text: 'Widget()' });
+  });
+
+  it('does not convert HTML over the conversion limit: its plain text when there is one, else its source', () => {
+    const long = `<p>${'x'.repeat(htmlConversionLimit)}</p>`;
+    const [withPlain, alone] = representOutputs([
+      rich({ 'text/html': long, 'text/plain': 'P' }),
+      rich({ 'text/html': long }),
+    ]);
+    expect(withPlain).toMatchObject({ mimeType: 'text/plain', text: 'P' });
+    expect(alone).toMatchObject({ mimeType: 'text/html', text: long });
   });
 
   it('takes the first raster image, its whitespace removed, with the plain text as alt text', () => {

@@ -11,7 +11,8 @@ export const imageMimeTypes = ['image/png', 'image/jpeg', 'image/gif', 'image/we
  * 2. `text/latex`, as is;
  * 3. `text/html`, converted to Markdown, unless it holds a `<table>` and `text/plain` is there
  *    too (a pandas DataFrame reads better as its plain repr) or converts to nothing (script-only
- *    widget HTML);
+ *    widget HTML); HTML longer than {@link htmlConversionLimit} is not converted (about a second
+ *    per 500 KB): `text/plain` is taken instead when there is one, else the HTML source;
  * 4. `image/svg+xml`, its source, when the output has no raster image;
  * 5. `application/json`, pretty-printed;
  * 6. `text/plain`.
@@ -27,6 +28,9 @@ export const textPreference = [
   'application/json',
   'text/plain',
 ] as const;
+
+/** Characters of HTML converted to Markdown at most; longer HTML is shown otherwise (see {@link textPreference}). */
+export const htmlConversionLimit = 200_000;
 
 /** One nbformat output read for showing: its whole text, and its image if any. Never cut. */
 export interface OutputRepresentation {
@@ -133,7 +137,8 @@ function textOf(
   switch (mimeType) {
     case 'text/html': {
       const html = multiline(value);
-      if ('text/plain' in data && /<table[\s>]/i.test(html)) return undefined;
+      if ('text/plain' in data && (html.length > htmlConversionLimit || /<table[\s>]/i.test(html))) return undefined;
+      if (html.length > htmlConversionLimit) return html;
       const markdown = htmlToMarkdown(html);
       return markdown === '' ? undefined : markdown;
     }
