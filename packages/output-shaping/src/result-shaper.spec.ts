@@ -91,7 +91,7 @@ describe(ResultShaper, () => {
     });
   });
 
-  it('keeps the output text of one result within its cap, over several cells, and says what it left out', () => {
+  it('keeps the output text of one result within its cap, over several cells, says what it left out, and keeps each last output', () => {
     const shaper = new ResultShaper({ limits: { ...defaultOutputLimits, resultChars: 8000 } });
     const cell = (): CellOutput[] => [
       { output_type: 'stream', name: 'stdout', text: 'a'.repeat(5000) },
@@ -101,11 +101,20 @@ describe(ResultShaper, () => {
     const second = shaper.shapeOutputs(cell(), readMore);
     expect(first.map((output) => output.output_type)).toEqual(['stream', 'error']);
     expect(first[1]?.traceback).toMatch(/cut here/);
+    // The last output of a cell (the error here) is shown even when the text of the result is spent.
     expect(second).toEqual([
       {
         output_type: 'omitted',
         summary:
-          '2 outputs not shown (outputs 1–2 of 2: 1 stream, 1 error; 10000 characters): one result shows at most 8000 characters of output text. Read them with get_results(execution_id="e1", offset=0).',
+          '1 output not shown (output 1 of 2: 1 stream; 5000 characters): one result shows at most 8000 characters of output text. Read it with get_results(execution_id="e1", offset=0).',
+      },
+      {
+        output_type: 'error',
+        ename: 'ValueError',
+        evalue: 'bad',
+        traceback: expect.stringMatching(
+          /^b{100,}\n… \[\d+ characters \(0 line breaks\) cut here; read them with get_results\(execution_id="e1", offset=\d+\)\] …\nb{100,}$/,
+        ),
       },
     ]);
   });

@@ -102,8 +102,13 @@ export class ResultShaper {
         shaped.push(omitted(all, previous + 1, index, document, readMore, reason));
       }
       if (this.#charsLeft < smallestUsefulChars) {
+        // Out of text for this result: one line for the rest, but the last output (where an
+        // error or the result is) still shows its head and tail.
+        const last = all.length - 1;
         const reason = `one result shows at most ${this.#limits.resultChars} characters of output text`;
-        shaped.push(omitted(all, index, all.length, document, readMore, reason));
+        if (index < last) shaped.push(omitted(all, index, last, document, readMore, reason));
+        this.#charsLeft = Math.max(this.#charsLeft, smallestUsefulChars);
+        shaped.push(this.#shapeOne(all[last] as OutputRepresentation, (at) => readMore(document.bodyStart(last) + at)));
         return shaped;
       }
       const output = all[index] as OutputRepresentation;
@@ -208,7 +213,7 @@ function omitted(
   const what = [...kinds].map(([kind, n]) => `${n} ${kind}`).join(', ');
   return {
     output_type: 'omitted',
-    summary: `${count} output${count === 1 ? '' : 's'} not shown (${which} of ${all.length}: ${what}; ${chars} characters): ${reason}. Read them with ${readMore(document.headerStart(from))}.`,
+    summary: `${count} output${count === 1 ? '' : 's'} not shown (${which} of ${all.length}: ${what}; ${chars} characters): ${reason}. Read ${count === 1 ? 'it' : 'them'} with ${readMore(document.headerStart(from))}.`,
   };
 }
 
