@@ -14,7 +14,8 @@ import {
   textResult,
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
-import { imagesParameter, pageOfOutputs, pagingParameters, readExecutionOutputs } from './output-parameters.js';
+import { imagesParameter, pagingParameters, readExecutionOutputs } from './output-parameters.js';
+import { pageOfOutputs } from './page-of-outputs.js';
 import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
