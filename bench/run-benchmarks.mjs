@@ -239,7 +239,76 @@ async function wireValidationBenchmark() {
   };
 }
 
+/** A PNG of `width`×`height` noise-free gradient, as base64 (what a plot looks like to the encoder). */
+async function gradientPng(width, height) {
+  const { PNG } = await import('pngjs');
+  const png = new PNG({ width, height });
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const at = (y * width + x) * 4;
+      png.data[at] = (x * 255) / width;
+      png.data[at + 1] = (y * 255) / height;
+      png.data[at + 2] = 128;
+      png.data[at + 3] = 255;
+    }
+  }
+  return PNG.sync.write(png).toString('base64');
+}
+
+/**
+ * What shaping outputs costs the child per tool result: a 5 MB stream output cut to head and tail,
+ * one 2 MB page of it, 300 displays capped, a 200-row HTML table and 50 HTML paragraphs as
+ * Markdown, a 640×480 plot passed through and a 4000×3000 PNG scaled down to its bound.
+ */
+async function outputShapingBenchmark() {
+  const core = await import('@nteract-mcp/output-shaping');
+  const lines = Array.from({ length: 400_000 }, (_, i) => `line ${String(i).padStart(7, '0')}\n`).join('');
+  const big = [{ output_type: 'stream', name: 'stdout', text: lines }];
+  const many = Array.from({ length: 300 }, (_, i) => ({ output_type: 'display_data', data: { 'text/plain': `${i}` } }));
+  const rows = Array.from({ length: 200 }, (_, i) => `<tr><td>${i}</td><td>${i * 2}</td></tr>`).join('');
+  const table = [{ output_type: 'execute_result', data: { 'text/html': `<table>${rows}</table>` } }];
+  const paragraphs = Array.from({ length: 50 }, (_, i) => `<p>Paragraph <b>${i}</b> with <a href="#">a link</a></p>`);
+  const html = [{ output_type: 'display_data', data: { 'text/html': paragraphs.join('') } }];
+  const plot = [
+    { output_type: 'display_data', data: { 'image/png': await gradientPng(640, 480), 'text/plain': '<Figure>' } },
+  ];
+  const poster = [
+    { output_type: 'display_data', data: { 'image/png': await gradientPng(4000, 3000), 'text/plain': '<Figure>' } },
+  ];
+  const readMore = (offset) => `get_results(execution_id="e", offset=${offset})`;
+  const shape = (outputs) => () =>
+    new core.ResultShaper().result(new core.ResultShaper().shapeOutputs(outputs, readMore));
+  const ms = (us) => us / 1000;
+  const once = (fn) => {
+    const start = process.hrtime.bigint();
+    fn();
+    return Number(process.hrtime.bigint() - start) / 1000;
+  };
+  const firstDownscaleUs = once(shape(poster));
+  const results = {
+    stream5MBShapeMs: ms(measure(shape(big), 5, 5)),
+    stream5MBPage2MBMs: ms(
+      measure(() => new core.OutputsDocument(big).page(1_000_000, 2_000_000, 8 * 1024 * 1024), 5, 5),
+    ),
+    displays300ShapeMs: ms(measure(shape(many), 20)),
+    htmlTable200RowsMs: ms(measure(shape(table), 20)),
+    html50ParagraphsMs: ms(measure(shape(html), 20)),
+    png640x480PassThroughMs: ms(measure(shape(plot), 20)),
+    png4000x3000DownscaleMs: ms(firstDownscaleUs),
+    png4000x3000AgainCachedMs: ms(measure(shape(poster), 3, 3)),
+  };
+  const shown = new core.ResultShaper().shapeOutputs(big, readMore)[0].text.length;
+  return {
+    name: 'output-shaping',
+    unit: 'ms per tool result (median)',
+    results: { ...results, stream5MBChars: lines.length, stream5MBShownChars: shown },
+    ratios: { pageOverShape: results.stream5MBPage2MBMs / results.stream5MBShapeMs },
+    chart: Object.entries(results).map(([label, value]) => ({ label, value, unit: 'ms' })),
+  };
+}
+
 const benchmarks = {
+  'output-shaping': outputShapingBenchmark,
   container: containerBenchmark,
   'proxy-overhead': proxyOverheadBenchmark,
   'wire-validation': wireValidationBenchmark,

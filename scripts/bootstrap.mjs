@@ -87,6 +87,13 @@ export const systemPrerequisites = [
     pip: 'ipykernel',
     why: 'the Jupyter kernel that runs Python code in notebooks',
   },
+  {
+    name: 'matplotlib',
+    module: 'matplotlib.pyplot',
+    debian: 'python3-matplotlib',
+    pip: 'matplotlib',
+    why: 'plots in the rich-output tests (an image output must come back as MCP image content)',
+  },
 ];
 
 /** The interpreters looked at, in the daemon's own order: `$RUNTIMED_PYTHON`, then PATH names, then fixed paths. */

@@ -29,7 +29,8 @@ const packageNamed = (name: string) => {
 const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/foundation': [],
   '@nteract-mcp/runtimed-protocol': ['@nteract-mcp/foundation'],
-  '@nteract-mcp/core': ['@nteract-mcp/foundation'],
+  '@nteract-mcp/output-shaping': [],
+  '@nteract-mcp/core': ['@nteract-mcp/foundation', '@nteract-mcp/output-shaping'],
   '@nteract-mcp/proxy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/daemon': ['@nteract-mcp/foundation', '@nteract-mcp/runtimed-protocol'],
   '@nteract-mcp/plugin-local-daemon': [

@@ -98,6 +98,15 @@ describe('bootstrap: system prerequisites', () => {
     expect(missingPrerequisites(() => false)).toEqual(systemPrerequisites);
   });
 
+  it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', () => {
+    expect(systemPrerequisites.find((prerequisite) => prerequisite.name === 'matplotlib')).toMatchObject({
+      module: 'matplotlib.pyplot',
+      debian: 'python3-matplotlib',
+      pip: 'matplotlib',
+    });
+    expect(missingPrerequisites().map((prerequisite) => prerequisite.name)).toEqual([]);
+  });
+
   it('installs with apt-get as root, through sudo -n when allowed, and not at all otherwise', () => {
     const missing = [ipykernel];
     expect(installPlan(missing, { hasAptGet: true, uid: 0, sudoWithoutPassword: false })).toEqual({

@@ -154,18 +154,26 @@ describe('large outputs through the shipped proxy (real kernel, auto-started dae
     expect(ran.status).toBe('done');
     const [output] = ran.outputs as { text: string }[];
     expect(output?.text.startsWith('xxxx')).toBe(true);
-    expect(output?.text).toContain('more characters; pass full_output=true');
+    expect(output?.text).toMatch(
+      /characters \(0 line breaks\) cut here; read them with get_results\(execution_id="[^"]+", offset=\d+\)\] …\n/,
+    );
+    expect(output?.text.endsWith('xxxx\n')).toBe(true);
     const cellId = String(ran.cell_id);
 
     json(await first.call('save_notebook', { path }));
     expect(existsSync(path)).toBe(true);
 
-    const full = json(await first.call('get_cell', { cell_id: cellId, full_output: true }));
-    const fullText = (full.outputs as { text: string }[]).map((item) => item.text).join('');
-    expect(fullText.length).toBeGreaterThan(1_000_000);
-    expect(fullText).toContain('more characters not shown: one tool result is limited to 8 MiB]');
-    const results = json(await first.call('get_results', { execution_id: ran.execution_id, full_output: true }));
-    expect(JSON.stringify(results)).toContain('more characters not shown');
+    // Asked for all of it at once, a page is as much as fits in one result, and says where to go on.
+    const full = json(await first.call('get_cell', { cell_id: cellId, offset: 0, length: 50_000_000 }));
+    const page = full.outputs_page as { text: string; next_offset?: number; note?: string; total_chars: number };
+    expect(page.text.length).toBeGreaterThan(1_000_000);
+    expect(page.total_chars).toBeGreaterThan(20_000_000);
+    expect(page.next_offset).toBe(page.text.length);
+    expect(page.note).toMatch(/^Shortened to \d+ characters to fit the limit of one tool result/);
+    const results = json(
+      await first.call('get_results', { execution_id: ran.execution_id, offset: 0, length: 50_000_000 }),
+    );
+    expect((results.outputs_page as { next_offset?: number }).next_offset).toBeGreaterThan(1_000_000);
     const listed = json(await first.call('get_all_cells', { format: 'json' }));
     expect((listed.cells as { cell_id: string }[]).map((cell) => cell.cell_id)).toEqual([cellId]);
     expect((await first.call('get_all_cells', { format: 'rich' })).isError).toBe(false);

@@ -15,5 +15,5 @@ export function answerTooLargeMessage(options: {
     options.stage === 'child'
       ? `runt-mcp wrote a message over the proxy's ${options.limit}-byte (${describeMiB(options.limit)}) limit`
       : `over the ${options.limit}-byte (${describeMiB(options.limit)}) limit of one message to the MCP client`;
-  return `The answer was too large to deliver:${size} ${where}, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs without full_output.`;
+  return `The answer was too large to deliver:${size} ${where}, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs in pages (get_cell or get_results with offset and length).`;
 }

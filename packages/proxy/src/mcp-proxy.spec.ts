@@ -1045,7 +1045,7 @@ describe('McpProxy with answers too large to carry', () => {
     await eventually(() => t.answerTo(2) !== undefined);
     expect(t.answerTo(2)?.error?.code).toBe(-32000);
     expect(t.answerTo(2)?.error?.message).toBe(
-      "The answer was too large to deliver: runt-mcp wrote a message over the proxy's 16777216-byte (16 MiB) limit, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs without full_output.",
+      "The answer was too large to deliver: runt-mcp wrote a message over the proxy's 16777216-byte (16 MiB) limit, so it was dropped. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs in pages (get_cell or get_results with offset and length).",
     );
     await t.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'create_cell', arguments: {} } });
     await eventually(() => t.answerTo(3) !== undefined);

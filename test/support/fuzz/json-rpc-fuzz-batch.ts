@@ -140,7 +140,7 @@ const toolArguments: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
     known('notebook').map((notebook_id) => ({ notebook_id })),
   ),
   session_status: fc.constant({}),
-  get_cell: fc.record({ cell_id: known('cell'), full_output: fc.boolean() }, { requiredKeys: ['cell_id'] }),
+  get_cell: fc.record({ cell_id: known('cell'), images: fc.boolean() }, { requiredKeys: ['cell_id'] }),
   get_all_cells: fc.constantFrom({}, { format: 'json' }, { format: 'rich' }, { format: 'summary', start: 0, count: 3 }),
   create_cell: fc.record(
     {

@@ -28,6 +28,7 @@ import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { coalesceProgress } from './coalesce-progress.js';
 import { createEditTools } from './create-edit-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
@@ -180,12 +181,16 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     const context: ToolCallContext = {
       idempotencyKey: typeof key === 'string' && key.length > 0 ? key : undefined,
       signal: extra.signal,
-      reportProgress: (progress, message) => {
-        if (progressToken === undefined) return;
-        extra
-          .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
-          .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
-      },
+      // Coalesced: a cell printing thousands of lines sends a few notifications a second, not one per output.
+      reportProgress: coalesceProgress(
+        (progress, message) => {
+          if (progressToken === undefined) return;
+          extra
+            .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
+            .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
+        },
+        () => deps.clock.now(),
+      ),
     };
     const onSession = waitsForRecovery.has(request.params.name);
     if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);

@@ -1,10 +1,11 @@
+import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { z } from 'zod';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
 import { subKey } from './idempotency-sub-key.js';
-import { renderOutputs } from './summarize-cells.js';
+import { imagesParameter } from './output-parameters.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 
@@ -89,6 +90,7 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
     description: `Run code in the active notebook's kernel without adding a cell (a scratch run: it sees and changes the kernel's variables, but the notebook, the kernel's history and execution count stay as they are). Returns its outputs, which are stored nowhere. Waits at most timeout_secs (default ${defaultScratchTimeoutSecs}); then it keeps running and interrupt_kernel stops it.`,
     inputSchema: z.object({
       code: z.string().describe('The code to run.'),
+      images: imagesParameter,
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for it (default ${defaultScratchTimeoutSecs}).`,
       ),
@@ -105,10 +107,15 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
       const timeoutSecs = given(args.timeout_secs) ?? defaultScratchTimeoutSecs;
       const run = await handle.runScratch(args.code, { timeoutMs: Math.round(timeoutSecs * 1000) });
       access.ensureCurrent();
-      return jsonResult({
+      const shaper = new ResultShaper({ images: given(args.images), resultBudgetBytes: deps.resultBudgetBytes });
+      return shaper.result({
         notebook_id: handle.notebookId,
         status: run.status === 'timeout' ? 'running' : run.status,
-        outputs: renderOutputs(run.outputs, false),
+        // A scratch run's outputs are kept nowhere: what was cut cannot be paged.
+        outputs: shaper.shapeOutputs(
+          run.outputs,
+          () => 'nothing (scratch outputs are not kept: print less, or run it in a cell)',
+        ),
         ...(run.status === 'timeout'
           ? {
               hint: `Still running after ${timeoutSecs} s; its outputs are not kept. Call interrupt_kernel to stop it.`,

@@ -1,12 +1,14 @@
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { PNG } from 'pngjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
+import type { FakeExecutor, FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
   resultText,
   startChildServerTestHarness,
   toolError,
 } from '../testing/start-child-server-test-harness.js';
+import { progressIntervalMs } from './coalesce-progress.js';
 import { resultBytes } from './tool-result-budget.js';
 
 describe('notebook tools', () => {
@@ -177,7 +179,7 @@ describe('notebook tools', () => {
       execution_count: 1,
       outputs: [
         { output_type: 'stream', name: 'stdout', text: 'out: sleep(100)\n' },
-        { output_type: 'execute_result', text: '42', mime_types: ['text/html'] },
+        { output_type: 'execute_result', mime_type: 'text/html', text: '**42**', other_mime_types: ['text/plain'] },
       ],
     });
 
@@ -309,28 +311,171 @@ describe('notebook tools', () => {
       );
     });
 
-    it('cuts one cell larger than the budget, in json and with full_output, and marks each cut', async () => {
+    it('cuts one cell larger than the budget, its output in the middle, and pages the outputs through within it', async () => {
       await withLargeCells(['x'.repeat(250_000)]);
-      const marker = /\n… \[\d+ more characters not shown: one tool result is limited to 0\.19 MiB\]$/;
-      const full = await harness.call('get_cell', { cell_id: 'cell-1', full_output: true });
-      expect(resultBytes(full)).toBeLessThanOrEqual(budget);
-      const cell = JSON.parse(resultText(full));
-      expect(cell.cell_id).toBe('cell-1');
-      expect(cell.outputs[0].text).toMatch(marker);
-      expect(cell.source.startsWith('x'.repeat(1000))).toBe(true);
-      expect(cell.source).toMatch(marker);
-      const listed = await harness.call('get_all_cells', { format: 'json' });
-      expect(resultBytes(listed)).toBeLessThanOrEqual(budget);
-      const [only] = JSON.parse(resultText(listed)).cells;
-      expect(only.source).toMatch(marker);
-      expect(only.outputs[0].text).toContain('pass full_output=true');
+      const budgetCut = /\n… \[\d+ more characters not shown: one tool result is limited to 0\.19 MiB\]$/;
+      const shown = await harness.call('get_cell', { cell_id: 'cell-1' });
+      expect(resultBytes(shown)).toBeLessThanOrEqual(budget);
+      const cell = JSON.parse(resultText(shown));
+      expect(cell.source).toMatch(budgetCut);
+      const text: string = cell.outputs[0].text;
+      const marker =
+        /\n… \[(\d+) characters \(0 line breaks\) cut here; read them with get_cell\(cell_id="cell-1", offset=(\d+)\)\] …\n/;
+      const [, cutChars, offset] = marker.exec(text) ?? [];
+      expect(text.startsWith(`out: ${'x'.repeat(1000)}`)).toBe(true);
+      expect(text.endsWith(`${'x'.repeat(1000)}\n`)).toBe(true);
+      expect(text.length).toBeLessThan(6200);
+      expect(Number(cutChars)).toBeGreaterThan(244_000);
+      const atCut = await harness.callJson('get_cell', { cell_id: 'cell-1', offset: Number(offset), length: 10 });
+      expect(atCut.outputs_page).toMatchObject({ offset: Number(offset), length: 10, text: 'x'.repeat(10) });
+
+      const whole = `── output 1 of 1: stream stdout\nout: ${'x'.repeat(250_000)}\n`;
+      const pageThrough = async (tool: string, args: Record<string, unknown>): Promise<string> => {
+        let read = '';
+        let at: number | undefined = 0;
+        while (at !== undefined) {
+          const page = await harness.call(tool, { ...args, offset: at, length: 10_000_000 });
+          expect(resultBytes(page)).toBeLessThanOrEqual(budget);
+          const { outputs_page } = JSON.parse(resultText(page));
+          expect(outputs_page.total_chars).toBe(whole.length);
+          if (outputs_page.next_offset !== undefined) {
+            expect(outputs_page.note).toMatch(/^Shortened to \d+ characters to fit the limit of one tool result/);
+          }
+          read += outputs_page.text;
+          at = outputs_page.next_offset;
+        }
+        return read;
+      };
+      expect(await pageThrough('get_cell', { cell_id: 'cell-1' })).toBe(whole);
       const executed = await harness.callJson('execute_cell', { cell_id: 'cell-1' });
-      const results = await harness.call('get_results', { execution_id: executed.execution_id, full_output: true });
-      expect(resultBytes(results)).toBeLessThanOrEqual(budget);
-      const record = JSON.parse(resultText(results));
-      expect(record.status).toBe('done');
-      expect(record.outputs[0].text.startsWith(`out: ${'x'.repeat(1000)}`)).toBe(true);
-      expect(record.outputs[0].text).toMatch(marker);
+      expect(executed.outputs).toEqual([
+        expect.objectContaining({
+          text: expect.stringContaining(`get_results(execution_id="${executed.execution_id}", offset=`),
+        }),
+      ]);
+      expect(await pageThrough('get_results', { execution_id: executed.execution_id })).toBe(whole);
+      expect(
+        await toolError(harness.call('get_results', { execution_id: executed.execution_id, offset: 10_000_000 })),
+      ).toBe(
+        `offset 10000000 is past the end of the outputs (${whole.length} characters); give an offset from 0 to ${whole.length}.`,
+      );
     });
+  });
+});
+
+describe('notebook tools: outputs as the agent sees them', () => {
+  let harness: ChildServerTestHarness;
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  /** The JSON text of a result that may carry images after it. */
+  const firstText = (result: { content: unknown[] }): string => {
+    const [first] = result.content as { type: string; text?: string }[];
+    if (first?.type !== 'text' || first.text === undefined) throw new Error('the result has no leading text item');
+    return first.text;
+  };
+
+  const tinyPng = (() => {
+    const png = new PNG({ width: 40, height: 30 });
+    png.data.fill(120);
+    return PNG.sync.write(png).toString('base64');
+  })();
+
+  /** Plots, HTML and many displays, by source. */
+  const richExecutor: FakeExecutor = (cell) => {
+    if (cell.source === 'plot') {
+      return {
+        status: 'ok',
+        outputs: [
+          { output_type: 'display_data', data: { 'image/png': tinyPng, 'text/plain': '<Figure size 40x30>' } },
+          { output_type: 'execute_result', data: { 'text/html': '<b>bold</b>', 'text/plain': '<HTML>' } },
+        ],
+      };
+    }
+    if (cell.source === 'many') {
+      return {
+        status: 'ok',
+        outputs: Array.from({ length: 300 }, (_, n) => ({
+          output_type: 'display_data',
+          data: { 'text/plain': `${n}` },
+        })),
+      };
+    }
+    return { status: 'ok', outputs: [] };
+  };
+
+  async function withRichNotebook(): Promise<void> {
+    harness = await startChildServerTestHarness({ daemon: { executor: richExecutor } });
+    await harness.callJson('create_notebook');
+  }
+
+  it('returns images as image content and HTML as Markdown from every tool that shows outputs, unless images=false', async () => {
+    await withRichNotebook();
+    const created = await harness.call('create_cell', { source: 'plot', and_run: true });
+    const check = (
+      result: Awaited<ReturnType<typeof harness.call>>,
+      outputs: (value: Record<string, unknown>) => unknown,
+    ) => {
+      const content = result.content as { type: string; data?: string; mimeType?: string }[];
+      expect(content.map((item) => item.type)).toEqual(['text', 'image']);
+      expect(content[1]).toEqual({ type: 'image', data: tinyPng, mimeType: 'image/png' });
+      expect(outputs(JSON.parse(firstText(result)))).toEqual([
+        {
+          output_type: 'display_data',
+          mime_type: 'text/plain',
+          text: '<Figure size 40x30>',
+          image: { mime_type: 'image/png', width: 40, height: 30, content_index: 1 },
+        },
+        { output_type: 'execute_result', mime_type: 'text/html', text: '**bold**', other_mime_types: ['text/plain'] },
+      ]);
+    };
+    const own = (value: Record<string, unknown>) => value.outputs;
+    check(created, own);
+    const executionId = JSON.parse(firstText(created)).execution_id;
+    check(await harness.call('execute_cell', { cell_id: 'cell-1' }), own);
+    check(await harness.call('set_cell', { cell_id: 'cell-1', and_run: true }), own);
+    check(await harness.call('get_cell', { cell_id: 'cell-1' }), own);
+    check(await harness.call('get_results', { execution_id: executionId }), own);
+    check(
+      await harness.call('get_all_cells', { format: 'json' }),
+      (value) => (value.cells as { outputs: unknown }[])[0]?.outputs,
+    );
+    check(await harness.call('run_all_cells', {}), (value) => (value.executions as { outputs: unknown }[])[0]?.outputs);
+    const rich = await harness.call('get_all_cells', { format: 'rich' });
+    expect(rich.content.map((item) => item.type)).toEqual(['text', 'image']);
+    expect(firstText(rich)).toContain(
+      '<Figure size 40x30>\n[image/png 40×30: image content item 1]\n**bold** [also text/plain]',
+    );
+
+    const off = await harness.call('execute_cell', { cell_id: 'cell-1', images: false });
+    expect(off.content.map((item) => item.type)).toEqual(['text']);
+    expect(JSON.parse(firstText(off)).outputs[0].image.not_shown).toMatch(/images are off for this call/);
+  });
+
+  it('caps 300 displays with a summary line, pages them, and coalesces their progress', async () => {
+    await withRichNotebook();
+    await harness.callJson('create_cell', { source: 'many' });
+    const progress: Progress[] = [];
+    const started = Date.now();
+    const run = JSON.parse(
+      firstText(await harness.call('execute_cell', { cell_id: 'cell-1' }, { onProgress: (p) => progress.push(p) })),
+    );
+    const elapsed = Date.now() - started;
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress.length).toBeLessThanOrEqual(1 + Math.floor(elapsed / progressIntervalMs));
+    const outputs = run.outputs as { output_type: string; text?: string; summary?: string }[];
+    expect(outputs).toHaveLength(51);
+    const summary = outputs[40]?.summary ?? '';
+    expect(summary).toMatch(/^250 outputs not shown \(outputs 41–290 of 300: 250 display_data; 690 characters\)/);
+    const offset = Number(/offset=(\d+)\)\.$/.exec(summary)?.[1]);
+    const page = await harness.callJson('get_results', {
+      execution_id: run.execution_id as string,
+      offset,
+      length: 48,
+    });
+    expect((page.outputs_page as { text: string }).text).toBe('── output 41 of 300: display_data text/plain\n40\n');
+    expect(page).toMatchObject({ status: 'done', execution_id: run.execution_id });
+    expect(page.outputs).toBeUndefined();
   });
 });

@@ -1,3 +1,4 @@
+import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { z } from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
@@ -15,7 +16,9 @@ import {
 } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
-import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
+import { imagesParameter, pagingParameters, readExecutionOutputs } from './output-parameters.js';
+import { pageOfOutputs } from './page-of-outputs.js';
+import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 import { countThatFit, escapedBytes } from './tool-result-budget.js';
@@ -41,6 +44,10 @@ const cellTypeSchema = z
  * works without an active session.
  */
 export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
+  /** The output shaping of one call (`images`: its parameter). */
+  const shaperFor = (images: boolean | null | undefined): ResultShaper =>
+    new ResultShaper({ images: given(images), resultBudgetBytes: deps.resultBudgetBytes });
+
   /** Runs one cell on the accessed session, records the execution and renders it. */
   const runCell = async (
     access: SessionAccess,
@@ -48,7 +55,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     options: {
       readonly timeoutSecs: number;
       readonly idempotencyKey: string | undefined;
-      readonly fullOutput: boolean;
+      readonly shaper: ResultShaper;
       readonly context: ToolCallContext;
     },
   ): Promise<Record<string, unknown>> => {
@@ -81,35 +88,48 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         { cause: error },
       );
     }
-    return executionJson(record, options.fullOutput);
+    return executionJson(record, options.shaper);
   };
 
   const getCell = defineChildTool({
     name: 'get_cell',
-    description: 'Read one cell of the active notebook: source, type, execution count and outputs.',
+    description:
+      'Read one cell of the active notebook: source, type, execution count and outputs (images as image content, long texts cut in the middle, many outputs summarized); with offset (and length) its outputs as one text, in pages.',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
-      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+      images: imagesParameter,
+      ...pagingParameters,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
       const access = deps.slot.access('document');
       const cell = await access.handle.getCell(args.cell_id);
       access.ensureCurrent();
-      return jsonResult(renderCell(cell, { includeOutputs: true, fullOutput: given(args.full_output) ?? false }));
+      const shaper = shaperFor(args.images);
+      const offset = given(args.offset);
+      if (offset !== undefined) {
+        return jsonResult({
+          cell_id: cell.id,
+          cell_type: cell.cellType,
+          execution_count: cell.executionCount,
+          outputs_page: pageOfOutputs(cell.outputs, offset, given(args.length), deps.resultBudgetBytes),
+        });
+      }
+      return shaper.result(renderCell(cell, { includeOutputs: true, shaper }));
     },
   });
 
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
     description:
-      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window.",
+      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
       count: toolParameters.optionalIndex('How many cells (default: all).'),
       include_outputs: toolParameters.optionalBoolean("Include outputs in 'json' and 'rich' (default true)."),
       preview_chars: toolParameters.optionalIndex("Source characters per line in 'summary' (default 80)."),
+      images: imagesParameter,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
@@ -119,16 +139,17 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const start = given(args.start);
       const count = given(args.count);
       const includeOutputs = given(args.include_outputs) ?? true;
+      const shaper = shaperFor(args.images);
       switch (given(args.format) ?? 'summary') {
         case 'summary':
           return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
         case 'rich':
-          return textResult(
+          return shaper.textResult(
             renderCellsRich(cells, {
               start,
               count,
               includeOutputs,
-              fullOutput: false,
+              shaper,
               budgetBytes: deps.resultBudgetBytes,
             }),
           );
@@ -136,10 +157,11 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           const first = start ?? 0;
           const window = cells
             .slice(first, count === undefined ? undefined : first + count)
-            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, fullOutput: false }));
-          const shown = countThatFit(window, jsonCellCost, deps.resultBudgetBytes * 0.97 - 4096);
+            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, shaper }));
+          const budget = deps.resultBudgetBytes * 0.97 - 4096 - shaper.imageBytes;
+          const shown = countThatFit(window, jsonCellCost, budget);
           const next = first + shown;
-          return jsonResult({
+          return shaper.result({
             notebook_id: access.handle.notebookId,
             total_cells: cells.length,
             ...(shown < window.length
@@ -161,7 +183,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const createCell = defineChildTool({
     name: 'create_cell',
     description:
-      'Insert a cell into the active notebook (appended unless index, after_cell_id or before_cell_id is given); with and_run=true a code cell is executed and its outputs returned.',
+      'Insert a cell into the active notebook (appended unless index, after_cell_id or before_cell_id is given); with and_run=true a code cell is executed and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
       source: toolParameters.optionalString('Cell source (default empty).'),
       cell_type: cellTypeSchema,
@@ -172,6 +194,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -193,20 +216,21 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const created = { cell_id: cell.id, cell_type: cell.cellType };
       if (!run) return jsonResult(created);
       if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, cell.id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult({ ...created, ...execution });
+      return shaper.result({ ...created, ...execution });
     },
   });
 
   const setCell = defineChildTool({
     name: 'set_cell',
     description:
-      'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards.',
+      'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       source: toolParameters.optionalString('New source.'),
@@ -215,6 +239,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
@@ -248,13 +273,14 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       };
       if (!run) return jsonResult(updated);
       if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, cell.id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult({ ...updated, ...execution });
+      return shaper.result({ ...updated, ...execution });
     },
   });
 
@@ -292,24 +318,26 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
-    description: `Execute a code cell of the active notebook and return its outputs. If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
+    description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handler: async (args, context) => {
       const access = await accessWhenReady(deps, 'runtime', context);
+      const shaper = shaperFor(args.images);
       const execution = await runCell(access, args.cell_id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: context.idempotencyKey,
-        fullOutput: false,
+        shaper,
         context,
       });
-      return jsonResult(execution);
+      return shaper.result(execution);
     },
   });
 
@@ -321,6 +349,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         `Seconds to wait for all cells (default ${defaultRunAllTimeoutSecs}).`,
       ),
       wait: toolParameters.optionalBoolean('Wait for the results (default true).'),
+      images: imagesParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -331,6 +360,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const cells = await access.handle.listCells();
       access.ensureCurrent();
       const codeCells = cells.filter((cell) => cell.cellType === 'code');
+      const shaper = shaperFor(args.images);
       const executions: Record<string, unknown>[] = [];
       let status = wait ? 'done' : 'queued';
       let index = 0;
@@ -344,7 +374,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         const execution = await runCell(access, cell.id, {
           timeoutSecs: wait ? remainingMs / 1000 : 0,
           idempotencyKey: subKey(context, `execute:${cell.id}`),
-          fullOutput: false,
+          shaper,
           context,
         });
         executions.push(execution);
@@ -361,7 +391,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         }
       }
       const notRun = codeCells.slice(index).map((cell) => cell.id);
-      return jsonResult({
+      return shaper.result({
         notebook_id: access.handle.notebookId,
         status,
         executions,
@@ -377,17 +407,24 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const getResults = defineChildTool({
     name: 'get_results',
     description:
-      'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id. Works without an active session.',
+      'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id, shaped like execute_cell; with offset (and length) its outputs as one text, in pages. Works without an active session.',
     inputSchema: z.object({
       execution_id: toolParameters.requiredString(
         'The execution id from execute_cell, create_cell, set_cell or run_all_cells.',
       ),
-      full_output: toolParameters.optionalBoolean('Show outputs in full instead of truncated (default false).'),
+      images: imagesParameter,
+      ...pagingParameters,
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args) => {
       const executionId = args.execution_id.trim();
-      const fullOutput = given(args.full_output) ?? false;
+      const shaper = shaperFor(args.images);
+      const offset = given(args.offset);
+      const show = (record: ExecutionRecord, extra: Record<string, unknown> = {}) => {
+        if (offset === undefined) return shaper.result({ ...executionJson(record, shaper), ...extra });
+        const page = pageOfOutputs(record.outputs, offset, given(args.length), deps.resultBudgetBytes);
+        return jsonResult({ ...executionJson(record, undefined), ...extra, outputs_page: page });
+      };
       const known = deps.executions.get(executionId);
       const notebookId = known?.notebookId ?? deps.slot.active?.handle.notebookId;
       const session = notebookId === undefined ? undefined : deps.slot.find(notebookId);
@@ -396,7 +433,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           const state = await session.handle.getExecution(executionId);
           const record = recordOf(state, session.handle.notebookId);
           deps.executions.record(record);
-          return jsonResult(executionJson(record, fullOutput));
+          return show(record);
         } catch (error) {
           deps.logger.debug('reading an execution from its notebook failed', { executionId, error });
         }
@@ -406,10 +443,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           `Execution not found: ${executionId}. It may have been evicted and no durable result record was found.`,
         );
       }
-      return jsonResult({
-        ...executionJson(known, fullOutput),
-        note: 'Last known state: the notebook of this execution is not connected now.',
-      });
+      return show(known, { note: 'Last known state: the notebook of this execution is not connected now.' });
     },
   });
 
@@ -492,7 +526,8 @@ function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
   };
 }
 
-function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<string, unknown> {
+/** An execution as the tools show it; its outputs shaped by `shaper`, or left out (for a page of them) without one. */
+function executionJson(record: ExecutionRecord, shaper: ResultShaper | undefined): Record<string, unknown> {
   const unfinished = record.status === 'running' || record.status === 'queued';
   return {
     cell_id: record.cellId,
@@ -501,8 +536,10 @@ function executionJson(record: ExecutionRecord, fullOutput: boolean): Record<str
     status: record.status,
     execution_count: record.executionCount,
     ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
-    outputs: renderOutputs(record.outputs, fullOutput),
-    ...(unfinished
+    ...(shaper === undefined
+      ? {}
+      : { outputs: shaper.shapeOutputs(record.outputs, readExecutionOutputs(record.executionId)) }),
+    ...(unfinished && shaper !== undefined
       ? {
           hint: `Still ${record.status}; outputs so far are shown. Call get_results(execution_id="${record.executionId}") for the rest.`,
         }

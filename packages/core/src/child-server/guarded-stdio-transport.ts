@@ -196,7 +196,7 @@ export class GuardedStdioTransport implements Transport {
       id,
       error: {
         code: messageTooLargeErrorCode,
-        message: `The answer is ${bytes} bytes (${describeMiB(bytes)}), over the ${limit}-byte (${describeMiB(limit)}) limit of one MCP message, so it was not sent. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs without full_output.`,
+        message: `The answer is ${bytes} bytes (${describeMiB(bytes)}), over the ${limit}-byte (${describeMiB(limit)}) limit of one MCP message, so it was not sent. Ask for less at once: a window of cells (get_all_cells with start/count), one cell (get_cell), or outputs in pages (get_cell or get_results with offset and length).`,
       },
     };
   }

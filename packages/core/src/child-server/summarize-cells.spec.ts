@@ -1,6 +1,7 @@
+import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { describe, expect, it } from 'vitest';
-import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
-import { outputPreviewLimit, renderOutputs, summarizeCells } from './summarize-cells.js';
+import type { NotebookCell } from '../ports/notebook-handle.js';
+import { renderCellsRich, summarizeCells } from './summarize-cells.js';
 
 const cell = (id: string, source: string, extra: Partial<NotebookCell> = {}): NotebookCell => ({
   id,
@@ -26,16 +27,20 @@ describe(summarizeCells, () => {
   });
 });
 
-describe(renderOutputs, () => {
-  it('cuts long text unless the full output is asked for, and names rich types', () => {
-    const long: CellOutput = { output_type: 'stream', name: 'stderr', text: ['y'.repeat(outputPreviewLimit), 'zz'] };
-    const [cut] = renderOutputs([long], false);
-    expect(cut?.text).toBe(
-      `${'y'.repeat(outputPreviewLimit)}\n… [2 more characters; pass full_output=true to see everything]`,
-    );
-    expect(renderOutputs([long], true)[0]?.text).toBe(`${'y'.repeat(outputPreviewLimit)}zz`);
-    expect(renderOutputs([{ output_type: 'display_data', data: { 'image/png': 'iVBOR' } }], false)).toEqual([
-      { output_type: 'display_data', text: '', mime_types: ['image/png'] },
-    ]);
+describe(renderCellsRich, () => {
+  it('shows shaped outputs: rich text, images named by content item, cut markers naming get_cell', () => {
+    const shaper = new ResultShaper();
+    const cells = [
+      cell('a', 'display(HTML(...))', {
+        executionCount: 1,
+        outputs: [
+          { output_type: 'display_data', data: { 'text/html': '<b>bold</b>', 'text/plain': '<HTML>' } },
+          { output_type: 'stream', name: 'stdout', text: 'y'.repeat(10_000) },
+        ],
+      }),
+    ];
+    const text = renderCellsRich(cells, { includeOutputs: true, shaper });
+    expect(text).toContain('── outputs\n**bold** [also text/plain]\n');
+    expect(text).toMatch(/cut here; read them with get_cell\(cell_id="a", offset=\d+\)\] …/);
   });
 });

@@ -1,22 +1,10 @@
+import type { ResultShaper, ShapedOutput } from '@nteract-mcp/output-shaping';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
-
-/** Characters of one output's text shown unless `full_output` is asked for. */
-export const outputPreviewLimit = 4000;
+import type { NotebookCell } from '../ports/notebook-handle.js';
+import { readCellOutputs } from './output-parameters.js';
 
 /** Characters of a cell's source shown per line of a summary, by default. */
 export const defaultSummaryPreviewChars = 80;
-
-/** One output as a tool shows it: its kind and readable text, with the long parts cut unless `full`. */
-export interface RenderedOutput {
-  readonly output_type: string;
-  readonly name?: string;
-  readonly text?: string;
-  readonly mime_types?: readonly string[];
-  readonly ename?: string;
-  readonly evalue?: string;
-  readonly traceback?: string;
-}
 
 /** A cell as the JSON-returning tools show it. */
 export interface RenderedCell {
@@ -25,10 +13,8 @@ export interface RenderedCell {
   readonly cell_type: string;
   readonly source: string;
   readonly execution_count: number | null;
-  readonly outputs?: readonly RenderedOutput[];
+  readonly outputs?: readonly ShapedOutput[];
 }
-
-const ansiEscape = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g');
 
 /**
  * One line per cell: `[index] id type (exec n, k outputs): first line of source…`. `previewChars`
@@ -63,10 +49,13 @@ export function summarizeCells(
   return lines.join('\n');
 }
 
-/** A cell for JSON output; outputs only when asked. */
+/**
+ * A cell for JSON output; outputs only when asked, shaped by `shaper` (cut markers and summaries
+ * name `get_cell(cell_id=…, offset=…)`).
+ */
 export function renderCell(
   cell: NotebookCell,
-  options: { readonly index?: number; readonly includeOutputs: boolean; readonly fullOutput: boolean },
+  options: { readonly index?: number; readonly includeOutputs: boolean; readonly shaper: ResultShaper },
 ): RenderedCell {
   return {
     cell_id: cell.id,
@@ -74,13 +63,8 @@ export function renderCell(
     cell_type: cell.cellType,
     source: cell.source,
     execution_count: cell.executionCount,
-    ...(options.includeOutputs ? { outputs: renderOutputs(cell.outputs, options.fullOutput) } : {}),
+    ...(options.includeOutputs ? { outputs: options.shaper.shapeOutputs(cell.outputs, readCellOutputs(cell.id)) } : {}),
   };
-}
-
-/** Outputs as readable text: streams, `text/plain` of rich outputs (other types named), errors without ANSI colours. */
-export function renderOutputs(outputs: readonly CellOutput[], fullOutput: boolean): RenderedOutput[] {
-  return outputs.map((output) => renderOutput(output, fullOutput));
 }
 
 /** Every cell with its source and outputs, as text for reading (the `rich` format). */
@@ -90,7 +74,7 @@ export function renderCellsRich(
     readonly start?: number;
     readonly count?: number;
     readonly includeOutputs: boolean;
-    readonly fullOutput: boolean;
+    readonly shaper: ResultShaper;
     /**
      * When set, the blocks stop before the text (as escaped JSON) would pass it, and a last line
      * says which cells were left out and how to read them (at least one cell is always shown).
@@ -109,11 +93,13 @@ export function renderCellsRich(
     const parts = [`── [${index}] ${cell.id} ${cell.cellType}${count}`, cell.source];
     if (options.includeOutputs && cell.outputs.length > 0) {
       parts.push('── outputs');
-      for (const output of renderOutputs(cell.outputs, options.fullOutput)) parts.push(outputText(output));
+      for (const output of options.shaper.shapeOutputs(cell.outputs, readCellOutputs(cell.id))) {
+        parts.push(outputText(output));
+      }
     }
     const block = parts.join('\n');
     used += Buffer.byteLength(JSON.stringify(block)) + 4;
-    if (budget !== undefined && used > budget && blocks.length > 0) {
+    if (budget !== undefined && used + options.shaper.imageBytes > budget && blocks.length > 0) {
       blocks.push(
         `── … cells ${index}–${end - 1} are not shown: one tool result is limited to ${describeMiB(options.budgetBytes as number)}. Read them with get_all_cells(format="rich", start=${index}), or one at a time with get_cell(cell_id=...).`,
       );
@@ -124,54 +110,15 @@ export function renderCellsRich(
   return blocks.length > 0 ? blocks.join('\n\n') : '(no cells)';
 }
 
-function renderOutput(output: CellOutput, fullOutput: boolean): RenderedOutput {
-  const cut = (text: string): string => (fullOutput ? text : truncate(text));
-  switch (output.output_type) {
-    case 'stream':
-      return {
-        output_type: 'stream',
-        name: typeof output.name === 'string' ? output.name : 'stdout',
-        text: cut(multiline(output.text)),
-      };
-    case 'execute_result':
-    case 'display_data': {
-      const data = (typeof output.data === 'object' && output.data !== null ? output.data : {}) as Record<
-        string,
-        unknown
-      >;
-      const others = Object.keys(data).filter((mime) => mime !== 'text/plain');
-      return {
-        output_type: output.output_type,
-        text: cut(multiline(data['text/plain'])),
-        ...(others.length > 0 ? { mime_types: others } : {}),
-      };
-    }
-    case 'error': {
-      const traceback = Array.isArray(output.traceback) ? output.traceback.map(String).join('\n') : '';
-      return {
-        output_type: 'error',
-        ename: String(output.ename ?? ''),
-        evalue: String(output.evalue ?? ''),
-        traceback: cut(traceback.replace(ansiEscape, '')),
-      };
-    }
-    default:
-      return { output_type: output.output_type };
-  }
-}
-
-function outputText(output: RenderedOutput): string {
+/** One shaped output as lines of the `rich` text. */
+function outputText(output: ShapedOutput): string {
   if (output.output_type === 'error') return `${output.ename}: ${output.evalue}\n${output.traceback ?? ''}`.trimEnd();
-  const mimes = output.mime_types?.length ? ` [${output.mime_types.join(', ')}]` : '';
-  return `${output.text ?? ''}${mimes}`;
-}
-
-function multiline(value: unknown): string {
-  if (Array.isArray(value)) return value.map(String).join('');
-  return typeof value === 'string' ? value : '';
-}
-
-function truncate(text: string): string {
-  if (text.length <= outputPreviewLimit) return text;
-  return `${text.slice(0, outputPreviewLimit)}\n… [${text.length - outputPreviewLimit} more characters; pass full_output=true to see everything]`;
+  if (output.output_type === 'omitted') return `… ${output.summary ?? ''}`;
+  const image = output.image;
+  const imageLine =
+    image === undefined
+      ? ''
+      : `\n[${image.mime_type}${image.width && image.height ? ` ${image.width}×${image.height}` : ''}: ${image.content_index === undefined ? (image.not_shown ?? 'not shown') : `image content item ${image.content_index}`}]`;
+  const others = output.other_mime_types?.length ? ` [also ${output.other_mime_types.join(', ')}]` : '';
+  return `${output.text ?? ''}${others}${imageLine}`;
 }

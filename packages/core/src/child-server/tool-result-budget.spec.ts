@@ -46,7 +46,7 @@ describe(fitToolResult, () => {
     const fitted = fitToolResult(many, 10_000);
     expect(fitted.isError).toBe(true);
     expect((fitted.content[0] as { text: string }).text).toBe(
-      `The result is ${resultBytes(many)} bytes, over the 0.01 MiB limit of one tool result, and could not be cut to fit. Ask for less at once (a window of cells with start/count, one cell with get_cell, outputs without full_output).`,
+      `The result is ${resultBytes(many)} bytes, over the 0.01 MiB limit of one tool result, and could not be cut to fit. Ask for less at once (a window of cells with start/count, one cell with get_cell, outputs in pages (get_cell or get_results with offset and length)).`,
     );
   });
 });

@@ -53,7 +53,7 @@ export function fitToolResult(result: CallToolResult, budgetBytes: number): Call
     content: [
       {
         type: 'text',
-        text: `The result is ${resultBytes(result)} bytes, over the ${describeMiB(budgetBytes)} limit of one tool result, and could not be cut to fit. Ask for less at once (a window of cells with start/count, one cell with get_cell, outputs without full_output).`,
+        text: `The result is ${resultBytes(result)} bytes, over the ${describeMiB(budgetBytes)} limit of one tool result, and could not be cut to fit. Ask for less at once (a window of cells with start/count, one cell with get_cell, outputs in pages (get_cell or get_results with offset and length)).`,
       },
     ],
     isError: true,
