@@ -28,6 +28,11 @@ export const wireNotebookAnswerSchemas = {
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
   execute_cell: wireExecutionStateSchema.extend({ warning }),
   get_execution: wireExecutionStateSchema,
+  /** `cancelled`: what was done (`dequeued`, `interrupted`, or `none` for an execution already finished). */
+  cancel_execution: z.object({
+    execution_id: z.string().min(1),
+    cancelled: z.enum(['dequeued', 'interrupted', 'none']),
+  }),
   interrupt: z.object({ interrupted: z.literal(true) }),
   restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
   save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),

@@ -18,6 +18,7 @@ export const wireNotebookRequestTypes = [
   'clear_outputs',
   'execute_cell',
   'get_execution',
+  'cancel_execution',
   'interrupt',
   'restart_kernel',
   'save',
@@ -62,6 +63,11 @@ export const wireNotebookRequestSchemas = {
   /** Answers at once (`queued`); progress arrives as `execution_output` and `execution_done` broadcasts. */
   execute_cell: z.object({ type: z.literal('execute_cell'), cell_id: cellId, idempotency_key: idempotencyKey }),
   get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
+  /**
+   * Stops one execution and nothing else: a queued one is taken off the queue (it ends `aborted`),
+   * a running one is interrupted (the kernel's interrupt), a finished one is left as it is.
+   */
+  cancel_execution: z.object({ type: z.literal('cancel_execution'), execution_id: z.string().min(1) }),
   interrupt: z.object({ type: z.literal('interrupt') }),
   restart_kernel: z.object({ type: z.literal('restart_kernel') }),
   /** To `path` (absolute, `.ipynb`), or to the file the notebook is bound to. */
@@ -80,6 +86,7 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.clear_outputs,
   wireNotebookRequestSchemas.execute_cell,
   wireNotebookRequestSchemas.get_execution,
+  wireNotebookRequestSchemas.cancel_execution,
   wireNotebookRequestSchemas.interrupt,
   wireNotebookRequestSchemas.restart_kernel,
   wireNotebookRequestSchemas.save,
