@@ -399,6 +399,8 @@ export class NotebookRoom {
         }));
       case 'get_execution':
         return this.execution(request.execution_id);
+      case 'cancel_execution':
+        return this.cancelExecution(request.execution_id);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
@@ -724,8 +726,33 @@ export class NotebookRoom {
     return this.describe(record);
   }
 
+  /**
+   * Stops one execution: a queued one never runs (it ends `aborted` now), the running one is
+   * interrupted (it ends as the kernel reports it), a finished one is left alone. Other executions
+   * are not touched: a running execution is interrupted only when it is the one named.
+   */
+  private async cancelExecution(executionId: string): Promise<WireNotebookAnswer<'cancel_execution'>> {
+    const record = this.#executions.get(executionId);
+    if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
+    if (record.status === 'queued') {
+      record.status = 'aborted';
+      record.outputs = [
+        { output_type: 'error', ename: 'ExecutionCancelled', evalue: 'Cancelled before it started.', traceback: [] },
+      ];
+      this.finishExecution(record);
+      return { execution_id: executionId, cancelled: 'dequeued' };
+    }
+    if (record.status !== 'running' || !this.#kernel) return { execution_id: executionId, cancelled: 'none' };
+    await this.#kernel.interrupt();
+    return { execution_id: executionId, cancelled: 'interrupted' };
+  }
+
   private async runExecution(record: ExecutionRecord, source: string): Promise<void> {
+    // Cancelled while queued: it already ended.
+    if (record.status !== 'queued') return;
     const kernel = await this.ensureKernel().catch(() => undefined);
+    // Cancelled while its kernel was starting: it already ended.
+    if (record.status !== 'queued') return;
     if (!kernel) {
       record.status = 'aborted';
       record.outputs = [
@@ -939,7 +966,7 @@ export class NotebookRoom {
     this.setRuntime({ state: 'starting', kernel_status: 'starting' });
     let launch: Awaited<ReturnType<KernelLauncher['launch']>>;
     try {
-      launch = await this.#init.launcher.launch(this.#workingDir);
+      launch = await this.#init.launcher.launch(this.#workingDir, this.#document.kernelRequest());
     } catch (error) {
       this.setRuntime({
         state: 'stopped',
