@@ -34,7 +34,7 @@ export async function chooseCreateKernel(
     const spec = installed.find((candidate) => candidate.name === name);
     if (spec?.available) return choiceOf(spec);
     const why = spec
-      ? `The Jupyter kernel '${name}' is installed but cannot run: ${spec.reason ?? 'unknown reason'}`
+      ? `The Jupyter kernel '${name}' is installed but cannot run (${spec.reason ?? 'unknown reason'}).`
       : `No Jupyter kernel named '${name}' is installed.`;
     throw new DaemonError('badRequest', `${why} ${describeInstalledKernels(installed)}`);
   }

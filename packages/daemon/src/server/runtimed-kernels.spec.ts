@@ -218,7 +218,7 @@ describe('runtimed with real ipykernel kernels', () => {
       })
       .catch((error: unknown) => error);
     expect((unrunnable as Error).message).toMatch(
-      /'broken-r' is installed but cannot run: .*\/nonexistent\/R was not found/,
+      /'broken-r' is installed but cannot run \(.*\/nonexistent\/R was not found/,
     );
   });
 
