@@ -28,6 +28,7 @@ import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
@@ -149,9 +150,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()
     .flatMap((contribution) => contribution.tools());
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools, ...contributed], {
-    resultBudgetBytes: deps.resultBudgetBytes,
-  });
+  const registry = new ChildToolRegistry(
+    [...createSessionTools(deps), ...createKernelTools(deps), ...notebookTools, ...contributed],
+    {
+      resultBudgetBytes: deps.resultBudgetBytes,
+    },
+  );
   // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
   const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;

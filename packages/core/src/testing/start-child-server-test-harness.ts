@@ -98,6 +98,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
       return { handle, target: { kind: 'notebook-id', notebookId: handle.notebookId } };
     },
     list: () => daemon.listRooms(),
+    listKernels: () => daemon.listKernels(),
   });
   return definePlugin({
     id: 'test.local-backends',
