@@ -28,6 +28,7 @@ import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { ClientCancellations } from './client-cancellations.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
@@ -161,6 +162,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot);
 
+  const cancellations = new ClientCancellations();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
@@ -178,11 +180,14 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         { requiredCapabilities: missing },
       );
     }
+    // Client cancellations are seen on the server's transport, before the SDK aborts `extra.signal`.
+    if (server.transport) cancellations.watch(server.transport);
     const key = meta?.[idempotencyMetaKey];
     const progressToken = meta?.progressToken;
     const context: ToolCallContext = {
       idempotencyKey: typeof key === 'string' && key.length > 0 ? key : undefined,
       signal: extra.signal,
+      cancelled: cancellations.signalFor(extra.requestId),
       reportProgress: (progress, message) => {
         if (progressToken === undefined) return;
         extra
@@ -210,6 +215,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         result = await registry.call(request.params.name, request.params.arguments, context);
       }
     }
+    cancellations.release(extra.requestId);
     return withSessionReport(result, recovery.report());
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));

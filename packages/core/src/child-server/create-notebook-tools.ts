@@ -12,6 +12,7 @@ import {
   type ToolCallContext,
   textResult,
 } from './child-tool-registry.js';
+import { ExecutionProgress } from './execution-progress.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { type RenderedCell, renderCell, renderCellsRich, renderOutputs, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
@@ -50,15 +51,18 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     },
   ): Promise<Record<string, unknown>> => {
     const { handle } = access;
-    let seen = 0;
-    const result = await handle.executeCell(cellId, {
-      timeoutMs: Math.round(options.timeoutSecs * 1000),
-      idempotencyKey: options.idempotencyKey,
-      onOutput: () => {
-        seen += 1;
-        options.context.reportProgress(seen, `cell ${cellId}: ${seen} output${seen === 1 ? '' : 's'} so far`);
-      },
-    });
+    // Progress per output and keep-alives while the cell is silent; the client's cancellation of
+    // this call cancels the execution it started.
+    const progress = new ExecutionProgress({ clock: deps.clock, context: options.context, cellId });
+    const result = await handle
+      .executeCell(cellId, {
+        timeoutMs: Math.round(options.timeoutSecs * 1000),
+        idempotencyKey: options.idempotencyKey,
+        onStarted: (executionId) => progress.started(executionId),
+        onOutput: () => progress.output(),
+        signal: options.context.cancelled,
+      })
+      .finally(() => progress.stop());
     const record: ExecutionRecord = {
       executionId: result.executionId,
       notebookId: handle.notebookId,
@@ -333,6 +337,11 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           context,
         });
         executions.push(execution);
+        // Cancelled by the client: its execution was stopped; start no more.
+        if (context.cancelled.aborted) {
+          index += 1;
+          break;
+        }
         if (!wait) continue;
         if (execution.status === 'error' || execution.status === 'aborted') {
           status = 'error';
