@@ -116,7 +116,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       clock: options.clock,
       readExecution: (executionId) => this.getExecution(executionId),
       onCallbackError: (error) =>
-        this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error }),
+        this.#logger.warn('an execution callback or cancellation failed; the execution goes on', {
+          notebookId: this.notebookId,
+          error,
+        }),
+      cancelExecution: (executionId) => this.request({ type: 'cancel_execution', execution_id: executionId }),
     });
     this.#subscriptions.push(connection.onFrame((frame) => this.onFrame(frame)));
     this.#subscriptions.push(connection.onClose((reason) => this.finish('disconnected', reason)));
