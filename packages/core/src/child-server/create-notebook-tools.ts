@@ -337,11 +337,6 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           context,
         });
         executions.push(execution);
-        // Cancelled by the client: its execution was stopped; start no more.
-        if (context.cancelled.aborted) {
-          index += 1;
-          break;
-        }
         if (!wait) continue;
         if (execution.status === 'error' || execution.status === 'aborted') {
           status = 'error';
