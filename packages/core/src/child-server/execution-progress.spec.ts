@@ -145,4 +145,22 @@ describe('execution keep-alive and cancellation through the tools', () => {
     expect(await harness.callJson('execute_cell', { cell_id: 'cell-2' })).toMatchObject({ status: 'done' });
     expect(handle.cancelledExecutions).toHaveLength(1);
   });
+
+  it('does not cancel an execution when the connection closes under its call (a restart hands it on)', async () => {
+    const clock = new ManualClock();
+    const handle = await heldCell(clock);
+    const progress: Progress[] = [];
+    const call = harness
+      .call('execute_cell', { cell_id: 'cell-1', timeout_secs: 600 }, { onProgress: (p) => progress.push(p) })
+      .catch((error: unknown) => error);
+    await until(() => handle.calls.includes('executeCell:cell-1'));
+    await clock.advanceAndSettle(executionKeepAliveMs);
+    await until(() => progress.length === 1);
+    await harness.client.close();
+    expect(await call).toBeInstanceOf(Error);
+    // Closing aborted the handler's `signal` synchronously; a cancellation wired to it would be recorded by now.
+    expect(handle.cancelledExecutions).toEqual([]);
+    const id = /execution ([0-9a-f-]{36})/.exec(progress[0]?.message ?? '')?.[1] as string;
+    handle.completeExecution(id, { status: 'ok', outputs: [] });
+  });
 });
