@@ -281,7 +281,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
-    description: `Execute a code cell of the active notebook and return its outputs. If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
+    description: `Execute a code cell of the active notebook and return its outputs. If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results. With a progress token, progress reports each output and, every few seconds while the cell is silent, that it still runs (elapsed time, execution id). Cancelling the call stops its execution (interrupts the kernel).`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       timeout_secs: toolParameters.optionalPositiveNumber(
