@@ -93,6 +93,10 @@ describe('any installed Jupyter kernel', () => {
     expect(ran.json).toMatchObject({ status: 'done' });
     expect(outputsText(ran.json)).toContain('[1] 6');
 
+    // By language: R is the ir kernel, and the result says so.
+    const byLanguage = await session.call('create_notebook', { runtime: 'r' });
+    expect(byLanguage.json).toMatchObject({ kernel: 'ir', runtime: 'r' });
+
     const unknown = await session.call('create_notebook', { kernel: 'deno' });
     expect(unknown.isError).toBe(true);
     expect(unknown.text).toContain("No Jupyter kernel named 'deno' is installed.");

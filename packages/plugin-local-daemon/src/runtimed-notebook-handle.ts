@@ -74,6 +74,7 @@ export interface RuntimedNotebookHandleOptions {
 export class RuntimedNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
   public readonly daemonIncarnation: DaemonIncarnation;
+  public readonly kernelName: string | undefined;
   readonly #connection: RuntimedConnection;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -109,6 +110,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#notebookPath = connected.notebook_path ?? undefined;
     this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
     this.#runtime = connected.runtime;
+    this.kernelName = connected.kernel_name;
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');

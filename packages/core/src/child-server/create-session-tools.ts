@@ -178,8 +178,8 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       return jsonResult({
         notebook_id: handle.notebookId,
         ...(kernelArg === undefined && runtimeArg === undefined
-          ? { kernel: 'python3', runtime: 'python' }
-          : kernelChoice),
+          ? { kernel: handle.kernelName ?? 'python3', runtime: 'python' }
+          : { ...kernelChoice, ...(handle.kernelName === undefined ? {} : { kernel: handle.kernelName }) }),
         ephemeral,
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),

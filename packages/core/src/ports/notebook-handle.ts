@@ -102,6 +102,8 @@ export interface NotebookHandle {
   /** The daemon life this handle was opened on; `undefined` for hosted notebooks. */
   readonly daemonIncarnation: DaemonIncarnation | undefined;
   readonly isClosed: boolean;
+  /** The kernel (kernelspec name) the notebook runs in, when its owner says. */
+  readonly kernelName?: string;
   /** Why it closed, once it has (`disconnected`: the daemon went away). */
   readonly closedReason: NotebookHandleCloseReason | undefined;
 

@@ -209,6 +209,11 @@ export class NotebookRoom {
     return this.#runtime;
   }
 
+  /** The kernel the notebook asks for (`metadata.kernelspec.name`, else `python3`). */
+  public get kernelName(): string {
+    return this.#document.kernelRequest().name;
+  }
+
   public get documentVersion(): number {
     return this.#document.version;
   }

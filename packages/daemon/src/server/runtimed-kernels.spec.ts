@@ -199,6 +199,7 @@ describe('runtimed with real ipykernel kernels', () => {
       working_dir: d.dir,
     });
     connections.push(created.connection);
+    expect(created.greeting.kernel_name).toBe('py-alt');
     expect(streamText(await run(created.connection, 'import os; print(os.environ.get("ALT_FLAG"))'))).toBe('alt\n');
 
     const unknown = await d

@@ -402,6 +402,7 @@ export class RuntimedServer {
               document_version: room.documentVersion,
               cells: room.cells(),
               runtime: room.runtime,
+              kernel_name: room.kernelName,
               peer_id: peer.id,
               daemon_pid: this.info.pid,
               daemon_started_at: this.info.started_at,
