@@ -63,7 +63,7 @@ export class NotebookDocument {
   }): NotebookDocument {
     return new NotebookDocument({
       kernelspec: { name: kernelspec.name, display_name: kernelspec.displayName, language: kernelspec.language },
-      language_info: { name: kernelspec.language.toLowerCase() },
+      language_info: { name: kernelspec.language },
     });
   }
 
