@@ -5,13 +5,13 @@
 //   node scripts/bootstrap.mjs start [args…]  install/build when needed, then run nteract-mcp
 //   node scripts/bootstrap.mjs test           install/build when needed, lint, typecheck, all tests
 //
-// `test` and `bench` first make sure the system prerequisites (a Python with ipykernel) are there:
+// `test` and `bench` first make sure the system prerequisites (a Python with ipykernel, the R kernel) are there:
 // installed with apt-get when it can (root, or `sudo -n`), else it stops at once with one line
 // naming what is missing and the command that installs it. `start` does not check: a session works
 // without a kernel (the daemon reports the runtime unavailable, with the same install command).
 //   node scripts/bootstrap.mjs bench          install/build when needed, then run the benchmarks
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -75,9 +75,12 @@ export function stalePackages(dir) {
 }
 
 /**
- * What the tests and a working session need from the system, beyond npm packages. `module` is
- * imported by a Python interpreter to check it; `debian` installs it there; `pip` elsewhere.
- * Later needs (more kernels, plotting libraries) are added here, and nowhere else.
+ * What the tests and a working session need from the system, beyond npm packages. Each is probed
+ * one of two ways: `module` is imported by a Python interpreter (see {@link pythonCandidates});
+ * `kernelspec` names a Jupyter kernel whose `kernel.json` must be found where Jupyter looks and
+ * whose program must exist (as the daemon checks it). `debian` installs it there; elsewhere `pip`
+ * (a Python package) or `manual` (a command of its own) does. Later needs are added here, and
+ * nowhere else.
  */
 export const systemPrerequisites = [
   {
@@ -93,6 +96,13 @@ export const systemPrerequisites = [
     debian: 'python3-matplotlib',
     pip: 'matplotlib',
     why: 'plots in the rich-output tests (an image output must come back as MCP image content)',
+  },
+  {
+    name: 'IRkernel',
+    kernelspec: 'ir',
+    debian: 'r-cran-irkernel',
+    manual: 'R -e \'install.packages("IRkernel"); IRkernel::installspec()\'',
+    why: 'the Jupyter kernel that runs R code in notebooks',
   },
 ];
 
@@ -131,9 +141,43 @@ function someInterpreterImports(module, env) {
   });
 }
 
-/** The prerequisites that no candidate interpreter provides. `imports` is the probe (replaced in tests). */
-export function missingPrerequisites(imports = (module) => someInterpreterImports(module, process.env)) {
-  return systemPrerequisites.filter((prerequisite) => !imports(prerequisite.module));
+/** Where Jupyter looks for kernelspecs (data dirs, each with `/kernels`), as the daemon does without an interpreter's prefix. */
+export function kernelspecDirs(env = process.env, platform = process.platform) {
+  const roots = (env.JUPYTER_PATH ?? '').split(delimiter).filter((entry) => entry.trim() !== '');
+  const home = env.HOME?.trim() || '/';
+  if (env.JUPYTER_DATA_DIR?.trim()) roots.push(env.JUPYTER_DATA_DIR.trim());
+  else if (platform === 'darwin') roots.push(join(home, 'Library', 'Jupyter'));
+  else roots.push(join(env.XDG_DATA_HOME?.trim() || join(home, '.local', 'share'), 'jupyter'));
+  roots.push('/usr/local/share/jupyter', '/usr/share/jupyter');
+  return [...new Set(roots.map((root) => join(root, 'kernels')))];
+}
+
+/** Whether the kernelspec `name` is installed with a program that exists (the first `kernel.json` found decides). */
+export function kernelspecRuns(name, env = process.env) {
+  for (const dir of kernelspecDirs(env)) {
+    let spec;
+    try {
+      spec = JSON.parse(readFileSync(join(dir, name, 'kernel.json'), 'utf8'));
+    } catch {
+      continue;
+    }
+    const program = Array.isArray(spec?.argv) ? spec.argv[0] : undefined;
+    return typeof program === 'string' && executablePath(program, env) !== undefined;
+  }
+  return false;
+}
+
+/**
+ * The prerequisites that are not there. `imports` probes a Python module, `runs` a kernelspec
+ * (both replaced in tests).
+ */
+export function missingPrerequisites(
+  imports = (module) => someInterpreterImports(module, process.env),
+  runs = (kernelspec) => kernelspecRuns(kernelspec, process.env),
+) {
+  return systemPrerequisites.filter((prerequisite) =>
+    prerequisite.kernelspec === undefined ? !imports(prerequisite.module) : !runs(prerequisite.kernelspec),
+  );
 }
 
 /**
@@ -151,10 +195,15 @@ export function installPlan(missing, host) {
 /** One line: what is missing, what it is for, and the command that installs it. */
 export function missingHint(missing, host) {
   const what = missing.map((prerequisite) => `${prerequisite.name} (${prerequisite.why})`).join(', ');
-  const command = host.hasAptGet
-    ? `sudo apt-get install -y ${missing.map((prerequisite) => prerequisite.debian).join(' ')}`
-    : `python3 -m pip install ${missing.map((prerequisite) => prerequisite.pip).join(' ')}`;
-  return `missing ${what}; install it with: ${command}`;
+  if (host.hasAptGet) {
+    return `missing ${what}; install it with: sudo apt-get install -y ${missing.map((prerequisite) => prerequisite.debian).join(' ')}`;
+  }
+  const pip = missing.filter((prerequisite) => prerequisite.pip !== undefined).map((prerequisite) => prerequisite.pip);
+  const commands = [
+    ...(pip.length > 0 ? [`python3 -m pip install ${pip.join(' ')}`] : []),
+    ...missing.filter((prerequisite) => prerequisite.pip === undefined).map((prerequisite) => prerequisite.manual),
+  ];
+  return `missing ${what}; install it with: ${commands.join('; ')}`;
 }
 
 function describeHost() {

@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   installPlan,
   installReason,
+  kernelspecDirs,
+  kernelspecRuns,
   missingHint,
   missingPrerequisites,
   nodeTooOld,
@@ -86,16 +88,62 @@ describe('npm start', () => {
 describe('bootstrap: system prerequisites', () => {
   const ipykernel = systemPrerequisites.find((prerequisite) => prerequisite.name === 'ipykernel');
 
-  it('checks each prerequisite with the probe and reports only those no interpreter imports', () => {
+  const irkernel = systemPrerequisites.find((prerequisite) => prerequisite.name === 'IRkernel');
+
+  it('checks each prerequisite with its probe (a Python import or a kernelspec) and reports only those missing', () => {
     const asked: string[] = [];
     expect(
-      missingPrerequisites((module: string) => {
-        asked.push(module);
-        return true;
-      }),
+      missingPrerequisites(
+        (module: string) => {
+          asked.push(`import ${module}`);
+          return true;
+        },
+        (kernelspec: string) => {
+          asked.push(`kernelspec ${kernelspec}`);
+          return true;
+        },
+      ),
     ).toEqual([]);
-    expect(asked).toEqual(systemPrerequisites.map((prerequisite) => prerequisite.module));
-    expect(missingPrerequisites(() => false)).toEqual(systemPrerequisites);
+    expect(asked).toEqual(
+      systemPrerequisites.map((prerequisite) =>
+        'kernelspec' in prerequisite ? `kernelspec ${prerequisite.kernelspec}` : `import ${prerequisite.module}`,
+      ),
+    );
+    expect(asked).toContain('kernelspec ir');
+    expect(
+      missingPrerequisites(
+        () => false,
+        () => false,
+      ),
+    ).toEqual(systemPrerequisites);
+    expect(
+      missingPrerequisites(
+        () => true,
+        () => false,
+      ),
+    ).toEqual([irkernel]);
+  });
+
+  it('finds a kernelspec where Jupyter looks, and counts it only when its program exists', () => {
+    const dir = scratch();
+    const spec = (name: string, program: string): void => {
+      mkdirSync(join(dir, 'kernels', name), { recursive: true });
+      writeFileSync(
+        join(dir, 'kernels', name, 'kernel.json'),
+        JSON.stringify({ argv: [program, '{connection_file}'] }),
+      );
+    };
+    spec('nteract-test-sh', 'sh');
+    spec('nteract-test-gone', '/nonexistent/R');
+    const env = { JUPYTER_PATH: dir, HOME: dir, PATH: '/usr/bin:/bin' };
+    expect(kernelspecRuns('nteract-test-sh', env)).toBe(true);
+    expect(kernelspecRuns('nteract-test-gone', env)).toBe(false);
+    expect(kernelspecRuns('nteract-test-absent', env)).toBe(false);
+    expect(kernelspecDirs({ HOME: '/Users/u' }, 'darwin')).toEqual([
+      '/Users/u/Library/Jupyter/kernels',
+      '/usr/local/share/jupyter/kernels',
+      '/usr/share/jupyter/kernels',
+    ]);
   });
 
   it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', () => {
@@ -129,6 +177,12 @@ describe('bootstrap: system prerequisites', () => {
     );
     expect(missingHint([ipykernel], { hasAptGet: false })).toContain('python3 -m pip install ipykernel');
     expect(onDebian).not.toContain('\n');
+    expect(missingHint([ipykernel, irkernel], { hasAptGet: true })).toBe(
+      'missing ipykernel (the Jupyter kernel that runs Python code in notebooks), IRkernel (the Jupyter kernel that runs R code in notebooks); install it with: sudo apt-get install -y python3-ipykernel r-cran-irkernel',
+    );
+    expect(missingHint([ipykernel, irkernel], { hasAptGet: false })).toBe(
+      'missing ipykernel (the Jupyter kernel that runs Python code in notebooks), IRkernel (the Jupyter kernel that runs R code in notebooks); install it with: python3 -m pip install ipykernel; R -e \'install.packages("IRkernel"); IRkernel::installspec()\'',
+    );
   });
 
   it('looks at the interpreters the daemon looks at, RUNTIMED_PYTHON first', () => {

@@ -133,6 +133,7 @@ export type {
   DaemonEvent,
   DaemonInfo,
   DaemonObservation,
+  KernelInfo,
   PeerOptions,
   RoomInfo,
 } from './ports/daemon-port.js';

@@ -62,7 +62,11 @@ function setUp() {
   };
   const reads: string[] = [];
   const callbackErrors: unknown[] = [];
+  const cancelled: string[] = [];
   const follower = new ExecutionFollower({
+    cancelExecution: async (executionId) => {
+      cancelled.push(executionId);
+    },
     clock,
     readExecution: async (executionId) => {
       reads.push(executionId);
@@ -74,10 +78,55 @@ function setUp() {
     },
     onCallbackError: (error) => callbackErrors.push(error),
   });
-  return { clock, states, sequence, reads, callbackErrors, follower };
+  return { clock, states, sequence, reads, callbackErrors, cancelled, follower };
 }
 
 describe(ExecutionFollower, () => {
+  it('names the execution to onStarted before its outputs, and cancels it once when the signal aborts', async () => {
+    const { states, follower, cancelled } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const result = track(
+      follower.follow(async () => state('e1', 'queued'), {
+        onStarted: (executionId) => seen.push(`started ${executionId}`),
+        onOutput: (output) => seen.push(String(output.text)),
+        signal: controller.signal,
+      }),
+    );
+    await settle();
+    follower.output('e1', stream('one'));
+    expect(cancelled).toEqual([]);
+    controller.abort();
+    controller.abort();
+    await settle();
+    expect(cancelled).toEqual(['e1']);
+    // The follow goes on to the end the cancellation brings.
+    expect(result.settled()).toBe(false);
+    states.set('e1', state('e1', 'error', [stream('one')]));
+    follower.done('e1', 'error');
+    await settle();
+    expect(result.value?.status).toBe('error');
+    expect(seen).toEqual(['started e1', 'one']);
+  });
+
+  it('cancels an execution whose call was cancelled before the start answered, and not a finished one', async () => {
+    const { states, follower, cancelled } = setUp();
+    const controller = new AbortController();
+    controller.abort();
+    states.set('e1', state('e1', 'running'));
+    const result = track(follower.follow(async () => state('e1', 'queued'), { signal: controller.signal }));
+    await settle();
+    expect(cancelled).toEqual(['e1']);
+    follower.done('e1', 'aborted');
+    await settle();
+    expect(result.settled()).toBe(true);
+    expect(await follower.follow(async () => state('e2', 'ok'), { signal: controller.signal })).toMatchObject({
+      status: 'ok',
+    });
+    expect(cancelled).toEqual(['e1']);
+  });
+
   it('replays events that arrived before the start answered, outputs first, then the end', async () => {
     const { sequence, follower } = setUp();
     const start = deferred<ExecutionState>();

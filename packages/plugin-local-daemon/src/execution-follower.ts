@@ -9,6 +9,8 @@ export interface ExecutionFollowerOptions {
   readonly readExecution: (executionId: string) => Promise<ExecutionState>;
   /** Told when an `onOutput` callback threw; the execution goes on. */
   readonly onCallbackError: (error: unknown) => void;
+  /** Cancels one execution (the daemon's `cancel_execution`), when a follow's `signal` aborts. */
+  readonly cancelExecution?: (executionId: string) => Promise<unknown>;
 }
 
 /** Someone waiting for one execution's events. */
@@ -38,7 +40,10 @@ interface EarlyExecutionEvents {
  * - A follow resolves with the execution's state read after its end (or after `timeoutMs`, then
  *   with status `timeout` unless the read shows it ended); a start that answers with a final state,
  *   or a first read that shows one, resolves at once.
- * - Every `onOutput` callback error goes to `onCallbackError` and the follow goes on.
+ * - `onStarted` is called once with the execution's id, before any of its outputs.
+ * - When the follow's `signal` aborts (also before the start answered) while the execution has
+ *   not ended, `cancelExecution` is asked once for that execution; the follow goes on to its end.
+ * - Every `onOutput` / `onStarted` callback error goes to `onCallbackError` and the follow goes on.
  * - {@link ExecutionFollower.close} rejects every pending follow with its error, and every later
  *   follow too, and drops what was buffered.
  *
@@ -74,8 +79,22 @@ export class ExecutionFollower {
       this.#startsInFlight -= 1;
       if (this.#startsInFlight === 0) this.#early.clear();
     }
+    this.callback(() => options?.onStarted?.(started.executionId));
     if (isFinalExecutionStatus(started.status)) return toResult(started, started.status);
-    return this.watch(started.executionId, early, options);
+    const signal = options?.signal;
+    if (!signal || !this.#options.cancelExecution) return this.watch(started.executionId, early, options);
+    const cancel = (): void => {
+      this.#options
+        .cancelExecution?.(started.executionId)
+        .catch((error: unknown) => this.#options.onCallbackError(error));
+    };
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+    try {
+      return await this.watch(started.executionId, early, options);
+    } finally {
+      signal.removeEventListener('abort', cancel);
+    }
   }
 
   /** An output of `executionId`. */
@@ -146,8 +165,12 @@ export class ExecutionFollower {
   }
 
   private deliver(options: ExecuteOptions | undefined, output: CellOutput): void {
+    this.callback(() => options?.onOutput?.(output));
+  }
+
+  private callback(call: () => void): void {
     try {
-      options?.onOutput?.(output);
+      call();
     } catch (error) {
       this.#options.onCallbackError(error);
     }

@@ -4,6 +4,7 @@ import {
   type CreateNotebookRequest,
   DaemonPort,
   firstPartyIdentities,
+  type KernelInfo,
   type NotebookBackend,
   type NotebookHandle,
   type NotebookIdTarget,
@@ -60,5 +61,9 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
 
   public list(): Promise<readonly RoomInfo[]> {
     return this.daemon.listRooms();
+  }
+
+  public listKernels(): Promise<readonly KernelInfo[]> {
+    return this.daemon.listKernels();
   }
 }

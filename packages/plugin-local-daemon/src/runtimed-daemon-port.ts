@@ -6,6 +6,7 @@ import {
   type DaemonEvent,
   type DaemonObservation,
   type DaemonPort,
+  type KernelInfo,
   Logger,
   type NotebookHandle,
   type PeerOptions,
@@ -20,11 +21,13 @@ import { requestWithin } from './request-within.js';
 import { RuntimedEventPump } from './runtimed-event-pump.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
-import { toDaemonInfo, toRoomInfo } from './runtimed-wire-readers.js';
+import { toDaemonInfo, toKernelInfo, toRoomInfo } from './runtimed-wire-readers.js';
 import { rethrowAsCoreError } from './to-core-error.js';
 
 const defaultHeartbeatMs = 10_000;
 const defaultConnectTimeoutMs = 5_000;
+/** How long `list_kernels` may take (the daemon runs each Python kernel's interpreter once). */
+const listKernelsTimeoutMs = 60_000;
 /** How long an auto-started daemon has to answer. */
 const autoStartTimeoutMs = 15_000;
 const autoStartPollMs = 100;
@@ -173,6 +176,19 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     });
   }
 
+  public listKernels(): Promise<readonly KernelInfo[]> {
+    return this.withAutoStart(async () => {
+      const { connection } = await this.openControl(this.#locator.socketPath());
+      try {
+        // The daemon probes each Python kernel's interpreter: allow it more than a connect.
+        const answer = await requestWithin(connection, { type: 'list_kernels' }, this.#clock, listKernelsTimeoutMs);
+        return answer.kernels.map(toKernelInfo);
+      } finally {
+        connection.close();
+      }
+    });
+  }
+
   public openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle> {
     return this.connectNotebook({ channel: 'notebook', mode: 'open', path, peer_label: options.peerLabel });
   }
@@ -190,7 +206,8 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     return this.connectNotebook({
       channel: 'notebook',
       mode: 'create',
-      runtime: options.runtime,
+      ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
+      ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
       working_dir: options.workingDir,
       ephemeral: options.ephemeral,
       peer_label: options.peerLabel,

@@ -76,6 +76,7 @@ export interface RuntimedNotebookHandleOptions {
 export class RuntimedNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
   public readonly daemonIncarnation: DaemonIncarnation;
+  public readonly kernelName: string | undefined;
   readonly #connection: RuntimedConnection;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -111,6 +112,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#notebookPath = connected.notebook_path ?? undefined;
     this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
     this.#runtime = connected.runtime;
+    this.kernelName = connected.kernel_name;
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');
@@ -118,7 +120,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       clock: options.clock,
       readExecution: (executionId) => this.getExecution(executionId),
       onCallbackError: (error) =>
-        this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error }),
+        this.#logger.warn('an execution callback or cancellation failed; the execution goes on', {
+          notebookId: this.notebookId,
+          error,
+        }),
+      cancelExecution: (executionId) => this.request({ type: 'cancel_execution', execution_id: executionId }),
     });
     this.#subscriptions.push(connection.onFrame((frame) => this.onFrame(frame)));
     this.#subscriptions.push(connection.onClose((reason) => this.finish('disconnected', reason)));

@@ -4,6 +4,7 @@ import {
   DaemonIncarnation,
   type DaemonInfo,
   type ExecutionState,
+  type KernelInfo,
   type NotebookCell,
   type RoomInfo,
 } from '@nteract-mcp/core';
@@ -13,6 +14,7 @@ import {
   type WireDaemonInfo,
   type WireExecutionState,
   type WireFinalExecutionStatus,
+  type WireKernelspec,
   type WireRoomEvent,
   type WireRoomInfo,
 } from '@nteract-mcp/runtimed-protocol';
@@ -71,6 +73,18 @@ export function toRoomInfo(wire: WireRoomInfo): RoomInfo {
     kernelStatus: wire.kernel_status ?? undefined,
     ephemeral: wire.ephemeral,
     notebookPath: wire.notebook_path ?? undefined,
+  };
+}
+
+/** A `list_kernels` entry as core's {@link KernelInfo}. */
+export function toKernelInfo(wire: WireKernelspec): KernelInfo {
+  return {
+    name: wire.name,
+    displayName: wire.display_name,
+    language: wire.language,
+    location: wire.resource_dir ?? undefined,
+    available: wire.available,
+    ...(wire.reason === undefined ? {} : { reason: wire.reason }),
   };
 }
 

@@ -52,6 +52,8 @@ export type { WireExecutionState, WireFinalExecutionStatus } from './schemas/wir
 export { wireExecutionStateSchema, wireFinalExecutionStatuses } from './schemas/wire-execution-state.js';
 export type { WireControlHello, WireNotebookConnected } from './schemas/wire-greeting.js';
 export { wireControlHelloSchema, wireNotebookConnectedSchema } from './schemas/wire-greeting.js';
+export type { WireKernelspec } from './schemas/wire-kernelspec.js';
+export { wireKernelspecSchema } from './schemas/wire-kernelspec.js';
 export type { WireNotebookAnswer } from './schemas/wire-notebook-answer.js';
 export { wireNotebookAnswerSchemas } from './schemas/wire-notebook-answer.js';
 export type {

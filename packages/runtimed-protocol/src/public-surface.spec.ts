@@ -47,6 +47,7 @@ describe('the public surface of @nteract-mcp/runtimed-protocol', () => {
       'wireExecutionOutputEventSchema',
       'wireExecutionStateSchema',
       'wireFinalExecutionStatuses',
+      'wireKernelspecSchema',
       'wireMetadataSchema',
       'wireNotebookAnswerSchemas',
       'wireNotebookConnectedSchema',

@@ -173,6 +173,7 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
   clear_outputs: fc.record({ cell_id: known('cell') }),
   execute_cell: fc.record({ cell_id: known('cell'), idempotency_key: idempotency }, { requiredKeys: ['cell_id'] }),
   get_execution: fc.record({ execution_id: known('execution') }),
+  cancel_execution: fc.record({ execution_id: known('execution') }),
   interrupt: fc.constant({}),
   restart_kernel: fc.constant({}),
   save: fc.oneof(

@@ -8,6 +8,7 @@ import { InvalidParamsError, ToolError } from './to-tool-failure.js';
 const context: ToolCallContext = {
   idempotencyKey: undefined,
   signal: new AbortController().signal,
+  cancelled: new AbortController().signal,
   reportProgress: () => undefined,
 };
 

@@ -11,6 +11,12 @@ export interface ToolCallContext {
   /** Aborted when the client cancels the request or the connection closes. */
   readonly signal: AbortSignal;
   /**
+   * Aborted only when the client cancels this call (`notifications/cancelled`), not when the
+   * connection closes (the proxy may be handing the session to a new child): what stops work the
+   * call started, e.g. interrupts its execution.
+   */
+  readonly cancelled: AbortSignal;
+  /**
    * Reports progress when the request carried `_meta.progressToken` (else does nothing). Never
    * throws and never waits: a lost notification does not fail the tool.
    */

@@ -24,6 +24,7 @@ const allTools = [
   'save_notebook',
   'disconnect_notebook',
   'session_status',
+  'list_kernels',
   'get_cell',
   'get_all_cells',
   'create_cell',

@@ -28,8 +28,10 @@ import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { ClientCancellations } from './client-cancellations.js';
 import { coalesceProgress } from './coalesce-progress.js';
 import { createEditTools } from './create-edit-tools.js';
+import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
@@ -151,14 +153,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()
     .flatMap((contribution) => contribution.tools());
-  const registry = new ChildToolRegistry([...createSessionTools(deps), ...notebookTools, ...contributed], {
-    resultBudgetBytes: deps.resultBudgetBytes,
-  });
+  const registry = new ChildToolRegistry(
+    [...createSessionTools(deps), ...createKernelTools(deps), ...notebookTools, ...contributed],
+    {
+      resultBudgetBytes: deps.resultBudgetBytes,
+    },
+  );
   // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
   const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot);
 
+  const cancellations = new ClientCancellations();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
@@ -176,6 +182,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         { requiredCapabilities: missing },
       );
     }
+    // Client cancellations are seen on the server's transport, before the SDK aborts `extra.signal`.
+    if (server.transport) cancellations.watch(server.transport);
     const key = meta?.[idempotencyMetaKey];
     const progressToken = meta?.progressToken;
     const context: ToolCallContext = {
@@ -191,6 +199,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         },
         () => deps.clock.now(),
       ),
+      cancelled: cancellations.signalFor(extra.requestId),
     };
     const onSession = waitsForRecovery.has(request.params.name);
     if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
@@ -212,6 +221,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         result = await registry.call(request.params.name, request.params.arguments, context);
       }
     }
+    cancellations.release(extra.requestId);
     return withSessionReport(result, recovery.report());
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));

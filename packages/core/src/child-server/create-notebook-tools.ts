@@ -14,6 +14,7 @@ import {
   type ToolCallContext,
   textResult,
 } from './child-tool-registry.js';
+import { ExecutionProgress } from './execution-progress.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { imagesParameter, pagingParameters, readExecutionOutputs } from './output-parameters.js';
@@ -60,15 +61,18 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     },
   ): Promise<Record<string, unknown>> => {
     const { handle } = access;
-    let seen = 0;
-    const result = await handle.executeCell(cellId, {
-      timeoutMs: Math.round(options.timeoutSecs * 1000),
-      idempotencyKey: options.idempotencyKey,
-      onOutput: () => {
-        seen += 1;
-        options.context.reportProgress(seen, `cell ${cellId}: ${seen} output${seen === 1 ? '' : 's'} so far`);
-      },
-    });
+    // Progress per output and keep-alives while the cell is silent; the client's cancellation of
+    // this call cancels the execution it started.
+    const progress = new ExecutionProgress({ clock: deps.clock, context: options.context, cellId });
+    const result = await handle
+      .executeCell(cellId, {
+        timeoutMs: Math.round(options.timeoutSecs * 1000),
+        idempotencyKey: options.idempotencyKey,
+        onStarted: (executionId) => progress.started(executionId),
+        onOutput: () => progress.output(),
+        signal: options.context.cancelled,
+      })
+      .finally(() => progress.stop());
     const record: ExecutionRecord = {
       executionId: result.executionId,
       notebookId: handle.notebookId,
@@ -318,7 +322,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
-    description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results.`,
+    description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results. With a progress token, progress reports each output and, every few seconds while the cell is silent, that it still runs (elapsed time, execution id). Cancelling the call stops its execution (interrupts the kernel).`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       timeout_secs: toolParameters.optionalPositiveNumber(

@@ -164,6 +164,7 @@ describe('session tools', () => {
       const created = await harness.callJson('create_notebook');
       expect(created).toEqual({
         notebook_id: expect.any(String),
+        kernel: 'python3',
         runtime: 'python',
         ephemeral: true,
         readiness: { document: 'ready', runtime: 'ready' },
@@ -174,23 +175,45 @@ describe('session tools', () => {
       expect((await harness.call('list_active_notebooks')).content).toBeDefined();
     });
 
-    it("accepts 'kernel' as an alias, string booleans and a working_dir, and refuses a missing directory", async () => {
-      harness = await startChildServerTestHarness();
+    it('takes an installed kernel by name, string booleans and a working_dir, and refuses a missing directory', async () => {
+      harness = await startChildServerTestHarness({
+        daemon: {
+          kernels: [
+            { name: 'ir', displayName: 'R', language: 'R', location: '/usr/share/jupyter/kernels/ir', available: true },
+          ],
+        },
+      });
       const created = await harness.callJson('create_notebook', {
-        kernel: 'deno',
+        kernel: 'ir',
         ephemeral: 'false',
         working_dir: 'subdir',
       });
-      expect(created).toMatchObject({
-        runtime: 'deno',
-        ephemeral: false,
-        info: "Used 'kernel' parameter (alias for 'runtime')",
-      });
+      expect(created).toMatchObject({ kernel: 'ir', ephemeral: false });
+      expect(created).not.toHaveProperty('runtime');
       expect(created).not.toHaveProperty('switched_from');
       expect(await toolError(harness.call('create_notebook', { working_dir: 'nowhere' }))).toBe(
         `working_dir '${join(harness.cwd, 'nowhere')}' is not an existing directory.`,
       );
-      expect(harness.daemon?.calls.filter((call) => call.startsWith('createNotebook'))).toHaveLength(1);
+      expect(await toolError(harness.call('create_notebook', { kernel: 'deno' }))).toBe(
+        "Failed to create notebook: No Jupyter kernel named 'deno' is installed.",
+      );
+      expect(harness.daemon?.calls.filter((call) => call.startsWith('createNotebook'))).toEqual([
+        'createNotebook:ir',
+        'createNotebook:deno',
+      ]);
+    });
+
+    it('advertises kernel and runtime without runtimes the daemon cannot run', async () => {
+      harness = await startChildServerTestHarness();
+      const tools = (await harness.client.listTools()).tools;
+      const create = tools.find((tool) => tool.name === 'create_notebook');
+      expect(JSON.stringify(create)).not.toMatch(/deno/i);
+      expect(Object.keys(create?.inputSchema.properties ?? {})).toEqual([
+        'kernel',
+        'runtime',
+        'working_dir',
+        'ephemeral',
+      ]);
     });
 
     it('waits until the new notebook is ready', async () => {
@@ -355,6 +378,39 @@ describe('session tools', () => {
         live: false,
         reason: 'daemon is not running',
       });
+    });
+  });
+
+  describe('list_kernels', () => {
+    it('lists the kernels of the backend that creates notebooks, with why one cannot start', async () => {
+      harness = await startChildServerTestHarness({
+        daemon: {
+          kernels: [
+            { name: 'ir', displayName: 'R', language: 'R', location: '/k/ir', available: false, reason: 'R not found' },
+            { name: 'python3', displayName: 'Python 3', language: 'python', location: undefined, available: true },
+          ],
+        },
+      });
+      expect(await harness.callJson('list_kernels')).toEqual({
+        kernels: [
+          { name: 'ir', display_name: 'R', language: 'R', available: false, reason: 'R not found', location: '/k/ir' },
+          { name: 'python3', display_name: 'Python 3', language: 'python', available: true, location: null },
+        ],
+        default: 'python3',
+        hint: "Create a notebook in one with create_notebook(kernel='<name>').",
+      });
+      expect(harness.slot.active).toBeUndefined();
+    });
+
+    it('says when no kernel can start, and when no plugin lists kernels', async () => {
+      harness = await startChildServerTestHarness({ daemon: { kernels: [] } });
+      expect(await harness.callJson('list_kernels')).toMatchObject({
+        kernels: [],
+        hint: expect.stringContaining('No kernel can start here'),
+      });
+      await harness.close();
+      harness = await startChildServerTestHarness({ daemon: false });
+      expect(await toolError(harness.call('list_kernels'))).toMatch(/^This server cannot list kernels/);
     });
   });
 });

@@ -118,10 +118,14 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   const createNotebook = defineChildTool({
     name: 'create_notebook',
     description:
-      'Create a new untitled notebook in the daemon and make it your active session (waits until it is ready). The previous active session stays parked. Ephemeral notebooks (the default) are not kept once closed: save_notebook(path=…) to keep one.',
+      'Create a new untitled notebook in the daemon and make it your active session (waits until it is ready). It runs in the installed Jupyter kernel named by kernel (see list_kernels; default python3), or else one of the language runtime. The previous active session stays parked. Ephemeral notebooks (the default) are not kept once closed: save_notebook(path=…) to keep one.',
     inputSchema: z.object({
-      runtime: toolParameters.optionalString("Kernel runtime: 'python' (default) or 'deno'."),
-      kernel: toolParameters.optionalString("Alias for 'runtime'."),
+      kernel: toolParameters.optionalString(
+        "Name of an installed Jupyter kernel (from list_kernels), e.g. 'python3' (default) or 'ir' for R.",
+      ),
+      runtime: toolParameters.optionalString(
+        "Language of the kernel when kernel is not given: 'python' (default) or another installed language, e.g. 'r'.",
+      ),
       working_dir: toolParameters.optionalString(
         'Working directory of the kernel (default: the server working directory).',
       ),
@@ -129,9 +133,12 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
-      const runtimeArg = given(args.runtime)?.trim();
-      const kernelArg = given(args.kernel)?.trim();
-      const runtime = runtimeArg || kernelArg || 'python';
+      const runtimeArg = given(args.runtime)?.trim() || undefined;
+      const kernelArg = given(args.kernel)?.trim() || undefined;
+      const kernelChoice = {
+        ...(runtimeArg === undefined ? {} : { runtime: runtimeArg }),
+        ...(kernelArg === undefined ? {} : { kernel: kernelArg }),
+      };
       const ephemeral = given(args.ephemeral) ?? true;
       const workingDir = resolveWorkingDir(given(args.working_dir), deps.cwd);
       const creator = deps.resolver.creator();
@@ -149,7 +156,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           target: () => (created as CreatedNotebook).target,
           origin: 'create',
           connect: async (signal) => {
-            created = await create({ runtime, workingDir, ephemeral }, { peerLabel, signal });
+            created = await create({ ...kernelChoice, workingDir, ephemeral }, { peerLabel, signal });
             const { handle } = created;
             try {
               await handle.waitUntilReady(signal);
@@ -170,11 +177,12 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const { handle } = session;
       return jsonResult({
         notebook_id: handle.notebookId,
-        runtime,
+        ...(kernelArg === undefined && runtimeArg === undefined
+          ? { kernel: handle.kernelName ?? 'python3', runtime: 'python' }
+          : { ...kernelChoice, ...(handle.kernelName === undefined ? {} : { kernel: handle.kernelName }) }),
         ephemeral,
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
-        ...(!runtimeArg && kernelArg ? { info: "Used 'kernel' parameter (alias for 'runtime')" } : {}),
       });
     },
   });

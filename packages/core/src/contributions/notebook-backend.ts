@@ -1,7 +1,7 @@
 import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
-import type { RoomInfo } from '../ports/daemon-port.js';
+import type { KernelInfo, RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
 /** Where a target is parsed from. */
@@ -22,7 +22,10 @@ export interface BackendConnectContext {
 
 /** The arguments of `create_notebook`, resolved. */
 export interface CreateNotebookRequest {
-  readonly runtime: string;
+  /** The kernel's language (`python`, `r`, ...) when `kernel` is not given; default Python. */
+  readonly runtime?: string;
+  /** The installed kernelspec to run ({@link NotebookBackend.listKernels}); default `python3`. */
+  readonly kernel?: string;
   readonly workingDir: string;
   readonly ephemeral: boolean;
 }
@@ -68,6 +71,8 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
   create?(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook>;
   /** The notebooks open now (`list_active_notebooks`), when the kind can list them. */
   list?(): Promise<readonly RoomInfo[]>;
+  /** The kernels its new notebooks can run in (`list_kernels`), when the kind creates notebooks. */
+  listKernels?(): Promise<readonly KernelInfo[]>;
 }
 
 const targetArguments: readonly TargetArgument[] = ['path', 'notebook_id', 'url'];

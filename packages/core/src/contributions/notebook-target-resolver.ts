@@ -92,6 +92,11 @@ export class NotebookTargetResolver {
     return this.all().find((candidate) => candidate.list !== undefined);
   }
 
+  /** The first backend that lists the kernels of new notebooks, if any. */
+  public kernelLister(): NotebookBackend | undefined {
+    return this.all().find((candidate) => candidate.listKernels !== undefined);
+  }
+
   /** The target kinds this container can open, in contribution order. */
   public supportedKinds(): readonly NotebookTarget['kind'][] {
     return this.all().map((candidate) => candidate.kind);

@@ -42,13 +42,31 @@ export interface RoomInfo {
   readonly notebookPath: string | undefined;
 }
 
+/**
+ * One installed Jupyter kernel (kernelspec) a notebook can run in: its `name` (what
+ * `create_notebook` takes as `kernel`, and a notebook's `metadata.kernelspec.name`), how Jupyter
+ * shows it, its language, and whether it can start here (with why not).
+ */
+export interface KernelInfo {
+  readonly name: string;
+  readonly displayName: string;
+  readonly language: string;
+  /** The directory of its `kernel.json`; `undefined` for a kernel synthesised from an interpreter. */
+  readonly location: string | undefined;
+  readonly available: boolean;
+  readonly reason?: string;
+}
+
 export interface PeerOptions {
   /** How this peer appears to others in the room (client title + `agent:<slug>:<session>`). */
   readonly peerLabel: string;
 }
 
 export interface CreateNotebookOptions extends PeerOptions {
-  readonly runtime: string;
+  /** The kernel's language (`python`, `r`, ...) when `kernel` is not given; default Python. */
+  readonly runtime?: string;
+  /** The kernelspec to run (see {@link DaemonPort.listKernels}); default `python3`. */
+  readonly kernel?: string;
   readonly workingDir: string;
   /** Ephemeral notebooks leave no trace once their room is gone. */
   readonly ephemeral: boolean;
@@ -68,6 +86,8 @@ export interface DaemonPort {
   queryInfo(): Promise<DaemonObservation>;
   subscribe(listener: (event: DaemonEvent) => void): Subscription;
   listRooms(): Promise<readonly RoomInfo[]>;
+  /** The Jupyter kernels installed where the daemon runs. */
+  listKernels(): Promise<readonly KernelInfo[]>;
   /** Opens (or joins) the room for a notebook file; two opens of one path share one room. */
   openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle>;
   attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle>;

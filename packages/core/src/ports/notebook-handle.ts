@@ -46,6 +46,13 @@ export interface ExecuteOptions extends MutationOptions {
   readonly timeoutMs?: number;
   /** Called with each output as it arrives. */
   readonly onOutput?: (output: CellOutput) => void;
+  /** Called once, with the execution's id, when the notebook's owner has accepted it (before its outputs). */
+  readonly onStarted?: (executionId: string) => void;
+  /**
+   * When it aborts, the owner cancels this execution and no other: a queued one never runs, a
+   * running one is interrupted. The wait goes on to the end the cancellation brings (or the timeout).
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ExecutionResult {
@@ -101,6 +108,8 @@ export interface NotebookHandle {
   /** The daemon life this handle was opened on; `undefined` for hosted notebooks. */
   readonly daemonIncarnation: DaemonIncarnation | undefined;
   readonly isClosed: boolean;
+  /** The kernel (kernelspec name) the notebook runs in, when its owner says. */
+  readonly kernelName?: string;
   /** Why it closed, once it has (`disconnected`: the daemon went away). */
   readonly closedReason: NotebookHandleCloseReason | undefined;
 

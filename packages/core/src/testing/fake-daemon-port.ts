@@ -7,6 +7,7 @@ import type {
   DaemonInfo,
   DaemonObservation,
   DaemonPort,
+  KernelInfo,
   PeerOptions,
   RoomInfo,
 } from '../ports/daemon-port.js';
@@ -22,7 +23,13 @@ export interface FakeDaemonPortOptions {
   /** Readiness of handles it opens from now on (default: ready). */
   readonly readiness?: NotebookReadiness;
   readonly executor?: FakeNotebookHandleOptions['executor'];
+  /** What `listKernels` answers (default: one available `python3`); `createNotebook` refuses other names. */
+  readonly kernels?: readonly KernelInfo[];
 }
+
+const defaultFakeKernels: readonly KernelInfo[] = [
+  { name: 'python3', displayName: 'Python 3 (ipykernel)', language: 'python', location: undefined, available: true },
+];
 
 interface FakeRoom {
   readonly notebookId: string;
@@ -55,6 +62,7 @@ export class FakeDaemonPort implements DaemonPort {
   #droppedEvents = 0;
   #readiness: NotebookReadiness;
   readonly #executor: FakeNotebookHandleOptions['executor'];
+  readonly #kernels: readonly KernelInfo[];
   readonly #rooms = new Map<string, FakeRoom>();
   readonly #unavailable = new Set<string>();
   readonly #listeners = new Set<(event: DaemonEvent) => void>();
@@ -63,6 +71,7 @@ export class FakeDaemonPort implements DaemonPort {
     this.#pid = options.pid ?? 4242;
     this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
     this.#executor = options.executor;
+    this.#kernels = options.kernels ?? defaultFakeKernels;
     if (!options.stopped) this.#info = this.nextInfo(options.version ?? '1.0.0');
   }
 
@@ -123,9 +132,23 @@ export class FakeDaemonPort implements DaemonPort {
     return this.newHandle(room, options.peerLabel);
   }
 
+  public async listKernels(): Promise<readonly KernelInfo[]> {
+    this.calls.push('listKernels');
+    this.requireRunning();
+    return this.#kernels;
+  }
+
   public async createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle> {
-    this.calls.push(`createNotebook:${options.runtime}`);
+    this.calls.push(`createNotebook:${options.kernel ?? options.runtime ?? 'python'}`);
     this.beforeConnect(options);
+    if (
+      options.kernel !== undefined &&
+      !this.#kernels.some((kernel) => kernel.available && kernel.name === options.kernel)
+    ) {
+      throw new CoreError('invalidRequest', `No Jupyter kernel named '${options.kernel}' is installed.`, {
+        code: 'bad_request',
+      });
+    }
     const room: FakeRoom = { notebookId: randomUUID(), path: undefined, ephemeral: options.ephemeral };
     this.#rooms.set(room.notebookId, room);
     return this.newHandle(room, options.peerLabel);

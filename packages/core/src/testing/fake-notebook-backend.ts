@@ -6,7 +6,7 @@ import type {
   TargetParseContext,
 } from '../contributions/notebook-backend.js';
 import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
-import type { RoomInfo } from '../ports/daemon-port.js';
+import type { KernelInfo, RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
 /** What a {@link FakeNotebookBackend} does; omitted optional operations are absent from the backend. */
@@ -22,11 +22,12 @@ export interface FakeNotebookBackendOptions {
   readonly reopen?: (target: NotebookTarget, context: BackendConnectContext) => Promise<NotebookHandle>;
   readonly create?: (request: CreateNotebookRequest, context: BackendConnectContext) => Promise<CreatedNotebook>;
   readonly list?: () => Promise<readonly RoomInfo[]>;
+  readonly listKernels?: () => Promise<readonly KernelInfo[]>;
 }
 
 /**
  * A notebook backend made of functions, for tests of the contribution point and of the tools that
- * go through it. Every call is recorded in `calls` (`connect:<kind>`, `reopen:<kind>`, `create`, `list`).
+ * go through it. Every call is recorded in `calls` (`connect:<kind>`, `reopen:<kind>`, `create`, `list`, `listKernels`).
  */
 export class FakeNotebookBackend implements NotebookBackend {
   public readonly specificationVersion = 'v1';
@@ -37,6 +38,7 @@ export class FakeNotebookBackend implements NotebookBackend {
   public readonly reopen?: NotebookBackend['reopen'];
   public readonly create?: NotebookBackend['create'];
   public readonly list?: NotebookBackend['list'];
+  public readonly listKernels?: NotebookBackend['listKernels'];
   public readonly recoveryTarget?: NotebookBackend['recoveryTarget'];
   public readonly isSessionFor?: NotebookBackend['isSessionFor'];
   public readonly isSame?: NotebookBackend['isSame'];
@@ -51,7 +53,7 @@ export class FakeNotebookBackend implements NotebookBackend {
     if (isSame) this.isSame = isSame;
     if (recoveryTarget) this.recoveryTarget = recoveryTarget;
     if (isSessionFor) this.isSessionFor = isSessionFor;
-    const { reopen, create, list } = options;
+    const { reopen, create, list, listKernels } = options;
     if (reopen) {
       this.reopen = (target, context) => {
         this.calls.push(`reopen:${target.kind}`);
@@ -68,6 +70,12 @@ export class FakeNotebookBackend implements NotebookBackend {
       this.list = () => {
         this.calls.push('list');
         return list();
+      };
+    }
+    if (listKernels) {
+      this.listKernels = () => {
+        this.calls.push('listKernels');
+        return listKernels();
       };
     }
   }

@@ -23,9 +23,12 @@ import { NotModelledError } from './not-modelled-error.js';
  * What the fake kernel does with a cell: the outputs and the status of one execution. `running`
  * means it is still running when the wait ends: `executeCell` resolves `timeout` with these
  * outputs, and the execution stays `running` until {@link FakeNotebookHandle.completeExecution}.
+ * `held`: it runs (with these outputs so far) and `executeCell` waits until
+ * {@link FakeNotebookHandle.completeExecution} ends it, or its `signal` cancels it (as an interrupt
+ * does: status `error`, a `KeyboardInterrupt` output, recorded in `cancelledExecutions`).
  */
 export type FakeExecutor = (cell: NotebookCell) => {
-  readonly status: 'ok' | 'error' | 'running';
+  readonly status: 'ok' | 'error' | 'running' | 'held';
   readonly outputs: readonly CellOutput[];
 };
 
@@ -58,6 +61,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   public readonly peerLabel: string | undefined;
   public readonly calls: string[] = [];
   public interruptCount = 0;
+  /** The executions a call's `signal` cancelled, in order. */
+  public readonly cancelledExecutions: string[] = [];
   public kernelRestartCount = 0;
   /** Given to the next execution as its `kernelNotice` (as a daemon does after its kernel died), then cleared. */
   public nextKernelNotice: string | undefined;
@@ -71,6 +76,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   readonly #beforeSave: FakeNotebookHandleOptions['beforeSave'];
   readonly #ledger = new Map<string, unknown>();
   readonly #executions = new Map<string, ExecutionState>();
+  /** Waiters of `held` executions, by id. */
+  readonly #held = new Map<string, (state: ExecutionState) => void>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new Set<() => void>();
 
@@ -211,22 +218,50 @@ export class FakeNotebookHandle implements NotebookHandle {
       }
       const { status, outputs } = this.#executor(this.cellAt(index));
       this.#executionCount += 1;
+      const executionId = randomUUID();
+      options?.onStarted?.(executionId);
       for (const output of outputs) options?.onOutput?.(output);
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
-      const executionId = randomUUID();
       const executionCount = this.#executionCount;
       const notice = this.nextKernelNotice === undefined ? {} : { kernelNotice: this.nextKernelNotice };
       this.nextKernelNotice = undefined;
-      this.#executions.set(executionId, { executionId, cellId, status, outputs, executionCount, ...notice });
+      const stateStatus = status === 'held' ? 'running' : status;
+      this.#executions.set(executionId, {
+        executionId,
+        cellId,
+        status: stateStatus,
+        outputs,
+        executionCount,
+        ...notice,
+      });
       const result: ExecutionResult = {
         executionId,
         cellId,
-        status: status === 'running' ? 'timeout' : status,
+        status: status === 'running' ? 'timeout' : status === 'held' ? 'timeout' : status,
         outputs,
         executionCount,
         ...notice,
       };
-      return result;
+      if (status !== 'held') return result;
+      return new Promise<ExecutionResult>((resolve) => {
+        this.#held.set(executionId, (state) =>
+          resolve({
+            ...result,
+            status: state.status === 'ok' || state.status === 'error' ? state.status : 'aborted',
+            outputs: state.outputs,
+          }),
+        );
+        const cancel = (): void => {
+          if (!this.#held.has(executionId)) return;
+          this.cancelledExecutions.push(executionId);
+          this.completeExecution(executionId, {
+            status: 'error',
+            outputs: [{ output_type: 'error', ename: 'KeyboardInterrupt', evalue: '', traceback: [] }],
+          });
+        };
+        if (options?.signal?.aborted) cancel();
+        else options?.signal?.addEventListener('abort', cancel, { once: true });
+      });
     });
   }
 
@@ -253,7 +288,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       metadata: {},
     };
     const { status, outputs } = this.#executor(scratch);
-    return { status: status === 'running' ? 'timeout' : status, outputs };
+    return { status: status === 'running' || status === 'held' ? 'timeout' : status, outputs };
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
@@ -274,6 +309,9 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.#executions.set(executionId, { ...state, status: outcome.status, outputs });
     const index = this.#cells.findIndex((cell) => cell.id === state.cellId);
     if (index >= 0) this.#cells[index] = { ...this.cellAt(index), outputs };
+    const waiter = this.#held.get(executionId);
+    this.#held.delete(executionId);
+    waiter?.({ ...state, status: outcome.status, outputs });
   }
 
   public async interruptKernel(): Promise<void> {

@@ -27,6 +27,7 @@ import {
   type LocalPathTarget,
   type NotebookIdTarget,
 } from '../notebook-target/notebook-target.js';
+import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
@@ -56,6 +57,8 @@ export const testExecutor: FakeExecutor = (cell: NotebookCell) => {
     };
     return { status: 'error', outputs: [error] };
   }
+  // A silent cell that runs until the test completes it or the call cancels it.
+  if (cell.source.startsWith('hold')) return { status: 'held', outputs: [] };
   const printed: CellOutput = { output_type: 'stream', name: 'stdout', text: `out: ${cell.source}\n` };
   return { status: cell.source.startsWith('sleep') ? 'running' : 'ok', outputs: [printed] };
 };
@@ -98,6 +101,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
       return { handle, target: { kind: 'notebook-id', notebookId: handle.notebookId } };
     },
     list: () => daemon.listRooms(),
+    listKernels: () => daemon.listKernels(),
   });
   return definePlugin({
     id: 'test.local-backends',
@@ -124,7 +128,12 @@ export interface ChildServerTestHarness {
   call(
     name: string,
     args?: Record<string, unknown>,
-    options?: { readonly idempotencyKey?: string; readonly onProgress?: (progress: Progress) => void },
+    options?: {
+      readonly idempotencyKey?: string;
+      readonly onProgress?: (progress: Progress) => void;
+      /** Aborting it cancels the call (`notifications/cancelled`). */
+      readonly signal?: AbortSignal;
+    },
   ): Promise<CallToolResult>;
   /** Calls a tool that must succeed and parses its JSON text. */
   callJson(name: string, args?: Record<string, unknown>, idempotencyKey?: string): Promise<Record<string, unknown>>;
@@ -153,6 +162,8 @@ export interface ChildServerTestHarnessOptions {
   readonly plugins?: readonly McpPlugin[];
   /** Options of the child server. */
   readonly server?: Partial<ChildServerOptions>;
+  /** The container's clock (default: the test container's), e.g. a `ManualClock` to drive timers. */
+  readonly clock?: Clock;
 }
 
 /** Starts a harness: a real container (core, the stand-in local backends, `plugins`) over a fake daemon. */
@@ -167,6 +178,7 @@ export async function startChildServerTestHarness(
   const fakes = daemon && (options.fakeLocalBackends ?? true) ? [fakeLocalBackendsPlugin(daemon)] : [];
   const builder = createTestContainer({ plugins: [...fakes, ...(options.plugins ?? [])] }).override(Logger, logger);
   if (daemon) builder.override(DaemonPort, daemon);
+  if (options.clock) builder.override(Clock, options.clock);
   const container = builder.build();
   const child = createChildMcpServer(container, {
     version: '0.0.0-test',
@@ -193,7 +205,12 @@ export async function startChildServerTestHarness(
           : {}),
       },
       CallToolResultSchema,
-      callOptions.onProgress ? { onprogress: callOptions.onProgress } : undefined,
+      callOptions.onProgress || callOptions.signal
+        ? {
+            ...(callOptions.onProgress ? { onprogress: callOptions.onProgress } : {}),
+            ...(callOptions.signal ? { signal: callOptions.signal } : {}),
+          }
+        : undefined,
     );
     return result as CallToolResult;
   };

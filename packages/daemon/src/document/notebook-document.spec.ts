@@ -75,3 +75,31 @@ describe(NotebookDocument, () => {
     expect((caught as Error).message).toMatch(reason);
   });
 });
+
+describe('NotebookDocument kernel', () => {
+  const withMetadata = (metadata: unknown): NotebookDocument =>
+    NotebookDocument.fromIpynb(JSON.stringify({ cells: [], metadata, nbformat: 4, nbformat_minor: 5 }), 'test');
+
+  it("asks for the notebook's kernelspec, with its language, and for python3 when the notebook names none", () => {
+    expect(withMetadata({ kernelspec: { name: 'ir', language: 'R' } }).kernelRequest()).toEqual({
+      name: 'ir',
+      language: 'R',
+    });
+    expect(
+      withMetadata({ kernelspec: { name: 'conda-env-x-py' }, language_info: { name: 'python' } }).kernelRequest(),
+    ).toEqual({ name: 'conda-env-x-py', language: 'python' });
+    expect(withMetadata({ language_info: { name: 'R' } }).kernelRequest()).toEqual({ name: 'r', language: 'R' });
+    expect(withMetadata({}).kernelRequest()).toEqual({ name: 'python3' });
+    expect(withMetadata({ kernelspec: { name: '  ' } }).kernelRequest()).toEqual({ name: 'python3' });
+    expect(NotebookDocument.empty().kernelRequest()).toEqual({ name: 'python3', language: 'python' });
+  });
+
+  it('writes the kernel a new notebook was created for into its metadata', () => {
+    const document = NotebookDocument.forKernel({ name: 'ir', displayName: 'R', language: 'R' });
+    expect(JSON.parse(document.toIpynb()).metadata).toEqual({
+      kernelspec: { name: 'ir', display_name: 'R', language: 'R' },
+      language_info: { name: 'R' },
+    });
+    expect(document.kernelRequest()).toEqual({ name: 'ir', language: 'R' });
+  });
+});

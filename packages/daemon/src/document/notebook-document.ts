@@ -55,6 +55,38 @@ export class NotebookDocument {
     );
   }
 
+  /** A new notebook with no cells whose `metadata.kernelspec` names the kernel it runs in. */
+  public static forKernel(kernelspec: {
+    readonly name: string;
+    readonly displayName: string;
+    readonly language: string;
+  }): NotebookDocument {
+    return new NotebookDocument({
+      kernelspec: { name: kernelspec.name, display_name: kernelspec.displayName, language: kernelspec.language },
+      language_info: { name: kernelspec.language },
+    });
+  }
+
+  /**
+   * The kernel the notebook asks for: `metadata.kernelspec.name` (else `python3`), with its
+   * language (`metadata.kernelspec.language`, else `metadata.language_info.name`).
+   */
+  public kernelRequest(): { readonly name: string; readonly language?: string } {
+    const kernelspec = isRecord(this.#metadata.kernelspec) ? this.#metadata.kernelspec : {};
+    const languageInfo = isRecord(this.#metadata.language_info) ? this.#metadata.language_info : {};
+    const name =
+      typeof kernelspec.name === 'string' && kernelspec.name.trim() !== '' ? kernelspec.name.trim() : undefined;
+    const language =
+      typeof kernelspec.language === 'string' && kernelspec.language.trim() !== ''
+        ? kernelspec.language.trim()
+        : typeof languageInfo.name === 'string' && languageInfo.name.trim() !== ''
+          ? languageInfo.name.trim()
+          : undefined;
+    if (name === undefined && language !== undefined && language.toLowerCase() !== 'python')
+      return { name: language.toLowerCase(), language };
+    return { name: name ?? 'python3', ...(language === undefined ? {} : { language }) };
+  }
+
   /**
    * Parses `.ipynb` text. Throws `notebookLoadFailed` naming `origin` and what is wrong; never
    * changes anything on disk.

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findKernelspec } from './find-kernelspec.js';
+import { findKernelspec, kernelspecSearchDirs, listKernelspecs } from './find-kernelspec.js';
 
 const tempDirs: string[] = [];
 
@@ -124,5 +124,81 @@ describe(findKernelspec, () => {
     await writeSpec(root, 'sh', { argv: ['/bin/sh', '{connection_file}'], language: 'sh' });
     const other = await findKernelspec({ name: 'sh', searchDirs: [root], pythonCandidates: [] });
     expect(other.kind === 'found' && other.spec.argv[0]).toBe('/bin/sh');
+  });
+});
+
+describe(kernelspecSearchDirs, () => {
+  it("searches in Jupyter's order: JUPYTER_PATH, the user data dir, each interpreter's sys.prefix, then the system dirs", async () => {
+    const root = await tempDir();
+    // An "interpreter" that answers `sys.prefix` with a directory of ours.
+    const python = join(root, 'bin', 'python3');
+    await mkdir(join(root, 'bin'));
+    await writeFile(python, `#!/bin/sh\necho ${join(root, 'venv')}\n`);
+    await chmod(python, 0o755);
+    const env = { HOME: '/home/u', JUPYTER_PATH: `/a:/b/`, PATH: '' };
+    expect(
+      await kernelspecSearchDirs({ env, pythonCandidates: [python, '/nonexistent/python'], platform: 'linux' }),
+    ).toEqual([
+      '/a/kernels',
+      '/b/kernels',
+      '/home/u/.local/share/jupyter/kernels',
+      join(root, 'venv', 'share', 'jupyter', 'kernels'),
+      '/usr/local/share/jupyter/kernels',
+      '/usr/share/jupyter/kernels',
+    ]);
+    expect(await kernelspecSearchDirs({ env: { HOME: '/Users/u' }, pythonCandidates: [], platform: 'darwin' })).toEqual(
+      ['/Users/u/Library/Jupyter/kernels', '/usr/local/share/jupyter/kernels', '/usr/share/jupyter/kernels'],
+    );
+    const xdg = { HOME: '/home/u', XDG_DATA_HOME: '/data' };
+    expect((await kernelspecSearchDirs({ env: xdg, pythonCandidates: [], platform: 'linux' }))[0]).toBe(
+      '/data/jupyter/kernels',
+    );
+    const dataDir = { ...xdg, JUPYTER_DATA_DIR: '/jd' };
+    expect((await kernelspecSearchDirs({ env: dataDir, pythonCandidates: [], platform: 'darwin' }))[0]).toBe(
+      '/jd/kernels',
+    );
+  });
+
+  it('finds the Debian python3 kernelspec through /usr/bin/python3 (sys.prefix /usr)', async () => {
+    const dirs = await kernelspecSearchDirs({ env: { HOME: '/nonexistent' }, pythonCandidates: ['/usr/bin/python3'] });
+    expect(dirs).toContain('/usr/share/jupyter/kernels');
+    expect(new Set(dirs).size).toBe(dirs.length);
+  }, 60_000);
+});
+
+describe(listKernelspecs, () => {
+  it('lists each name once (the first directory wins), says which cannot run and why, and adds the synthesised python3', async () => {
+    const first = await tempDir();
+    const second = await tempDir();
+    await writeSpec(first, 'sh', { argv: ['/bin/sh', '{connection_file}'], display_name: 'Shell', language: 'sh' });
+    await writeSpec(second, 'sh', { argv: ['/bin/false'], display_name: 'Shadowed', language: 'sh' });
+    await writeSpec(second, 'ir', { argv: ['/nonexistent/R', '{connection_file}'], display_name: 'R', language: 'R' });
+    await writeSpec(second, 'broken', '{ not json');
+    await mkdir(join(second, 'empty-dir'));
+    const listed = await listKernelspecs({ searchDirs: [first, second], pythonCandidates: ['/usr/bin/python3'] });
+    expect(listed).toEqual([
+      {
+        name: 'ir',
+        displayName: 'R',
+        language: 'R',
+        resourceDir: join(second, 'ir'),
+        available: false,
+        reason: expect.stringContaining('its program /nonexistent/R was not found'),
+      },
+      { name: 'python3', displayName: 'Python 3 (ipykernel)', language: 'python', available: true },
+      { name: 'sh', displayName: 'Shell', language: 'sh', resourceDir: join(first, 'sh'), available: true },
+    ]);
+  }, 60_000);
+
+  it('lists no python3 when no interpreter has ipykernel and no directory has the spec', async () => {
+    const empty = await tempDir();
+    expect(await listKernelspecs({ searchDirs: [empty], pythonCandidates: ['/nonexistent/python'] })).toEqual([]);
+  });
+
+  it('never looks up a name that could leave the kernelspec directories', async () => {
+    const root = await tempDir();
+    await writeSpec(root, 'python3', { argv: ['/bin/sh', '{connection_file}'], language: 'sh' });
+    const resolution = await findKernelspec({ name: '../kernels/python3', searchDirs: [join(root, 'x')] });
+    expect(resolution).toEqual({ kind: 'unavailable', reason: expect.stringContaining('is not a kernelspec name') });
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { access, readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
 
@@ -30,11 +30,12 @@ export interface FindKernelspecOptions {
   /** Kernelspec name; default `python3`. */
   readonly name?: string;
   /**
-   * Directories holding `<name>/kernel.json`, searched in order. Default: each `$JUPYTER_PATH`
-   * entry, `$JUPYTER_DATA_DIR`, `~/.local/share/jupyter`, `/usr/local/share/jupyter`,
-   * `/usr/share/jupyter`, each with `/kernels` appended.
+   * Directories holding `<name>/kernel.json`, searched in order. Default: Jupyter's own order (see
+   * {@link kernelspecSearchDirs}).
    */
   readonly searchDirs?: readonly string[];
+  /** The platform whose user data directory is searched (default `process.platform`). */
+  readonly platform?: NodeJS.Platform;
   /**
    * Interpreters to try when a spec's own interpreter cannot import ipykernel, or when no spec
    * exists. Default: `$RUNTIMED_PYTHON`, `python3` and `python` on `PATH`, `/usr/bin/python3`,
@@ -49,6 +50,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const probeTimeoutMs = 20_000;
 const pythonNamePattern = /^python[0-9.]*$/;
+/** What Jupyter allows in a kernelspec (directory) name; anything else is never looked up. */
+const kernelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /**
  * Finds the kernelspec `name` (default `python3`) and makes sure it can run.
@@ -65,10 +68,165 @@ const pythonNamePattern = /^python[0-9.]*$/;
 export async function findKernelspec(options: FindKernelspecOptions = {}): Promise<KernelspecResolution> {
   const env: Env = options.env ?? process.env;
   const name = options.name ?? 'python3';
-  const searchDirs = options.searchDirs ?? defaultKernelspecDirs(env);
   const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
+  const searchDirs =
+    options.searchDirs ??
+    (await kernelspecSearchDirs({ env, pythonCandidates: candidates, platform: options.platform }));
+  return resolveKernelspec(name, searchDirs, candidates, new IpykernelProbe(env), env);
+}
+
+/** One installed kernelspec as `list_kernels` shows it: usable or not (and why not). */
+export interface KernelspecSummary {
+  readonly name: string;
+  readonly displayName: string;
+  readonly language: string;
+  /** The directory holding its `kernel.json`; absent for the Python kernel synthesised from an interpreter. */
+  readonly resourceDir?: string;
+  /** Whether it can be launched (its program exists; for Python, its interpreter imports ipykernel). */
+  readonly available: boolean;
+  /** Why it cannot be launched, when it cannot. */
+  readonly reason?: string;
+}
+
+/**
+ * Every kernelspec found the way Jupyter finds them (`jupyter kernelspec list`): each name once,
+ * from the first directory in search order that has it, sorted by name; each checked as
+ * {@link findKernelspec} checks it. When no directory has a `python3` spec but an interpreter
+ * candidate imports ipykernel, the synthesised `python3` kernel is listed too (it is what a new
+ * notebook runs). Never throws for a missing or broken installation.
+ */
+export async function listKernelspecs(options: FindKernelspecOptions = {}): Promise<KernelspecSummary[]> {
+  const env: Env = options.env ?? process.env;
+  const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
+  const searchDirs =
+    options.searchDirs ??
+    (await kernelspecSearchDirs({ env, pythonCandidates: candidates, platform: options.platform }));
+  const names = new Set<string>();
+  for (const dir of searchDirs) {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+      const file = join(dir, entry.name, 'kernel.json');
+      if (
+        await access(file).then(
+          () => true,
+          () => false,
+        )
+      )
+        names.add(entry.name);
+    }
+  }
+  names.add('python3');
   const probe = new IpykernelProbe(env);
+  const summaries: KernelspecSummary[] = [];
+  for (const name of [...names].sort()) {
+    const resolution = await resolveKernelspec(name, searchDirs, candidates, probe, env);
+    if (resolution.kind === 'found') {
+      const { spec } = resolution;
+      summaries.push({
+        name,
+        displayName: spec.displayName,
+        language: spec.language,
+        ...(spec.resourceDir === undefined ? {} : { resourceDir: spec.resourceDir }),
+        available: true,
+      });
+      continue;
+    }
+    const spec = await firstKernelJson(name, searchDirs);
+    // A python3 that is neither installed nor synthesisable is not listed: nothing names it.
+    if (spec === undefined) continue;
+    summaries.push({
+      name,
+      displayName: spec.displayName,
+      language: spec.language,
+      ...(spec.resourceDir === undefined ? {} : { resourceDir: spec.resourceDir }),
+      available: false,
+      reason: resolution.reason,
+    });
+  }
+  return summaries;
+}
+
+/**
+ * Where Jupyter looks for kernelspecs, in its order (`jupyter --paths`, data part), each with
+ * `/kernels` appended: every `$JUPYTER_PATH` entry; the user data directory (`$JUPYTER_DATA_DIR`,
+ * else `~/Library/Jupyter` on macOS, `$XDG_DATA_HOME/jupyter` or `~/.local/share/jupyter`
+ * elsewhere); `{sys.prefix}/share/jupyter` of each interpreter candidate that runs; then
+ * `/usr/local/share/jupyter` and `/usr/share/jupyter`. Duplicates are dropped.
+ */
+export async function kernelspecSearchDirs(
+  options: {
+    readonly env?: Readonly<Record<string, string | undefined>>;
+    readonly pythonCandidates?: readonly string[];
+    readonly platform?: NodeJS.Platform;
+  } = {},
+): Promise<string[]> {
+  const env: Env = options.env ?? process.env;
+  const platform = options.platform ?? process.platform;
+  const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
+  const roots: string[] = [];
+  for (const entry of (env.JUPYTER_PATH ?? '').split(delimiter)) if (entry.trim() !== '') roots.push(entry.trim());
+  roots.push(userDataDir(env, platform));
+  const seen = new Set<string>();
+  for (const candidate of candidates) {
+    const program = await findExecutable(candidate, env);
+    if (program === undefined || seen.has(program)) continue;
+    seen.add(program);
+    const prefix = await sysPrefixOf(program, env);
+    if (prefix !== undefined) roots.push(join(prefix, 'share', 'jupyter'));
+  }
+  roots.push('/usr/local/share/jupyter', '/usr/share/jupyter');
+  return [...new Set(roots.map((root) => join(resolve(root), 'kernels')))];
+}
+
+function userDataDir(env: Env, platform: NodeJS.Platform): string {
+  const dataDir = env.JUPYTER_DATA_DIR?.trim();
+  if (dataDir) return dataDir;
+  const home = env.HOME?.trim() || homedir();
+  if (platform === 'darwin') return join(home, 'Library', 'Jupyter');
+  const xdg = env.XDG_DATA_HOME?.trim();
+  return join(xdg && isAbsolute(xdg) ? xdg : join(home, '.local', 'share'), 'jupyter');
+}
+
+/** `sys.prefix` of an interpreter, or `undefined` when it does not run as Python. */
+function sysPrefixOf(interpreter: string, env: Env): Promise<string | undefined> {
+  return new Promise((resolvePromise) => {
+    execFile(
+      interpreter,
+      ['-c', 'import sys; print(sys.prefix)'],
+      { env, timeout: probeTimeoutMs, windowsHide: true },
+      (error, stdout) => {
+        const prefix = String(stdout).trim();
+        resolvePromise(error === null && isAbsolute(prefix) ? prefix : undefined);
+      },
+    );
+  });
+}
+
+/** The first parseable `kernel.json` of `name` in `searchDirs`, unchecked. */
+async function firstKernelJson(name: string, searchDirs: readonly string[]): Promise<Kernelspec | undefined> {
+  for (const dir of searchDirs) {
+    const resourceDir = resolve(dir, name);
+    const parsed = await readKernelJson(join(resourceDir, 'kernel.json'), name, resourceDir);
+    if (typeof parsed === 'object') return parsed;
+  }
+  return undefined;
+}
+
+async function resolveKernelspec(
+  name: string,
+  searchDirs: readonly string[],
+  candidates: readonly string[],
+  probe: IpykernelProbe,
+  env: Env,
+): Promise<KernelspecResolution> {
   const problems: string[] = [];
+  if (!kernelNamePattern.test(name)) {
+    return {
+      kind: 'unavailable',
+      reason: `'${name}' is not a kernelspec name (letters, digits, '.', '_' and '-' only).`,
+    };
+  }
 
   for (const dir of searchDirs) {
     const resourceDir = resolve(dir, name);
@@ -179,19 +337,6 @@ async function readKernelJson(
     interruptMode: record.interrupt_mode === 'message' ? 'message' : 'signal',
     resourceDir,
   };
-}
-
-function defaultKernelspecDirs(env: Env): string[] {
-  const roots: string[] = [];
-  for (const entry of (env.JUPYTER_PATH ?? '').split(delimiter)) if (entry.trim() !== '') roots.push(entry.trim());
-  const dataDir = env.JUPYTER_DATA_DIR?.trim();
-  if (dataDir) roots.push(dataDir);
-  roots.push(
-    join(env.HOME?.trim() || homedir(), '.local', 'share', 'jupyter'),
-    '/usr/local/share/jupyter',
-    '/usr/share/jupyter',
-  );
-  return [...new Set(roots.map((root) => join(root, 'kernels')))];
 }
 
 function defaultPythonCandidates(env: Env): string[] {

@@ -1,4 +1,5 @@
 import type { Subscription } from '@nteract-mcp/foundation';
+import type { WireKernelspec } from '@nteract-mcp/runtimed-protocol';
 import type { NotebookOutput } from '../document/notebook-document.js';
 
 /** What a room needs of a running kernel; `JupyterKernel` provides it. */
@@ -20,6 +21,16 @@ export interface RoomKernel {
   shutdown(): Promise<void>;
 }
 
+/**
+ * Which kernel a notebook asks for: its `metadata.kernelspec.name`, and the language it is written
+ * in (`metadata.kernelspec.language`, else `metadata.language_info.name`) for when no kernel of that
+ * name is installed.
+ */
+export interface KernelRequest {
+  readonly name: string;
+  readonly language?: string;
+}
+
 /** The outcome of asking for a kernel: one, or the reason there can be none. */
 export type KernelLaunch =
   | { readonly kind: 'started'; readonly kernel: RoomKernel }
@@ -27,8 +38,11 @@ export type KernelLaunch =
 
 /**
  * Starts kernels for rooms. `unavailable` is an answer, not an error: the room's runtime state
- * becomes `unavailable` with the reason and everything else keeps working.
+ * becomes `unavailable` with the reason and everything else keeps working. `kernel` defaults to
+ * the `python3` kernel.
  */
 export interface KernelLauncher {
-  launch(workingDir: string): Promise<KernelLaunch>;
+  launch(workingDir: string, kernel?: KernelRequest): Promise<KernelLaunch>;
+  /** The installed kernelspecs (`list_kernels`); a launcher without it offers only `python3`. */
+  listKernels?(): Promise<readonly WireKernelspec[]>;
 }

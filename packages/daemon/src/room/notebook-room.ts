@@ -215,6 +215,11 @@ export class NotebookRoom {
     return this.#runtime;
   }
 
+  /** The kernel the notebook asks for (`metadata.kernelspec.name`, else `python3`). */
+  public get kernelName(): string {
+    return this.#document.kernelRequest().name;
+  }
+
   public get documentVersion(): number {
     return this.#document.version;
   }
@@ -407,6 +412,8 @@ export class NotebookRoom {
         return this.execution(request.execution_id);
       case 'run_code':
         return this.runScratch(request.source);
+      case 'cancel_execution':
+        return this.cancelExecution(request.execution_id);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
@@ -758,8 +765,33 @@ export class NotebookRoom {
     return { status: result.status, outputs: [...result.outputs] };
   }
 
+  /**
+   * Stops one execution: a queued one never runs (it ends `aborted` now), the running one is
+   * interrupted (it ends as the kernel reports it), a finished one is left alone. Other executions
+   * are not touched: a running execution is interrupted only when it is the one named.
+   */
+  private async cancelExecution(executionId: string): Promise<WireNotebookAnswer<'cancel_execution'>> {
+    const record = this.#executions.get(executionId);
+    if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
+    if (record.status === 'queued') {
+      record.status = 'aborted';
+      record.outputs = [
+        { output_type: 'error', ename: 'ExecutionCancelled', evalue: 'Cancelled before it started.', traceback: [] },
+      ];
+      this.finishExecution(record);
+      return { execution_id: executionId, cancelled: 'dequeued' };
+    }
+    if (record.status !== 'running' || !this.#kernel) return { execution_id: executionId, cancelled: 'none' };
+    await this.#kernel.interrupt();
+    return { execution_id: executionId, cancelled: 'interrupted' };
+  }
+
   private async runExecution(record: ExecutionRecord, source: string): Promise<void> {
+    // Cancelled while queued: it already ended.
+    if (record.status !== 'queued') return;
     const kernel = await this.ensureKernel().catch(() => undefined);
+    // Cancelled while its kernel was starting: it already ended.
+    if (record.status !== 'queued') return;
     if (!kernel) {
       record.status = 'aborted';
       record.outputs = [
@@ -973,7 +1005,7 @@ export class NotebookRoom {
     this.setRuntime({ state: 'starting', kernel_status: 'starting' });
     let launch: Awaited<ReturnType<KernelLauncher['launch']>>;
     try {
-      launch = await this.#init.launcher.launch(this.#workingDir);
+      launch = await this.#init.launcher.launch(this.#workingDir, this.#document.kernelRequest());
     } catch (error) {
       this.setRuntime({
         state: 'stopped',

@@ -11,6 +11,7 @@ import type { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { type JournalSettings, type LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
+import { chooseCreateKernel } from './choose-create-kernel.js';
 import type { KernelLauncher } from './kernel-launcher.js';
 import { NotebookRoom, type RoomSettings } from './notebook-room.js';
 
@@ -127,23 +128,21 @@ export class RoomCatalog {
 
   /** A new untitled notebook. Non-ephemeral ones are persisted in the data dir at once. */
   public async create(options: {
-    readonly runtime: string;
+    /** The language of the kernel (`python`, `r`, ...), when `kernel` is not given; see {@link chooseCreateKernel}. */
+    readonly runtime?: string;
+    /** The kernelspec name (`python3`, `ir`, ...). */
+    readonly kernel?: string;
     readonly workingDir: string;
     readonly ephemeral: boolean;
   }): Promise<Admission> {
-    if (options.runtime !== 'python') {
-      throw new DaemonError(
-        'badRequest',
-        `Runtime '${options.runtime}' is not supported by this daemon; use 'python'.`,
-      );
-    }
     if (!isAbsolute(options.workingDir) || !isDirectory(options.workingDir)) {
       throw new DaemonError(
         'badRequest',
         `Working directory '${options.workingDir}' is not an existing absolute directory.`,
       );
     }
-    const document = NotebookDocument.empty('python');
+    const kernel = await chooseCreateKernel(options, this.init.launcher);
+    const document = NotebookDocument.forKernel(kernel);
     const notebookId = randomUUID();
     let prepared: PreparedDocument = {
       document,

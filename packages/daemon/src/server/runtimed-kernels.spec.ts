@@ -1,14 +1,18 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RuntimedConnection, WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
+import type { RuntimedConnection, RuntimedFrame, WireKernelspec, WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestDaemon, type TestDaemon } from '../testing/start-test-daemon.js';
 
 const daemons: TestDaemon[] = [];
 const connections: RuntimedConnection[] = [];
+const specDirs: string[] = [];
 
 afterEach(async () => {
   for (const connection of connections.splice(0)) connection.close();
   for (const daemon of daemons.splice(0)) await daemon.dispose();
+  for (const dir of specDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 async function waitFor<T>(
@@ -154,4 +158,179 @@ describe('runtimed with real ipykernel kernels', () => {
     });
     expect(((await opened.connection.request({ type: 'get_cells' })).cells as unknown[]).length).toBe(1);
   });
+
+  it('lists the installed kernelspecs, creates a notebook for a named one, and refuses an unknown name naming the installed', {
+    timeout: 120_000,
+  }, async () => {
+    const specs = kernelspecDir();
+    const d = await startTestDaemon(['--keep-alive-ms', '60000', '--kernelspec-dir', specs]);
+    daemons.push(d);
+    const listed = (await d.control({ type: 'list_kernels' })).kernels as WireKernelspec[];
+    expect(listed).toEqual([
+      {
+        name: 'broken-r',
+        display_name: 'Broken R',
+        language: 'R',
+        resource_dir: join(specs, 'broken-r'),
+        available: false,
+        reason: expect.stringContaining('/nonexistent/R was not found'),
+      },
+      {
+        name: 'py-alt',
+        display_name: 'Alt Python',
+        language: 'python',
+        resource_dir: join(specs, 'py-alt'),
+        available: true,
+      },
+      {
+        name: 'python3',
+        display_name: 'Python 3 (ipykernel)',
+        language: 'python',
+        resource_dir: null,
+        available: true,
+      },
+    ]);
+
+    const created = await d.connect({
+      channel: 'notebook',
+      mode: 'create',
+      peer_label: 'kernel-test',
+      kernel: 'py-alt',
+      working_dir: d.dir,
+    });
+    connections.push(created.connection);
+    expect(created.greeting.kernel_name).toBe('py-alt');
+    expect(streamText(await run(created.connection, 'import os; print(os.environ.get("ALT_FLAG"))'))).toBe('alt\n');
+
+    const unknown = await d
+      .connect({ channel: 'notebook', mode: 'create', peer_label: 'kernel-test', kernel: 'nope', working_dir: d.dir })
+      .catch((error: unknown) => error);
+    expect(unknown).toMatchObject({ code: 'bad_request' });
+    expect((unknown as Error).message).toContain(
+      "No Jupyter kernel named 'nope' is installed. Installed kernels: py-alt (Alt Python, python), python3 (Python 3 (ipykernel), python).",
+    );
+    const unrunnable = await d
+      .connect({
+        channel: 'notebook',
+        mode: 'create',
+        peer_label: 'kernel-test',
+        kernel: 'broken-r',
+        working_dir: d.dir,
+      })
+      .catch((error: unknown) => error);
+    expect((unrunnable as Error).message).toMatch(
+      /'broken-r' is installed but cannot run \(.*\/nonexistent\/R was not found/,
+    );
+  });
+
+  it('runs a notebook in its own kernelspec, falls back to a kernel of its language, and says which are installed when none fits', {
+    timeout: 120_000,
+  }, async () => {
+    const specs = kernelspecDir();
+    const d = await startTestDaemon(['--keep-alive-ms', '60000', '--kernelspec-dir', specs]);
+    daemons.push(d);
+    const notebook = (name: string, kernelspec: Record<string, string>): string => {
+      const path = join(d.dir, `${name}.ipynb`);
+      writeFileSync(path, JSON.stringify({ cells: [], metadata: { kernelspec }, nbformat: 4, nbformat_minor: 5 }));
+      return path;
+    };
+    const own = await open(d, notebook('own', { name: 'py-alt', display_name: 'Alt Python', language: 'python' }));
+    expect(streamText(await run(own, 'import os; print(os.environ.get("ALT_FLAG"))'))).toBe('alt\n');
+
+    const fallback = await open(
+      d,
+      notebook('env', { name: 'conda-env-gone-py', display_name: 'Gone', language: 'python' }),
+    );
+    expect(streamText(await run(fallback, 'print(6 * 7)'))).toBe('42\n');
+
+    const other = await d.connect({
+      channel: 'notebook',
+      mode: 'open',
+      path: notebook('cobol', { name: 'cobol', display_name: 'COBOL', language: 'cobol' }),
+      peer_label: 'kernel-test',
+    });
+    connections.push(other.connection);
+    const runtime = await waitFor(
+      async () =>
+        (await other.connection.request({ type: 'get_runtime' })).runtime as { state: string; reason?: string },
+      (value) => value.state === 'unavailable' || value.state === 'ready',
+      'the runtime state',
+    );
+    expect(runtime.state).toBe('unavailable');
+    expect(runtime.reason).toContain("No usable Jupyter kernelspec named 'cobol'");
+    expect(runtime.reason).toContain(
+      'Installed kernels: py-alt (Alt Python, python), python3 (Python 3 (ipykernel), python).',
+    );
+  });
+
+  it('cancels one execution: a queued one never runs, the running one is interrupted, the kernel goes on', {
+    timeout: 120_000,
+  }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '60000']);
+    daemons.push(d);
+    const connection = await open(d, join(d.dir, 'cancel.ipynb'));
+    const insert = async (source: string) =>
+      ((await connection.request({ type: 'insert_cell', source })) as { cell: { id: string } }).cell.id;
+    const slow = await connection.request({
+      type: 'execute_cell',
+      cell_id: await insert('import time; time.sleep(600)'),
+    });
+    const queued = await connection.request({ type: 'execute_cell', cell_id: await insert('print("never")') });
+    const state = (execution: RuntimedFrame) =>
+      connection.request({ type: 'get_execution', execution_id: execution.execution_id });
+    await waitFor(
+      () => state(slow),
+      (e) => e.status === 'running',
+      'the slow cell to run',
+    );
+
+    expect(await connection.request({ type: 'cancel_execution', execution_id: queued.execution_id })).toMatchObject({
+      cancelled: 'dequeued',
+    });
+    expect(await state(queued)).toMatchObject({
+      status: 'aborted',
+      outputs: [expect.objectContaining({ ename: 'ExecutionCancelled' })],
+    });
+    expect((await state(slow)).status).toBe('running');
+
+    expect(await connection.request({ type: 'cancel_execution', execution_id: slow.execution_id })).toMatchObject({
+      cancelled: 'interrupted',
+    });
+    const interrupted = await waitFor(
+      () => state(slow),
+      (e) => e.status !== 'running',
+      'the interrupt',
+    );
+    expect(interrupted.outputs).toEqual([expect.objectContaining({ ename: 'KeyboardInterrupt' })]);
+    expect(await connection.request({ type: 'cancel_execution', execution_id: slow.execution_id })).toMatchObject({
+      cancelled: 'none',
+    });
+    // (IPython may print a history-database note first when kernels of one HOME start together.)
+    expect(streamText(await run(connection, 'print("alive")'))).toMatch(/(^|\n)alive\n$/);
+    await expect(connection.request({ type: 'cancel_execution', execution_id: 'no-such' })).rejects.toMatchObject({
+      code: 'bad_request',
+    });
+  });
 });
+
+/** A kernelspec dir: `py-alt` (ipykernel on /usr/bin/python3, with an env of its own) and `broken-r` (a missing R). */
+function kernelspecDir(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'rtd-specs-')));
+  specDirs.push(dir);
+  const write = (name: string, spec: unknown): void => {
+    mkdirSync(join(dir, name), { recursive: true });
+    writeFileSync(join(dir, name, 'kernel.json'), JSON.stringify(spec));
+  };
+  write('py-alt', {
+    argv: ['/usr/bin/python3', '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+    display_name: 'Alt Python',
+    language: 'python',
+    env: { ALT_FLAG: 'alt' },
+  });
+  write('broken-r', {
+    argv: ['/nonexistent/R', '--slave', '-e', 'IRkernel::main()', '--args', '{connection_file}'],
+    display_name: 'Broken R',
+    language: 'R',
+  });
+  return dir;
+}

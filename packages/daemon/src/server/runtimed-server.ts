@@ -402,6 +402,7 @@ export class RuntimedServer {
               document_version: room.documentVersion,
               cells: room.cells(),
               runtime: room.runtime,
+              kernel_name: room.kernelName,
               peer_id: peer.id,
               daemon_pid: this.info.pid,
               daemon_started_at: this.info.started_at,
@@ -484,7 +485,8 @@ export class RuntimedServer {
       case 'create':
         return {
           admission: await this.#catalog.create({
-            runtime: handshake.runtime ?? 'python',
+            ...(handshake.runtime === undefined ? {} : { runtime: handshake.runtime }),
+            ...(handshake.kernel === undefined ? {} : { kernel: handshake.kernel }),
             workingDir: handshake.working_dir ?? '',
             ephemeral: handshake.ephemeral !== false,
           }),
@@ -530,6 +532,15 @@ export class RuntimedServer {
       case 'list_rooms':
         answer('list_rooms', { rooms: this.#catalog.list() });
         return;
+      case 'list_kernels': {
+        const launcher = this.#options.launcher;
+        const listing = launcher.listKernels ? launcher.listKernels() : Promise.resolve([]);
+        void listing.then(
+          (kernels) => answer('list_kernels', { kernels: [...kernels] }),
+          (error: unknown) => this.send(socket, errorFrame(error, id)),
+        );
+        return;
+      }
       case 'subscribe':
         this.#subscribers.add(socket);
         answer('subscribe', { subscribed: true });

@@ -13,7 +13,9 @@ export const wireControlHandshakeSchema = z.object({ channel: z.literal('control
 /**
  * The notebook handshakes by `mode`: `open` a file's room by path, `attach` to a known notebook
  * by its UUID (attach-only, creates nothing), `create` a new untitled notebook (`ephemeral`
- * defaults to `true`, `runtime` to `python`).
+ * defaults to `true`). `create` runs the kernelspec named `kernel` (see `list_kernels`), else the
+ * installed kernel of the language `runtime` (`python`, `r`, ...), else `python3`; a kernel that is
+ * not installed is refused (`bad_request`, naming the installed ones).
  */
 export const wireNotebookHandshakeSchemas = {
   open: z.object({
@@ -33,6 +35,7 @@ export const wireNotebookHandshakeSchemas = {
     mode: z.literal('create'),
     peer_label: wirePeerLabelSchema,
     runtime: z.string().optional(),
+    kernel: z.string().optional(),
     working_dir: z.string().optional(),
     ephemeral: z.boolean().optional(),
   }),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { WireControlRequestType } from './wire-control-request.js';
 import { wireDaemonInfoSchema, wireRoomInfoSchema } from './wire-daemon-info.js';
+import { wireKernelspecSchema } from './wire-kernelspec.js';
 
 /**
  * The fields of each control request's `ok` answer (the answer also carries `type: 'ok'` and the
@@ -10,6 +11,7 @@ export const wireControlAnswerSchemas = {
   ping: z.object({ pong: z.literal(true), version: z.string(), protocol_version: z.int() }),
   get_daemon_info: wireDaemonInfoSchema,
   list_rooms: z.object({ rooms: z.array(wireRoomInfoSchema) }),
+  list_kernels: z.object({ kernels: z.array(wireKernelspecSchema) }),
   shutdown_notebook: z.object({ found: z.boolean() }),
   subscribe: z.object({ subscribed: z.literal(true) }),
   shutdown_daemon: z.object({ stopping: z.literal(true) }),

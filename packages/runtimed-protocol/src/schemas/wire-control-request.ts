@@ -5,6 +5,7 @@ export const wireControlRequestTypes = [
   'ping',
   'get_daemon_info',
   'list_rooms',
+  'list_kernels',
   'shutdown_notebook',
   'subscribe',
   'shutdown_daemon',
@@ -16,6 +17,8 @@ export const wireControlRequestSchemas = {
   ping: z.object({ type: z.literal('ping') }),
   get_daemon_info: z.object({ type: z.literal('get_daemon_info') }),
   list_rooms: z.object({ type: z.literal('list_rooms') }),
+  /** The Jupyter kernelspecs installed where the daemon runs (see `wireKernelspecSchema`). */
+  list_kernels: z.object({ type: z.literal('list_kernels') }),
   shutdown_notebook: z.object({ type: z.literal('shutdown_notebook'), notebook_id: z.string().min(1) }),
   /** Streams daemon events (`type: 'event'` frames) on this connection from now on. */
   subscribe: z.object({ type: z.literal('subscribe') }),
@@ -27,6 +30,7 @@ export const wireControlRequestSchema = z.discriminatedUnion('type', [
   wireControlRequestSchemas.ping,
   wireControlRequestSchemas.get_daemon_info,
   wireControlRequestSchemas.list_rooms,
+  wireControlRequestSchemas.list_kernels,
   wireControlRequestSchemas.shutdown_notebook,
   wireControlRequestSchemas.subscribe,
   wireControlRequestSchemas.shutdown_daemon,

@@ -16,6 +16,8 @@ export const wireNotebookConnectedSchema = z.object({
   document_version: z.int().nonnegative(),
   cells: z.array(wireCellSchema),
   runtime: wireRuntimeStateSchema,
+  /** The kernel the notebook asks for (its `metadata.kernelspec.name`; for `create`, the one chosen). */
+  kernel_name: z.string().optional(),
   peer_id: z.string().min(1),
   /** The daemon life this connection belongs to (its incarnation). */
   daemon_pid: z.int().positive(),

@@ -32,6 +32,11 @@ export const wireNotebookAnswerSchemas = {
     status: z.enum(['ok', 'error', 'aborted']),
     outputs: wireExecutionStateSchema.shape.outputs,
   }),
+  /** `cancelled`: what was done (`dequeued`, `interrupted`, or `none` for an execution already finished). */
+  cancel_execution: z.object({
+    execution_id: z.string().min(1),
+    cancelled: z.enum(['dequeued', 'interrupted', 'none']),
+  }),
   interrupt: z.object({ interrupted: z.literal(true) }),
   restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
   save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),

@@ -19,6 +19,7 @@ export const wireNotebookRequestTypes = [
   'execute_cell',
   'get_execution',
   'run_code',
+  'cancel_execution',
   'interrupt',
   'restart_kernel',
   'save',
@@ -68,6 +69,11 @@ export const wireNotebookRequestSchemas = {
    * document, the kernel's history and execution count stay as they were. Answers when it is done.
    */
   run_code: z.object({ type: z.literal('run_code'), source: z.string() }),
+  /**
+   * Stops one execution and nothing else: a queued one is taken off the queue (it ends `aborted`),
+   * a running one is interrupted (the kernel's interrupt), a finished one is left as it is.
+   */
+  cancel_execution: z.object({ type: z.literal('cancel_execution'), execution_id: z.string().min(1) }),
   interrupt: z.object({ type: z.literal('interrupt') }),
   restart_kernel: z.object({ type: z.literal('restart_kernel') }),
   /** To `path` (absolute, `.ipynb`), or to the file the notebook is bound to. */
@@ -87,6 +93,7 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.execute_cell,
   wireNotebookRequestSchemas.get_execution,
   wireNotebookRequestSchemas.run_code,
+  wireNotebookRequestSchemas.cancel_execution,
   wireNotebookRequestSchemas.interrupt,
   wireNotebookRequestSchemas.restart_kernel,
   wireNotebookRequestSchemas.save,
