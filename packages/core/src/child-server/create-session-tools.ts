@@ -46,11 +46,12 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     meta: { 'anthropic/alwaysLoad': true },
     handler: async () => {
-      const lister = deps.resolver.lister();
-      if (!lister?.list) throw new ToolError(noListerText);
-      let rooms: readonly RoomInfo[];
+      const listers = deps.resolver.listers();
+      if (listers.length === 0) throw new ToolError(noListerText);
+      const rooms: RoomInfo[] = [];
       try {
-        rooms = await lister.list();
+        // Every backend that lists (the daemon's rooms, then e.g. hosted notebooks by URL).
+        for (const lister of listers) rooms.push(...((await lister.list?.()) ?? []));
       } catch (error) {
         throw toToolFailure(error, { wrap: (m) => `Failed to list notebooks. Is the daemon running? Error: ${m}` });
       }
@@ -67,7 +68,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         'Path of a .ipynb file (absolute, ~/…, or relative to the working directory).',
       ),
       notebook_id: toolParameters.optionalString('UUID of an open notebook (from list_active_notebooks).'),
-      url: toolParameters.optionalString('URL of a notebook on a Jupyter Server (not supported by this server yet).'),
+      url: toolParameters.optionalString(
+        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN).',
+      ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     meta: { 'anthropic/alwaysLoad': true },
@@ -126,6 +129,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         'Working directory of the kernel (default: the server working directory).',
       ),
       ephemeral: toolParameters.optionalBoolean('Discard the notebook when its room closes (default true).'),
+      url: toolParameters.optionalString(
+        'Create it on a Jupyter Server instead: the URL of a directory there (a new untitled notebook) or of a new .ipynb path.',
+      ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
@@ -134,7 +140,8 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const runtime = runtimeArg || kernelArg || 'python';
       const ephemeral = given(args.ephemeral) ?? true;
       const workingDir = resolveWorkingDir(given(args.working_dir), deps.cwd);
-      const creator = deps.resolver.creator();
+      const location = given(args.url)?.trim() || undefined;
+      const creator = deps.resolver.creator(location === undefined ? undefined : 'url');
       const create = creator?.create?.bind(creator);
       if (!create) throw new ToolError(noCreatorText);
       const previous = deps.slot.active?.handle.notebookId;
@@ -149,7 +156,10 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           target: () => (created as CreatedNotebook).target,
           origin: 'create',
           connect: async (signal) => {
-            created = await create({ runtime, workingDir, ephemeral }, { peerLabel, signal });
+            created = await create(
+              { runtime, workingDir, ephemeral, ...(location === undefined ? {} : { location }) },
+              { peerLabel, signal },
+            );
             const { handle } = created;
             try {
               await handle.waitUntilReady(signal);
@@ -170,8 +180,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const { handle } = session;
       return jsonResult({
         notebook_id: handle.notebookId,
+        ...(location === undefined ? {} : { url: describeNotebookTarget(session.target) }),
         runtime,
-        ephemeral,
+        ephemeral: location === undefined ? ephemeral : false,
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
         ...(!runtimeArg && kernelArg ? { info: "Used 'kernel' parameter (alias for 'runtime')" } : {}),

@@ -82,14 +82,21 @@ export class NotebookTargetResolver {
     return backend.reopen ? backend.reopen(target, context) : backend.connect(target, context);
   }
 
-  /** The first backend that creates notebooks, if any. */
-  public creator(): NotebookBackend | undefined {
-    return this.all().find((candidate) => candidate.create !== undefined);
+  /** The first backend that creates notebooks (of those taking `argument`, when given), if any. */
+  public creator(argument?: TargetArgument): NotebookBackend | undefined {
+    return this.all().find(
+      (candidate) => candidate.create !== undefined && (argument === undefined || candidate.argument === argument),
+    );
   }
 
   /** The first backend that lists notebooks, if any. */
   public lister(): NotebookBackend | undefined {
     return this.all().find((candidate) => candidate.list !== undefined);
+  }
+
+  /** Every backend that lists notebooks, in contribution order. */
+  public listers(): readonly NotebookBackend[] {
+    return this.all().filter((candidate) => candidate.list !== undefined);
   }
 
   /** The target kinds this container can open, in contribution order. */
