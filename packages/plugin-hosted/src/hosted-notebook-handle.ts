@@ -32,6 +32,9 @@ import type {
 export const newKernelConsequence =
   'runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
 
+/** How long {@link HostedNotebookHandle.close} waits for writes in progress (an execution's outputs) to reach the server. */
+export const closeFlushTimeoutMs = 5_000;
+
 /** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
 export const maxRememberedExecutions = 256;
 
@@ -119,6 +122,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   #lastModified: string;
   #kernelNotice: string | undefined;
   #restartingOnRequest = false;
+  #closing = false;
   #writes: Promise<unknown> = Promise.resolve();
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #ledger = new Map<string, Promise<unknown>>();
@@ -133,7 +137,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#server = options.server;
     this.#kernel = options.kernel;
     this.#clock = options.clock;
-    this.#logger = options.logger.child('plugin-hosted:HostedNotebookHandle');
+    this.#logger = options.logger;
     this.#notebook = options.file.content;
     this.#cells = options.file.content.cells.map(readCell);
     this.#lastModified = options.file.lastModified;
@@ -319,9 +323,22 @@ export class HostedNotebookHandle implements NotebookHandle {
     return { notebookId: this.notebookId, path: this.#target.url };
   }
 
-  /** Closes the kernel websocket; the server keeps the session and its kernel (a later connect reattaches it). Idempotent. */
+  /**
+   * Lets the writes in progress finish (at most {@link closeFlushTimeoutMs}), then closes the
+   * kernel websocket; the server keeps the session and its kernel (a later connect reattaches
+   * it). Idempotent.
+   */
   public async close(): Promise<void> {
-    if (this.#closedReason !== undefined) return;
+    if (this.#closedReason !== undefined || this.#closing) return;
+    this.#closing = true;
+    let timer: Timer | undefined;
+    await Promise.race([
+      this.#writes,
+      new Promise<void>((resolve) => {
+        timer = this.#clock.setTimer(closeFlushTimeoutMs, resolve);
+      }),
+    ]);
+    timer?.cancel();
     this.finish('closed', 'closed by the client');
   }
 

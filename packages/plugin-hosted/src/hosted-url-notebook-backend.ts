@@ -49,6 +49,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   /** The kernel id last seen per URL identity, to tell a kernel that changed under us. */
   readonly #kernels = new Map<string, string>();
   readonly #logger: Logger;
+  readonly #handleLogger: Logger;
 
   public constructor(
     @inject(HostedOptions) private readonly options: HostedOptions,
@@ -57,6 +58,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     @inject(Logger) logger: Logger,
   ) {
     this.#logger = logger.child('plugin-hosted:HostedUrlNotebookBackend');
+    this.#handleLogger = logger.child('plugin-hosted:HostedNotebookHandle');
   }
 
   public recognizes(raw: string): boolean {
@@ -174,7 +176,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
             }
           : {}),
         clock: this.clock,
-        logger: this.#logger,
+        logger: this.#handleLogger,
       });
       this.#open.add(handle);
       handle.onDidClose(() => this.#open.delete(handle));
