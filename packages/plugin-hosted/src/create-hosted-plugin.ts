@@ -27,6 +27,8 @@ export interface CreateHostedPluginOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** When a lost hosted notebook is tried again; default {@link hostedRetrySchedule}, or `NTERACT_MCP_HOSTED_RETRY`. */
   readonly retry?: RetrySchedule;
+  /** How Jupyter Servers are reached; default {@link JupyterlabServicesConnector} (`@jupyterlab/services`). */
+  readonly connector?: JupyterServerConnector;
 }
 
 /**
@@ -45,9 +47,13 @@ export function createHostedPlugin(options: CreateHostedPluginOptions = {}): Mcp
     id: 'hosted',
     module: new ContainerModule(({ bind }) => {
       bind(HostedOptions).toConstantValue(hosted);
-      bind(JupyterServerConnector)
-        .toDynamicValue((context) => new JupyterlabServicesConnector(context.get(Logger)))
-        .inSingletonScope();
+      const { connector } = options;
+      if (connector) bind(JupyterServerConnector).toConstantValue(connector);
+      else {
+        bind(JupyterServerConnector)
+          .toDynamicValue((context) => new JupyterlabServicesConnector(context.get(Logger)))
+          .inSingletonScope();
+      }
       bind(NotebookBackend).to(HostedUrlNotebookBackend).inSingletonScope();
       bind(RejoinStrategy).to(HostedRejoinStrategy).inSingletonScope();
       bind(RecoveryContribution).to(HostedRejoinRetry).inSingletonScope();

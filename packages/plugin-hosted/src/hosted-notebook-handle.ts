@@ -276,7 +276,7 @@ export class HostedNotebookHandle implements NotebookHandle {
    * (then `timeout` with the outputs so far; read the rest with {@link HostedNotebookHandle.getExecution}).
    */
   public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
-    this.assertOpen();
+    if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
     return this.once(options?.idempotencyKey, () => this.startExecution(cellId, options)).then((record) =>
       this.waitForExecution(record, options),
     );
@@ -354,7 +354,7 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   /** Applies a change, saves it (the conflict rule), and undoes it when the save fails. */
   private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
-    this.assertOpen();
+    if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
     return this.once(options?.idempotencyKey, () =>
       this.queueWrite(async () => {
         this.assertOpen();

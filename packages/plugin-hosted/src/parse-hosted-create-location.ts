@@ -59,7 +59,7 @@ export function parseHostedCreateLocation(
   } catch {
     parts = ['..'];
   }
-  if (parts.some((part) => part === '..' || part === '.')) {
+  if (parts.some((part) => part === '..' || part === '.' || part.includes('/'))) {
     throw new CoreError(
       'invalidTarget',
       `The url ${url.origin}${url.pathname} does not name a directory on a Jupyter Server. Expected http(s)://host[:port][/base]/lab/tree/<directory> or …/lab/tree/<directory>/<new>.ipynb.`,
