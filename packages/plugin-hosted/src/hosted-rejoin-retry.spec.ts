@@ -157,6 +157,25 @@ describe(HostedRejoinRetry, () => {
     expect(JSON.stringify(t.logger.records)).not.toContain('s3cret');
   });
 
+  it('a server gone for good: retries stop after the bound, and the next tool is told why and how to reconnect by URL', async () => {
+    const t = setup({ handoff: false, retry: { initialMs: 100, maxMs: 200, maxAttempts: 3 } });
+    t.startLoop();
+    const backend = t.resolver.backendFor(t.target);
+    const handle = await backend.connect(t.target, { peerLabel: 'agent', signal: new AbortController().signal });
+    t.slot.installActivated({ handle, target: t.target, origin: 'connect' });
+    t.server.stop();
+    await Promise.resolve();
+    await t.loop.idle();
+    await t.runOut();
+    expect(t.clock.pendingTimerCount).toBe(0);
+    expect(t.loop.pendingRecovery).toBeUndefined();
+    const reason = `Could not rejoin ${url} after 3 attempts (last: the Jupyter Server at http://127.0.0.1:8888/ does not answer.). Reconnect with: connect_notebook(url="${url}") once the server answers.`;
+    expect(t.slot.lastDrop).toMatchObject({ reason: 'disconnected', detail: reason });
+    expect(() => t.slot.access('runtime')).toThrowError(
+      `No active notebook session (connection to its server lost). ${reason}`,
+    );
+  });
+
   it('stops retrying when the agent disconnects', async () => {
     const t = setup();
     t.server.stop();

@@ -278,6 +278,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
               notebook_id: drop.notebookId ?? null,
               notebook_path: drop.notebookPath ?? null,
               rejoin_target: drop.rejoinTarget ? describeNotebookTarget(drop.rejoinTarget) : null,
+              ...(drop.detail === undefined ? {} : { detail: drop.detail }),
             }
           : null,
         evictions: slot.evictions.map((eviction) => ({

@@ -248,6 +248,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
       changed = true;
     }
     if (changed) {
+      this.slot.noteDropDetail(reason);
       this.logger.warn('gave up an automatic rejoin', { contribution: contribution.id, reason });
       this.publishRecovery();
     }
