@@ -140,6 +140,7 @@ describe(HostedNotebookHandle, () => {
     expect(first.closedReason).toBe('disconnected');
     const back = await t.reopen();
     expect(back.kernelId).not.toBe(first.kernelId);
+    expect(back.kernelNotice).toMatch(/no longer had this notebook's kernel .*: code now runs in a new kernel/);
     expect((await back.listCells()).map((c) => c.source)).toEqual(['# Title', 'x = 41']);
     const check = await back.insertCell({ source: 'print(x + 1)', cellType: 'code' });
     const result = await back.executeCell(check.id);
@@ -149,6 +150,7 @@ describe(HostedNotebookHandle, () => {
     expect(result.status).toBe('error');
     expect(result.outputs).toMatchObject([{ output_type: 'error', ename: 'NameError' }]);
     expect((await back.executeCell(check.id)).kernelNotice).toBeUndefined();
+    expect(back.kernelNotice).toBeUndefined();
   });
 
   it('a connect that finds another kernel than the one seen for the URL carries the notice too; a first connect does not', async () => {

@@ -160,6 +160,11 @@ export class HostedNotebookHandle implements NotebookHandle {
     return this.#closedReason;
   }
 
+  /** Set while this handle runs on a new kernel it has not told about yet (cleared by the next execution, which carries it). */
+  public get kernelNotice(): string | undefined {
+    return this.#kernelNotice === undefined ? undefined : `${this.#kernelNotice}: code now ${newKernelConsequence}`;
+  }
+
   /** The server's kernel id (the same one after a rejoin while the server kept the session). */
   public get kernelId(): string {
     return this.#kernel.kernelId;

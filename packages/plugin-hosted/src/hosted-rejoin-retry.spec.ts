@@ -127,6 +127,22 @@ describe(HostedRejoinRetry, () => {
     expect(t.clock.pendingTimerCount).toBe(0);
   });
 
+  it('a handoff rejoined on a new kernel (the server restarted) says so in the rejoin report', async () => {
+    const t = setup();
+    await t.server
+      .open({ serverUrl: t.target.serverUrl, token: t.target.token })
+      .findOrStartSession('a.ipynb', 'python3');
+    t.server.restart();
+    t.startLoop();
+    await t.loop.idle();
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.recovery.rejoin).toEqual({
+      requested: url,
+      outcome: 'rejoined',
+      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+    });
+  });
+
   it('notices a lost server under the active session: removes it, retries on the timer, comes back with the kernel-lost note', async () => {
     const t = setup({ handoff: false });
     t.startLoop();

@@ -327,6 +327,7 @@ function activeJson(session: NotebookSession): Record<string, unknown> {
     origin: session.origin,
     activation: session.activation,
     readiness: handle.readiness(),
+    ...(handle.kernelNotice === undefined ? {} : { kernel_notice: handle.kernelNotice }),
     daemon_incarnation: handle.daemonIncarnation?.toJSON() ?? null,
   };
 }
