@@ -151,7 +151,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       });
       const kernelName = kernelNameOf(file.content);
       const session = await step(context.signal, () => server.findOrStartSession(target.notebookPath, kernelName));
-      const kernel = server.connectKernel(session.kernelId);
+      const kernel = await server.connectKernel(session.kernelId);
       try {
         await step(context.signal, () => kernel.ready());
       } catch (error) {

@@ -1,13 +1,12 @@
 import { basename } from 'node:path';
-import {
+import type {
   ContentsManager,
   KernelConnection,
-  type KernelMessage as LabKernelMessage,
+  KernelMessage as LabKernelMessage,
   ServerConnection,
-  SessionAPI,
 } from '@jupyterlab/services';
 import { CoreError, type Logger, type Subscription } from '@nteract-mcp/core';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type {
   JupyterServerAddress,
   JupyterServerConnector,
@@ -20,6 +19,22 @@ import type {
   ServerSession,
 } from './jupyter-server-port.js';
 import { redactCredentials, redactFromLibraryConsole, routeLibraryConsole } from './route-library-console.js';
+
+/** The libraries, loaded on first use (they are heavy; a child that never opens a hosted notebook never loads them). */
+interface Library {
+  readonly services: typeof import('@jupyterlab/services');
+  readonly WebSocket: typeof WebSocket;
+}
+
+let library: Promise<Library> | undefined;
+
+function loadLibrary(): Promise<Library> {
+  library ??= Promise.all([import('@jupyterlab/services'), import('ws')]).then(([services, ws]) => ({
+    services,
+    WebSocket: ws.default,
+  }));
+  return library;
+}
 
 /** How long a kernel websocket may take to open and answer `kernel_info`. */
 export const kernelConnectTimeoutMs = 30_000;
@@ -37,39 +52,93 @@ export class JupyterlabServicesConnector implements JupyterServerConnector {
     routeLibraryConsole(this.logger.child('jupyterlab-services'));
     const token = address.token?.reveal() ?? '';
     redactFromLibraryConsole(token);
-    return new JupyterlabServicesServer(address.serverUrl, token, this.logger);
+    return new LazyServer(
+      address.serverUrl,
+      loadLibrary().then((loaded) => new JupyterlabServicesServer(loaded, address.serverUrl, token, this.logger)),
+    );
   }
 }
 
-class JupyterlabServicesServer implements JupyterServerPort {
+/** A {@link JupyterServerPort} whose calls wait for the libraries to load. */
+class LazyServer implements JupyterServerPort {
+  #disposed = false;
+
+  public constructor(
+    public readonly serverUrl: string,
+    private readonly server: Promise<JupyterlabServicesServer>,
+  ) {
+    server.catch(() => undefined);
+  }
+
+  public async getNotebook(path: string): Promise<ServerNotebookFile> {
+    return (await this.server).getNotebook(path);
+  }
+
+  public async lastModified(path: string): Promise<string | undefined> {
+    return (await this.server).lastModified(path);
+  }
+
+  public async saveNotebook(path: string, content: NotebookJson): Promise<string> {
+    return (await this.server).saveNotebook(path, content);
+  }
+
+  public async createUntitledNotebook(directory: string): Promise<string> {
+    return (await this.server).createUntitledNotebook(directory);
+  }
+
+  public async findOrStartSession(path: string, kernelName: string): Promise<ServerSession> {
+    return (await this.server).findOrStartSession(path, kernelName);
+  }
+
+  public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
+    const server = await this.server;
+    if (this.#disposed) throw new CoreError('handleClosed', `The connection to ${this.serverUrl} was closed.`);
+    return server.connectKernel(kernelId);
+  }
+
+  public dispose(): void {
+    this.#disposed = true;
+    void this.server.then(
+      (server) => server.dispose(),
+      () => undefined,
+    );
+  }
+}
+
+class JupyterlabServicesServer {
   readonly #settings: ServerConnection.ISettings;
   readonly #contents: ContentsManager;
   readonly #kernels = new Set<LabKernelConnection>();
   #sockets: Set<WebSocket> = new Set();
 
+  readonly #library: Library;
+
   public constructor(
+    library: Library,
     public readonly serverUrl: string,
     token: string,
     private readonly logger: Logger,
   ) {
+    this.#library = library;
+    const { services } = library;
     const sockets = this.#sockets;
     const header = token === '' ? {} : { Authorization: `token ${token}` };
     // The library's sockets, with the token as a header; each one known, to tell when it is lost.
-    class AuthorizedWebSocket extends WebSocket {
+    class AuthorizedWebSocket extends library.WebSocket {
       public constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols, { headers: header });
         sockets.add(this);
         this.once('close', () => sockets.delete(this));
       }
     }
-    this.#settings = ServerConnection.makeSettings({
+    this.#settings = services.ServerConnection.makeSettings({
       baseUrl: serverUrl,
       wsUrl: serverUrl.replace(/^http/i, 'ws'),
       token,
       appendToken: false,
       WebSocket: AuthorizedWebSocket as unknown as typeof globalThis.WebSocket,
     });
-    this.#contents = new ContentsManager({ serverSettings: this.#settings });
+    this.#contents = new services.ContentsManager({ serverSettings: this.#settings });
   }
 
   public async getNotebook(path: string): Promise<ServerNotebookFile> {
@@ -107,13 +176,15 @@ class JupyterlabServicesServer implements JupyterServerPort {
   }
 
   public async findOrStartSession(path: string, kernelName: string): Promise<ServerSession> {
-    const running = await this.call('list sessions', () => SessionAPI.listRunning(this.#settings));
+    const running = await this.call('list sessions', () =>
+      this.#library.services.SessionAPI.listRunning(this.#settings),
+    );
     const found = running.find((session) => session.path === path && session.kernel);
     if (found?.kernel) return { sessionId: found.id, kernelId: found.kernel.id, started: false };
     const started = await this.call(`start a '${kernelName}' kernel for ${path}`, () =>
-      SessionAPI.startSession(
+      this.#library.services.SessionAPI.startSession(
         { path, type: 'notebook', name: basename(path), kernel: { name: kernelName } } as Parameters<
-          typeof SessionAPI.startSession
+          Library['services']['SessionAPI']['startSession']
         >[0],
         this.#settings,
       ),
@@ -125,18 +196,21 @@ class JupyterlabServicesServer implements JupyterServerPort {
 
   public connectKernel(kernelId: string): ServerKernelConnection {
     const before = new Set(this.#sockets);
-    const kernel = new KernelConnection({
+    const kernel = new this.#library.services.KernelConnection({
       model: { id: kernelId, name: '' },
       serverSettings: this.#settings,
       handleComms: false,
     });
-    const connection = new LabKernelConnection(
+    const connection: LabKernelConnection = new LabKernelConnection(
       kernel,
       [...this.#sockets].filter((socket) => !before.has(socket)),
       {
         logger: this.logger,
+        library: this.#library,
         sockets: this.#sockets,
-        onDispose: () => this.#kernels.delete(connection),
+        onDispose: (): void => {
+          this.#kernels.delete(connection);
+        },
       },
     );
     this.#kernels.add(connection);
@@ -152,7 +226,7 @@ class JupyterlabServicesServer implements JupyterServerPort {
     try {
       return await run();
     } catch (error) {
-      throw toServerError(error, what, this.serverUrl);
+      throw toServerError(this.#library, error, what, this.serverUrl);
     }
   }
 }
@@ -169,6 +243,7 @@ class LabKernelConnection implements ServerKernelConnection {
     initialSockets: readonly WebSocket[],
     private readonly options: {
       readonly logger: Logger;
+      readonly library: Library;
       readonly sockets: Set<WebSocket>;
       readonly onDispose: () => void;
     },
@@ -252,7 +327,7 @@ class LabKernelConnection implements ServerKernelConnection {
     try {
       await this.kernel.interrupt();
     } catch (error) {
-      throw toServerError(error, 'interrupt the kernel', this.kernel.serverSettings.baseUrl);
+      throw toServerError(this.options.library, error, 'interrupt the kernel', this.kernel.serverSettings.baseUrl);
     }
   }
 
@@ -260,7 +335,7 @@ class LabKernelConnection implements ServerKernelConnection {
     try {
       await this.kernel.restart();
     } catch (error) {
-      throw toServerError(error, 'restart the kernel', this.kernel.serverSettings.baseUrl);
+      throw toServerError(this.options.library, error, 'restart the kernel', this.kernel.serverSettings.baseUrl);
     }
   }
 
@@ -291,8 +366,9 @@ class LabKernelConnection implements ServerKernelConnection {
 }
 
 /** A failed REST call as a {@link CoreError}: 404 ⇒ `notebookUnavailable`, no answer / 5xx / 401 / 403 ⇒ `daemonUnavailable`. */
-function toServerError(error: unknown, what: string, serverUrl: string): CoreError {
-  if (error instanceof ServerConnection.ResponseError) {
+function toServerError(library: Library, error: unknown, what: string, serverUrl: string): CoreError {
+  const { ServerConnection: Connection } = library.services;
+  if (error instanceof Connection.ResponseError) {
     const status = error.response.status;
     if (status === 404) return new CoreError('notebookUnavailable', `Could not ${what}: not found on ${serverUrl}.`);
     if (status === 401 || status === 403) {
@@ -308,7 +384,7 @@ function toServerError(error: unknown, what: string, serverUrl: string): CoreErr
       { code: `http_${status}` },
     );
   }
-  if (error instanceof ServerConnection.NetworkError) {
+  if (error instanceof Connection.NetworkError) {
     return new CoreError(
       'daemonUnavailable',
       `Could not ${what}: the Jupyter Server at ${serverUrl} does not answer.`,

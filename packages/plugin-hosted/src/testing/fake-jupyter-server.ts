@@ -175,7 +175,7 @@ class FakeServerPort implements JupyterServerPort {
     return { sessionId, kernelId: kernel.id, started: true };
   }
 
-  public connectKernel(kernelId: string): ServerKernelConnection {
+  public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
     return new FakeKernelConnection(this.server, this.address, kernelId);
   }
 
