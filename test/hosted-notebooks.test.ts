@@ -185,7 +185,7 @@ describe('hosted notebooks on a real Jupyter Server, through the shipped proxy',
     await server.start();
     await waitFor('the rejoin', () => session.stderr().includes('rejoined notebook'), { timeoutMs: 90_000 });
     const rejoined = await call('session_status');
-    expect((rejoined.json?.active as { kernel_notice?: string }).kernel_notice).toMatch(
+    expect((rejoined.json?.active as { kernel_notice?: string } | undefined)?.kernel_notice).toMatch(
       /no longer had this notebook's kernel .*: code now runs in a new kernel/,
     );
     const back = await call('create_cell', { source: 'print(x + 1)', and_run: true });
@@ -195,7 +195,7 @@ describe('hosted notebooks on a real Jupyter Server, through the shipped proxy',
     expect(back.text).toContain('NameError');
     const status = await call('session_status');
     expect(status.json?.active).toMatchObject({ target: url, origin: 'rejoin' });
-    expect((status.json?.active as { kernel_notice?: string }).kernel_notice).toBeUndefined();
+    expect((status.json?.active as { kernel_notice?: string } | undefined)?.kernel_notice).toBeUndefined();
     expectNoToken(session, seen);
 
     // A second session with a short retry schedule (NTERACT_MCP_HOSTED_RETRY, documented in --help).

@@ -122,7 +122,7 @@ describe(HostedRejoinRetry, () => {
     t.server.start();
     await t.runOut(() => t.slot.active !== undefined);
     expect(t.slot.active?.origin).toBe('rejoin');
-    expect((t.slot.active?.handle as unknown as { kernelId: string }).kernelId).toBe(kernel);
+    expect((t.slot.active?.handle as unknown as { kernelId: string } | undefined)?.kernelId).toBe(kernel);
     expect(t.recovery.rejoin).toEqual({ requested: url, outcome: 'rejoined' });
     expect(t.clock.pendingTimerCount).toBe(0);
   });
