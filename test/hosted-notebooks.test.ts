@@ -1,8 +1,14 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startUserSession, type ToolOutcome, type UserSession, waitFor } from './support/index.js';
-import { type JupyterServerUnderTest, startJupyterServer } from './support/start-jupyter-server.js';
+import {
+  type JupyterServerUnderTest,
+  startJupyterServer,
+  startUserSession,
+  type ToolOutcome,
+  type UserSession,
+  waitFor,
+} from './support/index.js';
 
 /**
  * Hosted notebooks on a real Jupyter Server (Debian's python3-jupyter-server, started here on a
