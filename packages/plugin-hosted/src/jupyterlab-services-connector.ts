@@ -266,10 +266,12 @@ class LabKernelConnection implements ServerKernelConnection {
         reject(new CoreError('daemonUnavailable', `Could not reach the kernel: ${reason}`));
       };
       this.#listeners.lost.add(lost);
+      this.#abandonReady = () => lost('the connection was closed before the kernel answered');
       kernel.info.then(
         () => {
           clearTimeout(timer);
           this.#listeners.lost.delete(lost);
+          this.#abandonReady = undefined;
           this.#wasConnected = true;
           resolve();
         },
@@ -280,6 +282,8 @@ class LabKernelConnection implements ServerKernelConnection {
   }
 
   #wasConnected = false;
+  /** Rejects {@link LabKernelConnection.ready} while it is pending (on dispose). */
+  #abandonReady: (() => void) | undefined;
 
   public get kernelId(): string {
     return this.kernel.id;
@@ -342,6 +346,8 @@ class LabKernelConnection implements ServerKernelConnection {
   public dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#abandonReady?.();
+    this.#abandonReady = undefined;
     this.options.onDispose();
     this.kernel.dispose();
   }
@@ -358,7 +364,9 @@ class LabKernelConnection implements ServerKernelConnection {
   private loseConnection(reason: string): void {
     if (this.#lost !== undefined || this.#disposed) return;
     this.#lost = reason;
-    // Stop the library's own reconnect attempts: recovery reaches the notebook again from scratch.
+    // The listeners below say why (ready() included); stop the library's own reconnect
+    // attempts: recovery reaches the notebook again from scratch.
+    this.#abandonReady = undefined;
     this.dispose();
     for (const listener of [...this.#listeners.lost]) listener(reason);
     this.#listeners.lost.clear();
