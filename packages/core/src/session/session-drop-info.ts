@@ -1,4 +1,9 @@
-import { describeNotebookTarget, identityOfTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
+import {
+  describeNotebookTarget,
+  identityOfTarget,
+  isHostedUrlTarget,
+  type NotebookTarget,
+} from '../notebook-target/notebook-target.js';
 
 /**
  * Why the last session went away.
@@ -31,9 +36,8 @@ const reasonTexts: Readonly<Record<SessionDropReason, string>> = {
 /** The error text for a notebook tool called with no active session. */
 export function noSessionMessage(drop: SessionDropInfo | undefined): string {
   if (!drop) return 'No active notebook session. Call connect_notebook or create_notebook first.';
-  // A notebook id reconnects local notebooks only; other kinds reconnect by their own argument (a hosted URL).
-  const byOwnArgument =
-    drop.rejoinTarget !== undefined && !['path', 'notebook_id'].includes(identityOfTarget(drop.rejoinTarget).argument);
+  // A hosted notebook's id names no daemon room: it reconnects by its URL only.
+  const byOwnArgument = drop.rejoinTarget !== undefined && isHostedUrlTarget(drop.rejoinTarget);
   const why =
     byOwnArgument && drop.reason === 'disconnected' ? 'connection to its server lost' : reasonTexts[drop.reason];
   if (drop.detail !== undefined) return `No active notebook session (${why}). ${drop.detail}`;
