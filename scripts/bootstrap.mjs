@@ -104,6 +104,13 @@ export const systemPrerequisites = [
     manual: 'R -e \'install.packages("IRkernel"); IRkernel::installspec()\'',
     why: 'the Jupyter kernel that runs R code in notebooks',
   },
+  {
+    name: 'jupyter_server',
+    module: 'jupyter_server',
+    debian: 'python3-jupyter-server',
+    pip: 'jupyter_server',
+    why: 'the Jupyter Server the hosted-notebook tests run against',
+  },
 ];
 
 /** The interpreters looked at, in the daemon's own order: `$RUNTIMED_PYTHON`, then PATH names, then fixed paths. */

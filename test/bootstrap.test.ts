@@ -155,6 +155,13 @@ describe('bootstrap: system prerequisites', () => {
     expect(missingPrerequisites().map((prerequisite) => prerequisite.name)).toEqual([]);
   });
 
+  it('includes the Jupyter Server the hosted-notebook tests need, probed by importing jupyter_server', () => {
+    expect(systemPrerequisites.find((prerequisite) => prerequisite.name === 'jupyter_server')).toMatchObject({
+      module: 'jupyter_server',
+      debian: 'python3-jupyter-server',
+    });
+  });
+
   it('installs with apt-get as root, through sudo -n when allowed, and not at all otherwise', () => {
     const missing = [ipykernel];
     expect(installPlan(missing, { hasAptGet: true, uid: 0, sudoWithoutPassword: false })).toEqual({

@@ -14,6 +14,12 @@ export {
   processInfo,
 } from './process-tree.js';
 export {
+  type JupyterServerOptions,
+  type JupyterServerUnderTest,
+  jupyterPython,
+  startJupyterServer,
+} from './start-jupyter-server.js';
+export {
   type FiredHook,
   faultHooksModule,
   type SessionFaults,

@@ -36,7 +36,10 @@ Options:
 Environment:
   RUNTIMED_SOCKET_PATH   Socket of the local daemon (default: $XDG_RUNTIME_DIR/runt/runtimed.sock,
                          else ~/.cache/runt/runtimed.sock).
-  JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged.
+  JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged, never passed
+                         on: a restarted MCP server rejoins a hosted notebook with this token.
+  NTERACT_MCP_HOSTED_RETRY  How a lost hosted notebook is tried again after the first attempt:
+                         initial_ms,max_ms,attempts (default 1000,30000,10: 1 s doubling to 30 s).
   XDG_CACHE_HOME         Base of the default tool cache path.
   NTERACT_MCP_LOG_LEVEL  debug | info | warn | error (logs go to stderr).
 `;

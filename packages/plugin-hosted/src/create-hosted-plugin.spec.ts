@@ -2,8 +2,10 @@ import { inspect } from 'node:util';
 import { type HostedUrlTarget, NotebookBackend, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createHostedPlugin } from './create-hosted-plugin.js';
+import { createHostedPlugin, parseRetrySchedule } from './create-hosted-plugin.js';
 import { HostedOptions } from './hosted-options.js';
+import { hostedRetrySchedule } from './hosted-rejoin-retry.js';
+import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
 
 describe(createHostedPlugin, () => {
   it('resolves hosted URLs, taking the token from JUPYTER_TOKEN when the URL has none', () => {
@@ -56,5 +58,52 @@ describe('the tsup build of @nteract-mcp/plugin-hosted', () => {
     if (!backend) throw new Error('no notebook backend contributed');
     expect(backend).toBeInstanceOf(built.HostedUrlNotebookBackend);
     expect((backend.parse('https://h/lab/tree/x.ipynb', { cwd: '/' }) as HostedUrlTarget).token?.reveal()).toBe('t0k');
+  });
+});
+
+describe(parseRetrySchedule, () => {
+  it('reads initial_ms,max_ms,attempts and refuses anything else with the variable named', () => {
+    expect(parseRetrySchedule(undefined)).toBeUndefined();
+    expect(parseRetrySchedule(' 200, 1000 ,5')).toEqual({ initialMs: 200, maxMs: 1000, maxAttempts: 5 });
+    for (const bad of ['1,2', '0,10,3', '10,5,3', 'a,b,c', '1,2,3,4']) {
+      expect(() => parseRetrySchedule(bad)).toThrowError(
+        /NTERACT_MCP_HOSTED_RETRY must be 'initial_ms,max_ms,attempts'/,
+      );
+    }
+  });
+
+  it('is the schedule the plugin uses when NTERACT_MCP_HOSTED_RETRY is set', () => {
+    const options = createTestContainer({
+      plugins: [createHostedPlugin({ env: { NTERACT_MCP_HOSTED_RETRY: '100,400,3' } })],
+    })
+      .build()
+      .get(HostedOptions);
+    expect(options.retrySchedule).toEqual({ initialMs: 100, maxMs: 400, maxAttempts: 3 });
+    expect(
+      createTestContainer({ plugins: [createHostedPlugin({ env: {} })] })
+        .build()
+        .get(HostedOptions).retrySchedule,
+    ).toEqual(hostedRetrySchedule);
+  });
+});
+
+describe(parseHostedCreateLocation, () => {
+  it('takes a directory, a new .ipynb path or the bare server URL; the token stays a secret', () => {
+    expect(parseHostedCreateLocation('http://h:8888/user/ada/lab/tree/work?token=t', {})).toMatchObject({
+      serverUrl: 'http://h:8888/user/ada/',
+      directory: 'work',
+      notebookPath: undefined,
+    });
+    const named = parseHostedCreateLocation('http://h:8888/tree/a%20b/new.ipynb', { defaultHostedToken: 'd' });
+    expect(named).toMatchObject({ serverUrl: 'http://h:8888/', directory: 'a b', notebookPath: 'a b/new.ipynb' });
+    expect(named.token?.reveal()).toBe('d');
+    expect(parseHostedCreateLocation('http://h:8888', {})).toMatchObject({
+      serverUrl: 'http://h:8888/',
+      directory: '',
+    });
+    expect(() => parseHostedCreateLocation('http://h/lab/tree/..%2Fx?token=s3cret', {})).toThrowError(
+      /does not name a directory/,
+    );
+    expect(JSON.stringify(parseHostedCreateLocation('http://h/lab/tree/?token=s3cret', {}))).not.toContain('s3cret');
   });
 });

@@ -1,26 +1,80 @@
-import { definePlugin, type McpPlugin, NotebookBackend, RecoveryContribution, SecretToken } from '@nteract-mcp/core';
+import {
+  CoreError,
+  definePlugin,
+  Logger,
+  type McpPlugin,
+  NotebookBackend,
+  RecoveryContribution,
+  RejoinStrategy,
+  type RetrySchedule,
+  SecretToken,
+} from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { HostedOptions } from './hosted-options.js';
-import { HostedRejoinRetry } from './hosted-rejoin-retry.js';
+import { HostedRejoinRetry, hostedRetrySchedule } from './hosted-rejoin-retry.js';
+import { HostedRejoinStrategy } from './hosted-rejoin-strategy.js';
 import { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
+import { JupyterServerConnector } from './jupyter-server-port.js';
+import { JupyterlabServicesConnector } from './jupyterlab-services-connector.js';
+
+/** The environment variable that sets the hosted retry schedule: `initial_ms,max_ms,attempts` (e.g. `1000,30000,10`). */
+export const hostedRetryEnvironmentVariable = 'NTERACT_MCP_HOSTED_RETRY';
 
 export interface CreateHostedPluginOptions {
   /** Default Jupyter token; falls back to `env.JUPYTER_TOKEN`. Never logged. */
   readonly token?: string;
-  /** Environment to read `JUPYTER_TOKEN` from; defaults to `process.env`. */
+  /** Environment to read `JUPYTER_TOKEN` and `NTERACT_MCP_HOSTED_RETRY` from; defaults to `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** When a lost hosted notebook is tried again; default {@link hostedRetrySchedule}, or `NTERACT_MCP_HOSTED_RETRY`. */
+  readonly retry?: RetrySchedule;
+  /** How Jupyter Servers are reached; default {@link JupyterlabServicesConnector} (`@jupyterlab/services`). */
+  readonly connector?: JupyterServerConnector;
 }
 
-/** Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (parsing only in this version) and its bounded rejoin retry. */
+/**
+ * Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (contents,
+ * sessions and kernels through `@jupyterlab/services`), its rejoin strategy and its bounded
+ * rejoin retry.
+ */
 export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
-  const token = options.token ?? (options.env ?? process.env).JUPYTER_TOKEN;
-  const hosted: HostedOptions = Object.freeze({ defaultToken: token ? new SecretToken(token) : undefined });
+  const env = options.env ?? process.env;
+  const token = options.token ?? env.JUPYTER_TOKEN;
+  const hosted: HostedOptions = Object.freeze({
+    defaultToken: token ? new SecretToken(token) : undefined,
+    retrySchedule: options.retry ?? parseRetrySchedule(env[hostedRetryEnvironmentVariable]) ?? hostedRetrySchedule,
+  });
   return definePlugin({
     id: 'hosted',
     module: new ContainerModule(({ bind }) => {
       bind(HostedOptions).toConstantValue(hosted);
+      const { connector } = options;
+      if (connector) bind(JupyterServerConnector).toConstantValue(connector);
+      else {
+        bind(JupyterServerConnector)
+          .toDynamicValue((context) => new JupyterlabServicesConnector(context.get(Logger)))
+          .inSingletonScope();
+      }
       bind(NotebookBackend).to(HostedUrlNotebookBackend).inSingletonScope();
+      bind(RejoinStrategy).to(HostedRejoinStrategy).inSingletonScope();
       bind(RecoveryContribution).to(HostedRejoinRetry).inSingletonScope();
     }),
   });
+}
+
+/** `initial_ms,max_ms,attempts` as a schedule; `undefined` when unset. Throws `invalidPluginOptions` when malformed. */
+export function parseRetrySchedule(value: string | undefined): RetrySchedule | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const parts = value.split(',').map((part) => Number(part.trim()));
+  const [initialMs, maxMs, maxAttempts] = parts;
+  if (
+    parts.length !== 3 ||
+    !parts.every((part) => Number.isInteger(part) && part > 0) ||
+    (initialMs as number) > (maxMs as number)
+  ) {
+    throw new CoreError(
+      'invalidPluginOptions',
+      `${hostedRetryEnvironmentVariable} must be 'initial_ms,max_ms,attempts' with positive whole numbers and initial_ms <= max_ms (e.g. '1000,30000,10').`,
+    );
+  }
+  return Object.freeze({ initialMs: initialMs as number, maxMs: maxMs as number, maxAttempts: maxAttempts as number });
 }

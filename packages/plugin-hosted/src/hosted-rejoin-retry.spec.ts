@@ -1,86 +1,72 @@
 import {
   Clock,
-  definePlugin,
   type HostedUrlTarget,
   Logger,
-  type NotebookTarget,
+  NotebookTargetResolver,
   RecoveryContribution,
   RecoveryLoop,
-  type RejoinOutcome,
-  RejoinStrategy,
+  type RetrySchedule,
   SessionRecoveryState,
   SessionSlot,
 } from '@nteract-mcp/core';
-import { createTestContainer, FakeNotebookHandle, ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
-import { ContainerModule } from 'inversify';
+import { createTestContainer, ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
 import { HostedRejoinRetry } from './hosted-rejoin-retry.js';
+import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
 
 const url = 'http://127.0.0.1:8888/lab/tree/a.ipynb';
-const target: HostedUrlTarget = {
-  kind: 'hosted-url',
-  url,
-  serverUrl: 'http://127.0.0.1:8888/',
-  notebookPath: 'a.ipynb',
-  token: undefined,
-};
+const notebook = { cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 };
 
-/** A hosted backend as a fake: answers each attempt from `outcomes` (then the last one again), noting when (ms since made). */
-class FakeHostedStrategy implements RejoinStrategy {
-  public readonly id = 'test.hosted-backend';
-  public readonly specificationVersion = 'v1';
-  public readonly attempts: number[] = [];
-  readonly #since: number;
-
-  public constructor(
-    private readonly clock: ManualClock,
-    private readonly outcomes: (() => RejoinOutcome)[],
-  ) {
-    this.#since = clock.now();
-  }
-
-  public supports(candidate: NotebookTarget): boolean {
-    return candidate.kind === 'hosted-url';
-  }
-
-  public async rejoin(): Promise<RejoinOutcome> {
-    this.attempts.push(this.clock.now() - this.#since);
-    const next = this.outcomes.length > 1 ? this.outcomes.shift() : this.outcomes[0];
-    if (!next) throw new Error('FakeHostedStrategy: no outcome');
-    return next();
-  }
-}
-
-const refused = (): RejoinOutcome => ({ kind: 'retry-later', reason: 'connect ECONNREFUSED 127.0.0.1:8888' });
-
-function setup(outcomes: (() => RejoinOutcome)[], options: { backend?: boolean } = {}) {
+function setup(options: { handoff?: boolean; retry?: RetrySchedule } = {}) {
   const clock = new ManualClock();
-  const strategy = new FakeHostedStrategy(clock, outcomes);
-  const backend = definePlugin({
-    id: 'test.hosted-backend',
-    module: new ContainerModule(({ bind }) => {
-      bind(RejoinStrategy).toConstantValue(strategy);
-    }),
-  });
+  const server = new FakeJupyterServer('s3cret');
+  server.writeFile('a.ipynb', notebook);
+  const logger = new RecordingLogger();
   const container = createTestContainer({
-    plugins: [createHostedPlugin({ env: {} }), ...(options.backend === false ? [] : [backend])],
+    plugins: [
+      createHostedPlugin({
+        env: { JUPYTER_TOKEN: 's3cret' },
+        connector: server,
+        ...(options.retry ? { retry: options.retry } : {}),
+      }),
+    ],
   })
     .override(Clock, clock)
-    .override(Logger, new RecordingLogger())
+    .override(Logger, logger)
     .build();
   const loop = container.get(RecoveryLoop);
   const slot = container.get(SessionSlot);
   const recovery = container.get(SessionRecoveryState);
-  loop.start({ handoff: { requested: url, target }, peerLabel: () => 'agent', exit: () => undefined });
+  const resolver = container.get(NotebookTargetResolver);
+  const target = resolver.resolve(url, { cwd: '/' }) as HostedUrlTarget;
+  const started: number[] = [];
+  const since = clock.now();
+  const startLoop = () =>
+    loop.start({
+      ...(options.handoff === false ? {} : { handoff: { requested: `${url}?token=s3cret`, target } }),
+      peerLabel: () => 'agent',
+      exit: () => undefined,
+    });
   /** Moves time in 100 ms steps, letting each attempt finish, until no retry is pending (bounded). */
-  const runOut = async () => {
-    for (let i = 0; i < 10_000 && clock.pendingTimerCount > 0; i++) {
+  const runOut = async (until: () => boolean = () => false) => {
+    for (let i = 0; i < 10_000 && clock.pendingTimerCount > 0 && !until(); i++) {
       await clock.advanceAndSettle(100);
       await loop.idle();
     }
   };
-  return { clock, strategy, loop, slot, recovery, runOut };
+  /** The times (ms on the clock) the server was asked for the notebook while it was down. */
+  const attempts = () => started;
+  const originalOpen = server.open.bind(server);
+  server.open = (address) => {
+    started.push(clock.now() - since);
+    return originalOpen(address);
+  };
+  return { clock, server, loop, slot, recovery, resolver, target, runOut, attempts, startLoop, logger };
+}
+
+function gaps(times: readonly number[]): number[] {
+  return times.slice(1).map((at, i) => at - (times[i] as number));
 }
 
 describe(HostedRejoinRetry, () => {
@@ -91,56 +77,130 @@ describe(HostedRejoinRetry, () => {
     expect(contributions.map((contribution) => contribution.id)).toEqual(['hosted.rejoin-retry']);
   });
 
-  it('tries at once, then after 1 s doubling to 30 s, and gives up after 10 attempts with a failed outcome', async () => {
-    const t = setup([refused]);
+  it('tries a handoff at once, then after 1 s doubling to 30 s, and gives up after 10 attempts with a drop reason', async () => {
+    const t = setup();
+    t.server.stop();
+    t.startLoop();
     await t.loop.idle();
-    expect(t.strategy.attempts).toEqual([0]);
+    expect(t.attempts()).toEqual([0]);
     expect(t.recovery.rejoin).toEqual({ requested: url, outcome: 'pending' });
     await t.runOut();
-    const gaps = t.strategy.attempts.slice(1).map((at, i) => at - (t.strategy.attempts[i] as number));
-    expect(gaps).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000]);
-    expect(t.strategy.attempts).toHaveLength(10);
+    expect(gaps(t.attempts())).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000]);
     expect(t.recovery.rejoin).toEqual({
       requested: url,
       outcome: 'failed',
-      reason: `Could not rejoin ${url} after 10 attempts (last: connect ECONNREFUSED 127.0.0.1:8888). Reconnect with: connect_notebook(url="${url}") once the server answers.`,
+      reason: `Could not rejoin ${url} after 10 attempts (last: the Jupyter Server at http://127.0.0.1:8888/ does not answer.). Reconnect with: connect_notebook(url="${url}") once the server answers.`,
     });
     expect(t.loop.pendingRecovery).toBeUndefined();
-    expect(t.recovery.report().target).toBeNull();
     expect(t.clock.pendingTimerCount).toBe(0);
     expect(t.recovery.isRecovering).toBe(false);
   });
 
-  it('rejoins once the server answers', async () => {
-    const handle = new FakeNotebookHandle({ notebookId: 'hosted-1' });
-    const t = setup([refused, refused, () => ({ kind: 'connected', handle })]);
+  it('follows the schedule given in the plugin options', async () => {
+    const t = setup({ retry: { initialMs: 200, maxMs: 500, maxAttempts: 4 } });
+    t.server.stop();
+    t.startLoop();
     await t.loop.idle();
     await t.runOut();
-    expect(t.strategy.attempts).toHaveLength(3);
-    expect(t.slot.active?.handle).toBe(handle);
+    expect(gaps(t.attempts())).toEqual([200, 400, 500]);
+    expect(t.recovery.rejoin?.outcome).toBe('failed');
+    expect(t.recovery.rejoin?.reason).toMatch(/after 4 attempts/);
+  });
+
+  it('rejoins the handoff on the same kernel once the server answers', async () => {
+    const t = setup();
+    const kernel = (
+      await t.server
+        .open({ serverUrl: t.target.serverUrl, token: t.target.token })
+        .findOrStartSession('a.ipynb', 'python3')
+    ).kernelId;
+    t.server.stop();
+    t.startLoop();
+    await t.loop.idle();
+    await t.clock.advanceAndSettle(1_000);
+    await t.loop.idle();
+    t.server.start();
+    await t.runOut(() => t.slot.active !== undefined);
     expect(t.slot.active?.origin).toBe('rejoin');
+    expect((t.slot.active?.handle as unknown as { kernelId: string } | undefined)?.kernelId).toBe(kernel);
     expect(t.recovery.rejoin).toEqual({ requested: url, outcome: 'rejoined' });
     expect(t.clock.pendingTimerCount).toBe(0);
   });
 
+  it('a handoff rejoined on a new kernel (the server restarted) says so in the rejoin report', async () => {
+    const t = setup();
+    await t.server
+      .open({ serverUrl: t.target.serverUrl, token: t.target.token })
+      .findOrStartSession('a.ipynb', 'python3');
+    t.server.restart();
+    t.startLoop();
+    await t.loop.idle();
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.recovery.rejoin).toEqual({
+      requested: url,
+      outcome: 'rejoined',
+      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+    });
+  });
+
+  it('notices a lost server under the active session: removes it, retries on the timer, comes back with the kernel-lost note', async () => {
+    const t = setup({ handoff: false });
+    t.startLoop();
+    const backend = t.resolver.backendFor(t.target);
+    const handle = await backend.connect(t.target, { peerLabel: 'agent', signal: new AbortController().signal });
+    const cell = await handle.insertCell({ source: 'x = 41', cellType: 'code' });
+    await handle.executeCell(cell.id);
+    t.slot.installActivated({ handle, target: t.target, origin: 'connect' });
+    const before = t.attempts().length;
+    t.server.stop();
+    await Promise.resolve();
+    await t.loop.idle();
+    expect(t.slot.active).toBeUndefined();
+    expect(t.slot.lastDrop).toMatchObject({ reason: 'disconnected' });
+    expect(t.loop.pendingRecovery).toMatchObject({ kind: 'hosted-url', url });
+    expect(t.attempts().length).toBe(before + 1);
+    await t.clock.advanceAndSettle(1_000);
+    await t.loop.idle();
+    expect(t.attempts().length).toBe(before + 2);
+    // The server comes back after a restart: same file, no kernel.
+    t.server.restart();
+    await t.runOut(() => t.slot.active !== undefined);
+    const back = t.slot.active;
+    expect(back?.origin).toBe('rejoin');
+    const check = await back?.handle.insertCell({ source: 'print(x + 1)', cellType: 'code' });
+    const result = await back?.handle.executeCell(check?.id as string);
+    expect(result?.kernelNotice).toMatch(/no longer had this notebook's kernel/);
+    expect(JSON.stringify(t.logger.records)).not.toContain('s3cret');
+  });
+
+  it('a server gone for good: retries stop after the bound, and the next tool is told why and how to reconnect by URL', async () => {
+    const t = setup({ handoff: false, retry: { initialMs: 100, maxMs: 200, maxAttempts: 3 } });
+    t.startLoop();
+    const backend = t.resolver.backendFor(t.target);
+    const handle = await backend.connect(t.target, { peerLabel: 'agent', signal: new AbortController().signal });
+    t.slot.installActivated({ handle, target: t.target, origin: 'connect' });
+    t.server.stop();
+    await Promise.resolve();
+    await t.loop.idle();
+    await t.runOut();
+    expect(t.clock.pendingTimerCount).toBe(0);
+    expect(t.loop.pendingRecovery).toBeUndefined();
+    const reason = `Could not rejoin ${url} after 3 attempts (last: the Jupyter Server at http://127.0.0.1:8888/ does not answer.). Reconnect with: connect_notebook(url="${url}") once the server answers.`;
+    expect(t.slot.lastDrop).toMatchObject({ reason: 'disconnected', detail: reason });
+    expect(() => t.slot.access('runtime')).toThrowError(
+      `No active notebook session (connection to its server lost). ${reason}`,
+    );
+  });
+
   it('stops retrying when the agent disconnects', async () => {
-    const t = setup([refused]);
+    const t = setup();
+    t.server.stop();
+    t.startLoop();
     await t.loop.idle();
     t.slot.disconnect();
     await t.runOut();
-    expect(t.strategy.attempts).toEqual([0]);
+    expect(t.attempts()).toEqual([0]);
     expect(t.recovery.rejoin?.outcome).toBe('failed');
-    expect(t.clock.pendingTimerCount).toBe(0);
-  });
-
-  it('fails at once, without retrying, when no backend can open hosted notebooks', async () => {
-    const t = setup([refused], { backend: false });
-    await t.loop.idle();
-    expect(t.recovery.rejoin).toEqual({
-      requested: url,
-      outcome: 'failed',
-      reason: `No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(url="${url}")`,
-    });
     expect(t.clock.pendingTimerCount).toBe(0);
   });
 });

@@ -1,15 +1,22 @@
 import {
   type BackendConnectContext,
+  Clock,
   CoreError,
   type CreatedNotebook,
+  type CreateNotebookRequest,
   firstPartyIdentities,
   type HostedUrlTarget,
+  Logger,
   type NotebookBackend,
   type NotebookHandle,
   type NotebookTarget,
+  type RoomInfo,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { HostedNotebookHandle } from './hosted-notebook-handle.js';
 import { HostedOptions } from './hosted-options.js';
+import { JupyterServerConnector, type JupyterServerPort, type NotebookJson } from './jupyter-server-port.js';
+import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
 import { parseHostedUrlTarget } from './parse-hosted-url-target.js';
 
 const identity = firstPartyIdentities['hosted-url'];
@@ -17,8 +24,20 @@ const identity = firstPartyIdentities['hosted-url'];
 /**
  * Notebooks on a Jupyter Server by URL (`url`): parsed and canonicalised (the `lab/tree` route,
  * no credentials in the identity; the token from `?token=` or the plugin's default stays in a
- * `SecretToken`). This version cannot reach a Jupyter Server yet: `connect` and `create` answer
- * that clearly, as a tool error, and touch nothing.
+ * `SecretToken`), reached through the {@link JupyterServerConnector}.
+ *
+ * - `connect`: loads the notebook through the contents API, finds the server-side session for
+ *   its path or starts one (kernel name from the notebook's kernelspec, else `python3`), opens its
+ *   kernel websocket. A rejoin therefore reattaches the same kernel, with its state, while the
+ *   server keeps the session.
+ * - `reopen` (rejoin): the same; when the session had to be started anew the handle carries a
+ *   kernel notice (the notebook came back, the kernel state did not). So does a connect that finds
+ *   another kernel than the one this process saw for the URL.
+ * - `create`: `url` of a directory (a new untitled notebook there) or of a `.ipynb` path that does
+ *   not exist yet.
+ * - `list`: the hosted notebooks this process has open, by URL identity.
+ * A notebook the server does not have is `notebookUnavailable` (a rejoin gives up); a server
+ * that does not answer is `daemonUnavailable` (a rejoin retries).
  */
 @injectable()
 export class HostedUrlNotebookBackend implements NotebookBackend {
@@ -26,8 +45,21 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   public readonly specificationVersion = 'v1';
   public readonly kind = 'hosted-url';
   public readonly argument = 'url';
+  readonly #open = new Set<HostedNotebookHandle>();
+  /** The kernel id last seen per URL identity, to tell a kernel that changed under us. */
+  readonly #kernels = new Map<string, string>();
+  readonly #logger: Logger;
+  readonly #handleLogger: Logger;
 
-  public constructor(@inject(HostedOptions) private readonly options: HostedOptions) {}
+  public constructor(
+    @inject(HostedOptions) private readonly options: HostedOptions,
+    @inject(JupyterServerConnector) private readonly connector: JupyterServerConnector,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(Logger) logger: Logger,
+  ) {
+    this.#logger = logger.child('plugin-hosted:HostedUrlNotebookBackend');
+    this.#handleLogger = logger.child('plugin-hosted:HostedNotebookHandle');
+  }
 
   public recognizes(raw: string): boolean {
     return /^https?:\/\//i.test(raw.trim());
@@ -41,17 +73,154 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     return identity.describe(target);
   }
 
-  public async connect(target: NotebookTarget, _context: BackendConnectContext): Promise<NotebookHandle> {
-    throw new CoreError(
-      'unsupportedOperation',
-      `Hosted notebooks (${identity.describe(target)}) are not supported by this version yet: connect a local file with 'path' or an open notebook with 'notebook_id'.`,
-    );
+  public connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
+    return this.open(target as HostedUrlTarget, context, false);
   }
 
-  public async create(): Promise<CreatedNotebook> {
-    throw new CoreError(
-      'unsupportedOperation',
-      'Creating notebooks on a Jupyter Server is not supported by this version yet: this server has no backend that creates local notebooks.',
-    );
+  public reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
+    return this.open(target as HostedUrlTarget, context, true);
   }
+
+  public async create(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook> {
+    if (request.location === undefined) {
+      throw new CoreError(
+        'unsupportedOperation',
+        'Creating a notebook on a Jupyter Server needs its url: create_notebook(url="http(s)://host[:port]/lab/tree/<directory>") or …/<new>.ipynb.',
+      );
+    }
+    const where = parseHostedCreateLocation(request.location, {
+      defaultHostedToken: this.options.defaultToken?.reveal(),
+    });
+    // The kernelspec asked for, else the usual one of the language (the server's kernels are its own).
+    const language = request.runtime?.trim().toLowerCase() || 'python';
+    const kernelName = request.kernel ?? (language === 'python' ? 'python3' : language === 'r' ? 'ir' : language);
+    const server = this.connector.open({ serverUrl: where.serverUrl, token: where.token });
+    let path: string;
+    try {
+      if (where.notebookPath !== undefined) {
+        if ((await server.lastModified(where.notebookPath)) !== undefined) {
+          throw new CoreError(
+            'invalidRequest',
+            `${where.serverUrl}lab/tree/${encodePath(where.notebookPath)} already exists on the Jupyter Server: open it with connect_notebook(url=…), or give a new name.`,
+          );
+        }
+        path = where.notebookPath;
+      } else {
+        path = await server.createUntitledNotebook(where.directory);
+      }
+      await server.saveNotebook(path, emptyNotebook(kernelName));
+    } finally {
+      server.dispose();
+    }
+    const target: HostedUrlTarget = Object.freeze({
+      kind: 'hosted-url',
+      url: `${where.serverUrl}lab/tree/${encodePath(path)}`,
+      serverUrl: where.serverUrl,
+      notebookPath: path,
+      token: where.token,
+    });
+    return { handle: await this.open(target, context, false), target };
+  }
+
+  /** The hosted notebooks open in this process, by URL identity (never a credential). */
+  public async list(): Promise<readonly RoomInfo[]> {
+    return [...this.#open].map((handle) => ({
+      notebookId: handle.notebookId,
+      activePeers: 1,
+      hasKernel: true,
+      kernelStatus: handle.readiness().runtime === 'ready' ? 'idle' : handle.readiness().runtime,
+      ephemeral: false,
+      notebookPath: handle.notebookPath,
+    }));
+  }
+
+  private async open(
+    target: HostedUrlTarget,
+    context: BackendConnectContext,
+    rejoin: boolean,
+  ): Promise<NotebookHandle> {
+    const server = this.connector.open({ serverUrl: target.serverUrl, token: target.token });
+    try {
+      const file = await step(context.signal, () => server.getNotebook(target.notebookPath)).catch((error: unknown) => {
+        if (CoreError.is(error, 'notebookUnavailable')) {
+          throw new CoreError(
+            'notebookUnavailable',
+            `The Jupyter Server at ${target.serverUrl} has no notebook ${target.notebookPath} (${target.url}). Create it with create_notebook(url=…) or check the path.`,
+            { cause: error },
+          );
+        }
+        throw error;
+      });
+      const kernelName = kernelNameOf(file.content);
+      const session = await step(context.signal, () => server.findOrStartSession(target.notebookPath, kernelName));
+      const kernel = await server.connectKernel(session.kernelId);
+      try {
+        await step(context.signal, () => kernel.ready());
+      } catch (error) {
+        kernel.dispose();
+        throw error;
+      }
+      const known = this.#kernels.get(target.url);
+      const lost = (rejoin && session.started) || (known !== undefined && known !== session.kernelId);
+      this.#kernels.set(target.url, session.kernelId);
+      if (lost) {
+        this.#logger.info('the hosted notebook came back on a new kernel', { notebook: target.url });
+      }
+      const handle = new HostedNotebookHandle({
+        target,
+        server,
+        file,
+        session,
+        kernel,
+        ...(lost
+          ? {
+              kernelNotice: `The Jupyter Server at ${target.serverUrl} no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server`,
+            }
+          : {}),
+        clock: this.clock,
+        logger: this.#handleLogger,
+      });
+      this.#open.add(handle);
+      handle.onDidClose(() => this.#open.delete(handle));
+      return handle;
+    } catch (error) {
+      disposeQuietly(server);
+      throw error;
+    }
+  }
+}
+
+/** Runs one step of a connect unless the attempt was abandoned (then rejects with the signal's reason). */
+async function step<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+  signal.throwIfAborted();
+  const result = await run();
+  signal.throwIfAborted();
+  return result;
+}
+
+function disposeQuietly(server: JupyterServerPort): void {
+  try {
+    server.dispose();
+  } catch {
+    // nothing more to release
+  }
+}
+
+function kernelNameOf(notebook: NotebookJson): string {
+  const metadata = notebook.metadata as { kernelspec?: { name?: unknown } } | undefined;
+  const name = metadata?.kernelspec?.name;
+  return typeof name === 'string' && name.trim() !== '' ? name : 'python3';
+}
+
+function emptyNotebook(kernelName: string): NotebookJson {
+  return {
+    cells: [],
+    metadata: { kernelspec: { name: kernelName, display_name: kernelName } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  };
+}
+
+function encodePath(path: string): string {
+  return path.split('/').map(encodeURIComponent).join('/');
 }

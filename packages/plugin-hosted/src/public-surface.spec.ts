@@ -8,12 +8,20 @@ describe('the public surface of @nteract-mcp/plugin-hosted', () => {
   it('exports exactly the documented names from the main entry', async () => {
     const surface = Object.keys(await import('./index.js')).sort();
     expect(surface).toEqual([
+      'HostedNotebookHandle',
       'HostedOptions',
       'HostedRejoinRetry',
+      'HostedRejoinStrategy',
       'HostedUrlNotebookBackend',
+      'JupyterServerConnector',
+      'JupyterlabServicesConnector',
       'createHostedPlugin',
+      'hostedNotebookId',
+      'hostedRetryEnvironmentVariable',
       'hostedRetrySchedule',
+      'parseHostedCreateLocation',
       'parseHostedUrlTarget',
+      'parseRetrySchedule',
     ]);
   });
 });

@@ -46,11 +46,12 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     meta: { 'anthropic/alwaysLoad': true },
     handler: async () => {
-      const lister = deps.resolver.lister();
-      if (!lister?.list) throw new ToolError(noListerText);
-      let rooms: readonly RoomInfo[];
+      const listers = deps.resolver.listers();
+      if (listers.length === 0) throw new ToolError(noListerText);
+      const rooms: RoomInfo[] = [];
       try {
-        rooms = await lister.list();
+        // Every backend that lists (the daemon's rooms, then e.g. hosted notebooks by URL).
+        for (const lister of listers) rooms.push(...((await lister.list?.()) ?? []));
       } catch (error) {
         throw toToolFailure(error, { wrap: (m) => `Failed to list notebooks. Is the daemon running? Error: ${m}` });
       }
@@ -67,7 +68,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         'Path of a .ipynb file (absolute, ~/…, or relative to the working directory).',
       ),
       notebook_id: toolParameters.optionalString('UUID of an open notebook (from list_active_notebooks).'),
-      url: toolParameters.optionalString('URL of a notebook on a Jupyter Server (not supported by this server yet).'),
+      url: toolParameters.optionalString(
+        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN).',
+      ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     meta: { 'anthropic/alwaysLoad': true },
@@ -130,6 +133,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         'Working directory of the kernel (default: the server working directory).',
       ),
       ephemeral: toolParameters.optionalBoolean('Discard the notebook when its room closes (default true).'),
+      url: toolParameters.optionalString(
+        'Create it on a Jupyter Server instead: the URL of a directory there (a new untitled notebook) or of a new .ipynb path.',
+      ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args) => {
@@ -141,7 +147,8 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       };
       const ephemeral = given(args.ephemeral) ?? true;
       const workingDir = resolveWorkingDir(given(args.working_dir), deps.cwd);
-      const creator = deps.resolver.creator();
+      const location = given(args.url)?.trim() || undefined;
+      const creator = deps.resolver.creator(location === undefined ? undefined : 'url');
       const create = creator?.create?.bind(creator);
       if (!create) throw new ToolError(noCreatorText);
       const previous = deps.slot.active?.handle.notebookId;
@@ -156,7 +163,10 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           target: () => (created as CreatedNotebook).target,
           origin: 'create',
           connect: async (signal) => {
-            created = await create({ ...kernelChoice, workingDir, ephemeral }, { peerLabel, signal });
+            created = await create(
+              { ...kernelChoice, workingDir, ephemeral, ...(location === undefined ? {} : { location }) },
+              { peerLabel, signal },
+            );
             const { handle } = created;
             try {
               await handle.waitUntilReady(signal);
@@ -177,10 +187,11 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const { handle } = session;
       return jsonResult({
         notebook_id: handle.notebookId,
+        ...(location === undefined ? {} : { url: describeNotebookTarget(session.target) }),
         ...(kernelArg === undefined && runtimeArg === undefined
           ? { kernel: handle.kernelName ?? 'python3', runtime: 'python' }
           : { ...kernelChoice, ...(handle.kernelName === undefined ? {} : { kernel: handle.kernelName }) }),
-        ephemeral,
+        ephemeral: location === undefined ? ephemeral : false,
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
       });
@@ -277,6 +288,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
               notebook_id: drop.notebookId ?? null,
               notebook_path: drop.notebookPath ?? null,
               rejoin_target: drop.rejoinTarget ? describeNotebookTarget(drop.rejoinTarget) : null,
+              ...(drop.detail === undefined ? {} : { detail: drop.detail }),
             }
           : null,
         evictions: slot.evictions.map((eviction) => ({
@@ -325,6 +337,7 @@ function activeJson(session: NotebookSession): Record<string, unknown> {
     origin: session.origin,
     activation: session.activation,
     readiness: handle.readiness(),
+    ...(handle.kernelNotice === undefined ? {} : { kernel_notice: handle.kernelNotice }),
     daemon_incarnation: handle.daemonIncarnation?.toJSON() ?? null,
   };
 }

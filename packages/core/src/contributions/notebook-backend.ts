@@ -28,6 +28,11 @@ export interface CreateNotebookRequest {
   readonly kernel?: string;
   readonly workingDir: string;
   readonly ephemeral: boolean;
+  /**
+   * Where to create it, in the terms of the backend that takes the `url` argument (a Jupyter
+   * Server directory URL, or a new `.ipynb` URL there); absent for the local daemon.
+   */
+  readonly location?: string;
 }
 
 /** A notebook a backend created, and the target that names it from now on. */

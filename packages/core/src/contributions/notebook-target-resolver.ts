@@ -82,9 +82,11 @@ export class NotebookTargetResolver {
     return backend.reopen ? backend.reopen(target, context) : backend.connect(target, context);
   }
 
-  /** The first backend that creates notebooks, if any. */
-  public creator(): NotebookBackend | undefined {
-    return this.all().find((candidate) => candidate.create !== undefined);
+  /** The first backend that creates notebooks (of those taking `argument`, when given), if any. */
+  public creator(argument?: TargetArgument): NotebookBackend | undefined {
+    return this.all().find(
+      (candidate) => candidate.create !== undefined && (argument === undefined || candidate.argument === argument),
+    );
   }
 
   /** The first backend that lists notebooks, if any. */
@@ -95,6 +97,11 @@ export class NotebookTargetResolver {
   /** The first backend that lists the kernels of new notebooks, if any. */
   public kernelLister(): NotebookBackend | undefined {
     return this.all().find((candidate) => candidate.listKernels !== undefined);
+  }
+
+  /** Every backend that lists notebooks, in contribution order. */
+  public listers(): readonly NotebookBackend[] {
+    return this.all().filter((candidate) => candidate.list !== undefined);
   }
 
   /** The target kinds this container can open, in contribution order. */

@@ -25,6 +25,8 @@ export interface RejoinReport {
   readonly outcome: RejoinReportOutcome;
   /** Why it failed (the drop reason the agent would be told), when `outcome` is `failed`. */
   readonly reason?: string;
+  /** When `rejoined`: what the agent must know about how it came back (the notebook is back on a new kernel, its state gone). */
+  readonly note?: string;
 }
 
 /** The child's session, as of the moment it produced a result. */
@@ -74,9 +76,9 @@ function readRejoinReport(raw: unknown): RejoinReport | undefined {
   if (!isRecord(raw) || typeof raw.requested !== 'string') return undefined;
   const outcome = raw.outcome;
   if (outcome !== 'rejoined' && outcome !== 'pending' && outcome !== 'failed') return undefined;
-  return typeof raw.reason === 'string' && raw.reason !== ''
-    ? { requested: raw.requested, outcome, reason: raw.reason }
-    : { requested: raw.requested, outcome };
+  const reason = typeof raw.reason === 'string' && raw.reason !== '' ? { reason: raw.reason } : {};
+  const note = typeof raw.note === 'string' && raw.note !== '' ? { note: raw.note } : {};
+  return { requested: raw.requested, outcome, ...reason, ...note };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -112,6 +112,12 @@ export interface NotebookHandle {
   readonly kernelName?: string;
   /** Why it closed, once it has (`disconnected`: the daemon went away). */
   readonly closedReason: NotebookHandleCloseReason | undefined;
+  /**
+   * Set while this connection runs on a new kernel that has not yet told the agent so (the
+   * kernel that ran earlier code is gone, e.g. a hosted server restarted); cleared once an
+   * execution carried it as its `kernelNotice`. Optional: a handle without it never says so here.
+   */
+  readonly kernelNotice?: string | undefined;
 
   readiness(): NotebookReadiness;
   /** Resolves when document and runtime have settled (runtime `ready` or `unavailable`); rejects on failure or close. */

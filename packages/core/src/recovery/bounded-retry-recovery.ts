@@ -42,7 +42,7 @@ export class BoundedRetryRecovery implements RecoveryContribution {
 
   public constructor(
     clock: Clock,
-    private readonly logger: Logger,
+    protected readonly logger: Logger,
     private readonly options: BoundedRetryRecoveryOptions,
   ) {
     this.id = options.id;
@@ -68,7 +68,8 @@ export class BoundedRetryRecovery implements RecoveryContribution {
     while (this.#running) await this.#running;
   }
 
-  private attempt(): void {
+  /** Tries the waiting targets now, unless an attempt is running or none waits (a subclass calls it when it notices a loss). */
+  protected attempt(): void {
     const control = this.#control;
     if (!control || this.#running || !control.pending()) return;
     this.#running = this.run(control)

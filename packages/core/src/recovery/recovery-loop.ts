@@ -248,6 +248,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
       changed = true;
     }
     if (changed) {
+      this.slot.noteDropDetail(reason);
       this.logger.warn('gave up an automatic rejoin', { contribution: contribution.id, reason });
       this.publishRecovery();
     }
@@ -256,7 +257,11 @@ export class RecoveryLoop implements ChildLifecycleContribution {
   private settleHandoff(target: NotebookTarget, result: RejoinResult): void {
     const active = this.slot.active;
     if (result.kind === 'published' || (active && isSessionFor(active, target))) {
-      this.recovery.settleRejoin('rejoined');
+      // A rejoin on a new kernel says so in the report (the kernel state did not come back).
+      this.recovery.settleRejoin(
+        'rejoined',
+        (result.kind === 'published' ? result.session : active)?.handle.kernelNotice,
+      );
       return;
     }
     this.recovery.settleRejoin('failed', notRejoinedMessage(target, this.slot.lastDrop, active?.handle.notebookId));
@@ -266,7 +271,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
   private supersede(active: NotebookSession): void {
     const handoff = this.#handoff;
     if (handoff) {
-      if (isSessionFor(active, handoff.target)) this.recovery.settleRejoin('rejoined');
+      if (isSessionFor(active, handoff.target)) this.recovery.settleRejoin('rejoined', active.handle.kernelNotice);
       else {
         this.recovery.settleRejoin(
           'failed',

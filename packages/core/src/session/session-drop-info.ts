@@ -1,4 +1,9 @@
-import { describeNotebookTarget, identityOfTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
+import {
+  describeNotebookTarget,
+  identityOfTarget,
+  isHostedUrlTarget,
+  type NotebookTarget,
+} from '../notebook-target/notebook-target.js';
 
 /**
  * Why the last session went away.
@@ -17,6 +22,8 @@ export interface SessionDropInfo {
   readonly notebookPath: string | undefined;
   readonly rejoinTarget: NotebookTarget | undefined;
   readonly at: number;
+  /** Why the automatic rejoin gave up, in the agent's words (set when a bounded recovery ran out of attempts). */
+  readonly detail?: string;
 }
 
 /** The texts agents know from the original server. */
@@ -30,12 +37,18 @@ const reasonTexts: Readonly<Record<SessionDropReason, string>> = {
 /** The error text for a notebook tool called with no active session. */
 export function noSessionMessage(drop: SessionDropInfo | undefined): string {
   if (!drop) return 'No active notebook session. Call connect_notebook or create_notebook first.';
+  // A hosted notebook's id names no daemon room: it reconnects by its URL only.
+  const byOwnArgument = drop.rejoinTarget !== undefined && isHostedUrlTarget(drop.rejoinTarget);
+  const why =
+    byOwnArgument && drop.reason === 'disconnected' ? 'connection to its server lost' : reasonTexts[drop.reason];
+  if (drop.detail !== undefined) return `No active notebook session (${why}). ${drop.detail}`;
   let how: string;
-  if (drop.notebookId !== undefined) how = `connect_notebook(notebook_id="${drop.notebookId}")`;
+  if (byOwnArgument && drop.rejoinTarget !== undefined) how = reconnectCall(drop.rejoinTarget);
+  else if (drop.notebookId !== undefined) how = `connect_notebook(notebook_id="${drop.notebookId}")`;
   else if (drop.rejoinTarget !== undefined) how = reconnectCall(drop.rejoinTarget);
   else how = 'connect_notebook or create_notebook';
   const file = drop.notebookPath !== undefined ? ` — file: ${drop.notebookPath}` : '';
-  return `No active notebook session (${reasonTexts[drop.reason]}). Reconnect with: ${how}${file}`;
+  return `No active notebook session (${why}). Reconnect with: ${how}${file}`;
 }
 
 /**

@@ -124,15 +124,15 @@ export class SessionRecoveryState {
   }
 
   /** Settles a pending rejoin; returns whether it was pending. A failure carries the text the agent would be told. */
-  public settleRejoin(outcome: 'rejoined'): boolean;
+  public settleRejoin(outcome: 'rejoined', note?: string): boolean;
   public settleRejoin(outcome: 'failed', reason: string): boolean;
-  public settleRejoin(outcome: 'rejoined' | 'failed', reason?: string): boolean {
+  public settleRejoin(outcome: 'rejoined' | 'failed', text?: string): boolean {
     const rejoin = this.#rejoin;
     if (rejoin?.outcome !== 'pending') return false;
     this.#rejoin =
       outcome === 'failed'
-        ? { requested: rejoin.requested, outcome, reason: reason ?? 'not rejoined' }
-        : { requested: rejoin.requested, outcome };
+        ? { requested: rejoin.requested, outcome, reason: text ?? 'not rejoined' }
+        : { requested: rejoin.requested, outcome, ...(text === undefined ? {} : { note: text }) };
     return true;
   }
 

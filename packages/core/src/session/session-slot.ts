@@ -236,6 +236,12 @@ export class SessionSlot {
     };
   }
 
+  /** Adds why the automatic rejoin gave up to the last drop, while no session is active (see {@link SessionDropInfo.detail}). */
+  public noteDropDetail(detail: string): void {
+    if (this.#active !== undefined || this.#lastDrop === undefined) return;
+    this.#lastDrop = { ...this.#lastDrop, detail };
+  }
+
   /**
    * Access to the active session for a tool, or the distinct error that says why not:
    * `noSession` (with the drop context), `localSyncFailed` (connection lost), `sourceDegraded`

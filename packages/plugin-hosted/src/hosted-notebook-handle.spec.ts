@@ -1,0 +1,211 @@
+import { Clock, CoreError, type HostedUrlTarget, NotebookTargetResolver } from '@nteract-mcp/core';
+import { createTestContainer, ManualClock } from '@nteract-mcp/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createHostedPlugin } from './create-hosted-plugin.js';
+import { HostedNotebookHandle, hostedNotebookId } from './hosted-notebook-handle.js';
+import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
+
+const url = 'http://127.0.0.1:8888/lab/tree/work/a.ipynb';
+const signal = new AbortController().signal;
+
+function setup() {
+  const server = new FakeJupyterServer('s3cret');
+  server.writeFile('work/a.ipynb', {
+    cells: [{ id: 'c1', cell_type: 'markdown', metadata: {}, source: ['# Title'] }],
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  });
+  const container = createTestContainer({
+    plugins: [createHostedPlugin({ env: { JUPYTER_TOKEN: 's3cret' }, connector: server })],
+  })
+    .override(Clock, new ManualClock())
+    .build();
+  const resolver = container.get(NotebookTargetResolver);
+  const target = resolver.resolve(url, { cwd: '/' }) as HostedUrlTarget;
+  const backend = resolver.backendFor(target);
+  const connect = async () => (await backend.connect(target, { peerLabel: 'agent', signal })) as HostedNotebookHandle;
+  const reopen = async () => (await backend.reopen?.(target, { peerLabel: 'agent', signal })) as HostedNotebookHandle;
+  return { server, backend, target, connect, reopen };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<CoreError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (CoreError.is(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe(HostedNotebookHandle, () => {
+  it('loads the notebook through the contents API; identity is the URL, the id derived from it', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    expect(handle.notebookId).toBe(hostedNotebookId(url));
+    expect(handle.notebookPath).toBe(url);
+    expect(handle.daemonIncarnation).toBeUndefined();
+    expect(handle.readiness()).toEqual({ document: 'ready', runtime: 'ready' });
+    expect(await handle.listCells()).toMatchObject([{ id: 'c1', cellType: 'markdown', source: '# Title' }]);
+    expect(t.server.opened.map((address) => address.token?.reveal())).toEqual(['s3cret']);
+  });
+
+  it('saves each edit through the contents API, and executions write nbformat outputs into the cell', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'x = 41\nprint(x + 1)', cellType: 'code' });
+    const result = await handle.executeCell(cell.id);
+    expect(result).toMatchObject({
+      status: 'ok',
+      executionCount: 1,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: '42\n' }],
+    });
+    expect(result.kernelNotice).toBeUndefined();
+    expect(await handle.getExecution(result.executionId)).toMatchObject({ status: 'ok', executionCount: 1 });
+    await handle.close();
+    const saved = t.server.file('work/a.ipynb');
+    expect(saved?.cells[1]).toMatchObject({
+      id: cell.id,
+      cell_type: 'code',
+      source: 'x = 41\nprint(x + 1)',
+      execution_count: 1,
+      outputs: [{ output_type: 'stream', name: 'stdout', text: '42\n' }],
+    });
+  });
+
+  it('refuses to overwrite a file changed on the server since it was loaded: nothing written, nothing lost', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    await handle.insertCell({ source: 'mine = 1', cellType: 'code' });
+    const theirs = {
+      cells: [{ id: 's1', cell_type: 'markdown', metadata: {}, source: 'edited on the server' }],
+      metadata: {},
+      nbformat: 4,
+      nbformat_minor: 5,
+    };
+    t.server.writeFile('work/a.ipynb', theirs);
+    const cellsBefore = await handle.listCells();
+    const error = await rejection(handle.insertCell({ source: 'again = 2', cellType: 'code' }));
+    expect(error.kind).toBe('invalidRequest');
+    expect(error.code).toBe('file_changed_on_server');
+    expect(error.message).toBe(
+      `${url} was changed on the Jupyter Server since it was loaded here, so this change was not saved and the server's file was left as it is. Reconnect with connect_notebook(url="${url}") to load the server's version, then make the change again.`,
+    );
+    expect(t.server.file('work/a.ipynb')).toEqual(theirs);
+    expect(await handle.listCells()).toEqual(cellsBefore);
+    // Reconnecting loads the server's version; edits then save again.
+    await handle.close();
+    const fresh = await t.connect();
+    expect((await fresh.listCells()).map((cell) => cell.source)).toEqual(['edited on the server']);
+    await fresh.insertCell({ source: 'after = 3', cellType: 'code' });
+    expect(t.server.file('work/a.ipynb')?.cells.map((cell) => cell.source)).toEqual([
+      'edited on the server',
+      'after = 3',
+    ]);
+  });
+
+  it('refuses the same way when the file was deleted on the server', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    t.server.files.delete('work/a.ipynb');
+    const error = await rejection(handle.updateCell('c1', { source: 'changed' }));
+    expect(error.code).toBe('file_changed_on_server');
+    expect(error.message).toMatch(/ was deleted on the Jupyter Server since it was loaded here/);
+    expect(t.server.files.has('work/a.ipynb')).toBe(false);
+    expect((await handle.getCell('c1')).source).toBe('# Title');
+  });
+
+  it('reuses the server-side session of the path: a reconnect gets the same kernel with its state', async () => {
+    const t = setup();
+    const first = await t.connect();
+    const cell = await first.insertCell({ source: 'x = 41', cellType: 'code' });
+    await first.executeCell(cell.id);
+    await first.close();
+    const again = await t.reopen();
+    expect(again.kernelId).toBe(first.kernelId);
+    expect(t.server.startedSessions).toBe(1);
+    const check = await again.insertCell({ source: 'print(x + 1)', cellType: 'code' });
+    const result = await again.executeCell(check.id);
+    expect(result.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '42\n' }]);
+    expect(result.kernelNotice).toBeUndefined();
+  });
+
+  it('after a server restart the notebook comes back on a new kernel, and the first execution says so once', async () => {
+    const t = setup();
+    const first = await t.connect();
+    const cell = await first.insertCell({ source: 'x = 41', cellType: 'code' });
+    await first.executeCell(cell.id);
+    t.server.restart();
+    expect(first.closedReason).toBe('disconnected');
+    const back = await t.reopen();
+    expect(back.kernelId).not.toBe(first.kernelId);
+    expect(back.kernelNotice).toMatch(/no longer had this notebook's kernel .*: code now runs in a new kernel/);
+    expect((await back.listCells()).map((c) => c.source)).toEqual(['# Title', 'x = 41']);
+    const check = await back.insertCell({ source: 'print(x + 1)', cellType: 'code' });
+    const result = await back.executeCell(check.id);
+    expect(result.kernelNotice).toBe(
+      "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+    );
+    expect(result.status).toBe('error');
+    expect(result.outputs).toMatchObject([{ output_type: 'error', ename: 'NameError' }]);
+    expect((await back.executeCell(check.id)).kernelNotice).toBeUndefined();
+    expect(back.kernelNotice).toBeUndefined();
+  });
+
+  it('a connect that finds another kernel than the one seen for the URL carries the notice too; a first connect does not', async () => {
+    const t = setup();
+    const first = await t.connect();
+    await first.close();
+    t.server.sessions.clear();
+    const second = await t.connect();
+    const cell = await second.insertCell({ source: 'y = 1', cellType: 'code' });
+    expect((await second.executeCell(cell.id)).kernelNotice).toMatch(/no longer had this notebook's kernel/);
+  });
+
+  it('closes once: closed on close(), disconnected when the server goes away; then every call rejects handleClosed', async () => {
+    const t = setup();
+    const closedByUs = await t.connect();
+    const reasons: string[] = [];
+    closedByUs.onDidClose((reason) => reasons.push(reason));
+    await closedByUs.close();
+    await closedByUs.close();
+    expect(reasons).toEqual(['closed']);
+    expect((await rejection(closedByUs.listCells())).kind).toBe('handleClosed');
+
+    const lost = await t.connect();
+    const lostReasons: string[] = [];
+    lost.onDidClose((reason) => lostReasons.push(reason));
+    t.server.stop();
+    expect(lostReasons).toEqual(['disconnected']);
+    expect(lost.isClosed).toBe(true);
+    expect((await rejection(lost.insertCell({ source: '1', cellType: 'code' }))).kind).toBe('handleClosed');
+    const late: string[] = [];
+    lost.onDidClose((reason) => late.push(reason));
+    expect(late).toEqual(['disconnected']);
+  });
+
+  it('honours idempotency keys within its life: a repeated key returns the first result without applying again', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const a = await handle.insertCell({ source: 'x = 1', cellType: 'code' }, { idempotencyKey: 'k1' });
+    const b = await handle.insertCell({ source: 'x = 1', cellType: 'code' }, { idempotencyKey: 'k1' });
+    expect(b).toEqual(a);
+    expect(await handle.listCells()).toHaveLength(2);
+    const run1 = await handle.executeCell(a.id, { idempotencyKey: 'k2' });
+    const run2 = await handle.executeCell(a.id, { idempotencyKey: 'k2' });
+    expect(run2.executionId).toBe(run1.executionId);
+  });
+
+  it('says clearly when the server has no such notebook, and when it does not answer', async () => {
+    const t = setup();
+    t.server.files.delete('work/a.ipynb');
+    const missing = await rejection(t.connect());
+    expect(missing.kind).toBe('notebookUnavailable');
+    expect(missing.message).toBe(
+      `The Jupyter Server at http://127.0.0.1:8888/ has no notebook work/a.ipynb (${url}). Create it with create_notebook(url=…) or check the path.`,
+    );
+    t.server.stop();
+    expect((await rejection(t.connect())).kind).toBe('daemonUnavailable');
+  });
+});

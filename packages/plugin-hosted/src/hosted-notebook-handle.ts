@@ -1,0 +1,709 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  type CellOutput,
+  type CellType,
+  type Clock,
+  CoreError,
+  type ExecuteOptions,
+  type ExecutionResult,
+  type ExecutionState,
+  type HostedUrlTarget,
+  type InsertCellRequest,
+  type Logger,
+  type MutationOptions,
+  type NotebookCell,
+  type NotebookHandle,
+  type NotebookHandleCloseReason,
+  type NotebookReadiness,
+  type SavedNotebook,
+  type Subscription,
+  type Timer,
+} from '@nteract-mcp/core';
+import type {
+  JupyterServerPort,
+  KernelMessage,
+  NotebookJson,
+  ServerKernelConnection,
+  ServerNotebookFile,
+  ServerSession,
+} from './jupyter-server-port.js';
+
+/** The end of the sentence that tells an agent its code runs in a new kernel. */
+export const newKernelConsequence =
+  'runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
+
+/** How long {@link HostedNotebookHandle.close} waits for writes in progress (an execution's outputs) to reach the server. */
+export const closeFlushTimeoutMs = 5_000;
+
+/** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
+export const maxRememberedExecutions = 256;
+
+/** What a {@link HostedNotebookHandle} is made of: the loaded file, the server session and its kernel. */
+export interface HostedNotebookHandleOptions {
+  readonly target: HostedUrlTarget;
+  readonly server: JupyterServerPort;
+  readonly file: ServerNotebookFile;
+  readonly session: ServerSession;
+  /** Connected and ready (`ready()` resolved). */
+  readonly kernel: ServerKernelConnection;
+  /** Said with the first execution: why the kernel that ran earlier code is gone. */
+  readonly kernelNotice?: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+interface MutableCell {
+  id: string;
+  cellType: CellType;
+  source: string;
+  outputs: CellOutput[];
+  executionCount: number | null;
+  metadata: Record<string, unknown>;
+  /** Other nbformat fields (attachments, …), written back as they were. */
+  readonly rest: Record<string, unknown>;
+}
+
+interface ExecutionRecord {
+  readonly executionId: string;
+  readonly cellId: string;
+  status: ExecutionState['status'];
+  outputs: CellOutput[];
+  executionCount: number | null;
+  readonly kernelNotice?: string;
+  readonly done: Promise<void>;
+}
+
+/** The notebook id of a hosted notebook: a UUID derived from its URL identity, so a rejoin keeps it. */
+export function hostedNotebookId(url: string): string {
+  const hex = createHash('sha256').update(`hosted-url:${url}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * One notebook on a Jupyter Server behind core's {@link NotebookHandle} port: the document as
+ * loaded through the contents API, the server-side session for its path and that session's
+ * kernel over the websocket.
+ *
+ * Guarantees:
+ * - `notebookId` is derived from the URL identity (the same after a rejoin); `notebookPath` is
+ *   the URL identity (no credentials); `daemonIncarnation` is `undefined` (hosted sessions are
+ *   never part of local incarnation reconciliation).
+ * - Every edit is applied to the document and saved through the contents API, one at a time.
+ *   Before writing, the file's `last_modified` on the server is compared with the one this handle
+ *   loaded or last wrote: when the file changed on the server meanwhile (or is gone) nothing is
+ *   written, the edit is undone here and the call rejects `invalidRequest` (code
+ *   `file_changed_on_server`) saying to reconnect to load the server's version.
+ * - Executions run over the kernel websocket; their outputs (nbformat) and execution count are
+ *   written into the cell and saved when the execution ends (a save refused by the rule above is
+ *   logged; the result is still returned).
+ * - A mutation or execution with an idempotency key already seen by this handle returns the first
+ *   result without applying again.
+ * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
+ *   gone (the handle was opened on a new kernel after a loss, or the kernel restarted by itself).
+ * - `onDidClose` fires once: `closed` after {@link HostedNotebookHandle.close}, `disconnected` when
+ *   the kernel websocket is lost (the server went away); then every call rejects `handleClosed`.
+ *
+ * Does not guarantee: idempotency across handles (a restarted child has a new handle and an empty
+ * ledger, so a mutation replayed into it may apply twice); that a change made on the server
+ * between the check and the write is seen (the contents API has no conditional write); outputs
+ * of an execution that was running when the connection was lost (it is `aborted` here, though the
+ * kernel may finish it).
+ */
+export class HostedNotebookHandle implements NotebookHandle {
+  public readonly notebookId: string;
+  public readonly daemonIncarnation = undefined;
+  readonly #target: HostedUrlTarget;
+  readonly #server: JupyterServerPort;
+  readonly #kernel: ServerKernelConnection;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #notebook: NotebookJson;
+  #cells: MutableCell[];
+  #lastModified: string;
+  #kernelNotice: string | undefined;
+  #restartingOnRequest = false;
+  #closing = false;
+  #writes: Promise<unknown> = Promise.resolve();
+  #closedReason: NotebookHandleCloseReason | undefined;
+  readonly #ledger = new Map<string, Promise<unknown>>();
+  readonly #executions = new Map<string, ExecutionRecord>();
+  readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
+  readonly #readinessWaiters = new Set<() => void>();
+  readonly #subscriptions: Subscription[] = [];
+
+  public constructor(options: HostedNotebookHandleOptions) {
+    this.#target = options.target;
+    this.notebookId = hostedNotebookId(options.target.url);
+    this.#server = options.server;
+    this.#kernel = options.kernel;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#notebook = options.file.content;
+    this.#cells = options.file.content.cells.map(readCell);
+    this.#lastModified = options.file.lastModified;
+    this.#kernelNotice = options.kernelNotice;
+    this.#subscriptions.push(
+      options.kernel.onStatus((status) => this.onKernelStatus(status)),
+      options.kernel.onConnectionLost((reason) => this.finish('disconnected', reason)),
+    );
+  }
+
+  public get notebookPath(): string {
+    return this.#target.url;
+  }
+
+  public get isClosed(): boolean {
+    return this.#closedReason !== undefined;
+  }
+
+  public get closedReason(): NotebookHandleCloseReason | undefined {
+    return this.#closedReason;
+  }
+
+  /** Set while this handle runs on a new kernel it has not told about yet (cleared by the next execution, which carries it). */
+  public get kernelNotice(): string | undefined {
+    return this.#kernelNotice === undefined ? undefined : `${this.#kernelNotice}: code now ${newKernelConsequence}`;
+  }
+
+  /** The server's kernel id (the same one after a rejoin while the server kept the session). */
+  public get kernelId(): string {
+    return this.#kernel.kernelId;
+  }
+
+  /** Document `ready` (loaded); runtime `ready` while the kernel is idle or busy, `unavailable` when it is dead. */
+  public readiness(): NotebookReadiness {
+    const status = this.#kernel.status;
+    if (status === 'dead') {
+      return { document: 'ready', runtime: 'unavailable', reason: 'the kernel on the Jupyter Server is dead' };
+    }
+    return { document: 'ready', runtime: status === 'idle' || status === 'busy' ? 'ready' : 'pending' };
+  }
+
+  public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.#closedReason !== undefined) reject(this.closedError());
+        else if (signal?.aborted) reject(signal.reason);
+        else {
+          const readiness = this.readiness();
+          if (readiness.runtime === 'pending') return false;
+          resolve(readiness);
+        }
+        return true;
+      };
+      if (check()) return;
+      const wake = (): void => {
+        if (!check()) return;
+        this.#readinessWaiters.delete(wake);
+        signal?.removeEventListener('abort', wake);
+      };
+      this.#readinessWaiters.add(wake);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  public async listCells(): Promise<readonly NotebookCell[]> {
+    this.assertOpen();
+    return this.#cells.map(toNotebookCell);
+  }
+
+  public async getCell(cellId: string): Promise<NotebookCell> {
+    this.assertOpen();
+    return toNotebookCell(this.cell(cellId));
+  }
+
+  public insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell> {
+    return this.mutate(options, () => {
+      const cell: MutableCell = {
+        id: randomUUID().replace(/-/g, '').slice(0, 16),
+        cellType: request.cellType,
+        source: request.source,
+        outputs: [],
+        executionCount: null,
+        metadata: {},
+        rest: {},
+      };
+      const index =
+        request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
+      this.#cells.splice(index, 0, cell);
+      return toNotebookCell(cell);
+    });
+  }
+
+  public updateCell(
+    cellId: string,
+    patch: { readonly source?: string; readonly cellType?: CellType },
+    options?: MutationOptions,
+  ): Promise<NotebookCell> {
+    return this.mutate(options, () => {
+      const cell = this.cell(cellId);
+      if (patch.source !== undefined) cell.source = patch.source;
+      if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
+        cell.cellType = patch.cellType;
+        if (patch.cellType !== 'code') {
+          cell.outputs = [];
+          cell.executionCount = null;
+        }
+      }
+      return toNotebookCell(cell);
+    });
+  }
+
+  public deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
+    return this.mutate(options, () => {
+      const cell = this.cell(cellId);
+      this.#cells = this.#cells.filter((candidate) => candidate !== cell);
+    });
+  }
+
+  public moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
+    return this.mutate(options, () => {
+      const cell = this.cell(cellId);
+      if (afterCellId !== undefined) this.cell(afterCellId);
+      const rest = this.#cells.filter((candidate) => candidate !== cell);
+      const index = afterCellId === undefined ? 0 : rest.findIndex((candidate) => candidate.id === afterCellId) + 1;
+      rest.splice(index, 0, cell);
+      this.#cells = rest;
+    });
+  }
+
+  public clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
+    return this.mutate(options, () => {
+      const cell = this.cell(cellId);
+      cell.outputs = [];
+      cell.executionCount = null;
+    });
+  }
+
+  /**
+   * Runs the cell's source in the session's kernel; outputs are written into the cell as they
+   * come (`onOutput` is called with each) and saved when it ends. Waits at most `timeoutMs`
+   * (then `timeout` with the outputs so far; read the rest with {@link HostedNotebookHandle.getExecution}).
+   */
+  public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
+    if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
+    return this.once(options?.idempotencyKey, () => this.startExecution(cellId, options)).then((record) =>
+      this.waitForExecution(record, options),
+    );
+  }
+
+  public async getExecution(executionId: string): Promise<ExecutionState> {
+    this.assertOpen();
+    const record = this.#executions.get(executionId);
+    if (!record) {
+      throw new CoreError('invalidRequest', `Unknown execution ${executionId} in notebook ${this.notebookId}`);
+    }
+    return stateOf(record);
+  }
+
+  public async interruptKernel(): Promise<void> {
+    this.assertOpen();
+    await this.#kernel.interrupt();
+  }
+
+  public async restartKernel(): Promise<void> {
+    this.assertOpen();
+    this.#restartingOnRequest = true;
+    try {
+      await this.#kernel.restart();
+    } finally {
+      this.#restartingOnRequest = false;
+      this.wakeReadiness();
+    }
+  }
+
+  /**
+   * Writes the notebook to its file on the server now (edits are saved as they happen; this is
+   * for the agent's explicit save). Another path is refused: a hosted notebook stays where it is.
+   */
+  public async save(path?: string): Promise<SavedNotebook> {
+    this.assertOpen();
+    if (path !== undefined && path !== this.#target.url) {
+      throw new CoreError(
+        'unsupportedOperation',
+        `A notebook on a Jupyter Server is saved where it is (${this.#target.url}), after every change; it cannot be saved to '${path}'.`,
+      );
+    }
+    await this.queueWrite(() => this.persist());
+    return { notebookId: this.notebookId, path: this.#target.url };
+  }
+
+  /**
+   * Lets the writes in progress finish (at most {@link closeFlushTimeoutMs}), then closes the
+   * kernel websocket; the server keeps the session and its kernel (a later connect reattaches
+   * it). Idempotent.
+   */
+  public async close(): Promise<void> {
+    if (this.#closedReason !== undefined || this.#closing) return;
+    this.#closing = true;
+    let timer: Timer | undefined;
+    await Promise.race([
+      this.#writes,
+      new Promise<void>((resolve) => {
+        timer = this.#clock.setTimer(closeFlushTimeoutMs, resolve);
+      }),
+    ]);
+    timer?.cancel();
+    this.finish('closed', 'closed by the client');
+  }
+
+  public onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription {
+    if (this.#closedReason !== undefined) {
+      this.callCloseListener(listener, this.#closedReason);
+      return { dispose: () => undefined };
+    }
+    const entry = (reason: NotebookHandleCloseReason) => listener(reason);
+    this.#closeListeners.add(entry);
+    return { dispose: () => this.#closeListeners.delete(entry) };
+  }
+
+  /** Applies a change, saves it (the conflict rule), and undoes it when the save fails. */
+  private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
+    if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
+    return this.once(options?.idempotencyKey, () =>
+      this.queueWrite(async () => {
+        this.assertOpen();
+        const before = this.#cells.map((cell) => ({ ...cell, outputs: [...cell.outputs] }));
+        const result = change();
+        try {
+          await this.persist();
+        } catch (error) {
+          this.#cells = before;
+          throw error;
+        }
+        return result;
+      }),
+    );
+  }
+
+  /** `run`'s promise, or the first one of an earlier call with the same idempotency key. */
+  private once<R>(key: string | undefined, run: () => Promise<R>): Promise<R> {
+    if (key === undefined) return run();
+    const known = this.#ledger.get(key) as Promise<R> | undefined;
+    if (known) return known;
+    const result = run();
+    this.#ledger.set(key, result);
+    // A refused call may be tried again with the same key.
+    result.catch(() => this.#ledger.delete(key));
+    return result;
+  }
+
+  private queueWrite<R>(write: () => Promise<R>): Promise<R> {
+    const result = this.#writes.then(write);
+    this.#writes = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Writes the document unless the file changed on the server since this handle loaded or last wrote it. */
+  private async persist(): Promise<void> {
+    const path = this.#target.notebookPath;
+    const current = await this.#server.lastModified(path);
+    if (current !== this.#lastModified) {
+      throw new CoreError(
+        'invalidRequest',
+        `${this.#target.url} was ${current === undefined ? 'deleted' : 'changed'} on the Jupyter Server since it was loaded here, so this change was not saved and the server's file was left as it is. Reconnect with connect_notebook(url="${this.#target.url}") to load the server's version, then make the change again.`,
+        { code: 'file_changed_on_server' },
+      );
+    }
+    this.#lastModified = await this.#server.saveNotebook(path, this.serialize());
+  }
+
+  private serialize(): NotebookJson {
+    const minor = typeof this.#notebook.nbformat_minor === 'number' ? this.#notebook.nbformat_minor : 5;
+    return {
+      ...this.#notebook,
+      nbformat: 4,
+      nbformat_minor: Math.max(minor, 5),
+      cells: this.#cells.map(writeCell),
+    };
+  }
+
+  private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {
+    this.assertOpen();
+    const cell = this.cell(cellId);
+    const executionId = randomUUID();
+    if (cell.cellType !== 'code') {
+      const record: ExecutionRecord = {
+        executionId,
+        cellId,
+        status: 'ok',
+        outputs: [],
+        executionCount: null,
+        done: Promise.resolve(),
+      };
+      this.remember(record);
+      return record;
+    }
+    const notice = this.#kernelNotice;
+    this.#kernelNotice = undefined;
+    const outputs = new OutputCollector();
+    let resolveDone: () => void = () => undefined;
+    const record: ExecutionRecord = {
+      executionId,
+      cellId,
+      status: 'running',
+      outputs: [],
+      executionCount: null,
+      ...(notice === undefined ? {} : { kernelNotice: `${notice}: this ${newKernelConsequence}` }),
+      done: new Promise<void>((resolve) => {
+        resolveDone = resolve;
+      }),
+    };
+    this.remember(record);
+    cell.outputs = [];
+    cell.executionCount = null;
+    const source = cell.source;
+    void this.#kernel
+      .execute(source, (message) => {
+        const changed = outputs.take(message);
+        if (!changed) return;
+        record.outputs = outputs.list();
+        const live = this.#cells.find((candidate) => candidate.id === cellId);
+        if (live) live.outputs = record.outputs;
+        try {
+          options?.onOutput?.(changed);
+        } catch (error) {
+          this.#logger.warn('an onOutput callback threw; the execution goes on', {
+            notebookId: this.notebookId,
+            error,
+          });
+        }
+      })
+      .then(
+        (reply) => ({ status: reply.status, executionCount: reply.executionCount }),
+        (error: unknown) => {
+          this.#logger.warn('execution failed', { notebookId: this.notebookId, error });
+          return { status: 'aborted' as const, executionCount: null };
+        },
+      )
+      .then(({ status, executionCount }) => {
+        record.status = status;
+        record.executionCount = executionCount;
+        record.outputs = outputs.list();
+        const live = this.#cells.find((candidate) => candidate.id === cellId);
+        if (live) {
+          live.outputs = record.outputs;
+          live.executionCount = executionCount;
+        }
+        resolveDone();
+        if (this.#closedReason === undefined && live) {
+          this.queueWrite(() => this.persist()).catch((error: unknown) =>
+            this.#logger.warn('could not save the outputs of an execution', {
+              notebookId: this.notebookId,
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+        }
+      });
+    return record;
+  }
+
+  private async waitForExecution(
+    record: ExecutionRecord,
+    options: ExecuteOptions | undefined,
+  ): Promise<ExecutionResult> {
+    let timer: Timer | undefined;
+    const timedOut = await Promise.race([
+      record.done.then(() => false),
+      new Promise<boolean>((resolve) => {
+        if (options?.timeoutMs !== undefined) timer = this.#clock.setTimer(options.timeoutMs, () => resolve(true));
+      }),
+    ]);
+    timer?.cancel();
+    const state = stateOf(record);
+    const status: ExecutionResult['status'] =
+      timedOut && (state.status === 'running' || state.status === 'queued')
+        ? 'timeout'
+        : state.status === 'running' || state.status === 'queued'
+          ? 'aborted'
+          : state.status;
+    return {
+      executionId: state.executionId,
+      cellId: state.cellId,
+      status,
+      outputs: state.outputs,
+      executionCount: state.executionCount,
+      ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+    };
+  }
+
+  private remember(record: ExecutionRecord): void {
+    this.#executions.set(record.executionId, record);
+    if (this.#executions.size <= maxRememberedExecutions) return;
+    for (const [id, old] of this.#executions) {
+      if (old.status !== 'running' && old.status !== 'queued') {
+        this.#executions.delete(id);
+        return;
+      }
+    }
+  }
+
+  private onKernelStatus(status: string): void {
+    if ((status === 'restarting' || status === 'autorestarting') && !this.#restartingOnRequest) {
+      this.#kernelNotice = 'The kernel on the Jupyter Server restarted (it died, or was restarted from elsewhere)';
+    }
+    this.wakeReadiness();
+  }
+
+  private wakeReadiness(): void {
+    for (const wake of [...this.#readinessWaiters]) wake();
+  }
+
+  private cell(cellId: string): MutableCell {
+    const cell = this.#cells.find((candidate) => candidate.id === cellId);
+    if (!cell) throw new CoreError('cellNotFound', `Cell not found: ${cellId}`);
+    return cell;
+  }
+
+  private finish(reason: NotebookHandleCloseReason, detail: string): void {
+    if (this.#closedReason !== undefined) return;
+    this.#closedReason = reason;
+    for (const subscription of this.#subscriptions.splice(0)) subscription.dispose();
+    if (reason !== 'closed') {
+      this.#logger.info('hosted notebook connection closed', { notebook: this.#target.url, reason, detail });
+    }
+    for (const record of this.#executions.values()) {
+      if (record.status === 'running' || record.status === 'queued') record.status = 'aborted';
+    }
+    this.#kernel.dispose();
+    this.#server.dispose();
+    this.wakeReadiness();
+    const listeners = [...this.#closeListeners];
+    this.#closeListeners.clear();
+    for (const listener of listeners) this.callCloseListener(listener, reason);
+  }
+
+  private callCloseListener(listener: (reason: NotebookHandleCloseReason) => void, reason: NotebookHandleCloseReason) {
+    try {
+      listener(reason);
+    } catch (error) {
+      this.#logger.error('an onDidClose listener threw', { notebookId: this.notebookId, error });
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.#closedReason !== undefined) throw this.closedError();
+  }
+
+  private closedError(): CoreError {
+    return new CoreError(
+      'handleClosed',
+      `Notebook ${this.#target.url} connection is closed (${this.#closedReason ?? 'disconnected'})`,
+    );
+  }
+}
+
+/** Kernel messages of one execution as nbformat outputs (streams merged, `clear_output` honoured). */
+class OutputCollector {
+  #outputs: Record<string, unknown>[] = [];
+  #clearOnNext = false;
+  readonly #displays = new Map<string, number>();
+
+  /** Takes one message; returns the output it added or changed, if any. */
+  public take(message: KernelMessage): CellOutput | undefined {
+    const { msgType, content } = message;
+    if (msgType === 'clear_output') {
+      if (content.wait === true) this.#clearOnNext = true;
+      else this.clear();
+      return undefined;
+    }
+    if (msgType === 'update_display_data') {
+      const id = displayId(content);
+      const index = id === undefined ? undefined : this.#displays.get(id);
+      const existing = index === undefined ? undefined : this.#outputs[index];
+      if (!existing) return undefined;
+      existing.data = content.data;
+      existing.metadata = content.metadata ?? {};
+      return existing as CellOutput;
+    }
+    let output: Record<string, unknown> | undefined;
+    if (msgType === 'stream') {
+      output = { output_type: 'stream', name: content.name, text: String(content.text ?? '') };
+    } else if (msgType === 'display_data') {
+      output = { output_type: 'display_data', data: content.data ?? {}, metadata: content.metadata ?? {} };
+    } else if (msgType === 'execute_result') {
+      output = {
+        output_type: 'execute_result',
+        data: content.data ?? {},
+        metadata: content.metadata ?? {},
+        execution_count: content.execution_count ?? null,
+      };
+    } else if (msgType === 'error') {
+      output = {
+        output_type: 'error',
+        ename: content.ename,
+        evalue: content.evalue,
+        traceback: content.traceback ?? [],
+      };
+    }
+    if (!output) return undefined;
+    if (this.#clearOnNext) this.clear();
+    const last = this.#outputs[this.#outputs.length - 1];
+    if (output.output_type === 'stream' && last?.output_type === 'stream' && last.name === output.name) {
+      last.text = `${String(last.text)}${String(output.text)}`;
+      return last as CellOutput;
+    }
+    this.#outputs.push(output);
+    const id = displayId(content);
+    if (id !== undefined && output.output_type === 'display_data') this.#displays.set(id, this.#outputs.length - 1);
+    return output as CellOutput;
+  }
+
+  public list(): CellOutput[] {
+    return this.#outputs.map((output) => ({ ...output }) as CellOutput);
+  }
+
+  private clear(): void {
+    this.#outputs = [];
+    this.#displays.clear();
+    this.#clearOnNext = false;
+  }
+}
+
+function displayId(content: Readonly<Record<string, unknown>>): string | undefined {
+  const transient = content.transient as { display_id?: unknown } | undefined;
+  return typeof transient?.display_id === 'string' ? transient.display_id : undefined;
+}
+
+function stateOf(record: ExecutionRecord): ExecutionState {
+  return {
+    executionId: record.executionId,
+    cellId: record.cellId,
+    status: record.status,
+    outputs: record.outputs,
+    executionCount: record.executionCount,
+    ...(record.kernelNotice === undefined ? {} : { kernelNotice: record.kernelNotice }),
+  };
+}
+
+function readCell(raw: Record<string, unknown>): MutableCell {
+  const { id, cell_type, source, outputs, execution_count, metadata, ...rest } = raw;
+  const cellType: CellType = cell_type === 'markdown' || cell_type === 'raw' ? cell_type : 'code';
+  return {
+    id: typeof id === 'string' && id !== '' ? id : randomUUID().replace(/-/g, '').slice(0, 16),
+    cellType,
+    source: Array.isArray(source) ? source.join('') : String(source ?? ''),
+    outputs: Array.isArray(outputs) ? (outputs as CellOutput[]) : [],
+    executionCount: typeof execution_count === 'number' ? execution_count : null,
+    metadata: typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {},
+    rest,
+  };
+}
+
+function writeCell(cell: MutableCell): Record<string, unknown> {
+  const base = { ...cell.rest, id: cell.id, cell_type: cell.cellType, metadata: cell.metadata, source: cell.source };
+  return cell.cellType === 'code'
+    ? { ...base, outputs: cell.outputs, execution_count: cell.executionCount }
+    : { ...base };
+}
+
+function toNotebookCell(cell: MutableCell): NotebookCell {
+  return {
+    id: cell.id,
+    cellType: cell.cellType,
+    source: cell.source,
+    outputs: [...cell.outputs],
+    executionCount: cell.executionCount,
+    metadata: cell.metadata,
+  };
+}
