@@ -213,6 +213,7 @@ describe('session tools', () => {
         'runtime',
         'working_dir',
         'ephemeral',
+        'url',
       ]);
     });
 
