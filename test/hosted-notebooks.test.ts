@@ -128,10 +128,17 @@ describe('hosted notebooks on a real Jupyter Server, through the shipped proxy',
     const statusBefore = await call('session_status');
     const activeBefore = statusBefore.json?.active as Record<string, unknown>;
     expect(activeBefore).toMatchObject({ target: url, daemon_incarnation: null });
-    await session.faults.startDaemon();
-    const daemon = session.pids.daemon();
+    // `runtimed start` as a user types it; the child may have started (or restarted) it first.
+    const startDaemon = async (): Promise<void> => {
+      if (session.pids.daemon() !== undefined) return;
+      const started = await session.runtimed(['start']);
+      if (started.code !== 0) expect(started.stderr).toContain('already running');
+    };
+    await startDaemon();
+    const daemon = await session.pids.waitForDaemon();
     await session.faults.stopDaemon();
-    await session.faults.startDaemon();
+    await startDaemon();
+    await session.pids.waitForDaemon(daemon);
     expect(session.pids.daemon()).not.toBe(daemon);
     const statusAfter = await call('session_status');
     expect(statusAfter.json?.active).toMatchObject({

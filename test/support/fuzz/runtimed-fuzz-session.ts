@@ -174,6 +174,7 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
   execute_cell: fc.record({ cell_id: known('cell'), idempotency_key: idempotency }, { requiredKeys: ['cell_id'] }),
   get_execution: fc.record({ execution_id: known('execution') }),
   cancel_execution: fc.record({ execution_id: known('execution') }),
+  run_code: fc.record({ source: fc.constantFrom('1 + 1', 'print("scratch")', 'raise ValueError("x")', '') }),
   interrupt: fc.constant({}),
   restart_kernel: fc.constant({}),
   save: fc.oneof(
