@@ -273,14 +273,15 @@ describe('runtimed with real ipykernel kernels', () => {
       ((await connection.request({ type: 'insert_cell', source })) as { cell: { id: string } }).cell.id;
     const slow = await connection.request({
       type: 'execute_cell',
-      cell_id: await insert('import time; time.sleep(600)'),
+      cell_id: await insert('import time\nprint("started", flush=True)\ntime.sleep(600)'),
     });
     const queued = await connection.request({ type: 'execute_cell', cell_id: await insert('print("never")') });
     const state = (execution: RuntimedFrame) =>
       connection.request({ type: 'get_execution', execution_id: execution.execution_id });
+    // Running in the kernel, not only sent to it: ipykernel ignores an interrupt until a cell runs.
     await waitFor(
       () => state(slow),
-      (e) => e.status === 'running',
+      (e) => e.status === 'running' && JSON.stringify(e.outputs).includes('started'),
       'the slow cell to run',
     );
 
@@ -301,7 +302,10 @@ describe('runtimed with real ipykernel kernels', () => {
       (e) => e.status !== 'running',
       'the interrupt',
     );
-    expect(interrupted.outputs).toEqual([expect.objectContaining({ ename: 'KeyboardInterrupt' })]);
+    expect(interrupted.outputs).toEqual([
+      expect.objectContaining({ output_type: 'stream', text: 'started\n' }),
+      expect.objectContaining({ ename: 'KeyboardInterrupt' }),
+    ]);
     expect(await connection.request({ type: 'cancel_execution', execution_id: slow.execution_id })).toMatchObject({
       cancelled: 'none',
     });
