@@ -31,10 +31,14 @@ describe(routeLibraryConsole, () => {
       redactFromLibraryConsole('tok-123');
       routeLibraryConsole(logger);
       routeLibraryConsole(new RecordingLogger());
-      console.debug('Starting WebSocket: ws://h/api/kernels/k?token=tok-123');
-      console.log('Server selected unknown kernel wire protocol:', 'x');
-      console.warn('Connection lost, reconnecting in %d seconds.', 2);
-      console.error(new Error('failed with tok-123'));
+      // What @jupyterlab/services writes, method by method, once routed (nothing reaches stdout).
+      const libraryLines: [(typeof methods)[number], unknown[]][] = [
+        ['debug', ['Starting WebSocket: ws://h/api/kernels/k?token=tok-123']],
+        ['log', ['Server selected unknown kernel wire protocol:', 'x']],
+        ['warn', ['Connection lost, reconnecting in %d seconds.', 2]],
+        ['error', [new Error('failed with tok-123')]],
+      ];
+      for (const [method, args] of libraryLines) console[method](...args);
     } finally {
       process.stdout.write = stdoutWrite;
       methods.forEach((name, i) => {
