@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, type Stats, statSync } from 'node:fs';
 import { sha256 } from './room-journal.js';
 
 /** What a room last read from or wrote to its file: enough to tell whether someone else changed it. */
@@ -11,9 +11,8 @@ export interface NotebookFileState {
   readonly sha256: string;
 }
 
-/** The file's state after reading or writing `text` there (stat now; `text` gives the hash). */
-export function notebookFileState(path: string, text: string): NotebookFileState {
-  const stat = statSync(path);
+/** The file's state after reading or writing `text` there (`stat` taken now unless given; `text` gives the hash). */
+export function notebookFileState(path: string, text: string, stat: Stats = statSync(path)): NotebookFileState {
   return {
     path,
     ino: stat.ino,

@@ -67,7 +67,9 @@ export class NotebookRegistry {
     };
     this.#writing = this.#writing
       .catch(() => undefined)
-      .then(() => writeFileAtomic(this.file, `${JSON.stringify(snapshot, null, 1)}\n`, 0o600))
+      .then(async () => {
+        await writeFileAtomic(this.file, `${JSON.stringify(snapshot, null, 1)}\n`, 0o600);
+      })
       .catch((error: unknown) => {
         this.logger.error('could not write the notebook registry', { file: this.file, error });
         throw error;

@@ -14,8 +14,8 @@ export class UntitledStore {
     return join(this.dir, `${notebookId}.ipynb`);
   }
 
-  public write(notebookId: string, document: NotebookDocument): Promise<void> {
-    return writeFileAtomic(this.pathOf(notebookId), document.toIpynb(), 0o600);
+  public async write(notebookId: string, document: NotebookDocument): Promise<void> {
+    await writeFileAtomic(this.pathOf(notebookId), document.toIpynb(), 0o600);
   }
 
   /** The stored document, or `undefined` when there is none. A corrupt file throws `notebookLoadFailed`. */

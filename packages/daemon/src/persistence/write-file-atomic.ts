@@ -10,8 +10,12 @@ import { basename, dirname, join } from 'node:path';
  * The file stays the user's: when the target exists, the new file gets its permission bits, and
  * its owner and group when this process may set them (as root, or as the owner choosing one of its
  * groups); a failed chown is not an error. A new file gets `mode` (less the umask).
+ *
+ * Resolves to the stat of the file written (taken from its handle before the rename), so a caller
+ * that compares the file later compares it with what it wrote, not with whatever is there by the
+ * time this resolves.
  */
-export async function writeFileAtomic(path: string, text: string, mode = 0o644): Promise<void> {
+export async function writeFileAtomic(path: string, text: string, mode = 0o644): Promise<Stats> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
@@ -19,12 +23,14 @@ export async function writeFileAtomic(path: string, text: string, mode = 0o644):
     throw error;
   });
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let written: Stats;
   try {
     const file = await open(temp, 'wx', existing ? 0o600 : mode);
     try {
       if (existing) await keepOwnership(file, existing);
       await file.writeFile(text, 'utf8');
       await file.sync();
+      written = await file.stat();
     } finally {
       await file.close();
     }
@@ -43,6 +49,7 @@ export async function writeFileAtomic(path: string, text: string, mode = 0o644):
   } catch {
     // Some file systems cannot fsync a directory; the rename is still atomic there.
   }
+  return written;
 }
 
 async function keepOwnership(

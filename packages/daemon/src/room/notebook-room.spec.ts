@@ -285,6 +285,28 @@ describe('NotebookRoom external changes', () => {
     expect(received.map((frame) => frame.event)).toContain('cell_inserted');
   });
 
+  it('judges a change made the moment our save is on disk, before the save has settled, as a change of a saved room', async () => {
+    const path = join(dir, 'w.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'mine' });
+    const saving = room.flush();
+    // Each turn of the loop, until our rename has happened (the save still has its directory fsync
+    // and bookkeeping to do): the other program writes then, and the agent's next edit follows.
+    while (sourcesOf(path).join('|') !== 'mine') await new Promise((resolve) => setImmediate(resolve));
+    rewriteWithExtraCell(path, 'theirs');
+    const edited = room.handle(p, {
+      type: 'update_cell',
+      cell_id: (made.cell as { id: string }).id,
+      source: 'mine, edited',
+    });
+    await saving;
+    await edited;
+    await saved(room);
+    expect(room.fileConflict).toBeUndefined();
+    expect(sourcesOf(path)).toEqual(['mine, edited', 'theirs']);
+  });
+
   it('with unsaved edits: leaves the file, writes the room version beside it (same mode), and says so', async () => {
     const path = join(dir, 'c.ipynb');
     const catalog = await daemonLife();

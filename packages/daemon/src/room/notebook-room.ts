@@ -154,6 +154,10 @@ export class NotebookRoom {
   #fileState: NotebookFileState | undefined;
   /** sha256 of a save of ours under way (its rename is not a change by someone else). */
   #writingSha: string | undefined;
+  /** That save itself: a request waits for it, so it judges the file against what was written. */
+  #writing: Promise<unknown> | undefined;
+  /** A change by someone else seen while a save of ours was under way: judged once it is done. */
+  #recheckAfterWrite = false;
   #conflict: { readonly copy: string; readonly message: string; readonly mode: number } | undefined;
   /** Said once to the next edit: a journal of this room could not be replayed. */
   #notice: string | undefined;
@@ -497,6 +501,7 @@ export class NotebookRoom {
     exceptPeerId?: string,
   ): Promise<Record<string, unknown>> {
     return this.#ledger.run(key, operation, async () => {
+      await this.ownWriteSettled();
       this.assertWritable();
       const { result, change, event } = apply();
       const notice = this.#notice;
@@ -536,6 +541,11 @@ export class NotebookRoom {
     return this.#path !== undefined || !this.ephemeral;
   }
 
+  /** Resolves once no save of ours to the file is under way. */
+  private async ownWriteSettled(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
   /** Throws the conflict message while the file is in conflict; first picks up a change on disk. */
   private assertWritable(): void {
     if (!this.#conflict) this.checkDisk();
@@ -556,7 +566,12 @@ export class NotebookRoom {
       if (seen.state.sha256 === known.sha256) this.#fileState = seen.state;
       return;
     }
-    if (!this.#dirty && this.#writingSha === undefined) {
+    if (this.#writing) {
+      // Before our rename or after it? Only the finished save can tell: judge it then.
+      this.#recheckAfterWrite = true;
+      return;
+    }
+    if (!this.#dirty) {
       let loaded: NotebookDocument;
       try {
         loaded = NotebookDocument.fromIpynb(seen.text, this.#path);
@@ -909,7 +924,10 @@ export class NotebookRoom {
     const previous = this.#path;
     // An explicit save overwrites the file; a change on disk not seen yet is seen first (a clean
     // room loads it, a room with unsaved edits enters the conflict, and the agent is told).
-    if (this.#conflict === undefined && target === previous) this.assertWritable();
+    if (this.#conflict === undefined && target === previous) {
+      await this.ownWriteSettled();
+      this.assertWritable();
+    }
     if (target !== previous) await this.#init.onPathBound(this, target);
     this.#path = target;
     this.#workingDir = dirname(target);
@@ -972,20 +990,37 @@ export class NotebookRoom {
       this.#init.logger.warn('could not mark the save in the journal', { notebookId: this.notebookId, error });
     }
     const toFile = target === this.#path;
-    if (toFile) this.#writingSha = hash;
-    let state: NotebookFileState;
-    try {
-      // A new file: the conflict copy takes the notebook's mode; untitled store files are private.
-      await writeFileAtomic(target, text, this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644));
-      state = notebookFileState(target, text);
-    } catch (error) {
-      this.#dirty = true;
-      this.#init.logger.error('autosave failed; will retry on the next change', { notebookId: this.notebookId, error });
-      throw error;
-    } finally {
-      if (toFile) this.#writingSha = undefined;
+    // A new file: the conflict copy takes the notebook's mode; untitled store files are private.
+    const write = writeFileAtomic(target, text, this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644));
+    if (toFile) {
+      this.#writingSha = hash;
+      this.#writing = write.catch(() => undefined);
     }
-    if (toFile) this.#fileState = state;
+    let state: NotebookFileState | undefined;
+    let failure: unknown;
+    try {
+      state = notebookFileState(target, text, await write);
+    } catch (error) {
+      failure = error;
+    }
+    // Unsaved again when it failed, before a deferred change is judged (a conflict, not a reload).
+    if (state === undefined) this.#dirty = true;
+    if (toFile) {
+      this.#writingSha = undefined;
+      this.#writing = undefined;
+      if (state) this.#fileState = state;
+      if (this.#recheckAfterWrite) {
+        this.#recheckAfterWrite = false;
+        this.checkDisk();
+      }
+    }
+    if (state === undefined) {
+      this.#init.logger.error('autosave failed; will retry on the next change', {
+        notebookId: this.notebookId,
+        error: failure,
+      });
+      throw failure;
+    }
     this.rotateJournal(state, mark);
   }
 
