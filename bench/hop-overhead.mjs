@@ -1,19 +1,22 @@
 // The cost of the proxy hop: the same child call (get_all_cells on a 10-cell notebook) made
 // (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one extra hop) and
-// (c) through nteract-mcp, in interleaved rounds in one run; latency with 1 call in flight and
-// throughput with 64. The figure of merit is (c - a) / (b - a): 1 means the proxy costs no more
-// than copying bytes.
+// (c) through nteract-mcp. Latency with 1 call in flight, the three paths taking turns call by call
+// (so a machine busy with other work slows them alike); throughput with 64 in flight, batches in
+// turns; and the CPU time the middle process (pipe or proxy) spends per call, which other load
+// hardly moves. The figure of merit is (c - a) / (b - a): 1 means the proxy costs no more than
+// copying bytes.
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { elapsedUs, summarize } from './lib/stats.mjs';
+import { cpuNs, elapsedUs, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+
+const call = (peer) => peer.call('get_all_cells', { format: 'json' });
 
 /** `size`: `smoke` for CI (a few calls, to keep the benchmark working), `full` for the figures. */
 export async function hopOverheadBenchmark({ dist, here, size }) {
-  const rounds = size === 'smoke' ? 2 : 12;
-  const perRound = size === 'smoke' ? 10 : 100;
+  const latencyCalls = size === 'smoke' ? 20 : 1500;
+  const batches = size === 'smoke' ? 2 : 48;
   const inFlight = 64;
-  const batchesPerRound = size === 'smoke' ? 1 : 4;
   const user = createUserHome(dist);
   const runt = join(dist, 'runt-mcp.js');
   const paths = {
@@ -21,6 +24,7 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
     pipe: [join(here, 'lib', 'byte-pipe.mjs'), runt],
     proxy: [join(dist, 'nteract-mcp.js')],
   };
+  const names = Object.keys(paths);
   const peers = {};
   try {
     for (const [name, args] of Object.entries(paths)) {
@@ -30,24 +34,33 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       await peer.call('create_notebook', {});
       for (let cell = 0; cell < 10; cell++) await peer.call('create_cell', { source: `x${cell} = ${cell}` });
       // Warm up the path (JIT, caches) before anything is measured.
-      for (let i = 0; i < 50; i++) await peer.call('get_all_cells', { format: 'json' });
+      for (let i = 0; i < 200; i++) await call(peer);
     }
-    const latency = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
-    const throughput = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, peer] of Object.entries(peers)) {
-        for (let i = 0; i < perRound; i++) {
-          const start = process.hrtime.bigint();
-          await peer.call('get_all_cells', { format: 'json' });
-          latency[name].push(elapsedUs(start));
-        }
-        for (let batch = 0; batch < batchesPerRound; batch++) {
-          const start = process.hrtime.bigint();
-          await Promise.all(Array.from({ length: inFlight }, () => peer.call('get_all_cells', { format: 'json' })));
-          throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
-        }
+    const cpuBefore = { pipe: await cpuNs(peers.pipe.process.pid), proxy: await cpuNs(peers.proxy.process.pid) };
+    const latency = Object.fromEntries(names.map((name) => [name, []]));
+    for (let i = 0; i < latencyCalls; i++) {
+      // Each call of round i goes to the paths in a rotated order, so none is always first.
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(i + k) % names.length];
+        const start = process.hrtime.bigint();
+        await call(peers[name]);
+        latency[name].push(elapsedUs(start));
       }
     }
+    const throughput = Object.fromEntries(names.map((name) => [name, []]));
+    for (let batch = 0; batch < batches; batch++) {
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(batch + k) % names.length];
+        const start = process.hrtime.bigint();
+        await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
+        throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
+      }
+    }
+    const measuredCalls = latencyCalls + batches * inFlight;
+    const cpuUsPerCall = {
+      pipe: ((await cpuNs(peers.pipe.process.pid)) - cpuBefore.pipe) / 1000 / measuredCalls,
+      proxy: ((await cpuNs(peers.proxy.process.pid)) - cpuBefore.proxy) / 1000 / measuredCalls,
+    };
     const stats = Object.fromEntries(Object.entries(latency).map(([name, samples]) => [name, summarize(samples)]));
     const calls = Object.fromEntries(
       Object.entries(throughput).map(([name, samples]) => [name, summarize(samples).p50]),
@@ -55,15 +68,17 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
     const hop = (q) => (stats.proxy[q] - stats.direct[q]) / (stats.pipe[q] - stats.direct[q]);
     return {
       name: 'hop-overhead',
-      unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight',
-      results: { latency: stats, callsPerSecondAt64: calls },
+      unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process',
+      results: { latency: stats, callsPerSecondAt64: calls, middleCpuUsPerCall: cpuUsPerCall },
       ratios: {
         hopP50: hop('p50'),
         hopP99: hop('p99'),
         proxyThroughputOverDirect: calls.proxy / calls.direct,
         pipeThroughputOverDirect: calls.pipe / calls.direct,
+        proxyCpuOverPipeCpu: cpuUsPerCall.proxy / cpuUsPerCall.pipe,
       },
       targets: { hopP50: '<= 1.2', hopP99: '<= 1.2', proxyThroughputOverDirect: '>= 0.9' },
+      samples: { unit: 'µs', sets: latency },
       chart: [
         { label: 'direct p50', value: stats.direct.p50, unit: 'µs' },
         { label: 'byte pipe p50', value: stats.pipe.p50, unit: 'µs' },
@@ -71,6 +86,8 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
         { label: 'direct p99', value: stats.direct.p99, unit: 'µs' },
         { label: 'byte pipe p99', value: stats.pipe.p99, unit: 'µs' },
         { label: 'nteract-mcp p99', value: stats.proxy.p99, unit: 'µs' },
+        { label: 'byte pipe CPU per call', value: cpuUsPerCall.pipe, unit: 'µs' },
+        { label: 'nteract-mcp CPU per call', value: cpuUsPerCall.proxy, unit: 'µs' },
       ],
     };
   } finally {

@@ -1,10 +1,11 @@
 // How fast the product comes back, on the user's path (a fresh HOME, the daemon auto-started by
 // the child, a real ipykernel): a SIGKILL of runt-mcp until the next call is answered on the same
 // notebook with its kernel state; `tools/list` while the child is down (served from the cache);
-// a daemon restart (`runtimed stop` + `runtimed start`) until the session is back; cold start
-// (client start until the full tool list) without and with a tool cache.
+// a daemon restart (`runtimed stop` + `runtimed start`) until the session is back; a daemon
+// upgrade (a new version reported), from the child's exit 75 until the next child answers on the
+// rejoined notebook; cold start (client start until the full tool list) without and with a tool cache.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { summarize } from './lib/stats.mjs';
@@ -26,13 +27,13 @@ function childrenOf(pid) {
   return children;
 }
 
-async function until(what, check, timeoutMs = 60_000) {
+async function until(what, check, timeoutMs = 60_000, pollMs = 5) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 
@@ -49,6 +50,7 @@ export async function recoveryBenchmark({ dist, size }) {
     childKillToAnswerMs: [],
     toolsListWhileDownMs: [],
     daemonRestartToSessionMs: [],
+    upgradeExitToReadyMs: [],
     coldStartMs: [],
     warmStartMs: [],
   };
@@ -97,6 +99,23 @@ export async function recoveryBenchmark({ dist, size }) {
       });
       results.daemonRestartToSessionMs.push(ms(start));
     }
+    for (let upgrade = 0; upgrade < restarts; upgrade++) {
+      const before = await until('a child', childPid);
+      runtimed(['stop']);
+      const started = spawnSync(process.execPath, [join(dist, 'runtimed.js'), 'start'], {
+        env: { ...env, RUNTIMED_REPORTED_VERSION: `99.0.${upgrade}-bench` },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      if (started.status !== 0) throw new Error(started.stderr);
+      // The child sees another version and exits 75; from then until the next child serves.
+      await until('the exit 75', () => !existsSync(`/proc/${before}`), 60_000, 1);
+      const start = process.hrtime.bigint();
+      const status = await peer.call('session_status', {});
+      if (JSON.parse(status.content[0].text).active?.notebook_id !== notebookId)
+        throw new Error(`the notebook was not rejoined after the upgrade: ${status.content[0].text}`);
+      results.upgradeExitToReadyMs.push(ms(start));
+    }
     await peer.close();
     for (let cold = 0; cold < colds; cold++) {
       for (const [key, cacheArgs] of [
@@ -124,8 +143,10 @@ export async function recoveryBenchmark({ dist, size }) {
       childKillToAnswerMs: 'p50 <= 300',
       toolsListWhileDownMs: '<= 5',
       daemonRestartToSessionMs: '<= 1000 after the daemon answers',
+      upgradeExitToReadyMs: '<= 300',
       coldStartMs: '<= 1500',
     },
+    samples: { unit: 'ms', sets: results },
     chart: Object.entries(stats).map(([name, summary]) => ({ label: `${name} p50`, value: summary.p50, unit: 'ms' })),
   };
 }

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
+import { distributionChart } from './lib/distribution-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
@@ -327,10 +328,17 @@ const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'
 mkdirSync(outDir, { recursive: true });
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
-  const { chart, ...report } = await run(context);
+  const { chart, samples, ...report } = await run(context);
   const stamped = { ...report, size, node: process.version, measuredAt: new Date().toISOString() };
   writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
   writeFileSync(join(outDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
+  if (samples) {
+    const { unit, sets } = samples;
+    writeFileSync(
+      join(outDir, `${name}-distribution.svg`),
+      distributionChart(`${name}: distribution of each figure`, unit, sets),
+    );
+  }
   process.stdout.write(`${JSON.stringify(stamped, null, 2)}\n`);
 }
 if (outDir === resultsDir) writeResultsPage(resultsDir, join(here, 'RESULTS.md'));

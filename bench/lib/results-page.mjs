@@ -1,6 +1,6 @@
 // bench/RESULTS.md from the last result of every benchmark (bench/results/*.json): the machine,
 // each figure next to its target, and the charts.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -55,6 +55,8 @@ export function writeResultsPage(resultsDir, pagePath) {
       );
     }
     lines.push('', `![${report.name}](results/${report.name}.svg)`, '');
+    if (existsSync(join(resultsDir, `${report.name}-distribution.svg`)))
+      lines.push(`![${report.name}: distributions](results/${report.name}-distribution.svg)`, '');
   }
   writeFileSync(pagePath, `${lines.join('\n')}\n`);
 }

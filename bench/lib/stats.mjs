@@ -27,3 +27,22 @@ export async function rssMb(pid) {
     return Number.NaN;
   }
 }
+
+/**
+ * Nanoseconds process `pid` has spent on a CPU so far, all its threads (Linux
+ * /proc/<pid>/task/<tid>/schedstat, first field), or NaN where it cannot be read. Unlike a wall
+ * time, this barely changes when other processes load the machine.
+ */
+export async function cpuNs(pid) {
+  const { readdir, readFile } = await import('node:fs/promises');
+  try {
+    let total = 0;
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const stat = await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0');
+      total += Number(stat.split(' ')[0]);
+    }
+    return total;
+  } catch {
+    return Number.NaN;
+  }
+}

@@ -11,6 +11,7 @@ import {
 import type { InFlightRequest } from './in-flight-requests.js';
 import { requestKey } from './in-flight-requests.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
+import { TurnWriter } from './turn-writer.js';
 import type { RestartNotice } from './version-banner.js';
 
 export interface ChildConnectionOptions {
@@ -21,8 +22,11 @@ export interface ChildConnectionOptions {
   readonly nextId: () => number;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Every message the child writes that is not the answer to a request of the proxy's own. */
-  readonly onMessage: (message: JsonRpcMessage) => void;
+  /**
+   * Every message the child writes that is not the answer to a request of the proxy's own, with
+   * the line it came on (absent for an answer the connection made up, e.g. for a line too long).
+   */
+  readonly onMessage: (message: JsonRpcMessage, line?: Buffer) => void;
 }
 
 /**
@@ -46,6 +50,7 @@ export class ChildConnection {
   /** Requests the child sent the client, by the key of the upstream id we gave them. */
   readonly #toClient = new Map<string, JsonRpcId>();
   readonly #readiness: Promise<boolean>;
+  readonly #stdin: TurnWriter;
   #settleReadiness!: (ready: boolean) => void;
   #ready = false;
 
@@ -53,13 +58,14 @@ export class ChildConnection {
     this.#options = options;
     this.handle = options.handle;
     this.handedOff = options.handedOff;
+    this.#stdin = new TurnWriter(options.handle.stdin);
     this.#readiness = new Promise<boolean>((resolve) => {
       this.#settleReadiness = resolve;
     });
     const framer = new JsonRpcLineFramer();
     this.handle.stdout.on('data', (chunk: Buffer) => {
       for (const frame of framer.push(chunk)) {
-        if (frame.kind === 'message') this.#receive(frame.message);
+        if (frame.kind === 'message') this.#receive(frame.message, frame.line);
         else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
           // An answer too large to carry: its request gets an error answer instead of silence.
           options.logger.warn('the child wrote an answer over the line limit', { id: frame.response.id });
@@ -111,7 +117,7 @@ export class ChildConnection {
   /** Writes `message` while the child's stdin is writable; else drops it. */
   public write(message: JsonRpcMessage): void {
     if (!this.writable) return;
-    this.handle.stdin.write(serializeJsonRpcLine(message));
+    this.#stdin.write(serializeJsonRpcLine(message));
   }
 
   /**
@@ -122,7 +128,7 @@ export class ChildConnection {
     const childId = this.#options.nextId();
     const line = serializeJsonRpcLine({ ...pending.request, id: childId });
     beforeWrite(childId);
-    this.handle.stdin.write(line);
+    this.#stdin.write(line);
   }
 
   /**
@@ -166,7 +172,7 @@ export class ChildConnection {
     return childId;
   }
 
-  #receive(message: JsonRpcMessage): void {
+  #receive(message: JsonRpcMessage, line?: Buffer): void {
     const id = (message as { id?: unknown }).id;
     const own = !('method' in message) && typeof id === 'number' ? this.#own.get(id) : undefined;
     if (own) {
@@ -174,6 +180,6 @@ export class ChildConnection {
       own(message);
       return;
     }
-    this.#options.onMessage(message);
+    this.#options.onMessage(message, line);
   }
 }

@@ -33,7 +33,7 @@ import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
-import { UpstreamWriter } from './upstream-writer.js';
+import { type RelayedLine, UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
 
 /** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
@@ -219,6 +219,7 @@ export class McpProxy {
     await this.#options.supervisor.stop().catch(() => undefined);
     // A cache write still under way would leave its temporary file in the user's cache dir.
     await this.#options.tools.settled();
+    this.#writer.flush();
     this.#options.onExit(code);
   }
 
@@ -454,7 +455,7 @@ export class McpProxy {
       nextId: () => this.#nextChildId++,
       clock: this.#options.clock,
       logger: this.#options.logger,
-      onMessage: (message) => this.fromChild(link, message),
+      onMessage: (message, line) => this.fromChild(link, message, line),
     });
     this.#spawnHandoff = undefined;
     this.#child = link;
@@ -535,9 +536,9 @@ export class McpProxy {
   }
 
   /** One child message; a fault in handling it is logged (and answers its request) but never stops the proxy. */
-  private fromChild(link: ChildConnection, message: JsonRpcMessage): void {
+  private fromChild(link: ChildConnection, message: JsonRpcMessage, line?: Buffer): void {
     try {
-      this.handleChildMessage(link, message);
+      this.handleChildMessage(link, message, line);
     } catch (error) {
       this.#options.logger.error('handling a child message failed', { error });
       const pending = 'method' in message ? undefined : this.#requests.sentAs(link, (message as { id?: unknown }).id);
@@ -551,7 +552,7 @@ export class McpProxy {
     }
   }
 
-  private handleChildMessage(link: ChildConnection, message: JsonRpcMessage): void {
+  private handleChildMessage(link: ChildConnection, message: JsonRpcMessage, line?: Buffer): void {
     if ('method' in message) {
       if ('id' in message) {
         // A request of the child to the client: give it an upstream id of ours.
@@ -598,7 +599,8 @@ export class McpProxy {
       // An empty live list is never served: the known one is better than `reconnect` alone.
       result = { ...result, tools: tools.withReconnect(live.length > 0 ? live : tools.current()) };
     }
-    this.reply(pending, result, undefined);
+    // Nothing added: the child's own bytes go on, under the client's id.
+    this.reply(pending, result, undefined, result === raw && line !== undefined ? { line, id } : undefined);
   }
 
   /** Stores the session report of `result`, if it has one (the only source of the rejoin target). */
@@ -721,12 +723,13 @@ export class McpProxy {
     }
   }
 
-  private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined): void {
+  private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined, relayed?: RelayedLine): void {
     if (!this.#requests.take(pending)) return;
     this.upstream(
       error
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }
         : ({ jsonrpc: '2.0', id: pending.upstreamId, result } as JsonRpcMessage),
+      relayed,
     );
   }
 
@@ -745,7 +748,7 @@ export class McpProxy {
     }
   }
 
-  private upstream(message: JsonRpcMessage): void {
-    this.#writer.write(message);
+  private upstream(message: JsonRpcMessage, relayed?: RelayedLine): void {
+    this.#writer.write(message, relayed);
   }
 }

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { type Tool, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger, ServerDescription } from '@nteract-mcp/core';
+import { isMcpTool } from './is-mcp-tool.js';
 
 /** The name of the tool the proxy serves itself. */
 export const reconnectToolName = 'reconnect';
@@ -288,7 +289,7 @@ function unusableToolListReason(value: unknown): string | undefined {
   if (value === undefined) return 'it holds no tool list';
   if (!Array.isArray(value)) return 'its tool list is not a JSON array';
   if (value.length === 0) return 'it is empty';
-  const bad = value.findIndex((tool) => !ToolSchema.safeParse(tool).success);
+  const bad = value.findIndex((tool) => !isMcpTool(tool));
   return bad >= 0 ? `entry ${bad} is not an MCP tool definition` : undefined;
 }
 

@@ -1,6 +1,13 @@
 import type { Writable } from 'node:stream';
-import { type JsonRpcMessage, type Logger, serializeJsonRpcLine } from '@nteract-mcp/core';
+import { type JsonRpcId, type JsonRpcMessage, type Logger, serializeJsonRpcLine } from '@nteract-mcp/core';
 import { toProxyWireError } from './to-proxy-wire-error.js';
+import { TurnWriter } from './turn-writer.js';
+
+/** An answer as the child wrote it: its line's bytes and the id it carries there. */
+export interface RelayedLine {
+  readonly line: Buffer;
+  readonly id: JsonRpcId;
+}
 
 export interface UpstreamWriterOptions {
   readonly output: Writable;
@@ -15,27 +22,42 @@ export interface UpstreamWriterOptions {
  * Writes messages to the client, one JSON-RPC line each. A result goes out shaped by the opened
  * protocol era. A line over the client's limit is never written: a response becomes an error
  * answer (`too_large`) to the same id, anything else is dropped and logged. Nothing is written
- * once the output is no longer writable.
+ * once the output is no longer writable. The writes of one turn leave together ({@link TurnWriter}).
+ *
+ * An answer relayed unchanged (the era shapes nothing, the proxy added nothing) goes out as the
+ * child's own bytes with only its trailing `"id"` member rewritten, when the line ends with it (as
+ * the MCP SDK writes answers); otherwise it is serialized again.
  */
 export class UpstreamWriter {
   readonly #options: UpstreamWriterOptions;
+  readonly #out: TurnWriter;
 
   public constructor(options: UpstreamWriterOptions) {
     this.#options = options;
+    this.#out = new TurnWriter(options.output);
   }
 
-  public write(outgoing: JsonRpcMessage): void {
-    const { output, limit, logger, shapeResult } = this.#options;
-    if (!output.writable) return;
+  /** Writes `outgoing`; `relayed` is the child's line it came from when nothing in it was changed. */
+  public write(outgoing: JsonRpcMessage, relayed?: RelayedLine): void {
+    const { limit, logger, shapeResult } = this.#options;
+    if (!this.#out.writable) return;
     const result = (outgoing as { result?: unknown }).result;
-    const message =
-      !('method' in outgoing) && typeof result === 'object' && result !== null && !Array.isArray(result)
-        ? ({ ...outgoing, result: shapeResult(result as Record<string, unknown>) } as JsonRpcMessage)
-        : outgoing;
+    let message = outgoing;
+    if (!('method' in outgoing) && typeof result === 'object' && result !== null && !Array.isArray(result)) {
+      const shaped = shapeResult(result as Record<string, unknown>);
+      if (shaped !== result) message = { ...outgoing, result: shaped } as JsonRpcMessage;
+      else if (relayed !== undefined && 'id' in outgoing && outgoing.id !== null) {
+        const line = withTrailingId(relayed.line, relayed.id, outgoing.id);
+        if (line !== undefined && line.length <= limit) {
+          this.#out.write(line);
+          return;
+        }
+      }
+    }
     const line = serializeJsonRpcLine(message);
     const bytes = line.length * 3 <= limit ? line.length : Buffer.byteLength(line);
     if (bytes <= limit) {
-      output.write(line);
+      this.#out.write(line);
       return;
     }
     if ('method' in message || !('id' in message) || message.id === null) {
@@ -43,7 +65,7 @@ export class UpstreamWriter {
       return;
     }
     logger.warn('replaced an answer over the client size limit by an error', { bytes, limit });
-    output.write(
+    this.#out.write(
       serializeJsonRpcLine({
         jsonrpc: '2.0',
         id: message.id,
@@ -51,4 +73,23 @@ export class UpstreamWriter {
       }),
     );
   }
+
+  /** Sends what is held for this turn now (before the process exits). */
+  public flush(): void {
+    this.#out.flush();
+  }
+}
+
+/**
+ * `line` (a JSON object) with its last member `"id":<from>` replaced by `"id":<to>`, and a newline;
+ * `undefined` when the line does not end with exactly that member. A `"id"` right before the final
+ * `}` and after a `,` is a top-level member: the quotes cannot be inside a string there.
+ */
+function withTrailingId(line: Buffer, from: JsonRpcId, to: JsonRpcId): Buffer | undefined {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === 0x20 || line[end - 1] === 0x0d || line[end - 1] === 0x09)) end -= 1;
+  const member = `,"id":${JSON.stringify(from)}}`;
+  const start = end - member.length;
+  if (start < 1 || line.toString('latin1', start, end) !== member) return undefined;
+  return Buffer.concat([line.subarray(0, start), Buffer.from(`,"id":${JSON.stringify(to)}}\n`)]);
 }

@@ -112,7 +112,11 @@ export interface EraConnection {
   readonly readyOn: string | undefined;
   /** A later request: native validates every envelope again; legacy refuses a second `initialize` or a modern envelope. */
   check(request: AdmissionRequest): ConnectionCheck;
-  /** A result of this connection's request as the era sends it (native: `resultType` and serverInfo in `_meta`; legacy: as is). */
+  /**
+   * A result of this connection's request as the era sends it (native: `resultType` and serverInfo
+   * in `_meta`; legacy: as is). An era that adds nothing returns `result` itself: a relay may then
+   * pass the bytes it received on unchanged. Never mutates `result`.
+   */
   shapeResult(result: Readonly<Record<string, unknown>>, server: ServerDescription): Record<string, unknown>;
   /**
    * The params of a request sent on this connection's behalf to a server behind it (native: the

@@ -25,10 +25,10 @@ describe(JsonRpcLineFramer, () => {
     const failure = { jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'nope' } };
     const frames = framer.push(line(request) + line(notification) + line(result) + line(failure));
     expect(frames).toEqual([
-      { kind: 'message', message: request },
-      { kind: 'message', message: notification },
-      { kind: 'message', message: result },
-      { kind: 'message', message: failure },
+      { kind: 'message', message: request, line: expect.any(Buffer) },
+      { kind: 'message', message: notification, line: expect.any(Buffer) },
+      { kind: 'message', message: result, line: expect.any(Buffer) },
+      { kind: 'message', message: failure, line: expect.any(Buffer) },
     ]);
   });
 
@@ -40,7 +40,7 @@ describe(JsonRpcLineFramer, () => {
       response: { jsonrpc: '2.0', id: null, error: { code: jsonRpcParseErrorCode } },
     });
     expect(errorOf(bad).response.error.message).toMatch(/^Parse error/);
-    expect(good).toEqual({ kind: 'message', message: request });
+    expect(good).toEqual({ kind: 'message', message: request, line: expect.any(Buffer) });
   });
 
   it('answers invalid UTF-8 with a parse error', () => {
@@ -94,8 +94,11 @@ describe(JsonRpcLineFramer, () => {
     };
     const bytes = Buffer.from(line(message), 'utf8');
     const frames = [...bytes].flatMap((byte) => framer.push(Buffer.from([byte])));
-    expect(frames).toEqual([{ kind: 'message', message }]);
+    expect(frames).toEqual([{ kind: 'message', message, line: expect.any(Buffer) }]);
     expect(framer.pendingBytes).toBe(0);
+    // The bytes as they came, reassembled, without the newline: a relay can pass them on unchanged.
+    const frame = frames[0];
+    expect(frame?.kind === 'message' && frame.line.equals(bytes.subarray(0, bytes.length - 1))).toBe(true);
   });
 
   it('holds an unfinished line until its newline arrives', () => {
@@ -103,20 +106,22 @@ describe(JsonRpcLineFramer, () => {
     const text = line(request);
     expect(framer.push(text.slice(0, 10))).toEqual([]);
     expect(framer.pendingBytes).toBe(10);
-    expect(framer.push(text.slice(10))).toEqual([{ kind: 'message', message: request }]);
+    expect(framer.push(text.slice(10))).toEqual([{ kind: 'message', message: request, line: expect.any(Buffer) }]);
   });
 
   it('accepts CRLF line endings', () => {
     const framer = new JsonRpcLineFramer();
     const frames = framer.push(`${JSON.stringify(request)}\r\n${JSON.stringify({ ...request, id: 2 })}\r`);
-    expect(frames).toEqual([{ kind: 'message', message: request }]);
-    expect(framer.push('\n')).toEqual([{ kind: 'message', message: { ...request, id: 2 } }]);
+    expect(frames).toEqual([{ kind: 'message', message: request, line: expect.any(Buffer) }]);
+    expect(framer.push('\n')).toEqual([{ kind: 'message', message: { ...request, id: 2 }, line: expect.any(Buffer) }]);
   });
 
   it('ignores empty and whitespace-only lines', () => {
     const framer = new JsonRpcLineFramer();
     expect(framer.push('\n\r\n   \n\t\r\n')).toEqual([]);
-    expect(framer.push(`  ${JSON.stringify(request)}  \n`)).toEqual([{ kind: 'message', message: request }]);
+    expect(framer.push(`  ${JSON.stringify(request)}  \n`)).toEqual([
+      { kind: 'message', message: request, line: expect.any(Buffer) },
+    ]);
   });
 
   it('reports an oversized line once, skips it without buffering it, and parses the next line', () => {
@@ -136,7 +141,11 @@ describe(JsonRpcLineFramer, () => {
     expect(errorOf(frame).response.error.message).toContain('64');
     // the nested "id" of params must not be taken
     expect(errorOf(frame).response.id).toBeNull();
-    expect(frames[1]).toEqual({ kind: 'message', message: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+    expect(frames[1]).toEqual({
+      kind: 'message',
+      message: { jsonrpc: '2.0', id: 1, method: 'ping' },
+      line: expect.any(Buffer),
+    });
   });
 
   it('finds the id of an oversized response at the end of the line (the MCP SDK writes it last)', () => {
@@ -158,7 +167,7 @@ describe(JsonRpcLineFramer, () => {
     // a nested object's id at the end is not the message's
     const nested = line({ jsonrpc: '2.0', method: 'x', params: { s: 'q'.repeat(2000), id: 3 } });
     expect(errorOf(framer.push(nested)[0]).response.id).toBeNull();
-    expect(framer.push(line(request))).toEqual([{ kind: 'message', message: request }]);
+    expect(framer.push(line(request))).toEqual([{ kind: 'message', message: request, line: expect.any(Buffer) }]);
   });
 
   it('answers an oversized request with its top-level id when the start of the line holds it', () => {
@@ -171,7 +180,7 @@ describe(JsonRpcLineFramer, () => {
     });
     const frames = framer.push(big + line(request));
     expect(errorOf(frames[0]).response.id).toBe('call-7');
-    expect(frames[1]).toEqual({ kind: 'message', message: request });
+    expect(frames[1]).toEqual({ kind: 'message', message: request, line: expect.any(Buffer) });
 
     const numeric = framer.push(
       line({ jsonrpc: '2.0', params: { id: 'inner', s: 'z'.repeat(300) }, id: 12, method: 'x' }),
@@ -188,7 +197,7 @@ describe(JsonRpcLineFramer, () => {
   it('accepts a line of exactly the cap', () => {
     const text = JSON.stringify(request);
     const framer = new JsonRpcLineFramer({ maxLineBytes: Buffer.byteLength(text) });
-    expect(framer.push(`${text}\n`)).toEqual([{ kind: 'message', message: request }]);
+    expect(framer.push(`${text}\n`)).toEqual([{ kind: 'message', message: request, line: expect.any(Buffer) }]);
     expect(errorOf(framer.push(`${text} \n`)[0]).reason).toBe('line-too-long');
   });
 
@@ -228,6 +237,6 @@ describe(serializeJsonRpcLine, () => {
     const text = serializeJsonRpcLine(message);
     expect(text.endsWith('\n')).toBe(true);
     expect(text.slice(0, -1)).not.toMatch(/[\r\n]/);
-    expect(new JsonRpcLineFramer().push(text)).toEqual([{ kind: 'message', message }]);
+    expect(new JsonRpcLineFramer().push(text)).toEqual([{ kind: 'message', message, line: expect.any(Buffer) }]);
   });
 });

@@ -60,7 +60,12 @@ export type JsonRpcFramingFailure = 'parse-error' | 'invalid-request' | 'batch' 
 
 /** What one complete (or, for an oversized line, abandoned) line turned into. */
 export type JsonRpcFrame =
-  | { readonly kind: 'message'; readonly message: JsonRpcMessage }
+  | {
+      readonly kind: 'message';
+      readonly message: JsonRpcMessage;
+      /** The line's bytes as received, without its `\n`: a relay that changes nothing may pass them on. */
+      readonly line: Buffer;
+    }
   | { readonly kind: 'error'; readonly reason: JsonRpcFramingFailure; readonly response: JsonRpcErrorResponse };
 
 /** Result of {@link validateJsonRpcMessage}. */
@@ -206,7 +211,7 @@ export class JsonRpcLineFramer {
       return errorFrame('parse-error', null, jsonRpcParseErrorCode, 'Parse error: the line is not valid JSON');
     }
     const validation = validateJsonRpcMessage(value);
-    if (validation.valid) return { kind: 'message', message: validation.message };
+    if (validation.valid) return { kind: 'message', message: validation.message, line };
     return errorFrame(
       validation.reason,
       validation.id,
