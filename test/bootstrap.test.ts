@@ -81,7 +81,7 @@ describe('npm start', () => {
       encoding: 'utf8',
     });
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench>');
+    expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench|demo>');
   });
 });
 
