@@ -85,6 +85,8 @@ export function packRelease(outDir, { build = true } = {}) {
   const result = npm([
     'pack',
     '--json',
+    // No lifecycle banners; a failing prepack still prints its own message.
+    '--silent',
     '--pack-destination',
     outDir,
     ...packages.flatMap((pkg) => ['--workspace', pkg.dir]),

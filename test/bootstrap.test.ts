@@ -12,6 +12,7 @@ import {
   missingHint,
   missingPrerequisites,
   nodeTooOld,
+  prerequisitesFor,
   pythonCandidates,
   stalePackages,
   systemPrerequisites,
@@ -153,6 +154,16 @@ describe('bootstrap: system prerequisites', () => {
       pip: 'matplotlib',
     });
     expect(missingPrerequisites().map((prerequisite) => prerequisite.name)).toEqual([]);
+  });
+
+  it('asks of `demo` only what its session runs (a Python kernel and matplotlib), of `test` and `bench` everything', () => {
+    expect(prerequisitesFor('demo').map((prerequisite) => prerequisite.name)).toEqual(['ipykernel', 'matplotlib']);
+    expect(prerequisitesFor('test')).toEqual(systemPrerequisites);
+    expect(prerequisitesFor('bench')).toEqual(systemPrerequisites);
+    const none = () => false;
+    expect(missingPrerequisites(none, none, prerequisitesFor('demo')).map((prerequisite) => prerequisite.name)).toEqual(
+      ['ipykernel', 'matplotlib'],
+    );
   });
 
   it('includes the Jupyter Server the hosted-notebook tests need, probed by importing jupyter_server', () => {

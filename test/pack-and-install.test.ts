@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,6 +91,14 @@ describe('the packed packages install like any npm package', () => {
       dependencies: Record<string, string>;
     };
     expect(Object.keys(manifest.dependencies)).toContain('nteract-mcp');
+    // What the README says of npm 11's install-scripts warning: only zeromq's script is in the
+    // user's tree (it checks its prebuilt addon; the session below runs without it having run on
+    // npm 11); esbuild, a build tool of the repository, never reaches an installing user.
+    expect(existsSync(join(project, 'node_modules', 'esbuild'))).toBe(false);
+    const printed = `${installed.stdout}\n${installed.stderr}`;
+    expect(printed).not.toContain('esbuild');
+    if (printed.includes('install-scripts')) expect(printed).toMatch(/install-scripts\s+zeromq@/);
+    expect(existsSync(join(project, 'node_modules', 'zeromq', 'package.json'))).toBe(true);
     const bins = join(project, 'node_modules', 'nteract-mcp', 'dist');
 
     // The session: `npx nteract-mcp` from that directory, a fresh HOME, nothing pre-started.
