@@ -147,7 +147,10 @@ describe('bootstrap: system prerequisites', () => {
     ]);
   });
 
-  it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', () => {
+  // It probes real interpreters (each import bounded to 20 s by the bootstrap): not the 5 s default under load.
+  it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', {
+    timeout: 120_000,
+  }, () => {
     expect(systemPrerequisites.find((prerequisite) => prerequisite.name === 'matplotlib')).toMatchObject({
       module: 'matplotlib.pyplot',
       debian: 'python3-matplotlib',
