@@ -219,8 +219,10 @@ async function demo(user, connections) {
   const child = agent.childPid();
   check(child !== undefined, 'no runt-mcp child under the proxy');
   process.kill(child, 'SIGKILL');
+  const killedAt = Date.now();
   out(`    killed runt-mcp pid ${child} (a child of the proxy, pid ${agent.transport.pid})`);
   const after = await agent.call('create_cell', { source: 'x + 1', and_run: true });
+  const answeredIn = Date.now() - killedAt;
   check(!after.isError, `x + 1 after the child crash failed: ${after.text}`);
   const banner = after.texts.find((text) => text.startsWith('[nteract]'));
   check(banner?.includes('MCP server restarted'), `no restart banner: ${quote(after.text, 400)}`);
@@ -228,14 +230,18 @@ async function demo(user, connections) {
   check(/\b42\b/.test(outputText(after)), `x + 1 is not 42: ${quote(after.text, 400)}`);
   const newChild = agent.childPid();
   out(`    banner: ${quote(banner)}`);
-  out(`    x + 1 = ${outputText(after).trim()} (the same kernel; new child pid ${newChild})`);
+  out(
+    `    x + 1 = ${outputText(after).trim()} (the same kernel; new child pid ${newChild}; answered ${answeredIn} ms after the kill)`,
+  );
 
   title('restart the daemon: `runtimed stop`, then the next call');
   const stopped = await runtimed(['stop'], user.env);
   check(stopped.code === 0, `runtimed stop failed (${stopped.code}): ${stopped.stderr}`);
   await waitFor(`the daemon ${firstDaemon} to exit`, () => processInfo(firstDaemon) === undefined, 30_000);
-  out(`    runtimed stop: ${quote(stopped.stdout || stopped.stderr || 'stopped')} (pid ${firstDaemon} gone)`);
+  out(`    runtimed stop said "${quote(stopped.stdout || stopped.stderr)}"; the process is gone`);
+  const stoppedAt = Date.now();
   const cells = await agent.call('get_all_cells', { format: 'json' });
+  const rejoinedIn = Date.now() - stoppedAt;
   check(!cells.isError, `get_all_cells after the daemon restart failed: ${cells.text}`);
   const sources = (cells.json?.cells ?? []).map((cell) => cell.source);
   check(
@@ -250,7 +256,7 @@ async function demo(user, connections) {
   );
   check(typeof secondDaemon === 'number' && secondDaemon !== firstDaemon, `no new daemon: ${quote(status.text, 400)}`);
   out(
-    `    rejoined: notebook ${status.json.active.notebook_id} (origin ${status.json.active.origin}), new daemon pid ${secondDaemon}, ${sources.length} cells kept`,
+    `    rejoined: notebook ${status.json.active.notebook_id} (origin ${status.json.active.origin}), new daemon pid ${secondDaemon}, ${sources.length} cells kept; the next call answered in ${rejoinedIn} ms`,
   );
   const rerun = await agent.call('create_cell', { source: 'print(x + 1)', and_run: true });
   check(!rerun.isError, `a run on the new daemon failed: ${rerun.text}`);
@@ -293,7 +299,8 @@ async function demo(user, connections) {
     `the reconnected notebook differs: ${JSON.stringify(readSources)} vs ${JSON.stringify(onDisk)}`,
   );
   out(`    connect_notebook(path) in a new session: ${readSources.length} cells`);
-  for (const [index, source] of readSources.entries()) out(`      ${index}: ${quote(source, 90)}`);
+  for (const [index, source] of readSources.entries())
+    out(`      ${index}: ${quote(source.split('\n').join(' ⏎ '), 100)}`);
   out();
   out('PASS: every step behaved as promised');
 }
