@@ -10,6 +10,8 @@
 // naming what is missing and the command that installs it. `start` does not check: a session works
 // without a kernel (the daemon reports the runtime unavailable, with the same install command).
 //   node scripts/bootstrap.mjs bench          install/build when needed, then run the benchmarks
+//   node scripts/bootstrap.mjs demo           install/build when needed, then run the scripted agent session
+//                                             (scripts/demo.mjs; needs only ipykernel and matplotlib)
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
@@ -174,15 +176,23 @@ export function kernelspecRuns(name, env = process.env) {
   return false;
 }
 
+/** The prerequisites a command needs: `demo` runs Python and plots; `test` and `bench` need them all. */
+export function prerequisitesFor(command) {
+  if (command === 'demo')
+    return systemPrerequisites.filter((prerequisite) => ['ipykernel', 'matplotlib'].includes(prerequisite.name));
+  return systemPrerequisites;
+}
+
 /**
  * The prerequisites that are not there. `imports` probes a Python module, `runs` a kernelspec
- * (both replaced in tests).
+ * (both replaced in tests); `needed` is the list looked at (default all).
  */
 export function missingPrerequisites(
   imports = (module) => someInterpreterImports(module, process.env),
   runs = (kernelspec) => kernelspecRuns(kernelspec, process.env),
+  needed = systemPrerequisites,
 ) {
-  return systemPrerequisites.filter((prerequisite) =>
+  return needed.filter((prerequisite) =>
     prerequisite.kernelspec === undefined ? !imports(prerequisite.module) : !runs(prerequisite.kernelspec),
   );
 }
@@ -227,8 +237,8 @@ function describeHost() {
  * Makes the system prerequisites present when it can (apt-get as root or through `sudo -n`).
  * Returns `undefined` when all are there, else the one-line hint of what is still missing.
  */
-function ensureSystemPrerequisites() {
-  const missing = missingPrerequisites();
+function ensureSystemPrerequisites(needed) {
+  const missing = missingPrerequisites(undefined, undefined, needed);
   if (missing.length === 0) return undefined;
   const host = describeHost();
   const plan = installPlan(missing, host);
@@ -240,7 +250,7 @@ function ensureSystemPrerequisites() {
       run(command, [...prefixArgs, 'install', '-y', '-qq', '--no-install-recommends', ...plan.packages], { env });
     }
   }
-  const still = plan ? missingPrerequisites() : missing;
+  const still = plan ? missingPrerequisites(undefined, undefined, needed) : missing;
   return still.length === 0 ? undefined : missingHint(still, host);
 }
 
@@ -292,14 +302,14 @@ function main(argv) {
     if (command === 'test') console.log('0 passed, 1 failed');
     return 1;
   }
-  if (!['start', 'test', 'bench'].includes(command)) {
-    say('usage: node scripts/bootstrap.mjs <start|test|bench> [args…]');
+  if (!['start', 'test', 'bench', 'demo'].includes(command)) {
+    say('usage: node scripts/bootstrap.mjs <start|test|bench|demo> [args…]');
     return 2;
   }
   // `start` does not probe: a session works without a kernel, and the daemon reports the runtime
   // unavailable with the same install hint.
   if (command !== 'start') {
-    const hint = ensureSystemPrerequisites();
+    const hint = ensureSystemPrerequisites(prerequisitesFor(command));
     if (hint) {
       say(`cannot ${command}: ${hint}`);
       if (command === 'test') console.log('0 passed, 1 failed');
@@ -320,6 +330,9 @@ function main(argv) {
   }
   if (command === 'bench') {
     return run(process.execPath, [join(root, 'bench', 'run-benchmarks.mjs'), ...args], { stdio: inherit });
+  }
+  if (command === 'demo') {
+    return run(process.execPath, [join(root, 'scripts', 'demo.mjs'), ...args], { stdio: inherit });
   }
   for (const [label, step, stepArgs] of [
     ['lint (biome)', bin('biome'), ['check', '.']],

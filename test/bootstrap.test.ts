@@ -12,6 +12,7 @@ import {
   missingHint,
   missingPrerequisites,
   nodeTooOld,
+  prerequisitesFor,
   pythonCandidates,
   stalePackages,
   systemPrerequisites,
@@ -81,7 +82,7 @@ describe('npm start', () => {
       encoding: 'utf8',
     });
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench>');
+    expect(result.stderr).toContain('usage: node scripts/bootstrap.mjs <start|test|bench|demo>');
   });
 });
 
@@ -146,13 +147,26 @@ describe('bootstrap: system prerequisites', () => {
     ]);
   });
 
-  it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', () => {
+  // It probes real interpreters (each import bounded to 20 s by the bootstrap): not the 5 s default under load.
+  it('requires matplotlib (Debian python3-matplotlib) for the rich-output tests, and finds it here', {
+    timeout: 120_000,
+  }, () => {
     expect(systemPrerequisites.find((prerequisite) => prerequisite.name === 'matplotlib')).toMatchObject({
       module: 'matplotlib.pyplot',
       debian: 'python3-matplotlib',
       pip: 'matplotlib',
     });
     expect(missingPrerequisites().map((prerequisite) => prerequisite.name)).toEqual([]);
+  });
+
+  it('asks of `demo` only what its session runs (a Python kernel and matplotlib), of `test` and `bench` everything', () => {
+    expect(prerequisitesFor('demo').map((prerequisite) => prerequisite.name)).toEqual(['ipykernel', 'matplotlib']);
+    expect(prerequisitesFor('test')).toEqual(systemPrerequisites);
+    expect(prerequisitesFor('bench')).toEqual(systemPrerequisites);
+    const none = () => false;
+    expect(missingPrerequisites(none, none, prerequisitesFor('demo')).map((prerequisite) => prerequisite.name)).toEqual(
+      ['ipykernel', 'matplotlib'],
+    );
   });
 
   it('includes the Jupyter Server the hosted-notebook tests need, probed by importing jupyter_server', () => {
