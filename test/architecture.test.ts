@@ -42,6 +42,14 @@ const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/plugin-transport-legacy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-custom-rejoin-strategy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  // Embedding composes its own server: core, the plugins it chose, and the daemon bin it auto-starts.
+  '@nteract-mcp/example-embedding': [
+    '@nteract-mcp/core',
+    '@nteract-mcp/foundation',
+    '@nteract-mcp/plugin-local-daemon',
+    '@nteract-mcp/plugin-transport-legacy',
+    '@nteract-mcp/daemon',
+  ],
 };
 
 /**

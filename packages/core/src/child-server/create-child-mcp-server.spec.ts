@@ -139,6 +139,25 @@ describe('createChildMcpServer', () => {
     expect(resultText(index)).toMatch(/^Invalid arguments for create_cell: index: /);
   });
 
+  it('logs one debug line per tool call with its tool, id, duration and outcome, never its arguments or result', async () => {
+    harness = await startChildServerTestHarness();
+    await harness.callJson('create_notebook');
+    await harness.call('create_cell', { source: 'api_key = "do-not-log-me"' });
+    await harness.call('get_cell', { cell_id: 'no-such-cell' });
+    await harness.call('no_such_tool', { password: 'hunter2' }).catch(() => undefined);
+    const calls = harness.logger.find('tools/call', 'debug').map((record) => record.fields);
+    expect(calls).toEqual([
+      { tool: 'create_notebook', id: expect.any(Number), ms: expect.any(Number), outcome: 'ok' },
+      { tool: 'create_cell', id: expect.any(Number), ms: expect.any(Number), outcome: 'ok' },
+      { tool: 'get_cell', id: expect.any(Number), ms: expect.any(Number), outcome: 'isError' },
+      { tool: 'no_such_tool', id: expect.any(Number), ms: expect.any(Number), outcome: 'error', code: -32602 },
+    ]);
+    expect(new Set(calls.map((fields) => fields?.id)).size).toBe(4);
+    const log = harness.logger.dump();
+    expect(log).not.toContain('do-not-log-me');
+    expect(log).not.toContain('hunter2');
+  });
+
   it('labels its peer with the client title and an agent:<slug>:<session> suffix', async () => {
     harness = await startChildServerTestHarness();
     const label = `Claude Code agent:claude-code:${testAgentSession}`;

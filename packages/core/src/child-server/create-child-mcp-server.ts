@@ -1,14 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
   InitializedNotificationSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Container } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
@@ -168,7 +174,10 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const callTool = async (
+    request: CallToolRequest,
+    extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
+  ): Promise<CallToolResult> => {
     const meta = request.params._meta;
     // A tool that needs a client capability the client did not declare (for this request, in the
     // native era) is refused before it runs.
@@ -223,6 +232,21 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     }
     cancellations.release(extra.requestId);
     return withSessionReport(result, recovery.report());
+  };
+  // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const started = deps.clock.now();
+    const call = { tool: request.params.name, id: extra.requestId };
+    try {
+      const result = await callTool(request, extra);
+      const outcome = result.isError === true ? 'isError' : 'ok';
+      logger.debug('tools/call', { ...call, ms: deps.clock.now() - started, outcome });
+      return result;
+    } catch (error) {
+      const code = error instanceof McpError ? error.code : ErrorCode.InternalError;
+      logger.debug('tools/call', { ...call, ms: deps.clock.now() - started, outcome: 'error', code });
+      throw error;
+    }
   });
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));

@@ -10,6 +10,7 @@ import { type DaemonLayout, resolveDaemonLayout } from '../resolve-daemon-layout
 import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
 import { defaultSingletonTimings, inspectLockHolders, type LockHolderReport } from '../server/daemon-singleton.js';
 import { RuntimedServer } from '../server/runtimed-server.js';
+import { formatRuntimedStatus } from './format-runtimed-status.js';
 import { parseRuntimedOptions, type RuntimedOptions, runtimedUsage } from './runtimed-options.js';
 
 export interface RuntimedIo {
@@ -181,17 +182,7 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
       const { type: _type, ...info } = greeting;
       io.stdout.write(`${JSON.stringify({ running: true, ...info, socket: socketPath, rooms }, null, 2)}\n`);
     } else {
-      io.stdout.write(
-        `runtimed ${String(greeting.version)} running (pid ${String(greeting.pid)}, started ${String(greeting.started_at)})\n` +
-          `socket: ${socketPath}\nrooms: ${rooms.length}\n` +
-          rooms
-            .map(
-              (room) =>
-                `  ${room.notebook_id}  peers=${room.active_peers}  kernel=${room.kernel_status ?? 'none'}${room.ephemeral ? '  ephemeral' : ''}  ${room.notebook_path ?? '(untitled)'}`,
-            )
-            .map((line) => `${line}\n`)
-            .join(''),
-      );
+      io.stdout.write(formatRuntimedStatus(greeting, socketPath, rooms));
     }
     return 0;
   } finally {

@@ -168,6 +168,8 @@ export class NotebookRoom {
    * the room was opened), until the next execution starts a new one and says so.
    */
   #kernelGone: string | undefined;
+  /** The room's last write of its document: when, and where. */
+  #lastSaved: { readonly at: number; readonly path: string } | undefined;
 
   /** Discarded when its room closes: created ephemeral and not saved to a file since. */
   public get ephemeral(): boolean {
@@ -241,6 +243,13 @@ export class NotebookRoom {
       ephemeral: this.ephemeral,
       notebook_path: this.#path ?? null,
       ...(this.#conflict ? { file_conflict: this.#conflict.message } : {}),
+      peer_labels: [...this.#peers.values()].map((peer) => peer.label),
+      runtime: this.#runtime,
+      kernel_name: this.kernelName,
+      ...(this.#kernel ? { kernel_pid: this.#kernel.pid } : {}),
+      last_saved: this.#lastSaved
+        ? { at: new Date(this.#lastSaved.at).toISOString(), path: this.#lastSaved.path }
+        : null,
     };
   }
 
@@ -276,6 +285,7 @@ export class NotebookRoom {
       peer.id,
     );
     this.#init.notify({ kind: 'peer_joined', peer, activePeers: this.#peers.size });
+    this.#init.logger.info('peer joined', { peer: peer.label, peers: this.#peers.size });
     void this.ensureKernel().catch((error: unknown) => this.#init.logger.warn('kernel start failed', { error }));
   }
 
@@ -289,10 +299,20 @@ export class NotebookRoom {
     this.#peers.delete(peerId);
     this.broadcast({ event: 'peer_left', peer_id: peer.id, peer_label: peer.label, active_peers: this.#peers.size });
     this.#init.notify({ kind: 'peer_left', peer, activePeers: this.#peers.size, departure });
-    if (this.#peers.size > 0 || this.#closed) return;
+    const what = departure === 'left' ? 'peer left' : 'peer vanished (its connection ended without leave)';
+    if (this.#peers.size > 0 || this.#closed) {
+      this.#init.logger.info(what, { peer: peer.label, peers: this.#peers.size });
+      return;
+    }
     this.#peerlessSince = this.#init.clock.now();
     const { keepAliveMs, vanishedPeerKeepAliveMs } = this.#init.settings;
-    this.scheduleTeardown(departure === 'left' ? keepAliveMs : vanishedPeerKeepAliveMs);
+    const keepAlive = departure === 'left' ? keepAliveMs : vanishedPeerKeepAliveMs;
+    this.#init.logger.info(what, {
+      peer: peer.label,
+      peers: 0,
+      ...(this.hasKernel ? { kernelKeptMs: keepAlive } : {}),
+    });
+    this.scheduleTeardown(keepAlive);
   }
 
   /**
@@ -421,6 +441,7 @@ export class NotebookRoom {
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
         await kernel.interrupt();
+        this.#init.logger.info('kernel interrupted', { pid: kernel.pid });
         return { interrupted: true } satisfies WireNotebookAnswer<'interrupt'>;
       }
       case 'restart_kernel': {
@@ -428,6 +449,7 @@ export class NotebookRoom {
         if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
         await kernel.restart();
         this.#kernelGone = undefined;
+        this.#init.logger.info('kernel restarted', { pid: kernel.pid, kernelspec: this.kernelName });
         return { restarted: true, runtime: this.#runtime } satisfies WireNotebookAnswer<'restart_kernel'>;
       }
       case 'save':
@@ -460,9 +482,15 @@ export class NotebookRoom {
   public async close(reason: string, cause: RoomCloseCause): Promise<void> {
     this.#closed = true;
     this.#teardownTimer?.cancel();
+    this.#init.logger.info('room closed', {
+      notebookId: this.notebookId,
+      path: this.#path,
+      why: reason,
+      peers: this.#peers.size,
+    });
     for (const peer of this.#peers.values()) peer.disconnect(reason, cause);
     this.#peers.clear();
-    await this.stopKernel();
+    await this.stopKernel('the room closed');
     let saved = true;
     await this.flush().catch((error: unknown) => {
       saved = false;
@@ -798,6 +826,7 @@ export class NotebookRoom {
     }
     if (record.status !== 'running' || !this.#kernel) return { execution_id: executionId, cancelled: 'none' };
     await this.#kernel.interrupt();
+    this.#init.logger.info('kernel interrupted to cancel an execution', { pid: this.#kernel?.pid, executionId });
     return { execution_id: executionId, cancelled: 'interrupted' };
   }
 
@@ -1017,10 +1046,13 @@ export class NotebookRoom {
     if (state === undefined) {
       this.#init.logger.error('autosave failed; will retry on the next change', {
         notebookId: this.notebookId,
+        path: target,
         error: failure,
       });
       throw failure;
     }
+    this.#lastSaved = { at: this.#init.clock.now(), path: target };
+    this.#init.logger.debug('saved', { path: target, bytes: state.size });
     this.rotateJournal(state, mark);
   }
 
@@ -1038,10 +1070,13 @@ export class NotebookRoom {
 
   private async launchKernel(): Promise<RoomKernel | undefined> {
     this.setRuntime({ state: 'starting', kernel_status: 'starting' });
+    const request = this.#document.kernelRequest();
+    this.#init.logger.info('kernel starting', { kernelspec: request.name, cwd: this.#workingDir });
     let launch: Awaited<ReturnType<KernelLauncher['launch']>>;
     try {
-      launch = await this.#init.launcher.launch(this.#workingDir, this.#document.kernelRequest());
+      launch = await this.#init.launcher.launch(this.#workingDir, request);
     } catch (error) {
+      this.#init.logger.warn('kernel failed to start', { kernelspec: request.name, error: (error as Error).message });
       this.setRuntime({
         state: 'stopped',
         kernel_status: null,
@@ -1050,6 +1085,7 @@ export class NotebookRoom {
       return undefined;
     }
     if (launch.kind === 'unavailable') {
+      this.#init.logger.info('no kernel can run this notebook', { kernelspec: request.name, reason: launch.reason });
       this.setRuntime({ state: 'unavailable', kernel_status: null, reason: launch.reason });
       return undefined;
     }
@@ -1059,12 +1095,14 @@ export class NotebookRoom {
       return undefined;
     }
     this.#kernel = kernel;
+    this.#init.logger.info('kernel started', { kernelspec: request.name, pid: kernel.pid });
     kernel.onStatus((status) => {
       if (this.#kernel === kernel) this.setRuntime({ state: 'ready', kernel_status: status });
     });
     kernel.onExit((info) => {
       if (this.#kernel !== kernel) return;
       this.#kernel = undefined;
+      this.#init.logger.warn('kernel exited unexpectedly', { pid: kernel.pid, code: info.code, signal: info.signal });
       this.#kernelGone = `The kernel exited unexpectedly (${info.signal ?? `exit code ${info.code}`})`;
       this.setRuntime({
         state: 'stopped',
@@ -1083,19 +1121,21 @@ export class NotebookRoom {
       this.#teardownTimer = undefined;
       // Revalidate: a peer may have joined (and even left again) since this was scheduled.
       if (this.#peers.size > 0 || this.#connectionGeneration !== generation || this.#teardown) return;
-      this.#teardown = this.stopKernel().finally(() => {
+      this.#teardown = this.stopKernel(`no peer for ${keepAliveMs} ms (keep-alive)`).finally(() => {
         this.#teardown = undefined;
       });
       void this.flush().catch(() => undefined);
     });
   }
 
-  private async stopKernel(): Promise<void> {
+  /** Shuts the kernel down; `why` is logged. */
+  private async stopKernel(why: string): Promise<void> {
     const starting = this.#starting;
     if (starting) await starting.catch(() => undefined);
     const kernel = this.#kernel;
     if (!kernel) return;
     this.#kernel = undefined;
+    this.#init.logger.info('kernel shut down', { pid: kernel.pid, why });
     this.#kernelGone = 'The kernel was shut down after no client had this notebook open for a while';
     this.setRuntime({ state: 'stopped', kernel_status: null, reason: 'kernel shut down after the last peer left' });
     await kernel.shutdown().catch((error: unknown) => this.#init.logger.warn('kernel shutdown failed', { error }));

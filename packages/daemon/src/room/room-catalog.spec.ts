@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from '@nteract-mcp/foundation';
@@ -57,6 +57,7 @@ let dir: string;
 let clock: ManualClock;
 let launcher: ScriptedLauncher;
 let catalog: RoomCatalog;
+let logger: RecordingLogger;
 
 function peer(label: string): RoomPeer {
   return { id: `${label}-${Math.random()}`, label, send: () => undefined, disconnect: () => undefined };
@@ -66,7 +67,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'catalog-'));
   clock = new ManualClock(0);
   launcher = new ScriptedLauncher();
-  const logger = new RecordingLogger();
+  logger = new RecordingLogger();
   catalog = new RoomCatalog({
     settings: {
       keepAliveMs: 1000,
@@ -319,5 +320,146 @@ describe('NotebookRoom new-kernel notice', () => {
     room.addPeer(p);
     expect((await runCell(room, p, 'c1')).kernel_notice).toMatch(/^Cells of this notebook ran in an earlier kernel/);
     expect((await runCell(room, p, 'c1')).kernel_notice).toBeUndefined();
+  });
+});
+
+describe('daemon log lines of rooms, peers, kernels and saves', () => {
+  /** `level message` of each line recorded since `from`. */
+  const lines = (from = 0) => logger.records.slice(from).map((record) => `${record.level} ${record.message}`);
+  const fieldsOf = (message: string) => logger.records.find((record) => record.message === message)?.fields;
+
+  it('says when a room opens, who joins and leaves with the count, when its kernel starts, is interrupted, restarted and torn down by keep-alive', async () => {
+    const path = join(dir, 'log.ipynb');
+    const { room, release } = await catalog.open(path);
+    const ada = peer('Claude Code agent:ada:s1');
+    const bob = peer('Cursor agent:bob:s2');
+    room.addPeer(ada);
+    room.addPeer(bob);
+    release();
+    await settle();
+    const pid = (launcher.kernels[0] as ScriptedKernel).pid;
+    await room.handle(ada, { type: 'interrupt' });
+    await room.handle(ada, { type: 'restart_kernel' });
+    room.removePeer(bob.id, 'left');
+    room.removePeer(ada.id, 'vanished');
+    clock.advance(5000);
+    launcher.kernels[0]?.finishShutdown();
+    await settle();
+
+    expect(lines()).toEqual([
+      'info room opened',
+      'info peer joined',
+      'info kernel starting',
+      'info peer joined',
+      'info kernel started',
+      'info kernel interrupted',
+      'info kernel restarted',
+      'info peer left',
+      'info peer vanished (its connection ended without leave)',
+      'info kernel shut down',
+    ]);
+    expect(fieldsOf('room opened')).toMatchObject({
+      notebookId: room.notebookId,
+      via: 'path',
+      path,
+      kernelspec: 'python3',
+    });
+    expect(logger.find('peer joined').map((record) => record.fields)).toEqual([
+      { peer: 'Claude Code agent:ada:s1', peers: 1 },
+      { peer: 'Cursor agent:bob:s2', peers: 2 },
+    ]);
+    expect(fieldsOf('kernel starting')).toEqual({ kernelspec: 'python3', cwd: dir });
+    expect(fieldsOf('kernel started')).toEqual({ kernelspec: 'python3', pid });
+    expect(fieldsOf('peer left')).toEqual({ peer: 'Cursor agent:bob:s2', peers: 1 });
+    expect(fieldsOf('peer vanished (its connection ended without leave)')).toEqual({
+      peer: 'Claude Code agent:ada:s1',
+      peers: 0,
+      kernelKeptMs: 5000,
+    });
+    expect(fieldsOf('kernel shut down')).toEqual({ pid, why: 'no peer for 5000 ms (keep-alive)' });
+    expect(logger.records.every((record) => record.scope === undefined || record.scope.startsWith('room:'))).toBe(true);
+  });
+
+  it('logs a kernel that dies with its exit, and a notebook no kernel can run', async () => {
+    const { room, release } = await catalog.open(join(dir, 'dies.ipynb'));
+    room.addPeer(peer('a'));
+    release();
+    await settle();
+    const kernel = launcher.kernels[0] as ScriptedKernel;
+    kernel.die('SIGKILL');
+    expect(logger.find('kernel exited unexpectedly', 'warn').map((record) => record.fields)).toEqual([
+      { pid: kernel.pid, code: null, signal: 'SIGKILL' },
+    ]);
+
+    launcher.launch = async () => ({ kind: 'unavailable', reason: 'no kernelspec python3 is installed' });
+    const other = await catalog.open(join(dir, 'none.ipynb'));
+    other.room.addPeer(peer('b'));
+    other.release();
+    await settle();
+    expect(logger.find('no kernel can run this notebook', 'info').map((record) => record.fields)).toEqual([
+      { kernelspec: 'python3', reason: 'no kernelspec python3 is installed' },
+    ]);
+  });
+
+  it('logs each save at debug with path and bytes and a failed one at error, never the notebook contents', async () => {
+    const path = join(dir, 'saves.ipynb');
+    const { room, release } = await catalog.open(path);
+    const a = peer('a');
+    room.addPeer(a);
+    release();
+    await room.handle(a, { type: 'insert_cell', source: 'api_key = "do-not-log-me"' });
+    clock.advance(50);
+    await room.flush();
+    const saved = logger.find('saved', 'debug');
+    expect(saved.map((record) => record.fields)).toEqual([{ path, bytes: statSync(path).size }]);
+
+    // The notebook's directory becomes a plain file: the next save cannot be written.
+    rmSync(dir, { recursive: true, force: true });
+    writeFileSync(dir, 'not a directory');
+    await room.handle(a, { type: 'insert_cell', source: 'more = 2' });
+    clock.advance(50);
+    await room.flush().catch(() => undefined);
+    expect(logger.find('autosave failed; will retry on the next change', 'error').length).toBeGreaterThan(0);
+    expect(logger.dump()).not.toContain('do-not-log-me');
+    expect(logger.dump()).not.toContain('more = 2');
+  });
+
+  it('logs a room closed and why, and a reaped ghost room with how long it was idle', async () => {
+    const shut = await catalog.open(join(dir, 'shut.ipynb'));
+    shut.release();
+    await catalog.shutdownRoom(shut.room.notebookId);
+    expect(fieldsOf('room closed')).toMatchObject({ why: 'the notebook was shut down', peers: 0 });
+
+    const ghost = await catalog.open(join(dir, 'ghost.ipynb'));
+    ghost.release();
+    clock.advance(10_000);
+    await catalog.sweep();
+    expect(fieldsOf('reaped ghost room')).toMatchObject({
+      notebookId: ghost.room.notebookId,
+      path: join(dir, 'ghost.ipynb'),
+      idleMs: 10_000,
+      rooms: 0,
+    });
+  });
+
+  it('tells list_rooms the peers by label, the runtime and kernelspec, the kernel pid and the last save', async () => {
+    const path = join(dir, 'info.ipynb');
+    const { room, release } = await catalog.open(path);
+    expect(room.info()).toMatchObject({ peer_labels: [], kernel_name: 'python3', last_saved: null });
+    const a = peer('Claude Code agent:ada:s1');
+    room.addPeer(a);
+    release();
+    await settle();
+    await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
+    clock.advance(50);
+    await room.flush();
+    expect(room.info()).toMatchObject({
+      active_peers: 1,
+      peer_labels: ['Claude Code agent:ada:s1'],
+      runtime: { state: 'ready', kernel_status: 'idle' },
+      kernel_name: 'python3',
+      kernel_pid: (launcher.kernels[0] as ScriptedKernel).pid,
+      last_saved: { at: new Date(clock.now()).toISOString(), path },
+    });
   });
 });

@@ -92,7 +92,7 @@ export class RoomCatalog {
       const text = await loadOrCreate(path);
       const boundId = this.init.registry.idOf(path);
       const notebookId = boundId !== undefined && !this.#rooms.has(boundId) ? boundId : randomUUID();
-      const created = this.add(notebookId, this.prepare(notebookId, path, text), path, false, dirname(path));
+      const created = this.add(notebookId, this.prepare(notebookId, path, text), path, false, dirname(path), 'path');
       if (boundId !== notebookId) await this.init.registry.bind(notebookId, path);
       return created;
     });
@@ -107,7 +107,8 @@ export class RoomCatalog {
       const boundPath = this.init.registry.pathOf(notebookId);
       if (boundPath !== undefined && isFile(boundPath) && !this.#byPath.has(boundPath)) {
         const text = await readFile(boundPath, 'utf8');
-        return this.add(notebookId, this.prepare(notebookId, boundPath, text), boundPath, false, dirname(boundPath));
+        const prepared = this.prepare(notebookId, boundPath, text);
+        return this.add(notebookId, prepared, boundPath, false, dirname(boundPath), 'id');
       }
       const untitledPath = this.init.untitled.pathOf(notebookId);
       const untitled = await readFile(untitledPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -116,7 +117,7 @@ export class RoomCatalog {
       });
       if (untitled !== undefined) {
         const prepared = this.prepare(notebookId, untitledPath, untitled);
-        return this.add(notebookId, prepared, undefined, false, process.env.HOME ?? '/');
+        return this.add(notebookId, prepared, undefined, false, process.env.HOME ?? '/', 'untitled');
       }
       throw new DaemonError(
         'notebookUnavailable',
@@ -155,7 +156,7 @@ export class RoomCatalog {
       await this.init.untitled.write(notebookId, document);
       prepared = this.prepare(notebookId, this.init.untitled.pathOf(notebookId), document.toIpynb());
     }
-    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir));
+    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir, 'created'));
   }
 
   /**
@@ -246,7 +247,12 @@ export class RoomCatalog {
       this.remove(room);
       room.dispose(true);
       removed.push(room.notebookId);
-      this.init.logger.info('reaped ghost room', { notebookId: room.notebookId, path: room.path });
+      this.init.logger.info('reaped ghost room', {
+        notebookId: room.notebookId,
+        path: room.path,
+        idleMs: now - (room.peerlessSince ?? now),
+        rooms: this.#rooms.size,
+      });
     }
     return removed;
   }
@@ -333,6 +339,8 @@ export class RoomCatalog {
     path: string | undefined,
     ephemeral: boolean,
     workingDir: string,
+    /** How it came to be opened, for the log: by its file path, by its UUID, a persisted untitled notebook, or created. */
+    via: 'path' | 'id' | 'untitled' | 'created',
   ): NotebookRoom {
     const room: NotebookRoom = new NotebookRoom({
       notebookId,
@@ -368,6 +376,13 @@ export class RoomCatalog {
     this.#rooms.set(notebookId, room);
     if (path !== undefined) this.#byPath.set(path, notebookId);
     this.init.emit({ event: 'room_opened', notebook_id: notebookId });
+    this.init.logger.info('room opened', {
+      notebookId,
+      via,
+      ...(path === undefined ? { ephemeral } : { path }),
+      kernelspec: room.kernelName,
+      rooms: this.#rooms.size,
+    });
     return room;
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 /** Who the daemon is: `get_daemon_info`'s answer, and the body of the control channel's `hello`. */
 export const wireDaemonInfoSchema = z.object({
@@ -10,7 +11,10 @@ export const wireDaemonInfoSchema = z.object({
 });
 export type WireDaemonInfo = z.infer<typeof wireDaemonInfoSchema>;
 
-/** One entry of `list_rooms`. */
+/**
+ * One entry of `list_rooms`. The fields from `peer_labels` on were added for `runtimed status`; they
+ * are optional, so the answer of a daemon without them still reads.
+ */
 export const wireRoomInfoSchema = z.object({
   notebook_id: z.string().min(1),
   active_peers: z.int().nonnegative(),
@@ -20,5 +24,22 @@ export const wireRoomInfoSchema = z.object({
   notebook_path: z.string().nullable(),
   /** Set while the notebook's file was changed by another program under unsaved edits: what to do. */
   file_conflict: z.string().optional(),
+  /** The labels of the peers in the room, in the order they joined. */
+  peer_labels: z.array(z.string()).optional(),
+  /** The kernel side, as the room's peers see it. */
+  runtime: wireRuntimeStateSchema.optional(),
+  /** The kernelspec the notebook asks for (`metadata.kernelspec.name`, else `python3`). */
+  kernel_name: z.string().optional(),
+  /** The running kernel's process id. */
+  kernel_pid: z.int().positive().optional(),
+  /** The room's last write of its document (the file, the conflict copy or the untitled store); `null` before the first. */
+  last_saved: z
+    .object({
+      /** RFC 3339. */
+      at: z.string().min(1),
+      path: z.string().min(1),
+    })
+    .nullable()
+    .optional(),
 });
 export type WireRoomInfo = z.infer<typeof wireRoomInfoSchema>;

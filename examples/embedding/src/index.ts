@@ -1,0 +1,4 @@
+export { createOutlinePlugin } from './create-outline-plugin.js';
+export { outlineServerPlugins, runOutlineServer } from './create-outline-server.js';
+export type { OutlineHeading } from './outline-tools.js';
+export { OutlineTools } from './outline-tools.js';
