@@ -361,6 +361,8 @@ describe('the client a room starts its kernel for', () => {
     await catalog.shutdownRoom(notebookId);
     const reopened = await catalog.attach(notebookId);
     reopened.release();
+    // A cwd that is not a directory is not one a kernel could start in: ignored.
+    (await catalog.attach(notebookId, { cwd: join(dir, 'missing') })).release();
     expect(launcher.launches).toEqual([]);
 
     const client: KernelClient = { env: { WHO: 'carol' }, cwd: tmpdir() };

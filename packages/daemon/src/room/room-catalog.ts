@@ -83,7 +83,8 @@ export class RoomCatalog {
    * The room for a notebook file; a missing file is created as an empty notebook. `client` is the
    * opening client's context (see {@link NotebookRoom.adoptClient}), here and in attach/create.
    */
-  public async open(rawPath: string, client?: KernelClient): Promise<Admission> {
+  public async open(rawPath: string, offered?: KernelClient): Promise<Admission> {
+    const client = usableClient(offered);
     const path = canonicalNotebookPath(rawPath);
     const room = await this.once(`path:${path}`, async () => {
       const residentId = this.#byPath.get(path);
@@ -103,7 +104,8 @@ export class RoomCatalog {
   }
 
   /** Attach-only: never creates a room for an id the daemon cannot vouch for. */
-  public async attach(notebookId: string, client?: KernelClient): Promise<Admission> {
+  public async attach(notebookId: string, offered?: KernelClient): Promise<Admission> {
+    const client = usableClient(offered);
     const room = await this.once(`id:${notebookId}`, async () => {
       const resident = this.#rooms.get(notebookId);
       if (resident) return resident;
@@ -162,7 +164,8 @@ export class RoomCatalog {
       await this.init.untitled.write(notebookId, document);
       prepared = this.prepare(notebookId, this.init.untitled.pathOf(notebookId), document.toIpynb());
     }
-    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir, options.client));
+    const client = usableClient(options.client);
+    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir, client));
   }
 
   /**
@@ -432,6 +435,13 @@ async function loadOrCreate(path: string): Promise<string> {
     await writeFileAtomic(path, text);
     return text;
   }
+}
+
+/** `client` without a `cwd` that is not an existing directory (a kernel could not start there). */
+function usableClient(client: KernelClient | undefined): KernelClient | undefined {
+  if (client?.cwd === undefined || isDirectory(client.cwd)) return client;
+  const { cwd: _cwd, ...rest } = client;
+  return rest;
 }
 
 function isFile(path: string): boolean {
