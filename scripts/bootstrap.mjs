@@ -113,6 +113,13 @@ export const systemPrerequisites = [
     pip: 'jupyter_server',
     why: 'the Jupyter Server the hosted-notebook tests run against',
   },
+  {
+    name: 'venv',
+    module: 'ensurepip',
+    debian: 'python3-venv',
+    manual: 'python3 -m ensurepip --help  # part of Python; on Debian/Ubuntu: sudo apt-get install -y python3-venv',
+    why: 'python3 -m venv, for the project-virtualenv kernel test',
+  },
 ];
 
 /** The interpreters looked at, in the daemon's own order: `$RUNTIMED_PYTHON`, then PATH names, then fixed paths. */

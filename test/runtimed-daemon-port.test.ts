@@ -235,6 +235,7 @@ describe('RuntimedDaemonPort: notebooks', () => {
         kernelStatus: undefined,
         ephemeral: false,
         notebookPath: path,
+        workingDir: dirname(path),
       },
     ]);
   }, 30_000);

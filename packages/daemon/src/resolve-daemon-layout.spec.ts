@@ -13,6 +13,7 @@ describe(resolveDaemonLayout, () => {
       registryPath: '/home/a/.data/runt/registry.json',
       untitledDir: '/home/a/.data/runt/untitled',
       kernelsDir: '/home/a/.data/runt/kernels',
+      connectionsDir: '/run/user/5/runt/kernels',
     });
   });
 

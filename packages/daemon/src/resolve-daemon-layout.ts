@@ -15,6 +15,8 @@ export interface DaemonLayout {
   readonly untitledDir: string;
   /** One record per running kernel process, so a next daemon can reap a dead one's kernels. */
   readonly kernelsDir: string;
+  /** Kernel connection files (a private 0700 directory each), in the runtime dir beside the socket. */
+  readonly connectionsDir: string;
 }
 
 export interface DaemonLayoutOptions {
@@ -53,5 +55,6 @@ export function resolveDaemonLayout(options: DaemonLayoutOptions = {}): DaemonLa
     registryPath: join(dataDir, 'registry.json'),
     untitledDir: join(dataDir, 'untitled'),
     kernelsDir: join(dataDir, 'kernels'),
+    connectionsDir: join(socketDir, 'kernels'),
   });
 }

@@ -19,6 +19,14 @@ export interface LocalDaemonOptions {
   readonly heartbeatMs?: number;
   /** Time allowed to connect and for the daemon's first answer (and for control answers). Default 5 000 ms. */
   readonly connectTimeoutMs?: number;
+  /**
+   * The environment this client's kernels start from, sent to the daemon when a notebook is opened
+   * (after `kernelEnvironmentOf`: no internal variables, no hosted tokens, none that
+   * `NTERACT_MCP_KERNEL_ENV_DROP` names). Defaults to `process.env`.
+   */
+  readonly kernelEnv?: Readonly<Record<string, string | undefined>>;
+  /** This client's working directory (an untitled notebook's kernel runs there). Defaults to `process.cwd()`. */
+  readonly cwd?: string;
 }
 
 export const LocalDaemonOptions = defineToken<LocalDaemonOptions>('plugin-local-daemon', 'LocalDaemonOptions');

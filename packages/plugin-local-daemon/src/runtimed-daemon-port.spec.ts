@@ -238,7 +238,7 @@ describe(RuntimedDaemonPort, () => {
     expect(handle.isClosed).toBe(false);
   });
 
-  it('sends the handshake of each mode in snake_case', async () => {
+  it("sends the handshake of each mode in snake_case, with this client's cwd and kernel environment", async () => {
     const handshakes: RuntimedFrame[] = [];
     const { socketPath } = await scriptedDaemon({
       onHandshake: (connection) => {
@@ -254,7 +254,17 @@ describe(RuntimedDaemonPort, () => {
             : { document_version: 0, cells: [] }),
         }),
     });
-    const port = portFor(socketPath);
+    const port = portFor(socketPath, {
+      cwd: '/client/project',
+      kernelEnv: {
+        PATH: '/bin',
+        MY_VAR: 'v',
+        JUPYTER_TOKEN: 'tok',
+        NTERACT_MCP_REJOIN_NOTEBOOK: 'x',
+        UNSET: undefined,
+      },
+    });
+    const client = { cwd: '/client/project', env: { PATH: '/bin', MY_VAR: 'v' } };
     const handles: NotebookHandle[] = [
       await port.openNotebook('/abs/a.ipynb', peer),
       await port.attachNotebook('0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90', peer),
@@ -262,8 +272,14 @@ describe(RuntimedDaemonPort, () => {
     ];
     for (const handle of handles) await handle.close();
     expect(handshakes).toEqual([
-      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit' },
-      { channel: 'notebook', mode: 'attach', notebook_id: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90', peer_label: 'unit' },
+      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit', client },
+      {
+        channel: 'notebook',
+        mode: 'attach',
+        notebook_id: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90',
+        peer_label: 'unit',
+        client,
+      },
       {
         channel: 'notebook',
         mode: 'create',
@@ -271,6 +287,7 @@ describe(RuntimedDaemonPort, () => {
         working_dir: '/abs',
         ephemeral: false,
         peer_label: 'unit',
+        client,
       },
     ]);
   });

@@ -13,8 +13,14 @@ import {
   type RoomInfo,
   type Subscription,
 } from '@nteract-mcp/core';
-import { RuntimedConnection, type RuntimedFrame, type RuntimedHandshake } from '@nteract-mcp/runtimed-protocol';
+import {
+  RuntimedConnection,
+  type RuntimedFrame,
+  type RuntimedHandshake,
+  type WireClientContext,
+} from '@nteract-mcp/runtimed-protocol';
 import { inject, injectable } from 'inversify';
+import { clientContextOf } from './client-context-of.js';
 import type { DaemonStarter } from './daemon-starter.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 import { requestWithin } from './request-within.js';
@@ -69,6 +75,8 @@ function formatCommand(command: string, args: readonly string[]): string {
  * - With `autoStart` configured, open/attach/create/listRooms that find no daemon start it once
  *   (concurrent callers share the attempt), wait up to 15 s for it to answer and go on; otherwise
  *   they reject `daemonUnavailable` saying the command could not start it.
+ * - Every open, attach, create and list_kernels carries this client's context (`cwd`, and the
+ *   environment its kernels get; see {@link clientContextOf}), which older daemons ignore.
  * - As a {@link DaemonStarter}, `start` runs the same auto-start (shared with the calls above)
  *   and rejects `daemonUnavailable` without `autoStart`.
  * - Only {@link CoreError}s are thrown.
@@ -86,6 +94,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
   readonly #subscribers = new Set<{ readonly listener: (event: DaemonEvent) => void }>();
   #pump: RuntimedEventPump | undefined;
   #starting: Promise<void> | undefined;
+  #client: WireClientContext | undefined;
 
   public constructor(
     @inject(LocalDaemonOptions) options: LocalDaemonOptions,
@@ -181,7 +190,12 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
       const { connection } = await this.openControl(this.#locator.socketPath());
       try {
         // The daemon probes each Python kernel's interpreter: allow it more than a connect.
-        const answer = await requestWithin(connection, { type: 'list_kernels' }, this.#clock, listKernelsTimeoutMs);
+        const answer = await requestWithin(
+          connection,
+          { type: 'list_kernels', client: this.client },
+          this.#clock,
+          listKernelsTimeoutMs,
+        );
         return answer.kernels.map(toKernelInfo);
       } finally {
         connection.close();
@@ -190,7 +204,13 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
   }
 
   public openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle> {
-    return this.connectNotebook({ channel: 'notebook', mode: 'open', path, peer_label: options.peerLabel });
+    return this.connectNotebook({
+      channel: 'notebook',
+      mode: 'open',
+      path,
+      peer_label: options.peerLabel,
+      client: this.client,
+    });
   }
 
   public attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle> {
@@ -199,6 +219,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
       mode: 'attach',
       notebook_id: notebookId,
       peer_label: options.peerLabel,
+      client: this.client,
     });
   }
 
@@ -211,7 +232,18 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
       working_dir: options.workingDir,
       ephemeral: options.ephemeral,
       peer_label: options.peerLabel,
+      client: this.client,
     });
+  }
+
+  /** This client's context, worked out once (the environment of a process does not change under it). */
+  private get client(): WireClientContext {
+    this.#client ??= clientContextOf(
+      this.#options.kernelEnv ?? process.env,
+      this.#options.cwd ?? process.cwd(),
+      this.#logger,
+    );
+    return this.#client;
   }
 
   private get connectTimeoutMs(): number {

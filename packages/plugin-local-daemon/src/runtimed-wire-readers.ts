@@ -73,6 +73,8 @@ export function toRoomInfo(wire: WireRoomInfo): RoomInfo {
     kernelStatus: wire.kernel_status ?? undefined,
     ephemeral: wire.ephemeral,
     notebookPath: wire.notebook_path ?? undefined,
+    ...(wire.working_dir === undefined ? {} : { workingDir: wire.working_dir }),
+    ...(wire.kernel_interpreter === undefined ? {} : { kernelInterpreter: wire.kernel_interpreter }),
   };
 }
 
@@ -85,6 +87,8 @@ export function toKernelInfo(wire: WireKernelspec): KernelInfo {
     location: wire.resource_dir ?? undefined,
     available: wire.available,
     ...(wire.reason === undefined ? {} : { reason: wire.reason }),
+    ...(wire.interpreter === undefined ? {} : { interpreter: wire.interpreter }),
+    ...(wire.virtualenv === undefined ? {} : { virtualenv: wire.virtualenv }),
   };
 }
 

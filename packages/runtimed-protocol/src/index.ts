@@ -1,3 +1,10 @@
+export type { KernelEnvironment } from './kernel-environment-of.js';
+export {
+  hostedTokenVariables,
+  internalVariablePrefixes,
+  isInternalVariable,
+  kernelEnvironmentOf,
+} from './kernel-environment-of.js';
 export type { RuntimedSocketEnvironment } from './resolve-runtimed-socket-path.js';
 export { resolveRuntimedSocketPath } from './resolve-runtimed-socket-path.js';
 export type { RuntimedConnectionOptions, RuntimedFrame, RuntimedRequestFrame } from './runtimed-connection.js';
@@ -35,6 +42,8 @@ export {
 } from './schemas/runtimed-handshake.js';
 export type { WireCell, WireCellType, WireOutput } from './schemas/wire-cell.js';
 export { wireCellSchema, wireCellTypeSchema, wireMetadataSchema, wireOutputSchema } from './schemas/wire-cell.js';
+export type { WireClientContext } from './schemas/wire-client-context.js';
+export { wireClientContextSchema } from './schemas/wire-client-context.js';
 export type { WireControlAnswer } from './schemas/wire-control-answer.js';
 export { wireControlAnswerSchemas } from './schemas/wire-control-answer.js';
 export type { WireControlRequest, WireControlRequestType } from './schemas/wire-control-request.js';

@@ -15,7 +15,7 @@ export function createKernelTools(deps: ChildServerDependencies): RegisteredChil
   const listKernels = defineChildTool({
     name: 'list_kernels',
     description:
-      'List the Jupyter kernels installed for new notebooks (found as `jupyter kernelspec list` finds them): name, display name, language, and whether each can start here (with why not). Pass a name to create_notebook(kernel=...); a notebook opened from a file runs in the kernel its metadata names.',
+      'List the Jupyter kernels installed for new notebooks (found as `jupyter kernelspec list` finds them): name, display name, language, and whether each can start here (with why not), and the interpreter that runs it (a project virtualenv with ipykernel, $VIRTUAL_ENV or .venv/venv in the working directory or above, runs the Python kernel). Pass a name to create_notebook(kernel=...); a notebook opened from a file runs in the kernel its metadata names.',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
@@ -47,5 +47,7 @@ function kernelJson(kernel: KernelInfo): Record<string, unknown> {
     available: kernel.available,
     ...(kernel.reason === undefined ? {} : { reason: kernel.reason }),
     location: kernel.location ?? null,
+    ...(kernel.interpreter === undefined ? {} : { interpreter: kernel.interpreter }),
+    ...(kernel.virtualenv === undefined ? {} : { virtualenv: kernel.virtualenv }),
   };
 }

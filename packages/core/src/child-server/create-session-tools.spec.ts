@@ -167,6 +167,8 @@ describe('session tools', () => {
         kernel: 'python3',
         runtime: 'python',
         ephemeral: true,
+        working_dir: harness.cwd,
+        interpreter: null,
         readiness: { document: 'ready', runtime: 'ready' },
         switched_from: a.notebook_id,
       });
@@ -181,6 +183,7 @@ describe('session tools', () => {
           kernels: [
             { name: 'ir', displayName: 'R', language: 'R', location: '/usr/share/jupyter/kernels/ir', available: true },
           ],
+          interpreter: '/usr/lib/R/bin/R',
         },
       });
       const created = await harness.callJson('create_notebook', {
@@ -188,7 +191,12 @@ describe('session tools', () => {
         ephemeral: 'false',
         working_dir: 'subdir',
       });
-      expect(created).toMatchObject({ kernel: 'ir', ephemeral: false });
+      expect(created).toMatchObject({
+        kernel: 'ir',
+        ephemeral: false,
+        working_dir: join(harness.cwd, 'subdir'),
+        interpreter: '/usr/lib/R/bin/R',
+      });
       expect(created).not.toHaveProperty('runtime');
       expect(created).not.toHaveProperty('switched_from');
       expect(await toolError(harness.call('create_notebook', { working_dir: 'nowhere' }))).toBe(
@@ -355,6 +363,8 @@ describe('session tools', () => {
           readiness: { document: 'ready', runtime: 'ready' },
           daemon_incarnation: { pid: 777, started_at: expect.any(String) },
           ephemeral: true,
+          working_dir: harness.cwd,
+          interpreter: null,
         },
         parked: [{ notebook_id: a.notebook_id, path: join(harness.cwd, 'a.ipynb') }],
         last_drop: {
@@ -367,6 +377,13 @@ describe('session tools', () => {
         daemon: { live: true, version: '3.1.4', pid: 777, started_at: expect.any(String) },
         peer_label: 'Claude Code agent:claude-code:feedc0de',
         session_report: { target: b.notebook_id, notebookId: b.notebook_id },
+      });
+
+      await harness.callJson('connect_notebook', { path: 'a.ipynb' });
+      expect((await harness.callJson('session_status')).active).toMatchObject({
+        path: join(harness.cwd, 'a.ipynb'),
+        working_dir: harness.cwd,
+        interpreter: null,
       });
 
       harness.daemon?.failIdentityQueries(1);

@@ -121,7 +121,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   const createNotebook = defineChildTool({
     name: 'create_notebook',
     description:
-      'Create a new untitled notebook in the daemon and make it your active session (waits until it is ready). It runs in the installed Jupyter kernel named by kernel (see list_kernels; default python3), or else one of the language runtime. The previous active session stays parked. Ephemeral notebooks (the default) are not kept once closed: save_notebook(path=…) to keep one.',
+      'Create a new untitled notebook in the daemon and make it your active session (waits until it is ready). It runs in the installed Jupyter kernel named by kernel (see list_kernels; default python3), or else one of the language runtime. The previous active session stays parked. Ephemeral notebooks (the default) are not kept once closed: save_notebook(path=…) to keep one. The kernel gets the environment of this server, and a Python kernel runs in the project virtualenv when there is one ($VIRTUAL_ENV, or .venv/venv here or above, with ipykernel); the result names its working directory and interpreter.',
     inputSchema: z.object({
       kernel: toolParameters.optionalString(
         "Name of an installed Jupyter kernel (from list_kernels), e.g. 'python3' (default) or 'ir' for R.",
@@ -185,6 +185,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         throw toToolFailure(error, { wrap: (m) => `Failed to create notebook: ${m}` });
       }
       const { handle } = session;
+      const room = location === undefined ? await roomOf(deps.daemon, handle.notebookId) : undefined;
       return jsonResult({
         notebook_id: handle.notebookId,
         ...(location === undefined ? {} : { url: describeNotebookTarget(session.target) }),
@@ -192,6 +193,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           ? { kernel: handle.kernelName ?? 'python3', runtime: 'python' }
           : { ...kernelChoice, ...(handle.kernelName === undefined ? {} : { kernel: handle.kernelName }) }),
         ephemeral: location === undefined ? ephemeral : false,
+        ...(location === undefined ? { working_dir: workingDir, interpreter: room?.kernelInterpreter ?? null } : {}),
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
       });
@@ -265,7 +267,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   const sessionStatus = defineChildTool({
     name: 'session_status',
     description:
-      'Where this server stands: the active session (target, readiness, daemon incarnation), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid), the peer label, and the session report (the rejoin target; after a restart, whether the handed notebook was rejoined).',
+      'Where this server stands: the active session (target, readiness, daemon incarnation, the working directory and interpreter of its kernel), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid), the peer label, and the session report (the rejoin target; after a restart, whether the handed notebook was rejoined).',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
@@ -277,7 +279,14 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       const drop = slot.lastDrop;
       const room = rooms?.find((candidate) => candidate.notebookId === active?.handle.notebookId);
       return jsonResult({
-        active: active ? { ...activeJson(active), ephemeral: room?.ephemeral ?? null } : null,
+        active: active
+          ? {
+              ...activeJson(active),
+              ephemeral: room?.ephemeral ?? null,
+              working_dir: room?.workingDir ?? null,
+              interpreter: room?.kernelInterpreter ?? null,
+            }
+          : null,
         parked: slot.parked.map((session) => ({
           notebook_id: session.handle.notebookId,
           path: session.handle.notebookPath ?? null,
@@ -353,6 +362,12 @@ async function daemonStatus(daemon: DaemonPort | undefined): Promise<Record<stri
   if (observation.kind === 'absent') return { live: false, reason: observation.reason };
   const { info } = observation;
   return { live: true, version: info.version, pid: info.incarnation.pid, started_at: info.incarnation.startedAt };
+}
+
+/** The daemon's room of a notebook just created there (for its kernel's interpreter), when it can say. */
+async function roomOf(daemon: DaemonPort | undefined, notebookId: string): Promise<RoomInfo | undefined> {
+  const rooms = await daemon?.listRooms().catch(() => undefined);
+  return rooms?.find((room) => room.notebookId === notebookId);
 }
 
 /** The cells as known now (the retained projection before convergence); a failure is said, not thrown. */

@@ -40,6 +40,10 @@ export interface RoomInfo {
   readonly kernelStatus: string | undefined;
   readonly ephemeral: boolean;
   readonly notebookPath: string | undefined;
+  /** Where the room's kernel runs (its file's directory, or the creating client's); `undefined` from older daemons. */
+  readonly workingDir?: string;
+  /** The program running the room's kernel (for Python, the interpreter), once one was started. */
+  readonly kernelInterpreter?: string;
 }
 
 /**
@@ -55,6 +59,10 @@ export interface KernelInfo {
   readonly location: string | undefined;
   readonly available: boolean;
   readonly reason?: string;
+  /** The program that runs it (for Python, the interpreter), when known. */
+  readonly interpreter?: string;
+  /** The project virtualenv it runs in for this client, when one is used instead of the kernelspec's interpreter. */
+  readonly virtualenv?: string;
 }
 
 export interface PeerOptions {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { CoreError } from '../errors/core-error.js';
 import { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type {
@@ -25,6 +26,8 @@ export interface FakeDaemonPortOptions {
   readonly executor?: FakeNotebookHandleOptions['executor'];
   /** What `listKernels` answers (default: one available `python3`); `createNotebook` refuses other names. */
   readonly kernels?: readonly KernelInfo[];
+  /** The program its rooms' kernels run with (`RoomInfo.kernelInterpreter`); default none reported. */
+  readonly interpreter?: string;
 }
 
 const defaultFakeKernels: readonly KernelInfo[] = [
@@ -35,6 +38,7 @@ interface FakeRoom {
   readonly notebookId: string;
   path: string | undefined;
   readonly ephemeral: boolean;
+  readonly workingDir?: string;
 }
 
 const protocolVersion = 1;
@@ -62,6 +66,7 @@ export class FakeDaemonPort implements DaemonPort {
   #droppedEvents = 0;
   #readiness: NotebookReadiness;
   readonly #executor: FakeNotebookHandleOptions['executor'];
+  readonly #interpreter: string | undefined;
   readonly #kernels: readonly KernelInfo[];
   readonly #rooms = new Map<string, FakeRoom>();
   readonly #unavailable = new Set<string>();
@@ -72,6 +77,7 @@ export class FakeDaemonPort implements DaemonPort {
     this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
     this.#executor = options.executor;
     this.#kernels = options.kernels ?? defaultFakeKernels;
+    this.#interpreter = options.interpreter;
     if (!options.stopped) this.#info = this.nextInfo(options.version ?? '1.0.0');
   }
 
@@ -108,6 +114,12 @@ export class FakeDaemonPort implements DaemonPort {
       kernelStatus: undefined,
       ephemeral: room.ephemeral,
       notebookPath: room.path,
+      ...(room.path !== undefined
+        ? { workingDir: dirname(room.path) }
+        : room.workingDir === undefined
+          ? {}
+          : { workingDir: room.workingDir }),
+      ...(this.#interpreter === undefined ? {} : { kernelInterpreter: this.#interpreter }),
     }));
   }
 
@@ -149,7 +161,12 @@ export class FakeDaemonPort implements DaemonPort {
         code: 'bad_request',
       });
     }
-    const room: FakeRoom = { notebookId: randomUUID(), path: undefined, ephemeral: options.ephemeral };
+    const room: FakeRoom = {
+      notebookId: randomUUID(),
+      path: undefined,
+      ephemeral: options.ephemeral,
+      workingDir: options.workingDir,
+    };
     this.#rooms.set(room.notebookId, room);
     return this.newHandle(room, options.peerLabel);
   }

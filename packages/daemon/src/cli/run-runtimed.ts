@@ -78,7 +78,8 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     socketCheckMs: options.socketCheckMs,
     launcher: new JupyterKernelLauncher({
       logger,
-      records: new KernelRecords(layout.kernelsDir, logger.child('kernels')),
+      records: new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir),
+      connectionDir: layout.connectionsDir,
       disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,
       kernelspec: {
         ...(options.python ? { pythonCandidates: [options.python] } : {}),

@@ -185,8 +185,21 @@ describe(listKernelspecs, () => {
         available: false,
         reason: expect.stringContaining('its program /nonexistent/R was not found'),
       },
-      { name: 'python3', displayName: 'Python 3 (ipykernel)', language: 'python', available: true },
-      { name: 'sh', displayName: 'Shell', language: 'sh', resourceDir: join(first, 'sh'), available: true },
+      {
+        name: 'python3',
+        displayName: 'Python 3 (ipykernel)',
+        language: 'python',
+        available: true,
+        interpreter: '/usr/bin/python3',
+      },
+      {
+        name: 'sh',
+        displayName: 'Shell',
+        language: 'sh',
+        resourceDir: join(first, 'sh'),
+        available: true,
+        interpreter: '/bin/sh',
+      },
     ]);
   }, 60_000);
 

@@ -86,6 +86,8 @@ export interface KernelspecSummary {
   readonly available: boolean;
   /** Why it cannot be launched, when it cannot. */
   readonly reason?: string;
+  /** The program that runs it (`argv[0]`; for Python the interpreter that imports ipykernel), when it can run. */
+  readonly interpreter?: string;
 }
 
 /**
@@ -129,6 +131,7 @@ export async function listKernelspecs(options: FindKernelspecOptions = {}): Prom
         language: spec.language,
         ...(spec.resourceDir === undefined ? {} : { resourceDir: spec.resourceDir }),
         available: true,
+        ...(spec.argv[0] === undefined ? {} : { interpreter: spec.argv[0] }),
       });
       continue;
     }
@@ -280,7 +283,8 @@ function describeList(items: readonly string[]): string {
   return items.length === 0 ? '(none)' : items.join(', ');
 }
 
-function synthesiseIpykernelSpec(name: string, interpreter: string): Kernelspec {
+/** The standard ipykernel spec (`python -m ipykernel_launcher -f {connection_file}`) for `interpreter`. */
+export function synthesiseIpykernelSpec(name: string, interpreter: string): Kernelspec {
   return {
     name,
     displayName: 'Python 3 (ipykernel)',
@@ -291,8 +295,13 @@ function synthesiseIpykernelSpec(name: string, interpreter: string): Kernelspec 
   };
 }
 
+/** Whether `name` is one of the names of the default Python kernel (`python`, `python3`, `python3.12`, ...). */
+export function isPythonKernelName(name: string): boolean {
+  return pythonNamePattern.test(name);
+}
+
 /** A spec run by a Python interpreter (ipykernel, `-m ipykernel_launcher`), as opposed to e.g. IRkernel. */
-function isIpykernelSpec(spec: Kernelspec): boolean {
+export function isIpykernelSpec(spec: Kernelspec): boolean {
   const [program = '', ...rest] = spec.argv;
   return (
     rest.some((arg) => arg === 'ipykernel_launcher' || arg === 'ipykernel') || pythonNamePattern.test(basename(program))
@@ -397,7 +406,8 @@ class IpykernelProbe {
   }
 }
 
-function importsIpykernel(interpreter: string, env: Env): Promise<boolean> {
+/** Whether `interpreter` runs `import ipykernel` successfully with `env` (bounded by a timeout). */
+export function importsIpykernel(interpreter: string, env: Env): Promise<boolean> {
   return new Promise((resolvePromise) => {
     execFile(interpreter, ['-c', 'import ipykernel'], { env, timeout: probeTimeoutMs, windowsHide: true }, (error) =>
       resolvePromise(error === null),

@@ -55,6 +55,8 @@ export interface StartKernelOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Where each kernel process is recorded while it runs (for reaping after a daemon crash). */
   readonly records?: KernelRecords;
+  /** Where connection files go (a private 0700 directory each, made under it); default the temp dir. */
+  readonly connectionDir?: string;
 }
 
 /**
@@ -125,8 +127,9 @@ export class JupyterKernel {
 
   /**
    * Launches `spec.argv` (with `{connection_file}` replaced by a fresh 0600 connection file in a
-   * private temp dir: random free ports on 127.0.0.1, random HMAC key) in `cwd`, with env
-   * `process.env` + `spec.env` + `JPY_PARENT_PID` (an orphaned ipykernel exits), and resolves once
+   * private 0700 dir under `connectionDir`, default the temp dir: random free ports on 127.0.0.1,
+   * random HMAC key) in `cwd`, with env `env` (default `process.env`) + `spec.env` +
+   * `JPY_PARENT_PID` (an orphaned ipykernel exits), and resolves once
    * the kernel has answered `kernel_info_request` and its iopub is flowing.
    * Rejects with `kernelStartFailed` (after killing the process) if it cannot be spawned, exits,
    * or does not answer within `startupTimeoutMs`; the message carries the tail of its stderr.
@@ -151,6 +154,7 @@ export class JupyterKernel {
       env: options.env,
       logger: options.logger,
       ...(options.records === undefined ? {} : { records: options.records }),
+      ...(options.connectionDir === undefined ? {} : { connectionDir: options.connectionDir }),
       startupTimeoutMs: options.startupTimeoutMs ?? defaultStartupTimeoutMs,
       onIopub: (process: KernelProcess, message: JupyterMessage) => owner()?.handleIopub(process, message),
       onExit: (process: KernelProcess, exit: KernelProcessExit) => owner()?.handleExit(process, exit),

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,7 +17,7 @@ import {
   type JupyterMessage,
   type JupyterSender,
 } from './jupyter-message.js';
-import type { KernelRecords } from './kernel-records.js';
+import { connectionDirPrefix, type KernelRecords } from './kernel-records.js';
 
 /** How a kernel process ended: exit code, or the signal that killed it. */
 export interface KernelProcessExit {
@@ -36,6 +36,11 @@ export interface KernelProcessOptions {
   readonly logger?: Logger;
   /** Where the running process is recorded, so that a next daemon can reap it if this one dies. */
   readonly records?: KernelRecords;
+  /**
+   * Where the private 0700 directory of the connection file is made (made 0700 itself when
+   * missing; the daemon's runtime dir); default the system temp dir.
+   */
+  readonly connectionDir?: string;
   readonly startupTimeoutMs: number;
   /** Every correctly signed iopub message, in arrival order (the caller filters by parent). */
   readonly onIopub: (process: KernelProcess, message: JupyterMessage) => void;
@@ -132,7 +137,7 @@ export class KernelProcess {
     let ports: number[];
     try {
       ports = await findFreePorts(5, host);
-      dir = await mkdtemp(join(tmpdir(), 'nteract-kernel-'));
+      dir = await mkdtemp(join(await connectionRoot(options.connectionDir), connectionDirPrefix));
     } catch (error) {
       throw new DaemonError('kernelStartFailed', `Cannot prepare a kernel connection: ${describeError(error)}`, {
         cause: error,
@@ -470,6 +475,18 @@ export class KernelProcess {
     for (const socket of [this.shell, this.control, this.iopub]) socket.close();
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
     if (this.child?.pid !== undefined) await this.options.records?.remove(this.child.pid);
+  }
+}
+
+/** `dir` (created 0700 when missing, and made 0700); the system temp dir without one, or when `dir` is not ours. */
+async function connectionRoot(dir: string | undefined): Promise<string> {
+  if (dir === undefined) return tmpdir();
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
+    return dir;
+  } catch {
+    return tmpdir();
   }
 }
 

@@ -88,4 +88,17 @@ describe(KernelRecords, { timeout: 60_000 }, () => {
     expect(existsSync(join(foreign, 'conn.json'))).toBe(false);
     expect(readdirSync(join(root, 'kernels'))).toEqual([]);
   });
+
+  it('removes, at start, the connection directories left in the runtime dir without a record, and nothing else there', async () => {
+    const root = scratch();
+    const connections = join(root, 'run', 'kernels');
+    await mkdir(connections, { recursive: true });
+    const unrecorded = join(connections, 'nteract-kernel-abc');
+    await mkdir(unrecorded);
+    writeFileSync(join(unrecorded, 'kernel-1.json'), '{}');
+    writeFileSync(join(connections, 'other.txt'), 'x');
+    const records = new KernelRecords(join(root, 'kernels'), new RecordingLogger(), connections);
+    expect(await records.reapOrphans()).toEqual([]);
+    expect(readdirSync(connections)).toEqual(['other.txt']);
+  });
 });

@@ -16,7 +16,8 @@ export interface KernelRecord {
   readonly daemonPid: number;
 }
 
-const connectionDirPrefix = 'nteract-kernel-';
+/** The name every kernel's private connection directory starts with (a sweep removes only these). */
+export const connectionDirPrefix = 'nteract-kernel-';
 const reapTermGraceMs = 2000;
 const reapKillGraceMs = 2000;
 
@@ -25,12 +26,15 @@ const reapKillGraceMs = 2000;
  * kernels a dead daemon leaves behind can be found: the next daemon (which holds the data-dir
  * lock, so no live daemon owns them) calls {@link reapOrphans} before it serves. Only a process
  * whose identity (pid, start time, boot id) matches its record is signalled; the connection file
- * and its directory are removed either way. Recording failures are logged, never fatal.
+ * and its directory are removed either way; so is every other connection directory left in
+ * `connectionDir` (the daemon's runtime dir, where its kernels' connection files go): at that
+ * point no kernel of this daemon runs yet. Recording failures are logged, never fatal.
  */
 export class KernelRecords {
   public constructor(
     private readonly dir: string,
     private readonly logger?: Logger,
+    private readonly connectionDir?: string,
   ) {}
 
   /** Records the kernel process `pid`, just launched with `connectionFile` in `connectionDir`. */
@@ -97,7 +101,22 @@ export class KernelRecords {
           await rm(path, { force: true });
         }),
     );
+    await this.sweepConnectionDir();
     return reaped;
+  }
+
+  /** Removes the connection directories left in `connectionDir` (only those named like ours). */
+  private async sweepConnectionDir(): Promise<void> {
+    if (this.connectionDir === undefined) return;
+    const entries = await readdir(this.connectionDir).catch(() => [] as string[]);
+    const stale = entries.filter((name) => name.startsWith(connectionDirPrefix));
+    await Promise.all(
+      stale.map((name) =>
+        rm(join(this.connectionDir as string, name), { recursive: true, force: true }).catch(() => undefined),
+      ),
+    );
+    if (stale.length > 0)
+      this.logger?.info('removed connection files of kernels that no longer run', { count: stale.length });
   }
 
   private pathOf(pid: number): string {

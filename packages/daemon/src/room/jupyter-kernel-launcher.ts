@@ -1,16 +1,22 @@
+import { delimiter, join } from 'node:path';
 import type { Logger } from '@nteract-mcp/foundation';
 import type { WireKernelspec } from '@nteract-mcp/runtimed-protocol';
+import { buildKernelEnvironment } from '../kernel/build-kernel-environment.js';
 import {
   type FindKernelspecOptions,
   findKernelspec,
+  isIpykernelSpec,
+  isPythonKernelName,
   type Kernelspec,
   type KernelspecSummary,
   listKernelspecs,
+  synthesiseIpykernelSpec,
 } from '../kernel/find-kernelspec.js';
+import { findProjectVirtualenv, type ProjectVirtualenv } from '../kernel/find-project-virtualenv.js';
 import { JupyterKernel } from '../kernel/jupyter-kernel.js';
 import type { KernelRecords } from '../kernel/kernel-records.js';
 import { describeInstalledKernels } from './choose-create-kernel.js';
-import type { KernelLaunch, KernelLauncher, KernelRequest } from './kernel-launcher.js';
+import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest } from './kernel-launcher.js';
 
 export interface JupyterKernelLauncherOptions {
   readonly kernelspec?: FindKernelspecOptions;
@@ -19,6 +25,10 @@ export interface JupyterKernelLauncherOptions {
   readonly logger: Logger;
   /** Where running kernel processes are recorded (the daemon's data dir), so a next daemon can reap orphans. */
   readonly records?: KernelRecords;
+  /** Where kernel connection files go (the daemon's runtime dir); default the temp dir. */
+  readonly connectionDir?: string;
+  /** The daemon's own environment, of which a kernel without a client environment gets the basics; default `process.env`. */
+  readonly daemonEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 const defaultKernel: KernelRequest = { name: 'python3', language: 'python' };
@@ -30,29 +40,77 @@ const defaultKernel: KernelRequest = { name: 'python3', language: 'python' };
  * kernelspec is not installed runs in an installed kernel of its language when there is one (the
  * one named like the language's usual kernel first: `python3` for Python, `ir` for R); else its
  * runtime is unavailable, with a reason naming the installed kernels.
+ *
+ * A kernel's environment is its client's (see {@link buildKernelEnvironment}); a default Python
+ * kernel (`python3`, ...) runs in the client's project virtualenv when it has one with ipykernel
+ * (see {@link findProjectVirtualenv}), with that virtualenv activated (`VIRTUAL_ENV`, its `bin`
+ * first on `PATH`). Environment values are never logged; withheld names are, at debug level.
  */
 export class JupyterKernelLauncher implements KernelLauncher {
   readonly #specs = new Map<string, Kernelspec>();
 
   public constructor(private readonly options: JupyterKernelLauncherOptions) {}
 
-  public async launch(workingDir: string, kernel: KernelRequest = defaultKernel): Promise<KernelLaunch> {
+  public async launch(
+    workingDir: string,
+    kernel: KernelRequest = defaultKernel,
+    client: KernelClient = {},
+  ): Promise<KernelLaunch> {
     if (this.options.disabledReason !== undefined) return { kind: 'unavailable', reason: this.options.disabledReason };
-    const spec = await this.specFor(kernel);
+    const base = buildKernelEnvironment(client.env, this.options.daemonEnv ?? process.env);
+    const found = await this.specFor(kernel);
+    const pythonName = typeof found === 'string' ? kernel.name : found.name;
+    const pythonKernel = isPythonKernelName(pythonName) && (typeof found === 'string' || isIpykernelSpec(found));
+    const venv = pythonKernel ? await findProjectVirtualenv({ env: base.env, ...cwdOf(client) }) : undefined;
+    const spec = venv === undefined ? found : withVirtualenv(found, pythonName, venv);
     if (typeof spec === 'string') return { kind: 'unavailable', reason: spec };
+    const env = venv === undefined ? base.env : activated(base.env, venv);
+    this.options.logger.debug('kernel environment', {
+      kernel: spec.name,
+      variables: Object.keys(env).length,
+      withheld: base.withheld,
+      fromClient: client.env !== undefined,
+      ...(venv === undefined ? {} : { virtualenv: venv.dir }),
+    });
     const started = await JupyterKernel.start({
       spec,
       cwd: workingDir,
       logger: this.options.logger.child('kernel'),
       ...(this.options.records === undefined ? {} : { records: this.options.records }),
-      // Debian's debugpy otherwise warns about frozen modules on every kernel start.
-      env: { PYDEVD_DISABLE_FILE_VALIDATION: '1' },
+      ...(this.options.connectionDir === undefined ? {} : { connectionDir: this.options.connectionDir }),
+      env,
     });
-    return { kind: 'started', kernel: started };
+    return {
+      kind: 'started',
+      kernel: started,
+      ...(spec.argv[0] === undefined ? {} : { interpreter: spec.argv[0] }),
+      ...(venv === undefined ? {} : { virtualenv: venv.dir }),
+    };
   }
 
-  public async listKernels(): Promise<readonly WireKernelspec[]> {
-    return (await listKernelspecs(this.options.kernelspec)).map(toWireKernelspec);
+  public async listKernels(client: KernelClient = {}): Promise<readonly WireKernelspec[]> {
+    const listed = (await listKernelspecs(this.options.kernelspec)).map(toWireKernelspec);
+    if (client.env === undefined && client.cwd === undefined) return listed;
+    const { env } = buildKernelEnvironment(client.env, this.options.daemonEnv ?? process.env);
+    const venv = await findProjectVirtualenv({ env, ...cwdOf(client) });
+    if (venv === undefined) return listed;
+    const inVenv = (spec: WireKernelspec): WireKernelspec =>
+      withoutReason({ ...spec, available: true, interpreter: venv.python, virtualenv: venv.dir });
+    const pythonSpecs = listed.filter(
+      (spec) => isPythonKernelName(spec.name) && spec.language.toLowerCase() === 'python',
+    );
+    if (pythonSpecs.length === 0) {
+      const synthesised = synthesiseIpykernelSpec('python3', venv.python);
+      const entry = inVenv({
+        name: synthesised.name,
+        display_name: synthesised.displayName,
+        language: synthesised.language,
+        resource_dir: null,
+        available: true,
+      });
+      return [...listed, entry].sort((a, b) => a.name.localeCompare(b.name));
+    }
+    return listed.map((spec) => (pythonSpecs.includes(spec) ? inVenv(spec) : spec));
   }
 
   /** The spec to run for `kernel`, or why there is none. */
@@ -87,6 +145,29 @@ export class JupyterKernelLauncher implements KernelLauncher {
   }
 }
 
+/** `{ cwd }` when the client gave one. */
+function cwdOf(client: KernelClient): { cwd?: string } {
+  return client.cwd === undefined ? {} : { cwd: client.cwd };
+}
+
+/** `spec` run by the virtualenv's interpreter (the standard ipykernel spec when none was found). */
+function withVirtualenv(spec: Kernelspec | string, name: string, venv: ProjectVirtualenv): Kernelspec {
+  if (typeof spec === 'string') return synthesiseIpykernelSpec(name, venv.python);
+  const [, ...rest] = spec.argv;
+  return { ...spec, argv: [venv.python, ...rest] };
+}
+
+/** `env` as an activated virtualenv has it: `VIRTUAL_ENV` set, its `bin` first on `PATH`. */
+function activated(env: Readonly<Record<string, string>>, venv: ProjectVirtualenv): Record<string, string> {
+  const bin = join(venv.dir, 'bin');
+  return { ...env, VIRTUAL_ENV: venv.dir, PATH: env.PATH ? `${bin}${delimiter}${env.PATH}` : bin };
+}
+
+function withoutReason(spec: WireKernelspec): WireKernelspec {
+  const { reason: _reason, ...rest } = spec;
+  return rest;
+}
+
 /** The kernelspec name a language's kernel is usually installed under. */
 function usualKernelOf(language: string): string {
   return language === 'python' ? 'python3' : language === 'r' ? 'ir' : language;
@@ -100,5 +181,6 @@ function toWireKernelspec(summary: KernelspecSummary): WireKernelspec {
     resource_dir: summary.resourceDir ?? null,
     available: summary.available,
     ...(summary.reason === undefined ? {} : { reason: summary.reason }),
+    ...(summary.interpreter === undefined ? {} : { interpreter: summary.interpreter }),
   };
 }

@@ -31,18 +31,35 @@ export interface KernelRequest {
   readonly language?: string;
 }
 
-/** The outcome of asking for a kernel: one, or the reason there can be none. */
+/**
+ * The client a kernel is started for (see `wireClientContextSchema`): its environment (the base of
+ * the kernel's) and its working directory (where its project virtualenv is looked for). Both
+ * optional: an older client sends neither. Secret-bearing: never logged, never stored.
+ */
+export interface KernelClient {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+}
+
+/** The outcome of asking for a kernel: one (with the program running it), or the reason there can be none. */
 export type KernelLaunch =
-  | { readonly kind: 'started'; readonly kernel: RoomKernel }
+  | {
+      readonly kind: 'started';
+      readonly kernel: RoomKernel;
+      /** The program running the kernel (for Python, the interpreter). */
+      readonly interpreter?: string;
+      /** The project virtualenv it runs in, when one was chosen. */
+      readonly virtualenv?: string;
+    }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
 /**
  * Starts kernels for rooms. `unavailable` is an answer, not an error: the room's runtime state
  * becomes `unavailable` with the reason and everything else keeps working. `kernel` defaults to
- * the `python3` kernel.
+ * the `python3` kernel; `client` to none (an environment of basics only).
  */
 export interface KernelLauncher {
-  launch(workingDir: string, kernel?: KernelRequest): Promise<KernelLaunch>;
-  /** The installed kernelspecs (`list_kernels`); a launcher without it offers only `python3`. */
-  listKernels?(): Promise<readonly WireKernelspec[]>;
+  launch(workingDir: string, kernel?: KernelRequest, client?: KernelClient): Promise<KernelLaunch>;
+  /** The installed kernelspecs (`list_kernels`) as `client` would run them; a launcher without it offers only `python3`. */
+  listKernels?(client?: KernelClient): Promise<readonly WireKernelspec[]>;
 }

@@ -28,7 +28,7 @@ import {
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
-import type { KernelLauncher, RoomKernel } from './kernel-launcher.js';
+import type { KernelClient, KernelLauncher, RoomKernel } from './kernel-launcher.js';
 
 /** Timings and bounds of a room; all configurable so tests run in milliseconds. */
 export interface RoomSettings {
@@ -93,6 +93,10 @@ export interface RoomInit {
   readonly path: string | undefined;
   readonly ephemeral: boolean;
   readonly workingDir: string;
+  /** `workingDir` is a default (an untitled notebook reopened without a client): the first client's cwd replaces it. */
+  readonly workingDirIsDefault?: boolean;
+  /** The client whose environment the room's kernels get (see {@link NotebookRoom.adoptClient}). */
+  readonly client?: KernelClient;
   readonly settings: RoomSettings;
   readonly launcher: KernelLauncher;
   readonly untitled: UntitledStore;
@@ -136,6 +140,9 @@ export class NotebookRoom {
   readonly #executions = new Map<string, ExecutionRecord>();
   #path: string | undefined;
   #workingDir: string;
+  #workingDirIsDefault: boolean;
+  #client: KernelClient | undefined;
+  #interpreter: string | undefined;
   #peerlessSince: number | undefined;
   #reservations = 0;
   #connectionGeneration = 0;
@@ -183,6 +190,8 @@ export class NotebookRoom {
     this.#document = init.document;
     this.#path = init.path;
     this.#workingDir = init.workingDir;
+    this.#workingDirIsDefault = init.workingDirIsDefault === true;
+    this.#client = init.client;
     this.createdAt = init.clock.now();
     this.#peerlessSince = this.createdAt;
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
@@ -250,7 +259,25 @@ export class NotebookRoom {
       last_saved: this.#lastSaved
         ? { at: new Date(this.#lastSaved.at).toISOString(), path: this.#lastSaved.path }
         : null,
+      working_dir: this.#workingDir,
+      ...(this.#interpreter === undefined ? {} : { kernel_interpreter: this.#interpreter }),
     };
+  }
+
+  /**
+   * Offers the context of a client that opens this room. The room keeps the first environment it
+   * gets for its life: its kernels (and their restarts) run with the environment of the client that
+   * created the room, not of whoever joins later. A room created without one (at daemon start, or by
+   * an older client) adopts the first offered; its default working directory (an untitled notebook)
+   * becomes that client's cwd too.
+   */
+  public adoptClient(client: KernelClient | undefined): void {
+    if (client === undefined) return;
+    if (this.#client?.env === undefined && client.env !== undefined) this.#client = client;
+    if (this.#workingDirIsDefault && this.#path === undefined && client.cwd !== undefined) {
+      this.#workingDir = client.cwd;
+      this.#workingDirIsDefault = false;
+    }
   }
 
   /** The conflict message while the room's file was changed by another program under unsaved edits. */
@@ -1074,7 +1101,7 @@ export class NotebookRoom {
     this.#init.logger.info('kernel starting', { kernelspec: request.name, cwd: this.#workingDir });
     let launch: Awaited<ReturnType<KernelLauncher['launch']>>;
     try {
-      launch = await this.#init.launcher.launch(this.#workingDir, request);
+      launch = await this.#init.launcher.launch(this.#workingDir, request, this.#client);
     } catch (error) {
       this.#init.logger.warn('kernel failed to start', { kernelspec: request.name, error: (error as Error).message });
       this.setRuntime({
@@ -1090,6 +1117,7 @@ export class NotebookRoom {
       return undefined;
     }
     const kernel = launch.kernel;
+    this.#interpreter = launch.interpreter;
     if (this.#closed) {
       await kernel.shutdown();
       return undefined;

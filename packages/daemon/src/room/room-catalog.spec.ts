@@ -6,7 +6,7 @@ import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
-import type { KernelLaunch, KernelLauncher, RoomKernel } from './kernel-launcher.js';
+import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest, RoomKernel } from './kernel-launcher.js';
 import type { RoomPeer } from './notebook-room.js';
 import { RoomCatalog } from './room-catalog.js';
 
@@ -44,10 +44,13 @@ class ScriptedKernel implements RoomKernel {
 
 class ScriptedLauncher implements KernelLauncher {
   public readonly kernels: ScriptedKernel[] = [];
-  public async launch(): Promise<KernelLaunch> {
+  /** The working directory and client of every launch, in order. */
+  public readonly launches: { readonly workingDir: string; readonly client: KernelClient | undefined }[] = [];
+  public async launch(workingDir: string, _kernel?: KernelRequest, client?: KernelClient): Promise<KernelLaunch> {
+    this.launches.push({ workingDir, client });
     const kernel = new ScriptedKernel();
     this.kernels.push(kernel);
-    return { kind: 'started', kernel };
+    return { kind: 'started', kernel, interpreter: '/opt/py/bin/python' };
   }
 }
 
@@ -461,5 +464,55 @@ describe('daemon log lines of rooms, peers, kernels and saves', () => {
       kernel_pid: (launcher.kernels[0] as ScriptedKernel).pid,
       last_saved: { at: new Date(clock.now()).toISOString(), path },
     });
+  });
+});
+
+describe('the client a room starts its kernel for', () => {
+  it('is the client that created the room: a second client joining keeps that kernel, and a new kernel gets the same environment', async () => {
+    const path = join(dir, 'shared.ipynb');
+    const alice: KernelClient = { env: { WHO: 'alice' }, cwd: dir };
+    const bob: KernelClient = { env: { WHO: 'bob' }, cwd: tmpdir() };
+    const first = await catalog.open(path, alice);
+    first.room.addPeer(peer('a'));
+    first.release();
+    await settle();
+    const second = await catalog.open(path, bob);
+    const b = peer('b');
+    second.room.addPeer(b);
+    second.release();
+    await settle();
+    expect(second.room).toBe(first.room);
+    expect(launcher.launches).toEqual([{ workingDir: dir, client: alice }]);
+    expect(first.room.info()).toMatchObject({ working_dir: dir, kernel_interpreter: '/opt/py/bin/python' });
+
+    (launcher.kernels[0] as ScriptedKernel).die('SIGKILL');
+    await first.room.handle(b, { type: 'run_code', source: '1' });
+    expect(launcher.launches.map((launch) => launch.client)).toEqual([alice, alice]);
+
+    const other = await catalog.create({ workingDir: tmpdir(), ephemeral: true, client: bob });
+    other.room.addPeer(peer('c'));
+    other.release();
+    await settle();
+    expect(launcher.launches[2]).toEqual({ workingDir: tmpdir(), client: bob });
+  });
+
+  it("is adopted by a room reopened without one (daemon start), with the client's directory for an untitled notebook", async () => {
+    const created = await catalog.create({ workingDir: dir, ephemeral: false });
+    const { notebookId } = created.room;
+    created.release();
+    await catalog.shutdownRoom(notebookId);
+    const reopened = await catalog.attach(notebookId);
+    reopened.release();
+    // A cwd that is not a directory is not one a kernel could start in: ignored.
+    (await catalog.attach(notebookId, { cwd: join(dir, 'missing') })).release();
+    expect(launcher.launches).toEqual([]);
+
+    const client: KernelClient = { env: { WHO: 'carol' }, cwd: tmpdir() };
+    const joined = await catalog.attach(notebookId, client);
+    joined.room.addPeer(peer('c'));
+    joined.release();
+    await settle();
+    expect(launcher.launches).toEqual([{ workingDir: tmpdir(), client }]);
+    expect(joined.room.info().working_dir).toBe(tmpdir());
   });
 });

@@ -12,7 +12,7 @@ import { type JournalSettings, type LedgerRecord, RoomJournal } from '../persist
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { chooseCreateKernel } from './choose-create-kernel.js';
-import type { KernelLauncher } from './kernel-launcher.js';
+import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import { NotebookRoom, type RoomSettings } from './notebook-room.js';
 
 /** A loaded document with what its journal adds: the room's starting state. */
@@ -79,8 +79,12 @@ export class RoomCatalog {
     return this.#rooms.size;
   }
 
-  /** The room for a notebook file; a missing file is created as an empty notebook. */
-  public async open(rawPath: string): Promise<Admission> {
+  /**
+   * The room for a notebook file; a missing file is created as an empty notebook. `client` is the
+   * opening client's context (see {@link NotebookRoom.adoptClient}), here and in attach/create.
+   */
+  public async open(rawPath: string, offered?: KernelClient): Promise<Admission> {
+    const client = usableClient(offered);
     const path = canonicalNotebookPath(rawPath);
     const room = await this.once(`path:${path}`, async () => {
       const residentId = this.#byPath.get(path);
@@ -92,15 +96,24 @@ export class RoomCatalog {
       const text = await loadOrCreate(path);
       const boundId = this.init.registry.idOf(path);
       const notebookId = boundId !== undefined && !this.#rooms.has(boundId) ? boundId : randomUUID();
-      const created = this.add(notebookId, this.prepare(notebookId, path, text), path, false, dirname(path), 'path');
+      const created = this.add(
+        notebookId,
+        this.prepare(notebookId, path, text),
+        path,
+        false,
+        dirname(path),
+        'path',
+        client,
+      );
       if (boundId !== notebookId) await this.init.registry.bind(notebookId, path);
       return created;
     });
-    return this.admit(room);
+    return this.admit(room, client);
   }
 
   /** Attach-only: never creates a room for an id the daemon cannot vouch for. */
-  public async attach(notebookId: string): Promise<Admission> {
+  public async attach(notebookId: string, offered?: KernelClient): Promise<Admission> {
+    const client = usableClient(offered);
     const room = await this.once(`id:${notebookId}`, async () => {
       const resident = this.#rooms.get(notebookId);
       if (resident) return resident;
@@ -108,7 +121,7 @@ export class RoomCatalog {
       if (boundPath !== undefined && isFile(boundPath) && !this.#byPath.has(boundPath)) {
         const text = await readFile(boundPath, 'utf8');
         const prepared = this.prepare(notebookId, boundPath, text);
-        return this.add(notebookId, prepared, boundPath, false, dirname(boundPath), 'id');
+        return this.add(notebookId, prepared, boundPath, false, dirname(boundPath), 'id', client);
       }
       const untitledPath = this.init.untitled.pathOf(notebookId);
       const untitled = await readFile(untitledPath, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -117,14 +130,25 @@ export class RoomCatalog {
       });
       if (untitled !== undefined) {
         const prepared = this.prepare(notebookId, untitledPath, untitled);
-        return this.add(notebookId, prepared, undefined, false, process.env.HOME ?? '/', 'untitled');
+        // The client's cwd when it gave one; else a default that the first client's cwd replaces.
+        const workingDir = client?.cwd ?? process.env.HOME ?? '/';
+        return this.add(
+          notebookId,
+          prepared,
+          undefined,
+          false,
+          workingDir,
+          'untitled',
+          client,
+          client?.cwd === undefined,
+        );
       }
       throw new DaemonError(
         'notebookUnavailable',
         `Notebook ${notebookId} is not available: no open room, no saved file bound to it, and no persisted untitled notebook.`,
       );
     });
-    return this.admit(room);
+    return this.admit(room, client);
   }
 
   /** A new untitled notebook. Non-ephemeral ones are persisted in the data dir at once. */
@@ -135,6 +159,7 @@ export class RoomCatalog {
     readonly kernel?: string;
     readonly workingDir: string;
     readonly ephemeral: boolean;
+    readonly client?: KernelClient;
   }): Promise<Admission> {
     if (!isAbsolute(options.workingDir) || !isDirectory(options.workingDir)) {
       throw new DaemonError(
@@ -156,7 +181,10 @@ export class RoomCatalog {
       await this.init.untitled.write(notebookId, document);
       prepared = this.prepare(notebookId, this.init.untitled.pathOf(notebookId), document.toIpynb());
     }
-    return this.admit(this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir, 'created'));
+    const client = usableClient(options.client);
+    return this.admit(
+      this.add(notebookId, prepared, undefined, options.ephemeral, options.workingDir, 'created', client),
+    );
   }
 
   /**
@@ -257,7 +285,8 @@ export class RoomCatalog {
     return removed;
   }
 
-  private admit(room: NotebookRoom): Admission {
+  private admit(room: NotebookRoom, client?: KernelClient): Admission {
+    room.adoptClient(client);
     return { room, release: room.reserve() };
   }
 
@@ -341,6 +370,8 @@ export class RoomCatalog {
     workingDir: string,
     /** How it came to be opened, for the log: by its file path, by its UUID, a persisted untitled notebook, or created. */
     via: 'path' | 'id' | 'untitled' | 'created',
+    client?: KernelClient,
+    workingDirIsDefault = false,
   ): NotebookRoom {
     const room: NotebookRoom = new NotebookRoom({
       notebookId,
@@ -348,6 +379,8 @@ export class RoomCatalog {
       path,
       ephemeral,
       workingDir,
+      workingDirIsDefault,
+      ...(client === undefined ? {} : { client }),
       settings: this.init.settings,
       launcher: this.init.launcher,
       untitled: this.init.untitled,
@@ -435,6 +468,13 @@ async function loadOrCreate(path: string): Promise<string> {
     await writeFileAtomic(path, text);
     return text;
   }
+}
+
+/** `client` without a `cwd` that is not an existing directory (a kernel could not start there). */
+function usableClient(client: KernelClient | undefined): KernelClient | undefined {
+  if (client?.cwd === undefined || isDirectory(client.cwd)) return client;
+  const { cwd: _cwd, ...rest } = client;
+  return rest;
 }
 
 function isFile(path: string): boolean {

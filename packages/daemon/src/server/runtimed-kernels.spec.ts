@@ -181,6 +181,7 @@ describe('runtimed with real ipykernel kernels', () => {
         language: 'python',
         resource_dir: join(specs, 'py-alt'),
         available: true,
+        interpreter: expect.stringMatching(/^\/.*python/),
       },
       {
         name: 'python3',
@@ -188,6 +189,7 @@ describe('runtimed with real ipykernel kernels', () => {
         language: 'python',
         resource_dir: null,
         available: true,
+        interpreter: expect.stringMatching(/^\/.*python/),
       },
     ]);
 
@@ -221,6 +223,55 @@ describe('runtimed with real ipykernel kernels', () => {
     expect((unrunnable as Error).message).toMatch(
       /'broken-r' is installed but cannot run \(.*\/nonexistent\/R was not found/,
     );
+  });
+
+  it("serves two clients with different environments: each room's kernel has its creator's environment and cwd, also for a client joining later", {
+    timeout: 120_000,
+  }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '60000']);
+    daemons.push(d);
+    const dirOf = (name: string): string => {
+      const dir = join(d.dir, name);
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    };
+    const clientOf = (who: string) => ({
+      cwd: dirOf(who),
+      env: { PATH: process.env.PATH ?? '/usr/bin', WHO: who, NTERACT_MCP_INTERNAL: 'x' },
+    });
+    const create = async (who: string) => {
+      const created = await d.connect({
+        channel: 'notebook',
+        mode: 'create',
+        peer_label: who,
+        working_dir: dirOf(who),
+        client: clientOf(who),
+      });
+      connections.push(created.connection);
+      return created;
+    };
+    const probe = 'import os; print(os.environ.get("WHO"), os.getcwd(), "NTERACT_MCP_INTERNAL" in os.environ)';
+    const alice = await create('alice');
+    const bob = await create('bob');
+    expect(streamText(await run(alice.connection, probe))).toBe(`alice ${join(d.dir, 'alice')} False\n`);
+    expect(streamText(await run(bob.connection, probe))).toBe(`bob ${join(d.dir, 'bob')} False\n`);
+
+    // Bob joins Alice's notebook: her kernel, with her environment.
+    const joined = await d.connect({
+      channel: 'notebook',
+      mode: 'attach',
+      notebook_id: String(alice.greeting.notebook_id),
+      peer_label: 'bob',
+      client: clientOf('bob'),
+    });
+    connections.push(joined.connection);
+    expect(streamText(await run(joined.connection, probe))).toBe(`alice ${join(d.dir, 'alice')} False\n`);
+
+    const rooms = (await d.control({ type: 'list_rooms' })).rooms as WireRoomInfo[];
+    expect(rooms.find((room) => room.notebook_id === alice.greeting.notebook_id)).toMatchObject({
+      working_dir: join(d.dir, 'alice'),
+      kernel_interpreter: expect.stringMatching(/^\/.*python/),
+    });
   });
 
   it('runs a notebook in its own kernelspec, falls back to a kernel of its language, and says which are installed when none fits', {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { Clock, Logger } from '@nteract-mcp/foundation';
 import {
   type ClientRequestCheck,
@@ -18,6 +18,7 @@ import {
   RuntimedProtocolError,
   runtimedMagic,
   runtimedProtocolVersion,
+  type WireClientContext,
   type WireControlAnswer,
   type WireControlHello,
   type WireControlRequestType,
@@ -35,7 +36,7 @@ import type { JournalSettings } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import type { DaemonLayout } from '../resolve-daemon-layout.js';
-import type { KernelLauncher } from '../room/kernel-launcher.js';
+import type { KernelClient, KernelLauncher } from '../room/kernel-launcher.js';
 import type { PeerDeparture, RoomPeer, RoomSettings } from '../room/notebook-room.js';
 import { type Admission, type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
 import { acquireDaemonSingleton, type DaemonSingleton } from './daemon-singleton.js';
@@ -84,6 +85,15 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   fileConflict: 'file_conflict',
   notDurable: 'internal',
 };
+
+/** A client context from the wire as the launcher takes it (a relative `cwd` is not one). */
+function kernelClientOf(client: WireClientContext | undefined): KernelClient | undefined {
+  if (client === undefined) return undefined;
+  return {
+    ...(client.env === undefined ? {} : { env: client.env }),
+    ...(client.cwd !== undefined && isAbsolute(client.cwd) ? { cwd: client.cwd } : {}),
+  };
+}
 
 /** The error frame for anything thrown while serving a request. */
 function errorFrame(error: unknown, id?: number): Record<string, unknown> {
@@ -151,7 +161,7 @@ export class RuntimedServer {
     const singleton = await acquireDaemonSingleton(layout, logger);
     let started: RuntimedServer | undefined;
     try {
-      await new KernelRecords(layout.kernelsDir, logger.child('kernels')).reapOrphans();
+      await new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir).reapOrphans();
       const registry = await NotebookRegistry.load(layout.registryPath, logger.child('registry'));
       let server: RuntimedServer | undefined;
       const journal: JournalSettings = {
@@ -479,9 +489,9 @@ export class RuntimedServer {
     const peer = { id: randomUUID(), label: handshake.peer_label };
     switch (handshake.mode) {
       case 'open':
-        return { admission: await this.#catalog.open(handshake.path), peer };
+        return { admission: await this.#catalog.open(handshake.path, kernelClientOf(handshake.client)), peer };
       case 'attach':
-        return { admission: await this.#catalog.attach(handshake.notebook_id), peer };
+        return { admission: await this.#catalog.attach(handshake.notebook_id, kernelClientOf(handshake.client)), peer };
       case 'create':
         return {
           admission: await this.#catalog.create({
@@ -489,6 +499,7 @@ export class RuntimedServer {
             ...(handshake.kernel === undefined ? {} : { kernel: handshake.kernel }),
             workingDir: handshake.working_dir ?? '',
             ephemeral: handshake.ephemeral !== false,
+            ...(handshake.client === undefined ? {} : { client: kernelClientOf(handshake.client) }),
           }),
           peer,
         };
@@ -534,7 +545,9 @@ export class RuntimedServer {
         return;
       case 'list_kernels': {
         const launcher = this.#options.launcher;
-        const listing = launcher.listKernels ? launcher.listKernels() : Promise.resolve([]);
+        const listing = launcher.listKernels
+          ? launcher.listKernels(kernelClientOf(checked.client))
+          : Promise.resolve([]);
         void listing.then(
           (kernels) => answer('list_kernels', { kernels: [...kernels] }),
           (error: unknown) => this.send(socket, errorFrame(error, id)),

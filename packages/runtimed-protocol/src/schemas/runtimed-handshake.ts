@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wireClientContextSchema } from './wire-client-context.js';
 
 const peerLabelMessage = "Field 'peer_label' must be a non-empty string of at most 256 characters";
 
@@ -15,7 +16,9 @@ export const wireControlHandshakeSchema = z.object({ channel: z.literal('control
  * by its UUID (attach-only, creates nothing), `create` a new untitled notebook (`ephemeral`
  * defaults to `true`). `create` runs the kernelspec named `kernel` (see `list_kernels`), else the
  * installed kernel of the language `runtime` (`python`, `r`, ...), else `python3`; a kernel that is
- * not installed is refused (`bad_request`, naming the installed ones).
+ * not installed is refused (`bad_request`, naming the installed ones). Each mode may carry the
+ * opening `client`'s context (see `wireClientContextSchema`): the environment and working directory
+ * the room's kernel starts with.
  */
 export const wireNotebookHandshakeSchemas = {
   open: z.object({
@@ -23,12 +26,14 @@ export const wireNotebookHandshakeSchemas = {
     mode: z.literal('open'),
     peer_label: wirePeerLabelSchema,
     path: z.string(),
+    client: wireClientContextSchema.optional(),
   }),
   attach: z.object({
     channel: z.literal('notebook'),
     mode: z.literal('attach'),
     peer_label: wirePeerLabelSchema,
     notebook_id: z.string(),
+    client: wireClientContextSchema.optional(),
   }),
   create: z.object({
     channel: z.literal('notebook'),
@@ -38,6 +43,7 @@ export const wireNotebookHandshakeSchemas = {
     kernel: z.string().optional(),
     working_dir: z.string().optional(),
     ephemeral: z.boolean().optional(),
+    client: wireClientContextSchema.optional(),
   }),
 } as const;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wireClientContextSchema } from './wire-client-context.js';
 
 /** The requests of the `control` channel. */
 export const wireControlRequestTypes = [
@@ -17,8 +18,8 @@ export const wireControlRequestSchemas = {
   ping: z.object({ type: z.literal('ping') }),
   get_daemon_info: z.object({ type: z.literal('get_daemon_info') }),
   list_rooms: z.object({ type: z.literal('list_rooms') }),
-  /** The Jupyter kernelspecs installed where the daemon runs (see `wireKernelspecSchema`). */
-  list_kernels: z.object({ type: z.literal('list_kernels') }),
+  /** The Jupyter kernelspecs installed where the daemon runs (see `wireKernelspecSchema`), as `client` would run them. */
+  list_kernels: z.object({ type: z.literal('list_kernels'), client: wireClientContextSchema.optional() }),
   shutdown_notebook: z.object({ type: z.literal('shutdown_notebook'), notebook_id: z.string().min(1) }),
   /** Streams daemon events (`type: 'event'` frames) on this connection from now on. */
   subscribe: z.object({ type: z.literal('subscribe') }),

@@ -41,5 +41,9 @@ export const wireRoomInfoSchema = z.object({
     })
     .nullable()
     .optional(),
+  /** The directory the room's kernel runs in (its file's directory, or the creating client's). */
+  working_dir: z.string().optional(),
+  /** The program running the room's kernel (for Python, the interpreter), once one was started. */
+  kernel_interpreter: z.string().optional(),
 });
 export type WireRoomInfo = z.infer<typeof wireRoomInfoSchema>;

@@ -12,5 +12,9 @@ export const wireKernelspecSchema = z.object({
   resource_dir: z.string().nullable(),
   available: z.boolean(),
   reason: z.string().optional(),
+  /** The program that runs it (for Python, the interpreter), when it can run. */
+  interpreter: z.string().optional(),
+  /** The project virtualenv whose interpreter runs it instead of the kernelspec's (see the README). */
+  virtualenv: z.string().optional(),
 });
 export type WireKernelspec = z.infer<typeof wireKernelspecSchema>;
