@@ -29,15 +29,14 @@ const workspaceSources: Plugin = {
 };
 
 /**
- * `nteract-mcp` (the proxy) as one minified file with its dependencies inside: a process that
- * forwards bytes loads only what it uses, in one module (a Node process pays in memory for every
- * module file it loads). The child (`runt-mcp`) stays unbundled: plugins it loads share its
- * packages.
+ * A bin as one minified file with its dependencies inside, written over tsup's output: a Node
+ * process pays in start-up time and memory for every module file it loads. `external` stays
+ * outside (loaded on demand).
  */
-async function bundleProxyBin(): Promise<void> {
-  const outfile = join(here, 'dist', 'nteract-mcp.js');
+async function bundleBin(name: string, external: readonly string[] = []): Promise<void> {
+  const outfile = join(here, 'dist', `${name}.js`);
   await build({
-    entryPoints: [join(here, 'src', 'nteract-mcp.ts')],
+    entryPoints: [join(here, 'src', `${name}.ts`)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -45,6 +44,7 @@ async function bundleProxyBin(): Promise<void> {
     target: 'node20',
     minify: true,
     sourcemap: true,
+    external: [...external],
     plugins: [workspaceSources],
     tsconfigRaw: { compilerOptions: { experimentalDecorators: true } },
     // CommonJS dependencies bundled into an ES module still call `require` for Node built-ins.
@@ -56,9 +56,18 @@ async function bundleProxyBin(): Promise<void> {
   chmodSync(outfile, 0o755);
 }
 
+/**
+ * Only the proxy: the child (`runt-mcp`) stays unbundled, because the plugins it loads must share
+ * its copies of core and inversify (core's classes are service identifiers; a bundled copy of them
+ * is another class to a plugin).
+ */
+async function bundleBins(): Promise<void> {
+  await bundleBin('nteract-mcp');
+}
+
 export default {
   ...definePackageBuild(['src/index.ts', 'src/nteract-mcp.ts', 'src/runt-mcp.ts', 'src/runtimed.ts'], {
     entry: 'src/index.ts',
   }),
-  onSuccess: bundleProxyBin,
+  onSuccess: bundleBins,
 };

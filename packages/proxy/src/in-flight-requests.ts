@@ -24,6 +24,8 @@ export interface InFlightRequest<C extends object> {
   readonly upstreamId: JsonRpcId;
   readonly request: JsonRpcRequest;
   readonly toolName: string | undefined;
+  /** When the proxy received it (clock milliseconds), for the log line of its answer. */
+  readonly receivedAt: number;
   /** The child connection it was last written to, and its id there; `undefined` while unsent. */
   readonly sentTo: C | undefined;
   readonly childId: number | undefined;
@@ -74,11 +76,12 @@ export class InFlightRequests<C extends object> {
   }
 
   /** Records a new unsent request. The caller checked {@link has} first. */
-  public add(request: JsonRpcRequest, toolName: string | undefined): InFlightRequest<C> {
+  public add(request: JsonRpcRequest, toolName: string | undefined, receivedAt = 0): InFlightRequest<C> {
     const entry: Entry<C> = {
       upstreamId: request.id,
       request,
       toolName,
+      receivedAt,
       sentTo: undefined,
       childId: undefined,
       resent: false,

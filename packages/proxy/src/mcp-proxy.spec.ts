@@ -295,6 +295,8 @@ async function setup(
     send,
     rawLine,
     lines,
+    /** Everything written to the client so far, as written. */
+    written: () => out,
     answerTo,
     received,
     crash,
@@ -368,6 +370,64 @@ describe(McpProxy, () => {
       expect((t.received.get(child) ?? [])[0]?.params?.clientInfo).toEqual({ name: 'claude-code', version: '1' });
     }
     expect(t.lines().filter((line) => line.result?.serverInfo !== undefined)).toHaveLength(1);
+  });
+
+  it("passes an answer it changes nothing in on as the child's own bytes, only the id rewritten; logs one line per call without its arguments", async () => {
+    // As the MCP SDK writes an answer: the id last.
+    const childLine = (id: number) =>
+      `{"result":{"content":[{"type":"text","text":"f\u00fcr \u2713 \\n"}],"_meta":{"z":1,"a":[2,1]}},"jsonrpc":"2.0","id":${id}}`;
+    const t = await setup((child, request) => {
+      if (request.method === 'tools/call') child.writeStdout(`${childLine(request.id)}\n`);
+      return undefined;
+    });
+    await t.send({
+      jsonrpc: '2.0',
+      id: 'call-7',
+      method: 'tools/call',
+      params: { name: 'create_cell', arguments: { source: 'password = "hunter2"' } },
+    });
+    await eventually(() => t.answerTo('call-7') !== undefined);
+    const sent = (t.received.get(t.port.latest) ?? []).find((message) => message.method === 'tools/call');
+    const expected = childLine(sent?.id as number).replace(/"id":\d+\}$/, '"id":"call-7"}');
+    expect(t.written().split('\n')).toContain(expected);
+    const forwarded = t.logger.records.filter((record) => record.message === 'forwarded');
+    expect(forwarded).toEqual([
+      {
+        level: 'debug',
+        scope: undefined,
+        message: 'forwarded',
+        fields: { method: 'tools/call', tool: 'create_cell', id: 'call-7', ms: 0, outcome: 'ok' },
+      },
+    ]);
+    expect(JSON.stringify(t.logger.records)).not.toContain('hunter2');
+  });
+
+  it('writes an answer anew when its id is not where the SDK puts it, and when it adds to it', async () => {
+    const t = await setup((child, request) => {
+      const name = (request.params as { name?: string }).name;
+      // The id first: the bytes cannot be relayed, the answer is serialized again.
+      if (name === 'create_cell')
+        child.writeStdout(`{"jsonrpc":"2.0","id":${request.id},"result":{"content":[{"type":"text","text":"a"}]}}\n`);
+      else
+        child.writeStdout(
+          `{"result":{"content":[{"type":"text","text":"b"}],"isError":true},"jsonrpc":"2.0","id":${request.id}}\n`,
+        );
+      return undefined;
+    });
+    expect(await t.call(5, 'create_cell')).toEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      result: { content: [{ type: 'text', text: 'a' }] },
+    });
+    expect(await t.call(6, 'connect_notebook')).toEqual({
+      jsonrpc: '2.0',
+      id: 6,
+      result: { content: [{ type: 'text', text: 'b' }], isError: true },
+    });
+    const outcomes = t.logger.records
+      .filter((record) => record.message === 'forwarded')
+      .map((record) => `${record.fields.id} ${record.fields.outcome}`);
+    expect(outcomes).toEqual(['5 ok', '6 isError']);
   });
 
   it('stamps an idempotency key on tool calls and keeps one the client sent', async () => {

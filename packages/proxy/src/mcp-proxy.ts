@@ -373,7 +373,7 @@ export class McpProxy {
       toolName === undefined || typeof params._meta?.[idempotencyMetaKey] === 'string'
         ? request
         : { ...request, params: { ...params, _meta: { ...params._meta, [idempotencyMetaKey]: randomUUID() } } };
-    const pending = this.#requests.add(stamped, toolName);
+    const pending = this.#requests.add(stamped, toolName, this.#options.clock.now());
     if (coldToolList && !this.#child?.ready) {
       // Nothing to serve yet: wait (bounded) for the child's own list rather than answer `reconnect` alone.
       pending.fallback = this.#options.clock.setTimer(this.#options.toolListWaitMs ?? defaultToolListWaitMs, () => {
@@ -725,6 +725,16 @@ export class McpProxy {
 
   private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined, relayed?: RelayedLine): void {
     if (!this.#requests.take(pending)) return;
+    // One line per forwarded call: never its arguments or result (they may hold secrets).
+    this.#options.logger.debug('forwarded', {
+      method: pending.request.method,
+      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
+      id: pending.upstreamId,
+      ms: this.#options.clock.now() - pending.receivedAt,
+      outcome: error ? 'error' : (result as { isError?: unknown }).isError === true ? 'isError' : 'ok',
+      ...(error ? { code: error.code } : {}),
+      ...(pending.resent ? { resent: true } : {}),
+    });
     this.upstream(
       error
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }
