@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
@@ -316,6 +317,7 @@ const benchmarks = {
   'hop-overhead': hopOverheadBenchmark,
   recovery: recoveryBenchmark,
   memory: memoryBenchmark,
+  execution: executionBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */

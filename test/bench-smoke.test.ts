@@ -34,8 +34,10 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, recovery and memory each write a report of finite figures', { timeout: 600_000 }, async () => {
-    const names = ['hop-overhead', 'recovery', 'memory'];
+  it('hop-overhead, recovery, memory and execution each write a report of finite figures and their charts', {
+    timeout: 600_000,
+  }, async () => {
+    const names = ['hop-overhead', 'recovery', 'memory', 'execution'];
     const run = await runBench(names);
     expect(run.code, run.stderr).toBe(0);
     for (const name of names) {
@@ -45,6 +47,8 @@ describe('the benchmarks at smoke size', () => {
       expect(figures.length, name).toBeGreaterThan(3);
       for (const figure of figures) expect(Number.isFinite(figure), `${name}: ${figure}`).toBe(true);
       expect(readFileSync(join(out, `${name}.svg`), 'utf8')).toContain('<svg');
+      // Latencies are drawn as distributions too: one line per sample set.
+      if (name !== 'memory') expect(readFileSync(join(out, `${name}-distribution.svg`), 'utf8')).toContain('<polyline');
     }
     // Every benchmark ran in a temp HOME of its own and stopped what it started there.
     const benchHome = `HOME=${join(tmpdir(), 'nteract-bench-')}`;
