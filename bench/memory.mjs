@@ -130,7 +130,6 @@ export async function memoryBenchmark({ dist, here, size }) {
       },
       targets: {
         proxyMb: '<= 45',
-        proxyOverBytePipe: "the same floor: what the proxy adds is its anonymous RSS over the pipe's",
         childMb: '<= 90 (1 active + 8 parked)',
         daemonMb: '<= 100 (32 rooms)',
         growth: '<= 5 per 1,000 cycles',
