@@ -6,7 +6,12 @@ import { rethrowAsCoreError } from './to-core-error.js';
 
 /** First delay before reconnecting after a loss or a failed attempt; doubles up to {@link maxBackoffMs}. */
 export const initialBackoffMs = 100;
-export const maxBackoffMs = 30_000;
+/**
+ * The longest wait between attempts. The socket is local: a failed attempt is one refused
+ * `connect`, so trying twice a second costs nothing and a daemon that comes back (restarted by
+ * hand, by a service manager, or upgraded) is seen within half a second of answering.
+ */
+export const maxBackoffMs = 500;
 
 export interface RuntimedEventPumpOptions {
   readonly socketPath: string;

@@ -572,20 +572,19 @@ describe(McpProxy, () => {
     expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBeUndefined();
   });
 
-  it('answers a tools/list that met the death of the child from the known list at once', async () => {
-    let hold = false;
-    const t = await setup(() => undefined, { holdToolsList: () => hold });
-    hold = true;
-    await t.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list' });
-    // Forwarded to the child, which dies before it answers.
-    expect((t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/list').length).toBeGreaterThan(1);
-    expect(t.answerTo('l')).toBeUndefined();
+  it('serves a known tool list itself at once, while the child is up and while it is down, never asking the child', async () => {
+    const t = await setup(() => undefined);
+    const asked = () => (t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/list').length;
+    const before = asked();
+    const names = (id: string) =>
+      ((t.answerTo(id)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+    const expected = [...allTools.map((tool) => tool.name), 'reconnect'];
+    await t.send({ jsonrpc: '2.0', id: 'up', method: 'tools/list' });
+    expect(names('up')).toEqual(expected);
+    expect(asked()).toBe(before);
     t.port.latest.exit(null, 'SIGKILL');
-    await settle();
-    expect(((t.answerTo('l')?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name)).toEqual([
-      ...allTools.map((tool) => tool.name),
-      'reconnect',
-    ]);
+    await t.send({ jsonrpc: '2.0', id: 'down', method: 'tools/list' });
+    expect(names('down')).toEqual(expected);
   });
 
   it('answers a request held for a child that never comes up within its bound, not at shutdown', async () => {

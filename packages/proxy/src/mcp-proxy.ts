@@ -343,7 +343,9 @@ export class McpProxy {
     }
     const { tools } = this.#options;
     const coldToolList = request.method === 'tools/list' && tools.current().length === 0;
-    if (request.method === 'tools/list' && !this.#child?.ready && !coldToolList) {
+    // A known list is served at once, child or not: it is the list the proxy synced from the
+    // child at its handshake and on every list change it announced (see ChildToolSync).
+    if (request.method === 'tools/list' && !coldToolList) {
       this.upstream({
         jsonrpc: '2.0',
         id: request.id,
