@@ -1,5 +1,9 @@
-import TurndownService from 'turndown';
+import { createRequire } from 'node:module';
+import type TurndownService from 'turndown';
 
+// Loaded on the first HTML output, not at start-up: turndown and its DOM are some fifty modules
+// that a child restarted after a crash would otherwise load before it can answer.
+const loadDependency = createRequire(import.meta.url);
 let service: TurndownService | undefined;
 
 /**
@@ -13,7 +17,8 @@ export function htmlToMarkdown(html: string): string {
 }
 
 function createService(): TurndownService {
-  const created = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+  const Turndown = loadDependency('turndown') as typeof TurndownService;
+  const created = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
   created.remove(['script', 'style', 'noscript']);
   return created;
 }

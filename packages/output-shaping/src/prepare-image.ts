@@ -1,6 +1,18 @@
 import { createHash } from 'node:crypto';
-import { imageSize } from 'image-size';
-import { PNG } from 'pngjs';
+import { createRequire } from 'node:module';
+import type { imageSize as ImageSize } from 'image-size';
+import type { PNG as Png } from 'pngjs';
+
+// Loaded on the first image output, not at start-up (about fifty modules between them).
+const loadDependency = createRequire(import.meta.url);
+let loaded: { readonly imageSize: typeof ImageSize; readonly PNG: typeof Png } | undefined;
+function imageLibraries(): NonNullable<typeof loaded> {
+  loaded ??= {
+    imageSize: (loadDependency('image-size') as { imageSize: typeof ImageSize }).imageSize,
+    PNG: (loadDependency('pngjs') as { PNG: typeof Png }).PNG,
+  };
+  return loaded;
+}
 
 /** An image ready to be MCP `image` content, or why it is not shown. */
 export type PreparedImage =
@@ -59,6 +71,7 @@ export function prepareImage(mimeType: string, base64: string, bounds: ImageBoun
 }
 
 function prepareUncached(mimeType: string, base64: string, bounds: ImageBounds): PreparedImage {
+  const { imageSize, PNG } = imageLibraries();
   const bytes = Buffer.from(base64, 'base64');
   let width: number | undefined;
   let height: number | undefined;
@@ -84,7 +97,7 @@ function prepareUncached(mimeType: string, base64: string, bounds: ImageBounds):
   if (mimeType !== 'image/png' || width === undefined || height === undefined) {
     return { shown: false, mimeType, width, height, bytes: bytes.length, reason: tooLarge };
   }
-  let decoded: PNG;
+  let decoded: Png;
   try {
     decoded = PNG.sync.read(bytes);
   } catch {
@@ -92,7 +105,7 @@ function prepareUncached(mimeType: string, base64: string, bounds: ImageBounds):
   }
   let scale = Math.min(1, bounds.maxEdgePixels / longEdge);
   for (let attempt = 0; attempt < 6; attempt += 1) {
-    const scaled = downscale(decoded, scale);
+    const scaled = downscale(PNG, decoded, scale);
     const data = PNG.sync.write(scaled, { filterType: 4 }).toString('base64');
     if (data.length <= bounds.maxBase64Chars) {
       return {
@@ -110,7 +123,7 @@ function prepareUncached(mimeType: string, base64: string, bounds: ImageBounds):
 }
 
 /** `image` scaled by `scale` (≤ 1), each target pixel the mean of the source pixels it covers. */
-function downscale(image: PNG, scale: number): PNG {
+function downscale(PNG: typeof Png, image: Png, scale: number): Png {
   const width = Math.max(1, Math.round(image.width * scale));
   const height = Math.max(1, Math.round(image.height * scale));
   if (width === image.width && height === image.height) return image;
