@@ -67,51 +67,6 @@ async function containerBenchmark() {
   };
 }
 
-/** Median round trip of `tools/list`, straight to runt-mcp and through the nteract-mcp proxy. */
-async function proxyOverheadBenchmark() {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
-  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const dist = join(here, '..', 'packages', 'nteract-mcp', 'dist');
-  const scratch = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
-  const env = { ...process.env, RUNTIMED_SOCKET_PATH: join(scratch, 'none.sock'), NTERACT_MCP_NO_AUTOSTART: '1' };
-  const roundTrips = async (args) => {
-    const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: 'ignore' }));
-    // Let the proxy's child come up, so calls are forwarded rather than served from the cache.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    for (let i = 0; i < 50; i++) await client.listTools();
-    const times = [];
-    for (let i = 0; i < 400; i++) {
-      const start = process.hrtime.bigint();
-      await client.listTools();
-      times.push(Number(process.hrtime.bigint() - start) / 1000);
-    }
-    await client.close();
-    times.sort((a, b) => a - b);
-    return { median: times[Math.floor(times.length / 2)], p95: times[Math.floor(times.length * 0.95)] };
-  };
-  const direct = await roundTrips([join(dist, 'runt-mcp.js')]);
-  const proxied = await roundTrips([join(dist, 'nteract-mcp.js'), '--tool-cache', join(scratch, 'tools.json')]);
-  rmSync(scratch, { recursive: true, force: true });
-  return {
-    name: 'proxy-overhead',
-    unit: 'µs per tools/list round trip (median and p95 of 400)',
-    results: {
-      directMedian: direct.median,
-      directP95: direct.p95,
-      proxiedMedian: proxied.median,
-      proxiedP95: proxied.p95,
-    },
-    ratios: { proxiedOverDirectMedian: proxied.median / direct.median },
-    chart: [
-      { label: 'runt-mcp direct (median)', value: direct.median, unit: 'µs' },
-      { label: 'through the proxy (median)', value: proxied.median, unit: 'µs' },
-    ],
-  };
-}
-
 /**
  * Like {@link measure} for several functions at once, their rounds interleaved (A B C A B C …), so
  * that a machine busy with other work slows them alike; medians of `rounds` rounds, in µs per call.
@@ -312,7 +267,6 @@ async function outputShapingBenchmark() {
 const benchmarks = {
   'output-shaping': outputShapingBenchmark,
   container: containerBenchmark,
-  'proxy-overhead': proxyOverheadBenchmark,
   'wire-validation': wireValidationBenchmark,
   'hop-overhead': hopOverheadBenchmark,
   recovery: recoveryBenchmark,
