@@ -1,22 +1,32 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createUserEnvironment, shippedBins, type UserEnvironment } from './support/index.js';
 
 /**
  * The client configurations the README quotes (docs/clients/*), each started as its client starts
  * it: the command and arguments it names, in a fresh HOME. The server must answer an MCP
- * `tools/list`. The commands run with this checkout as the working directory, where `npx -y
- * nteract-mcp` resolves to the workspace's own built package (offline; a user's npx fetches the
- * published one), and `/path/to/nteract-mcp` of the from-source form is this checkout.
+ * `tools/list`. `npx -y nteract-mcp` runs in a project directory where nteract-mcp is installed
+ * (its `node_modules` links this checkout's built package, as a local install would have it), so
+ * npx runs that one offline (a user's npx fetches the published one); `/path/to/nteract-mcp` of the
+ * from-source form is this checkout.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const clientsDir = join(root, 'docs', 'clients');
 const placeholder = '/path/to/nteract-mcp';
+
+/** A project with nteract-mcp installed in it: `node_modules/nteract-mcp` and its bins. */
+const project = mkdtempSync(join(tmpdir(), 'nmcp-client-project-'));
+mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true });
+symlinkSync(join(root, 'packages', 'nteract-mcp'), join(project, 'node_modules', 'nteract-mcp'));
+for (const bin of ['nteract-mcp', 'runt-mcp', 'runtimed'])
+  symlinkSync(join('..', 'nteract-mcp', 'dist', `${bin}.js`), join(project, 'node_modules', '.bin', bin));
+afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 const environments: UserEnvironment[] = [];
 afterEach(async () => {
@@ -83,7 +93,7 @@ describe('the documented client configurations (docs/clients)', () => {
         command: entry.command,
         args,
         env: { ...withoutNpmRun(environment.env), ...entry.env },
-        cwd: root,
+        cwd: file === 'from-source.json' ? root : project,
         stderr: 'pipe',
       });
       let stderr = '';
@@ -115,7 +125,7 @@ describe('the documented client configurations (docs/clients)', () => {
     for (const key of Object.keys(env)) if (key.startsWith('XDG_')) delete env[key];
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-        execFile(process.execPath, args, { cwd: root, env, timeout: 150_000 }, (error, stdout, stderr) => {
+        execFile(process.execPath, args, { cwd: project, env, timeout: 150_000 }, (error, stdout, stderr) => {
           done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
         });
       });
