@@ -82,7 +82,7 @@ describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
     await t.restartDaemon();
     const evicted = await t.until('get_all_cells', {}, (result) => result.isError && result.text.includes('evicted'));
     expect(evicted.text).toBe(
-      `No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(notebook_id="${String(ephemeral.json?.notebook_id)}")`,
+      `No active notebook session (notebook was evicted: Notebook ${String(ephemeral.json?.notebook_id)} is not available: no open room, no saved file bound to it, and no persisted untitled notebook). Start again with create_notebook, or connect_notebook to a saved file.`,
     );
     const rooms = await t.call('list_active_notebooks');
     expect(rooms.text).not.toContain(String(ephemeral.json?.notebook_id));

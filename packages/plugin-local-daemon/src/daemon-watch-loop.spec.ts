@@ -630,7 +630,7 @@ describe(DaemonWatchLoop, () => {
       expect(report.rejoin).toEqual({
         requested: uuid,
         outcome: 'failed',
-        reason: `No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(notebook_id="${uuid}")`,
+        reason: `No active notebook session (notebook was evicted: Notebook ${uuid} is not available in the daemon). Start again with create_notebook, or connect_notebook to a saved file.`,
       });
       expect(() => t.slot.access('document')).toThrow(report.rejoin?.reason);
     });

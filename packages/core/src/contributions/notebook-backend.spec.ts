@@ -217,7 +217,7 @@ describe('the NotebookBackend contribution point', () => {
     expect(describeNotebookTarget(h.slot.active?.target as NotebookTarget)).toBe('shelf:maths');
   });
 
-  it('reopens through reopen when the backend has one, and hints the reconnect with its argument', async () => {
+  it('reopens through reopen when the backend has one, and says why the notebook is gone when it refuses', async () => {
     const backend = shelfBackend(() => harness?.daemon, {
       reopen: async () => {
         throw new CoreError('notebookUnavailable', 'the shelf was emptied');
@@ -231,7 +231,7 @@ describe('the NotebookBackend contribution point', () => {
     expect(evicted).toEqual({ kind: 'evicted', reason: 'the shelf was emptied' });
     expect(backend.calls).toEqual(['reopen:acme.shelf']);
     expect(noSessionMessage(h.slot.lastDrop)).toBe(
-      'No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(url="shelf:maths")',
+      'No active notebook session (notebook was evicted: the shelf was emptied). Start again with create_notebook, or connect_notebook to a saved file.',
     );
   });
 });

@@ -56,8 +56,10 @@ export class RejoinCoordinator {
     const strategy = this.strategyFor(target);
     const where = describeNotebookTarget(target);
     if (!strategy) {
+      const reason = `No rejoin strategy supports ${target.kind} targets`;
       this.slot.recordDrop('evicted', undefined, target);
-      return { kind: 'evicted', reason: `No rejoin strategy supports ${target.kind} targets` };
+      this.slot.noteDropDetail(reason);
+      return { kind: 'evicted', reason };
     }
     let outcome: Awaited<ReturnType<RejoinStrategy['rejoin']>>;
     try {
@@ -70,7 +72,11 @@ export class RejoinCoordinator {
       return { kind: 'retry-later', reason: (error as Error).message };
     }
     if (outcome.kind === 'evicted') {
-      if (!this.slot.active) this.slot.recordDrop('evicted', undefined, target);
+      if (!this.slot.active) {
+        this.slot.recordDrop('evicted', undefined, target);
+        // Why it is gone, as the backend said it (the drop's text claims no cause of its own).
+        this.slot.noteDropDetail(outcome.reason);
+      }
       this.logger.info('rejoin refused definitively', { target: where, reason: outcome.reason });
       return outcome;
     }

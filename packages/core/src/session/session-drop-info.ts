@@ -10,8 +10,8 @@ import {
  * - `switched`: another notebook became active; the old one may still be parked.
  * - `disconnected`: the daemon connection was lost or recovery failed.
  * - `closed`: the agent disconnected it (`disconnect_notebook`), which also cancels automatic rejoin.
- * - `evicted`: rejoin got a definitive refusal (unknown notebook id, missing saved file). It does
- *   not mean every kernel keep-alive timeout deletes a room.
+ * - `evicted`: rejoin got a definitive refusal (unknown notebook id, missing saved file); its
+ *   `detail` is the refusal's reason. It does not mean every kernel keep-alive timeout deletes a room.
  */
 export type SessionDropReason = 'switched' | 'disconnected' | 'closed' | 'evicted';
 
@@ -26,9 +26,13 @@ export interface SessionDropInfo {
   readonly detail?: string;
 }
 
-/** The texts agents know from the original server. */
+/**
+ * The texts agents know from the original server; `evicted` without the original's "(idle
+ * timeout)", which was not the cause here (a definitive refusal: the notebook is gone, e.g. an
+ * unsaved one after a daemon restart). The refusal's own words follow it as the drop's detail.
+ */
 const reasonTexts: Readonly<Record<SessionDropReason, string>> = {
-  evicted: 'notebook was evicted (idle timeout)',
+  evicted: 'notebook was evicted',
   switched: 'switched to a different notebook',
   disconnected: 'daemon connection lost',
   closed: 'you disconnected it with disconnect_notebook',
@@ -41,6 +45,11 @@ export function noSessionMessage(drop: SessionDropInfo | undefined): string {
   const byOwnArgument = drop.rejoinTarget !== undefined && isHostedUrlTarget(drop.rejoinTarget);
   const why =
     byOwnArgument && drop.reason === 'disconnected' ? 'connection to its server lost' : reasonTexts[drop.reason];
+  if (drop.detail !== undefined && drop.reason === 'evicted') {
+    // Gone for good: reconnecting to it cannot work, so no reconnect call is offered.
+    const cause = drop.detail.trim().replace(/\.$/, '');
+    return `No active notebook session (${why}: ${cause}). Start again with create_notebook, or connect_notebook to a saved file.`;
+  }
   if (drop.detail !== undefined) return `No active notebook session (${why}). ${drop.detail}`;
   let how: string;
   if (byOwnArgument && drop.rejoinTarget !== undefined) how = reconnectCall(drop.rejoinTarget);

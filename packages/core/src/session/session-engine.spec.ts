@@ -246,7 +246,12 @@ describe(SessionSlot, () => {
       notebookId: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90',
     });
     expect(() => e.slot.access('mutation')).toThrow(
-      'No active notebook session (notebook was evicted (idle timeout)). Reconnect with: connect_notebook(notebook_id="0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90")',
+      'No active notebook session (notebook was evicted). Reconnect with: connect_notebook(notebook_id="0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90")',
+    );
+    // With the refusal's reason (as the rejoin records it): the cause, and no reconnect call that cannot work.
+    e.slot.noteDropDetail('Notebook 0b9f2c44 is not available in the daemon.');
+    expect(() => e.slot.access('mutation')).toThrow(
+      'No active notebook session (notebook was evicted: Notebook 0b9f2c44 is not available in the daemon). Start again with create_notebook, or connect_notebook to a saved file.',
     );
   });
 
