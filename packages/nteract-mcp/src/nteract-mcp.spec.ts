@@ -18,6 +18,9 @@ describe('nteract-mcp (built bin)', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^nteract-mcp: keeps an AI agent's Jupyter notebook/);
     expect(result.stdout).toContain('--version');
+    // How to take a variable away from kernels (they get the client's environment otherwise).
+    expect(result.stdout).toContain('NTERACT_MCP_KERNEL_ENV_DROP');
+    expect(result.stdout).toContain('NTERACT_MCP_KERNEL_ENV_KEEP');
   });
 
   it('gives an install hint on stderr and exits 1 before speaking MCP when the child is missing', () => {

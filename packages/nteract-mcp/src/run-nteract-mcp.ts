@@ -40,6 +40,9 @@ Environment:
                          on: a restarted MCP server rejoins a hosted notebook with this token.
   NTERACT_MCP_HOSTED_RETRY  How a lost hosted notebook is tried again after the first attempt:
                          initial_ms,max_ms,attempts (default 1000,30000,10: 1 s doubling to 30 s).
+  NTERACT_MCP_KERNEL_ENV_DROP  Variables of this environment withheld from kernels, comma-separated
+                         (NAME, or PREFIX_*); kernels get the rest, never NTERACT_MCP_* or tokens.
+  NTERACT_MCP_KERNEL_ENV_KEEP  Hosted-server tokens (JUPYTER_TOKEN, ...) to pass to kernels anyway.
   XDG_CACHE_HOME         Base of the default tool cache path.
   NTERACT_MCP_LOG_LEVEL  debug | info | warn | error (logs go to stderr).
 `;

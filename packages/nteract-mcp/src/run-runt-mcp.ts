@@ -40,6 +40,8 @@ Environment:
   NTERACT_MCP_HOSTED_RETRY      A lost hosted notebook's retries: initial_ms,max_ms,attempts (default 1000,30000,10).
 ${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning}`).join('\n')}
   ${pluginModulesEnvironmentVariable.padEnd(30)}More plugin modules, separated like PATH (loaded after --plugin ones).
+  NTERACT_MCP_KERNEL_ENV_DROP   Variables withheld from kernels, comma-separated (NAME, or PREFIX_*).
+  NTERACT_MCP_KERNEL_ENV_KEEP   Hosted-server tokens (JUPYTER_TOKEN, ...) to pass to kernels anyway.
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
 A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
