@@ -159,6 +159,7 @@ export type {
   ScratchRun,
   Subscription,
 } from './ports/notebook-handle.js';
+export { ReadinessWaiters } from './ports/readiness-waiters.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
 export type { BoundedRetryRecoveryOptions } from './recovery/bounded-retry-recovery.js';

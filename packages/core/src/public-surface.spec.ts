@@ -28,6 +28,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'NotebookTargetResolver',
       'ProtocolAdmission',
       'ProtocolEraGate',
+      'ReadinessWaiters',
       'RecoveryContribution',
       'RecoveryLoop',
       'RejoinCoordinator',

@@ -15,6 +15,7 @@ import {
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
+  ReadinessWaiters,
   type SavedNotebook,
   type Subscription,
   type Timer,
@@ -128,7 +129,10 @@ export class HostedNotebookHandle implements NotebookHandle {
   readonly #ledger = new Map<string, Promise<unknown>>();
   readonly #executions = new Map<string, ExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
-  readonly #readinessWaiters = new Set<() => void>();
+  readonly #readinessWaiters = new ReadinessWaiters(
+    () => this.readiness(),
+    () => (this.#closedReason === undefined ? undefined : this.closedError()),
+  );
   readonly #subscriptions: Subscription[] = [];
 
   public constructor(options: HostedNotebookHandleOptions) {
@@ -180,26 +184,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {
-    return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        if (this.#closedReason !== undefined) reject(this.closedError());
-        else if (signal?.aborted) reject(signal.reason);
-        else {
-          const readiness = this.readiness();
-          if (readiness.runtime === 'pending') return false;
-          resolve(readiness);
-        }
-        return true;
-      };
-      if (check()) return;
-      const wake = (): void => {
-        if (!check()) return;
-        this.#readinessWaiters.delete(wake);
-        signal?.removeEventListener('abort', wake);
-      };
-      this.#readinessWaiters.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
-    });
+    return this.#readinessWaiters.wait(signal);
   }
 
   public async listCells(): Promise<readonly NotebookCell[]> {
@@ -546,7 +531,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   private wakeReadiness(): void {
-    for (const wake of [...this.#readinessWaiters]) wake();
+    this.#readinessWaiters.wake();
   }
 
   private cell(cellId: string): MutableCell {

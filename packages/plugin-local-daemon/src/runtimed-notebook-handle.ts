@@ -14,6 +14,7 @@ import {
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
+  ReadinessWaiters,
   type SavedNotebook,
   type ScratchRun,
   type Subscription,
@@ -91,7 +92,10 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #initialSync: Promise<void>;
   readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
-  readonly #readinessWaiters = new Set<() => void>();
+  readonly #readinessWaiters = new ReadinessWaiters(
+    () => this.readiness(),
+    () => (this.#closedReason === undefined ? undefined : this.closedError()),
+  );
   readonly #subscriptions: Subscription[] = [];
 
   /**
@@ -159,26 +163,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   }
 
   public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {
-    return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        if (this.#closedReason !== undefined) reject(this.closedError());
-        else if (signal?.aborted) reject(signal.reason);
-        else {
-          const readiness = this.readiness();
-          if (readiness.runtime === 'pending') return false;
-          resolve(readiness);
-        }
-        return true;
-      };
-      if (check()) return;
-      const wake = (): void => {
-        if (!check()) return;
-        this.#readinessWaiters.delete(wake);
-        signal?.removeEventListener('abort', wake);
-      };
-      this.#readinessWaiters.add(wake);
-      signal?.addEventListener('abort', wake, { once: true });
-    });
+    return this.#readinessWaiters.wait(signal);
   }
 
   public async listCells(): Promise<readonly NotebookCell[]> {
@@ -439,7 +424,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   private setRuntime(runtime: WireRuntimeState): void {
     this.#runtime = runtime;
-    for (const wake of [...this.#readinessWaiters]) wake();
+    this.#readinessWaiters.wake();
   }
 
   /** Sends a request and reads its answer with the answer's schema; only {@link CoreError}s are thrown. */
@@ -465,7 +450,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       this.#logger.info('notebook connection closed', { notebookId: this.notebookId, reason, detail });
     }
     this.#executions.close(this.closedError());
-    for (const wake of [...this.#readinessWaiters]) wake();
+    this.#readinessWaiters.wake();
     const listeners = [...this.#closeListeners];
     this.#closeListeners.clear();
     for (const { listener } of listeners) this.callCloseListener(listener, reason);
