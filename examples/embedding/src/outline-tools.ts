@@ -1,6 +1,6 @@
 import { type ChildToolContribution, defineChildTool, jsonResult, SessionSlot } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One Markdown heading of a notebook. */
 export interface OutlineHeading {

@@ -1,6 +1,6 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { ChildToolRegistry, defineChildTool, type ToolCallContext, textResult } from './child-tool-registry.js';
 import { InvalidParamsError, ToolError } from './to-tool-failure.js';

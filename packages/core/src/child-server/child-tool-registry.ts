@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 import { fitToolResult } from './tool-result-budget.js';

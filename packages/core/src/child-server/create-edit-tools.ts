@@ -1,5 +1,5 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
-import { z } from 'zod';
+import * as z from 'zod';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { KernelInfo } from '../ports/daemon-port.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';

@@ -1,5 +1,5 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CreatedNotebook } from '../contributions/notebook-backend.js';
 import {
   describeNotebookTarget,

@@ -8,7 +8,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   defaultChildInputBufferBytes,
   defaultMaxChildMessageBytes,

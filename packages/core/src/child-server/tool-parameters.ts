@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Parameter schemas shared by the child's tools. Every optional parameter also accepts `null`

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { describeWireIssue, formatWirePath } from './describe-wire-issue.js';
 import type { parseFromDaemon } from './parse-from-daemon.js';
 

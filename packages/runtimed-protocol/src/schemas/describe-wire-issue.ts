@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /*
  * Sentences for schema failures, naming the field: `Missing required string field 'cell_id'`,

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { RuntimedProtocolError } from '../runtimed-protocol-error.js';
 import { checkWire } from './check-wire.js';
 

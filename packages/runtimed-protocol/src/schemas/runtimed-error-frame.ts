@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Machine-readable reasons in error frames. */
 export const runtimedErrorCodes = [

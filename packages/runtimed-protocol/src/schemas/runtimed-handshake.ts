@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireClientContextSchema } from './wire-client-context.js';
 
 const peerLabelMessage = "Field 'peer_label' must be a non-empty string of at most 256 characters";

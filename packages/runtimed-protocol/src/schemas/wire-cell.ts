@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatWirePath } from './describe-wire-issue.js';
 
 /** The kinds of cell (`cell_type`). */

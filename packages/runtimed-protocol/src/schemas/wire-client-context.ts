@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Who opens a notebook or asks for the kernels (optional on `open`, `attach`, `create` and

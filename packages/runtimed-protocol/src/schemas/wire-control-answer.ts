@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { WireControlRequestType } from './wire-control-request.js';
 import { wireDaemonInfoSchema, wireRoomInfoSchema } from './wire-daemon-info.js';
 import { wireKernelspecSchema } from './wire-kernelspec.js';

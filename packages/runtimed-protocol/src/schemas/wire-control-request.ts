@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireClientContextSchema } from './wire-client-context.js';
 
 /** The requests of the `control` channel. */

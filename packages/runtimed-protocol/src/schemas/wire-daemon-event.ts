@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 const notebookId = z.string().min(1);

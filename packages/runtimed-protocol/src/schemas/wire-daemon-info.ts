@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 /** Who the daemon is: `get_daemon_info`'s answer, and the body of the control channel's `hello`. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireOutputSchema } from './wire-cell.js';
 
 /** The execution statuses after which nothing changes any more. */

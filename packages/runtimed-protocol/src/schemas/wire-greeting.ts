@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireCellSchema } from './wire-cell.js';
 import { wireDaemonInfoSchema } from './wire-daemon-info.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * One installed Jupyter kernelspec, as `list_kernels` answers it: its name (what `create` takes as

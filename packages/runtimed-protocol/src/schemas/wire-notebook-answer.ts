@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireCellSchema } from './wire-cell.js';
 import { wireExecutionStateSchema } from './wire-execution-state.js';
 import type { WireNotebookRequestType } from './wire-notebook-request.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { wireCellSchema, wireOutputSchema } from './wire-cell.js';
 import { wireFinalExecutionStatuses } from './wire-execution-state.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The states of a room's kernel side. */
 export const wireRuntimeStateNames = ['not_started', 'starting', 'ready', 'stopped', 'unavailable'] as const;
