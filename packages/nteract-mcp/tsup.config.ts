@@ -1,7 +1,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { definePackageBuild } from '../../tsup.shared.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,41 +28,61 @@ const workspaceSources: Plugin = {
   },
 };
 
+const shared: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  sourcemap: true,
+  plugins: [workspaceSources],
+  tsconfigRaw: { compilerOptions: { experimentalDecorators: true } },
+  logLevel: 'warning',
+};
+
 /**
- * A bin as one minified file with its dependencies inside, written over tsup's output: a Node
- * process pays in start-up time and memory for every module file it loads. `external` stays
- * outside (loaded on demand).
+ * An entry as one minified ES module with its dependencies inside: a Node process pays in start-up
+ * time and memory for every module file it loads. What the entry imports dynamically (`import()`)
+ * goes to chunks of its own, `<output>-<hash>.js`, read only when first used.
  */
-async function bundleBin(name: string, external: readonly string[] = []): Promise<void> {
-  const outfile = join(here, 'dist', `${name}.js`);
+async function bundleModule(source: string, output: string): Promise<void> {
   await build({
-    entryPoints: [join(here, 'src', `${name}.ts`)],
-    outfile,
-    bundle: true,
-    platform: 'node',
+    ...shared,
+    entryPoints: { [output]: join(here, 'src', source) },
+    outdir: join(here, 'dist'),
+    chunkNames: `${output}-[hash]`,
+    splitting: true,
     format: 'esm',
-    target: 'node20',
-    minify: true,
-    sourcemap: true,
-    external: [...external],
-    plugins: [workspaceSources],
-    tsconfigRaw: { compilerOptions: { experimentalDecorators: true } },
     // CommonJS dependencies bundled into an ES module still call `require` for Node built-ins.
     banner: {
       js: "import { createRequire as __nteractRequire } from 'node:module'; const require = __nteractRequire(import.meta.url);",
     },
-    logLevel: 'warning',
   });
-  chmodSync(outfile, 0o755);
+  chmodSync(join(here, 'dist', `${output}.js`), 0o755);
 }
 
 /**
- * Only the proxy: the child (`runt-mcp`) stays unbundled, because the plugins it loads must share
- * its copies of core and inversify (core's classes are service identifiers; a bundled copy of them
- * is another class to a plugin).
+ * An entry as one minified CommonJS file, `<output>.cjs`: a script V8 can compile from a code
+ * cache on Node 20 (see require-with-compile-cache.ts), which an ES module cannot.
+ */
+async function bundleScript(source: string, output: string): Promise<void> {
+  await build({
+    ...shared,
+    entryPoints: [join(here, 'src', source)],
+    outfile: join(here, 'dist', `${output}.cjs`),
+    format: 'cjs',
+    define: { 'import.meta.url': '__nteractModuleUrl' },
+    banner: { js: "const __nteractModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  });
+}
+
+/**
+ * The proxy bin is bundled over tsup's output. The child's server is bundled next to its bin
+ * (`runt-mcp.js` runs the bundle unless a third-party plugin is named: see runt-mcp.ts), and the
+ * daemon's bin is bundled by its own package.
  */
 async function bundleBins(): Promise<void> {
-  await bundleBin('nteract-mcp');
+  await bundleModule('nteract-mcp.ts', 'nteract-mcp');
+  await bundleScript('run-runt-mcp.ts', 'runt-mcp-bundled');
 }
 
 export default {

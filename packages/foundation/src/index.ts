@@ -7,3 +7,5 @@ export type { LineSink } from './stderr-logger.js';
 export { parseLogLevel, StderrLogger } from './stderr-logger.js';
 export type { Subscription } from './subscription.js';
 export { SystemClock } from './system-clock.js';
+export type { UserCacheEnvironment } from './user-cache-dir.js';
+export { userCacheDir } from './user-cache-dir.js';

@@ -14,6 +14,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'redactLogFields',
       'sniffTopLevelId',
       'sniffTrailingId',
+      'userCacheDir',
     ]);
   });
 

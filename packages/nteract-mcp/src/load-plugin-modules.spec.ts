@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreError } from '@nteract-mcp/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadPluginModules, pluginModuleSpecifiers, pluginModulesEnvironmentVariable } from './load-plugin-modules.js';
+import { loadPluginModules } from './load-plugin-modules.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -27,15 +27,6 @@ async function failure(promise: Promise<unknown>): Promise<CoreError> {
     throw new Error(`expected invalidContribution, got ${String(error)}`);
   return error;
 }
-
-describe(pluginModuleSpecifiers, () => {
-  it('takes --plugin arguments first, then the PATH-like variable, dropping blanks', () => {
-    expect(
-      pluginModuleSpecifiers(['./a.js'], { [pluginModulesEnvironmentVariable]: ' /x/b.js::acme-plugin ' }),
-    ).toEqual(['./a.js', '/x/b.js', 'acme-plugin']);
-    expect(pluginModuleSpecifiers([], {})).toEqual([]);
-  });
-});
 
 describe(loadPluginModules, () => {
   it('calls createPlugin of each module with the context, paths resolved against cwd', async () => {

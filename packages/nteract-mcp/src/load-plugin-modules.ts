@@ -1,9 +1,6 @@
-import { delimiter, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CoreError, type McpPlugin } from '@nteract-mcp/core';
-
-/** The variable listing extra plugin modules for `runt-mcp`, separated like `PATH` (`:` on Unix). */
-export const pluginModulesEnvironmentVariable = 'NTERACT_MCP_PLUGINS';
 
 /** What a plugin module's `createPlugin` is given. */
 export interface PluginModuleContext {
@@ -19,15 +16,6 @@ export interface PluginModuleContext {
  */
 export interface PluginModule {
   createPlugin(context: PluginModuleContext): McpPlugin | Promise<McpPlugin>;
-}
-
-/** The module specifiers named by `--plugin` arguments and then by {@link pluginModulesEnvironmentVariable}. */
-export function pluginModuleSpecifiers(
-  flags: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): string[] {
-  const listed = (env[pluginModulesEnvironmentVariable] ?? '').split(delimiter);
-  return [...flags, ...listed].map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
 /**

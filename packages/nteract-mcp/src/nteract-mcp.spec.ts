@@ -1,11 +1,15 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMcpContainer, NotebookTargetResolver, ProtocolAdmission } from '@nteract-mcp/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { childPlugins, proxyPlugins } from './distribution-plugins.js';
 
 const bin = fileURLToPath(new URL('../dist/nteract-mcp.js', import.meta.url));
 const childBin = fileURLToPath(new URL('../dist/runt-mcp.js', import.meta.url));
+const runtHelp = () => spawnSync(process.execPath, [childBin, '--help'], { encoding: 'utf8' }).stdout;
 const run = (...args: string[]) =>
   spawnSync(process.execPath, [bin, ...args], {
     encoding: 'utf8',
@@ -62,6 +66,37 @@ describe('nteract-mcp (built bin)', () => {
     });
     expect(report.rejoinStrategies.length).toBeGreaterThan(0);
     expect(result.stdout + result.stderr).not.toContain('never-printed');
+  });
+
+  it('runt-mcp leaves a compile cache for its next start under $XDG_CACHE_HOME once it has started', async () => {
+    const cacheHome = mkdtempSync(join(tmpdir(), 'runt-mcp-cache-'));
+    const cacheDir = join(cacheHome, 'nteract-mcp', 'compile-cache');
+    const child = spawn(process.execPath, [childBin], {
+      env: { ...process.env, XDG_CACHE_HOME: cacheHome, NTERACT_MCP_NO_AUTOSTART: '1', NTERACT_MCP_LOG_LEVEL: 'error' },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    try {
+      await vi.waitFor(
+        () =>
+          expect(existsSync(cacheDir) && readdirSync(cacheDir)).toEqual([
+            expect.stringMatching(/^runt-mcp-bundled\.cjs\..+\.bin$/),
+          ]),
+        {
+          timeout: 30_000,
+          interval: 50,
+        },
+      );
+      expect(
+        spawnSync(process.execPath, [childBin, '--version'], {
+          encoding: 'utf8',
+          env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+        }).stdout,
+      ).toMatch(/^runt-mcp \d/);
+    } finally {
+      child.kill();
+      rmSync(cacheHome, { recursive: true, force: true });
+    }
+    expect(runtHelp()).toContain('nteract-mcp/compile-cache');
   });
 
   it('documents the tool cache under $XDG_CACHE_HOME and refuses a bad --tool-list-wait-secs with exit 2', () => {

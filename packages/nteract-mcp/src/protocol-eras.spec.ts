@@ -28,7 +28,7 @@ import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-nativ
 import { ChildSupervisor, McpProxy, ToolListCache } from '@nteract-mcp/proxy';
 import { ContainerModule } from 'inversify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { proxyPlugins } from './distribution-plugins.js';
 import { runtimedEntry } from './run-runt-mcp.js';
 

@@ -21,7 +21,8 @@ import {
 } from '@nteract-mcp/core';
 import type { Container } from 'inversify';
 import { childPlugins } from './distribution-plugins.js';
-import { loadPluginModules, pluginModuleSpecifiers, pluginModulesEnvironmentVariable } from './load-plugin-modules.js';
+import { loadPluginModules } from './load-plugin-modules.js';
+import { pluginModuleSpecifiers, pluginModulesEnvironmentVariable } from './plugin-module-specifiers.js';
 
 export const runtMcpUsage = `runt-mcp: the nteract MCP server (one child of the nteract-mcp proxy).
 
@@ -44,6 +45,8 @@ ${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning
   NTERACT_MCP_KERNEL_ENV_KEEP   Hosted-server tokens (JUPYTER_TOKEN, ...) to pass to kernels anyway.
   NTERACT_MCP_NO_AUTOSTART=1    Do not start runtimed when none answers (nor after a daemon crash).
   NTERACT_MCP_LOG_LEVEL         debug | info | warn | error (logs go to stderr).
+  XDG_CACHE_HOME                Base of the compile cache that speeds up start-up: nteract-mcp/compile-cache
+                                under it (~/.cache when unset). Deleting it is safe.
 A lost daemon is started again (back-off 100 ms doubling to 5 s) and the session rejoined by itself.
 Exits ${childExitCodes.upgradeHandoff} when the daemon's version changed under it, so the proxy starts the new version.
 `;

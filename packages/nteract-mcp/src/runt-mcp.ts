@@ -1,4 +1,31 @@
 #!/usr/bin/env node
-import { runRuntMcp } from './run-runt-mcp.js';
+// The `runt-mcp` bin. It runs the child server from one bundled CommonJS file
+// (`runt-mcp-bundled.cjs`, built with the package) compiled from a V8 code cache kept under the
+// user cache dir: loading ~500 module files and compiling them is most of a child's start-up, and a
+// restarted child is on the critical path of the agent's next call. A third-party plugin imports
+// `@nteract-mcp/core` and `inversify` itself and must share the child's copies of them (core's
+// classes are service identifiers), so with a plugin the child runs from the packages instead.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { userCacheDir } from '@nteract-mcp/foundation';
+import { namesPluginModules } from './plugin-module-specifiers.js';
+import { requireWithCompileCache } from './require-with-compile-cache.js';
 
-process.exit(await runRuntMcp(process.argv.slice(2), process.env));
+type ChildEntry = typeof import('./run-runt-mcp.js');
+
+/** How long after start-up the code cache is written: time enough for the first requests' code. */
+const compileCacheDelayMs = 2_000;
+
+const argv = process.argv.slice(2);
+let entry: ChildEntry;
+if (namesPluginModules(argv, process.env)) {
+  entry = await import('./run-runt-mcp.js');
+} else {
+  const bundled = requireWithCompileCache(
+    fileURLToPath(new URL('./runt-mcp-bundled.cjs', import.meta.url)),
+    join(userCacheDir(process.env), 'nteract-mcp', 'compile-cache'),
+  );
+  entry = bundled.exports as ChildEntry;
+  setTimeout(() => bundled.saveCompileCache(), compileCacheDelayMs).unref();
+}
+process.exit(await entry.runRuntMcp(argv, process.env));

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger, ServerDescription } from '@nteract-mcp/core';
+import { type UserCacheEnvironment, userCacheDir } from '@nteract-mcp/foundation';
 import { isMcpTool } from './is-mcp-tool.js';
 
 /** The name of the tool the proxy serves itself. */
@@ -28,25 +28,14 @@ export const toolListChangedIncompatiblyMessage =
   'Tool list changed incompatibly after daemon upgrade. The MCP server will exit so your client can reconnect with the updated tools. You may need to reinstall the nteract extension.';
 
 /** The environment variables {@link defaultToolCachePath} reads. */
-export interface ToolCacheEnvironment {
-  readonly XDG_CACHE_HOME?: string;
-  readonly HOME?: string;
-}
+export type ToolCacheEnvironment = UserCacheEnvironment;
 
-/**
- * `nteract-mcp/tool-cache.json` under the user cache dir: `$XDG_CACHE_HOME` when it is set to an
- * absolute path (the XDG rule: a relative value is ignored), else `~/Library/Caches` on macOS and
- * `~/.cache` elsewhere, with `~` from `HOME` (else the OS home directory). Pure.
- */
+/** `nteract-mcp/tool-cache.json` under the user cache dir ({@link userCacheDir}). Pure. */
 export function defaultToolCachePath(
   env: ToolCacheEnvironment = process.env,
   platform: NodeJS.Platform = process.platform,
 ): string {
-  const xdg = env.XDG_CACHE_HOME?.trim();
-  const home = env.HOME?.trim() || homedir();
-  const cacheDir =
-    xdg && isAbsolute(xdg) ? xdg : platform === 'darwin' ? join(home, 'Library', 'Caches') : join(home, '.cache');
-  return join(cacheDir, 'nteract-mcp', 'tool-cache.json');
+  return join(userCacheDir(env, platform), 'nteract-mcp', 'tool-cache.json');
 }
 
 /** Where the list served right now came from. */
