@@ -16,6 +16,8 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Container } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
@@ -130,7 +132,11 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       version: description.version,
       ...(description.title !== undefined ? { title: description.title } : {}),
     },
-    { capabilities: description.capabilities, instructions: childServerInstructions },
+    {
+      capabilities: description.capabilities,
+      instructions: childServerInstructions,
+      jsonSchemaValidator: lazyJsonSchemaValidator(),
+    },
   );
   const eras = container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, {
     name: ProtocolAdmission,
@@ -283,6 +289,21 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     close: async () => {
       slotSubscription.dispose();
       await server.close();
+    },
+  };
+}
+
+/**
+ * The SDK's JSON Schema validator (it checks a client's answers to elicitation, which this server
+ * does not ask for), made when first needed: building it compiles Ajv's meta-schemas, about a
+ * tenth of a child's start-up, on the path of the agent's next call after a restart.
+ */
+function lazyJsonSchemaValidator(): jsonSchemaValidator {
+  let validator: AjvJsonSchemaValidator | undefined;
+  return {
+    getValidator(schema) {
+      validator ??= new AjvJsonSchemaValidator();
+      return validator.getValidator(schema);
     },
   };
 }
