@@ -1,6 +1,17 @@
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleEntry } from '../../bundle-entry.shared.js';
 import { definePackageBuild } from '../../tsup.shared.js';
 
-export default definePackageBuild(
-  { index: 'src/index.ts', runtimed: 'src/runtimed.ts', 'testing/index': 'src/testing/index.ts' },
-  { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },
-);
+const packageDir = dirname(fileURLToPath(import.meta.url));
+
+export default {
+  ...definePackageBuild(
+    { index: 'src/index.ts', runtimed: 'src/runtimed.ts', 'testing/index': 'src/testing/index.ts' },
+    { entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' } },
+  ),
+  // The `runtimed` bin as one file over tsup's (the CLI and the daemon it starts both load it);
+  // zeromq is a native addon, loaded from the package's dependencies.
+  onSuccess: () =>
+    bundleEntry({ packageDir, source: 'runtimed.ts', output: 'runtimed', format: 'esm', external: ['zeromq'] }),
+};
