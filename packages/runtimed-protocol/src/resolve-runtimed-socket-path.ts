@@ -1,5 +1,5 @@
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { userCacheDir } from '@nteract-mcp/foundation';
 
 /** The environment variables socket discovery reads. */
 export interface RuntimedSocketEnvironment {
@@ -12,8 +12,8 @@ export interface RuntimedSocketEnvironment {
 /**
  * Where the local daemon `runtimed` listens, as both the daemon and its clients agree:
  * `RUNTIMED_SOCKET_PATH` when set (trimmed, non-empty); else `$XDG_RUNTIME_DIR/runt/runtimed.sock`;
- * else `runt/runtimed.sock` under the user cache dir (`$XDG_CACHE_HOME`, `~/Library/Caches` on
- * macOS, `~/.cache` elsewhere).
+ * else `runt/runtimed.sock` under the user cache dir (foundation's `userCacheDir`: an absolute
+ * `$XDG_CACHE_HOME`, else `~/Library/Caches` on macOS, `~/.cache` elsewhere).
  */
 export function resolveRuntimedSocketPath(
   env: RuntimedSocketEnvironment = process.env,
@@ -23,8 +23,5 @@ export function resolveRuntimedSocketPath(
   if (explicit) return explicit;
   const runtimeDir = env.XDG_RUNTIME_DIR?.trim();
   if (runtimeDir) return join(runtimeDir, 'runt', 'runtimed.sock');
-  const home = env.HOME?.trim() || homedir();
-  const cacheDir =
-    env.XDG_CACHE_HOME?.trim() || (platform === 'darwin' ? join(home, 'Library', 'Caches') : join(home, '.cache'));
-  return join(cacheDir, 'runt', 'runtimed.sock');
+  return join(userCacheDir(env, platform), 'runt', 'runtimed.sock');
 }
