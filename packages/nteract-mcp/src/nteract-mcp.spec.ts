@@ -86,6 +86,7 @@ describe('nteract-mcp (built bin)', () => {
           interval: 50,
         },
       );
+      // A start compiled from that cache runs as well.
       expect(
         spawnSync(process.execPath, [childBin, '--version'], {
           encoding: 'utf8',

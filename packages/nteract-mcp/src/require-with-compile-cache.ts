@@ -57,9 +57,9 @@ export function requireWithCompileCache(file: string, cacheDir: string): Compile
     saveCompileCache() {
       if (saved) return false;
       saved = true;
+      const partial = `${cacheFile}.${process.pid}.partial`;
       try {
         mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-        const partial = `${cacheFile}.${process.pid}.partial`;
         writeFileSync(partial, script.createCachedData(), { mode: 0o600 });
         renameSync(partial, cacheFile);
         // Caches of earlier versions of the file are of no more use.
@@ -69,6 +69,7 @@ export function requireWithCompileCache(file: string, cacheDir: string): Compile
         }
         return true;
       } catch {
+        rmSync(partial, { force: true });
         return false;
       }
     },
