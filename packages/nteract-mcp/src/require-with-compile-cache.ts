@@ -69,7 +69,11 @@ export function requireWithCompileCache(file: string, cacheDir: string): Compile
         }
         return true;
       } catch {
-        rmSync(partial, { force: true });
+        try {
+          rmSync(partial, { force: true });
+        } catch {
+          // Nothing more to do: the cache dir is not ours to write.
+        }
         return false;
       }
     },
