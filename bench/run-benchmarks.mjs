@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childStartBenchmark } from './child-start.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
@@ -269,6 +270,7 @@ const benchmarks = {
   container: containerBenchmark,
   'wire-validation': wireValidationBenchmark,
   'hop-overhead': hopOverheadBenchmark,
+  'child-start': childStartBenchmark,
   recovery: recoveryBenchmark,
   memory: memoryBenchmark,
   execution: executionBenchmark,
