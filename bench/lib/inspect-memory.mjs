@@ -3,7 +3,11 @@
 // activateInspector): heap used/total, external, array buffers and V8's heap spaces, before and
 // after a full GC, and its active handles. No product code takes part.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import WebSocket from 'ws';
+import { createRequire } from 'node:module';
+
+// Node 20 has no WebSocket client without a flag; `ws` is a dependency of plugin-hosted (resolved
+// from there, so the bench needs no dependency of its own).
+const WebSocket = createRequire(new URL('../../packages/plugin-hosted/package.json', import.meta.url))('ws');
 
 /** The TCP port process `pid` listens on for its inspector, or undefined. */
 export function inspectorPortOf(pid) {
