@@ -4,6 +4,7 @@
 //
 //   npm run bench                 all benchmarks
 //   npm run bench -- container    only the container benchmark
+//   npm run bench -- memory --cycles 2000 --results-dir /tmp/r   a longer growth curve, elsewhere
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -281,8 +282,12 @@ const size = args.includes('--smoke') ? 'smoke' : 'full';
 /** `--results-dir DIR`: where results go (default bench/results; RESULTS.md is written only there). */
 const resultsAt = args.indexOf('--results-dir');
 const outDir = resultsAt >= 0 ? args[resultsAt + 1] : resultsDir;
-const wanted = args.filter((arg, index) => !arg.startsWith('--') && args[index - 1] !== '--results-dir');
-const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'), size };
+/** `--cycles N`: connect/disconnect cycles of the memory benchmark (default 1,000; 20 with --smoke). */
+const cyclesAt = args.indexOf('--cycles');
+const memoryCycles = cyclesAt >= 0 ? Number(args[cyclesAt + 1]) : undefined;
+const valued = new Set(['--results-dir', '--cycles']);
+const wanted = args.filter((arg, index) => !arg.startsWith('--') && !valued.has(args[index - 1]));
+const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'), size, memoryCycles };
 mkdirSync(outDir, { recursive: true });
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;

@@ -10,6 +10,7 @@ import { type DaemonLayout, resolveDaemonLayout } from '../resolve-daemon-layout
 import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
 import { defaultSingletonTimings, inspectLockHolders, type LockHolderReport } from '../server/daemon-singleton.js';
 import { RuntimedServer } from '../server/runtimed-server.js';
+import { detachedDaemonArguments } from './detached-daemon-arguments.js';
 import { formatRuntimedStatus } from './format-runtimed-status.js';
 import { parseRuntimedOptions, type RuntimedOptions, runtimedUsage } from './runtimed-options.js';
 
@@ -116,7 +117,7 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
   const { mkdirSync } = await import('node:fs');
   mkdirSync(layout.socketDir, { recursive: true, mode: 0o700 });
   const log = openSync(logFile, 'a', 0o600);
-  const child = spawn(process.execPath, [io.entry, ...argv, '--foreground'], {
+  const child = spawn(process.execPath, detachedDaemonArguments(io.entry, argv, io.env), {
     detached: true,
     stdio: ['ignore', log, log],
     env: io.env as NodeJS.ProcessEnv,

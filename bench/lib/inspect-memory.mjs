@@ -1,0 +1,135 @@
+// Reads a running Node process's own memory figures from outside it, over its inspector (started
+// with `--inspect-port=127.0.0.1:0` through NODE_OPTIONS, which opens nothing until SIGUSR1; see
+// activateInspector): heap used/total, external, array buffers and V8's heap spaces, before and
+// after a full GC, and its active handles. No product code takes part.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+// Node 20 has no WebSocket client without a flag; `ws` is a dependency of plugin-hosted (resolved
+// from there, so the bench needs no dependency of its own).
+const WebSocket = createRequire(new URL('../../packages/plugin-hosted/package.json', import.meta.url))('ws');
+
+/** The TCP port process `pid` listens on for its inspector, or undefined. */
+export function inspectorPortOf(pid) {
+  const inodes = new Set();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.add(match[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  for (const table of ['tcp', 'tcp6']) {
+    let text;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(fields[9])) continue;
+      return Number.parseInt(fields[1].split(':')[1], 16);
+    }
+  }
+  return undefined;
+}
+
+/** An inspector session on process `pid`; `evaluate(expression)` returns the JSON value. */
+export async function openInspector(pid) {
+  const port = inspectorPortOf(pid);
+  if (port === undefined) throw new Error(`process ${pid} has no inspector listening`);
+  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  let nextId = 1;
+  const pending = new Map();
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    const entry = pending.get(message.id);
+    if (!entry) return;
+    pending.delete(message.id);
+    if (message.error) entry.reject(new Error(message.error.message));
+    else entry.resolve(message.result);
+  });
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  return {
+    send,
+    async evaluate(expression) {
+      const result = await send('Runtime.evaluate', {
+        expression,
+        returnByValue: true,
+        includeCommandLineAPI: true,
+        awaitPromise: true,
+      });
+      if (result.exceptionDetails) throw new Error(JSON.stringify(result.exceptionDetails));
+      return result.result.value;
+    },
+    close() {
+      socket.close();
+    },
+  };
+}
+
+const MB = 1024 * 1024;
+
+const FIGURES = `(() => {
+  const v8 = require('node:v8');
+  const m = process.memoryUsage();
+  const spaces = {};
+  for (const s of v8.getHeapSpaceStatistics()) spaces[s.space_name] = { used: s.space_used_size, size: s.space_size };
+  return {
+    rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers,
+    spaces,
+    handles: process._getActiveHandles().map((h) => h?.constructor?.name ?? typeof h),
+    requests: process._getActiveRequests().length,
+  };
+})()`;
+
+/** The process's own figures in MB, before and after a full GC. */
+export async function heapFigures(pid, { collect = true } = {}) {
+  const inspector = await openInspector(pid);
+  try {
+    const before = await inspector.evaluate(FIGURES);
+    if (collect) await inspector.send('HeapProfiler.collectGarbage');
+    const after = collect ? await inspector.evaluate(FIGURES) : before;
+    const mb = (figures) => ({
+      rss: figures.rss / MB,
+      heapUsed: figures.heapUsed / MB,
+      heapTotal: figures.heapTotal / MB,
+      external: figures.external / MB,
+      arrayBuffers: figures.arrayBuffers / MB,
+      spaces: Object.fromEntries(
+        Object.entries(figures.spaces).map(([name, s]) => [name, { used: s.used / MB, size: s.size / MB }]),
+      ),
+    });
+    const handleCounts = {};
+    for (const name of after.handles) handleCounts[name] = (handleCounts[name] ?? 0) + 1;
+    return { before: mb(before), after: mb(after), handles: handleCounts, requests: after.requests };
+  } finally {
+    inspector.close();
+  }
+}
+
+/**
+ * Opens the inspector of a running process started with `--inspect-port=127.0.0.1:0` (SIGUSR1, as
+ * `node inspect -p` does; the process runs on unchanged) and waits until it listens.
+ */
+export async function activateInspector(pid, timeoutMs = 15_000) {
+  if (inspectorPortOf(pid) !== undefined) return;
+  process.kill(pid, 'SIGUSR1');
+  const deadline = Date.now() + timeoutMs;
+  while (inspectorPortOf(pid) === undefined) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not open its inspector`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
