@@ -15,6 +15,8 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'sniffTopLevelId',
       'sniffTrailingId',
       'userCacheDir',
+      'youngGenerationFlags',
+      'youngGenerationSemiSpaceMb',
     ]);
   });
 

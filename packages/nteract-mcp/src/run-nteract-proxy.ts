@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Clock, ContributionProvider, createMcpContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
+import { youngGenerationFlags } from '@nteract-mcp/foundation';
 import {
   ChildSupervisor,
   defaultToolCachePath,
@@ -34,8 +35,13 @@ export function bundledChildEntry(): string {
  * A missing child binary is reported with an install hint on stderr and exit 1, before any MCP.
  */
 export async function runNteractProxy(options: ProxyCommandOptions): Promise<number> {
-  const [command, ...args] = options.childCommand ?? [process.execPath, bundledChildEntry()];
-  const childPath = options.childCommand ? command : args[0];
+  // The distribution's own child lives as long as the client: its young generation is capped.
+  const [command, ...args] = options.childCommand ?? [
+    process.execPath,
+    ...youngGenerationFlags(process.env),
+    bundledChildEntry(),
+  ];
+  const childPath = options.childCommand ? command : args.at(-1);
   if (!command || (childPath?.includes('/') && !existsSync(childPath))) {
     process.stderr.write(
       `nteract-mcp: the MCP server child '${childPath ?? command ?? ''}' was not found.\n` +
