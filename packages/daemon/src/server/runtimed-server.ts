@@ -461,8 +461,9 @@ export class RuntimedServer {
     socket.on('end', () => {
       clientEnded = true;
       // Answers still to come (a notebook handshake being admitted, and what was queued behind it)
-      // end the connection when they are written; otherwise it ends now.
-      if (!admitting) socket.end();
+      // end the connection when they are written; otherwise it ends now (unless our side already
+      // ended it, e.g. after a leave: ending it twice makes Node build and drop an error).
+      if (!admitting && !socket.writableEnded) socket.end();
     });
     socket.on('close', () => {
       clearTimeout(handshakeTimer);
