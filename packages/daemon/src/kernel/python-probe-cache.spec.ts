@@ -149,7 +149,11 @@ describe(PythonProbeCache, () => {
       findKernelspec({ searchDirs, pythonCandidates: [py.python], env, probes });
     const first = await lookup(new PythonProbeCache({ file: py.cacheFile }));
     const runs = await py.runCount();
-    expect(first.kind === 'found' ? first.spec.argv.slice(0, 3) : first).toEqual([py.python, '-m', 'ipykernel_launcher']);
+    expect(first.kind === 'found' ? first.spec.argv.slice(0, 3) : first).toEqual([
+      py.python,
+      '-m',
+      'ipykernel_launcher',
+    ]);
     const again = await lookup(new PythonProbeCache({ file: py.cacheFile }));
     expect(again).toEqual(first);
     expect(await py.runCount()).toBe(runs);

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
 import type { Logger } from '@nteract-mcp/foundation';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
@@ -54,6 +54,11 @@ interface Answer {
   readonly value: string;
   /** The interpreter's real file, and for `ipykernel` the module file. */
   readonly marks: readonly FileMark[];
+  /**
+   * The interpreter is a script (`#!`: a pyenv or asdf shim, a wrapper), which picks the Python it
+   * runs anew each time: its file marks do not show that choice changing.
+   */
+  readonly script: boolean;
 }
 
 interface CacheFile {
@@ -71,9 +76,9 @@ interface CacheFile {
  * imported, are the same files unchanged (device, inode, size, mtime), and under the same values
  * of the variables that steer Python (`PATH`, `PYTHONPATH`, `VIRTUAL_ENV`, `PYENV_VERSION`, ...;
  * kept as a hash); an unreadable or foreign file counts as empty; the file is written atomically
- * (0600) and a failed write is logged, never thrown. Answers read from the file are asked again once
- * per daemon life by {@link PythonProbeCache.revalidate} (what no file mark shows, e.g. a pyenv shim
- * that now selects another version), which reports whether any changed.
+ * (0600) and a failed write is logged, never thrown. An answer of a script interpreter (a pyenv
+ * shim, which may now select another version: no file mark shows it) read from the file is asked
+ * again once per daemon life by {@link PythonProbeCache.revalidate}, which reports whether one changed.
  * Does not guarantee: that a kept answer is still true between two revalidations when the
  * change shows in no file mark.
  */
@@ -104,8 +109,8 @@ export class PythonProbeCache implements PythonProbes {
   }
 
   /**
-   * Asks again, with the environment it was used under, each answer served from the file in this
-   * life (once each), keeps the fresh answers, and resolves `true` when one differs from what was
+   * Asks again, with the environment it was used under, each answer of a script interpreter served
+   * from the file in this life (once each), keeps the fresh answers, and resolves `true` when one differs from what was
    * used (then a spec resolved from it may be wrong: resolve again).
    */
   public async revalidate(): Promise<boolean> {
@@ -131,7 +136,7 @@ export class PythonProbeCache implements PythonProbes {
     const answers = await this.load();
     const kept = answers.get(key);
     if (kept && (await stillValid(kept))) {
-      if (this.#fromFile.delete(key)) this.#servedFromFile.set(key, env);
+      if (this.#fromFile.delete(key) && kept.script) this.#servedFromFile.set(key, env);
       return kept;
     }
     if (kept) {
@@ -168,6 +173,7 @@ export class PythonProbeCache implements PythonProbes {
       envHash: hashEnv(env),
       value: printed,
       marks: module ? [own, module] : [own],
+      script: await isScript(own.path),
     };
   }
 
@@ -229,6 +235,19 @@ function run(interpreter: string, script: string, env: Env): Promise<string | un
   });
 }
 
+/** Whether the file starts with `#!`. */
+async function isScript(path: string): Promise<boolean> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return false;
+  try {
+    const head = Buffer.alloc(2);
+    const { bytesRead } = await handle.read(head, 0, 2, 0);
+    return bytesRead === 2 && head.toString('latin1') === '#!';
+  } finally {
+    await handle.close();
+  }
+}
+
 async function markOf(path: string): Promise<FileMark | undefined> {
   try {
     const real = await realpath(path);
@@ -270,6 +289,7 @@ function isAnswer(value: unknown): value is Answer {
     typeof answer.interpreter === 'string' &&
     typeof answer.envHash === 'string' &&
     typeof answer.value === 'string' &&
+    typeof answer.script === 'boolean' &&
     Array.isArray(answer.marks) &&
     answer.marks.every(
       (mark) =>
