@@ -56,7 +56,7 @@ export class JupyterKernelLauncher implements KernelLauncher {
   readonly #specs = new Map<string, Kernelspec>();
   /** Lookups in flight by kernel name, shared by concurrent launches (and the prewarm). */
   readonly #resolving = new Map<string, Promise<Kernelspec | string>>();
-  #revalidation: Promise<void> | undefined;
+  #revalidating: Promise<void> | undefined;
 
   public constructor(private readonly options: JupyterKernelLauncherOptions) {}
 
@@ -155,11 +155,14 @@ export class JupyterKernelLauncher implements KernelLauncher {
     return resolving;
   }
 
-  /** Asks the probe cache again (once per daemon life) what it answered from earlier lives; a change drops the specs. */
+  /**
+   * Has the probe cache ask again, in the background, what it answered from earlier lives (each
+   * answer once per daemon life: later calls find little or nothing to ask); a change drops the specs.
+   */
   private revalidate(): void {
     const cache = this.options.probeCache;
-    if (!cache || this.#revalidation) return;
-    this.#revalidation = cache.revalidate().then(
+    if (!cache || this.#revalidating) return;
+    this.#revalidating = cache.revalidate().then(
       (changed) => {
         if (!changed) return;
         this.options.logger.info(
@@ -169,6 +172,9 @@ export class JupyterKernelLauncher implements KernelLauncher {
       },
       (error: unknown) => this.options.logger.warn('revalidating the Python probe answers failed', { error }),
     );
+    void this.#revalidating.finally(() => {
+      this.#revalidating = undefined;
+    });
   }
 
   private lookupOptions(): FindKernelspecOptions {
