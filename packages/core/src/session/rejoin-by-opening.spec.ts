@@ -31,6 +31,7 @@ describe(rejoinByOpening, () => {
     const outcome = rejoinByOpening(async () => handle, signal, { until: 'document' }).finally(() => {
       settled = true;
     });
+    await flushed();
     handle.setReadiness({ document: 'ready', runtime: 'pending' });
     await flushed();
     expect(settled).toBe(false);
