@@ -94,10 +94,12 @@ describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
       {},
       (result) => (result.json?.active as { notebook_id?: string } | null)?.notebook_id === created.json?.notebook_id,
     );
-    expect((back.json?.active as { readiness: unknown }).readiness).toEqual({
-      document: 'ready',
-      runtime: 'pending',
-      reason: 'the kernel is starting',
+    expect(back.json?.active).toMatchObject({
+      readiness: {
+        document: 'ready',
+        runtime: 'pending',
+        reason: 'the kernel is starting',
+      },
     });
     expect((await t.call('get_all_cells', { format: 'json' })).text).toContain('x = 41');
     // Sent now, while the kernel is still starting: it waits for it, then runs once, in the new kernel.
@@ -118,7 +120,7 @@ describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
     const cells = await t.call('get_all_cells', { format: 'json' });
     expect(cells.text.split("p.open('a')").length - 1).toBe(1);
     const after = await t.call('session_status');
-    expect((after.json?.active as { readiness: unknown }).readiness).toEqual({ document: 'ready', runtime: 'ready' });
+    expect(after.json?.active).toMatchObject({ readiness: { document: 'ready', runtime: 'ready' } });
     for (const request of t.session.transport.requests()) expect(request.answers).toBe(1);
   });
 
