@@ -1,3 +1,4 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type ToolOutcome, type UserSession, waitFor } from './support/index.js';
@@ -60,6 +61,67 @@ describe('rejoin after a daemon restart, as a user runs nteract-mcp', () => {
     const status = await t.call('session_status');
     expect(status.json).toMatchObject({ active: { notebook_id: created.json?.notebook_id, path } });
     expect(await t.run('print(x)')).toContain('NameError');
+  });
+
+  it('has the session back before the new kernel is up; the next run waits for that kernel and runs exactly once', {
+    timeout: 120_000,
+  }, async () => {
+    const t = await start();
+    // The user's python3 kernelspec, behind a gate: its kernel starts only while the gate file exists.
+    const gate = join(t.session.dirs.project, 'kernel-gate');
+    const spec = join(t.session.dirs.data, 'jupyter', 'kernels', 'python3');
+    mkdirSync(spec, { recursive: true });
+    const gated = `while [ ! -f ${JSON.stringify(gate)} ]; do sleep 0.05; done; exec /usr/bin/python3 -m ipykernel_launcher -f "$0"`;
+    writeFileSync(
+      join(spec, 'kernel.json'),
+      JSON.stringify({
+        argv: ['/bin/sh', '-c', gated, '{connection_file}'],
+        display_name: 'Gated',
+        language: 'python',
+      }),
+    );
+    writeFileSync(gate, '');
+    const created = await t.call('create_notebook', {});
+    expect(created.isError, created.text).toBe(false);
+    expect(await t.run('x = 41')).not.toContain('Error');
+    const path = join(t.session.dirs.project, 'restarted.ipynb');
+    expect((await t.call('save_notebook', { path })).isError).toBe(false);
+    rmSync(gate);
+    await t.restartDaemon();
+    // Back while the new daemon's kernel cannot start: readiness says so, reads work.
+    const back = await t.until(
+      'session_status',
+      {},
+      (result) => (result.json?.active as { notebook_id?: string } | null)?.notebook_id === created.json?.notebook_id,
+    );
+    expect(back.json?.active).toMatchObject({
+      readiness: {
+        document: 'ready',
+        runtime: 'pending',
+        reason: 'the kernel is starting',
+      },
+    });
+    expect((await t.call('get_all_cells', { format: 'json' })).text).toContain('x = 41');
+    // Sent now, while the kernel is still starting: it waits for it, then runs once, in the new kernel.
+    const runs = join(t.session.dirs.project, 'runs.txt');
+    const source = [
+      'import pathlib',
+      `p = pathlib.Path(${JSON.stringify(runs)})`,
+      "p.open('a').write('run\\n')",
+      "print('runs:', len(p.read_text().splitlines()), 'x' in globals())",
+    ].join('\n');
+    const sent = t.session.send('create_cell', { source, and_run: true, timeout_secs: 60 });
+    writeFileSync(gate, '');
+    const settled = await sent;
+    if (!settled.ok) throw settled.error;
+    expect(settled.outcome.isError, settled.outcome.text).toBe(false);
+    expect(settled.outcome.text).toContain('runs: 1 False');
+    expect(readFileSync(runs, 'utf8')).toBe('run\n');
+    const cells = await t.call('get_all_cells', { format: 'json' });
+    expect(cells.text.split("p.open('a')").length - 1).toBe(1);
+    const after = await t.call('session_status');
+    expect(after.json?.active).toMatchObject({ readiness: { document: 'ready', runtime: 'ready' } });
+    for (const request of t.session.transport.requests()) expect(request.answers).toBe(1);
   });
 
   it('brings a persisted untitled notebook back, and reports an ephemeral one as evicted', {

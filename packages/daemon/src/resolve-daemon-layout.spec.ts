@@ -14,6 +14,7 @@ describe(resolveDaemonLayout, () => {
       untitledDir: '/home/a/.data/runt/untitled',
       kernelsDir: '/home/a/.data/runt/kernels',
       connectionsDir: '/run/user/5/runt/kernels',
+      probeCachePath: '/home/a/.data/runt/cache/python-probes.json',
     });
   });
 

@@ -17,6 +17,8 @@ export interface DaemonLayout {
   readonly kernelsDir: string;
   /** Kernel connection files (a private 0700 directory each), in the runtime dir beside the socket. */
   readonly connectionsDir: string;
+  /** What the Python interpreters answered to the kernel lookup, kept for the next daemon (see `PythonProbeCache`). */
+  readonly probeCachePath: string;
 }
 
 export interface DaemonLayoutOptions {
@@ -56,5 +58,6 @@ export function resolveDaemonLayout(options: DaemonLayoutOptions = {}): DaemonLa
     untitledDir: join(dataDir, 'untitled'),
     kernelsDir: join(dataDir, 'kernels'),
     connectionsDir: join(socketDir, 'kernels'),
+    probeCachePath: join(dataDir, 'cache', 'python-probes.json'),
   });
 }

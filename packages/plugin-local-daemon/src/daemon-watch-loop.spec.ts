@@ -296,6 +296,19 @@ describe(DaemonWatchLoop, () => {
     expect(t.slot.active?.handle.notebookId).toBe(session.handle.notebookId);
   });
 
+  it('brings a notebook back by its id without waiting for the kernel of the fresh daemon', async () => {
+    const t = setup();
+    await t.loop.idle();
+    const session = await t.create(false);
+    t.daemon.setNextReadiness({ document: 'ready', runtime: 'pending' });
+    t.daemon.restart();
+    await t.loop.idle();
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.slot.active?.handle.notebookId).toBe(session.handle.notebookId);
+    expect(t.slot.active?.handle.readiness().runtime).toBe('pending');
+    expect(t.recovery.isRecovering).toBe(false);
+  });
+
   it('evicts a saved notebook whose file is gone', async () => {
     const t = setup({ files: ['/n/a.ipynb'] });
     await t.loop.idle();
@@ -341,7 +354,7 @@ describe(DaemonWatchLoop, () => {
     const t = setup({ files: ['/n/a.ipynb'] });
     await t.loop.idle();
     await t.open('/n/a.ipynb');
-    t.daemon.setNextReadiness({ document: 'ready', runtime: 'pending' });
+    t.daemon.setNextReadiness({ document: 'pending', runtime: 'pending' });
     t.daemon.restart();
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));

@@ -12,7 +12,8 @@ import { inject, injectable } from 'inversify';
 /**
  * Rejoin by notebook UUID, trusting the daemon's attach-only admission: `notebookUnavailable` is
  * definitive (`evicted`, never retried); there is no list-rooms precheck, since an unlisted room
- * may still be recoverable. Other failures are transient.
+ * may still be recoverable. Other failures are transient. As for a saved path, the session is back
+ * once the room is open; its kernel comes up in the background.
  */
 @injectable()
 export class NotebookIdRejoinStrategy implements RejoinStrategy {
@@ -27,6 +28,6 @@ export class NotebookIdRejoinStrategy implements RejoinStrategy {
 
   public async rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
     if (!isNotebookIdTarget(target)) return { kind: 'evicted', reason: `${this.id} handles notebook ids only` };
-    return rejoinByOpening(() => this.backends.reopen(target, context), context.signal);
+    return rejoinByOpening(() => this.backends.reopen(target, context), context.signal, { until: 'document' });
   }
 }

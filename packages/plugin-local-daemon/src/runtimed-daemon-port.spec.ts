@@ -393,7 +393,7 @@ describe(RuntimedNotebookHandle, () => {
       onHandshake: (connection) => connection.send(greeting({ runtime: { state: 'starting', kernel_status: null } })),
     });
     const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
-    expect(handle.readiness()).toEqual({ document: 'ready', runtime: 'pending' });
+    expect(handle.readiness()).toEqual({ document: 'ready', runtime: 'pending', reason: 'the kernel is starting' });
     const controller = new AbortController();
     const aborted = handle.waitUntilReady(controller.signal);
     controller.abort(new Error('gave up'));

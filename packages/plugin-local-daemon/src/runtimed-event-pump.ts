@@ -1,3 +1,5 @@
+import { type FSWatcher, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import type { Clock, DaemonEvent, DaemonInfo, Logger, Timer } from '@nteract-mcp/core';
 import { RuntimedConnection, wireControlHelloSchema } from '@nteract-mcp/runtimed-protocol';
 import { requestWithin } from './request-within.js';
@@ -38,8 +40,11 @@ interface Link {
  * greeting), `heartbeat` every `heartbeatMs` (a `get_daemon_info` on that connection), and one
  * `disconnected` when it goes (closed, failed heartbeat, or the daemon announcing its shutdown,
  * which sets `announced`);
- * then reconnects with a backoff of 100 ms doubling to 30 s, reset by a successful connection.
- * Failed attempts emit nothing. All timing goes through the injected clock.
+ * then reconnects with a backoff of 100 ms doubling to {@link maxBackoffMs}, reset by a successful
+ * connection. While it is not connected it also watches the socket's directory: a socket created
+ * there (a daemon that starts listening) is tried at once, so a daemon that comes back is seen as
+ * soon as it answers, not at the next back-off step. Failed attempts emit nothing. All timing goes
+ * through the injected clock.
  *
  * Does not guarantee that every daemon life is seen (a restart between two attempts shows as
  * `disconnected` then `connected` with another incarnation), nor delivery of the daemon's room
@@ -53,6 +58,8 @@ export class RuntimedEventPump {
   #retry: Timer | undefined;
   #backoffMs = initialBackoffMs;
   #connecting = false;
+  /** Watches the socket's directory while not connected; `undefined` while connected or when it cannot be watched. */
+  #socketWatch: FSWatcher | undefined;
 
   public constructor(options: RuntimedEventPumpOptions) {
     this.#options = options;
@@ -88,6 +95,7 @@ export class RuntimedEventPump {
     this.#stopped = true;
     this.#retry?.cancel();
     this.#retry = undefined;
+    this.unwatchSocket();
     const link = this.#link;
     this.#link = undefined;
     if (link) this.drop(link);
@@ -136,6 +144,7 @@ export class RuntimedEventPump {
       }
       current.info = info;
       this.#backoffMs = initialBackoffMs;
+      this.unwatchSocket();
       logger.debug('daemon event stream connected', { pid: info.incarnation.pid, version: info.version });
       this.#options.emit({ kind: 'connected', info });
       this.scheduleHeartbeat(current);
@@ -195,8 +204,37 @@ export class RuntimedEventPump {
 
   private scheduleRetry(): void {
     if (this.#stopped || this.#retry) return;
+    this.watchSocket();
     const delay = this.#backoffMs;
     this.#backoffMs = Math.min(this.#backoffMs * 2, maxBackoffMs);
     this.#retry = this.#options.clock.setTimer(delay, () => void this.connect());
+  }
+
+  /**
+   * Tries at once when the socket file appears or changes (inotify and the like: no polling).
+   * Without a watchable directory (it does not exist yet, or the platform cannot) the back-off
+   * alone finds the daemon.
+   */
+  private watchSocket(): void {
+    if (this.#socketWatch || this.#stopped) return;
+    const { socketPath } = this.#options;
+    const name = basename(socketPath);
+    try {
+      const watcher = watch(dirname(socketPath), { persistent: false }, (_event, file) => {
+        if (file === null || String(file) === name) this.reconnectNow();
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        if (this.#socketWatch === watcher) this.#socketWatch = undefined;
+      });
+      this.#socketWatch = watcher;
+    } catch {
+      this.#socketWatch = undefined;
+    }
+  }
+
+  private unwatchSocket(): void {
+    this.#socketWatch?.close();
+    this.#socketWatch = undefined;
   }
 }

@@ -152,14 +152,18 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   /**
    * Document `ready` (the greeting carries the whole document); runtime from the daemon's state:
    * `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution),
-   * `unavailable` is `unavailable` with the daemon's reason, `not_started` and `starting` are `pending`.
+   * `unavailable` is `unavailable` with the daemon's reason, `not_started` and `starting` are
+   * `pending` with a reason that says so (a room just opened, e.g. after a daemon restart, starts
+   * its kernel in the background).
    */
   public readiness(): NotebookReadiness {
     const { state, reason } = this.#runtime;
     if (state === 'unavailable') {
       return { document: 'ready', runtime: 'unavailable', reason: reason ?? 'no kernel is available' };
     }
-    return { document: 'ready', runtime: state === 'ready' || state === 'stopped' ? 'ready' : 'pending' };
+    if (state === 'starting') return { document: 'ready', runtime: 'pending', reason: 'the kernel is starting' };
+    if (state === 'not_started') return { document: 'ready', runtime: 'pending', reason: 'no kernel started yet' };
+    return { document: 'ready', runtime: 'ready' };
   }
 
   public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {

@@ -13,7 +13,9 @@ import { inject, injectable } from 'inversify';
 /**
  * Rejoin by saved file: the preferred way back after a daemon restart. The source file must still
  * exist (missing ⇒ `evicted`; a file we cannot inspect ⇒ retry later); then its canonical path is
- * reopened through its notebook backend and readiness awaited. Transient daemon failures keep the target.
+ * reopened through its notebook backend. The session is back once the room is open (its document
+ * is whole in the daemon's greeting): its kernel, which a fresh daemon starts only now, comes up in
+ * the background, and the tools that need it wait for it. Transient daemon failures keep the target.
  */
 @injectable()
 export class SavedPathRejoinStrategy implements RejoinStrategy {
@@ -37,6 +39,6 @@ export class SavedPathRejoinStrategy implements RejoinStrategy {
     if (source.kind === 'unknown')
       return { kind: 'retry-later', reason: `Cannot inspect ${target.path}: ${source.reason}` };
     const canonical: NotebookTarget = { kind: 'local-path', path: source.canonicalPath, existed: true };
-    return rejoinByOpening(() => this.backends.reopen(canonical, context), context.signal);
+    return rejoinByOpening(() => this.backends.reopen(canonical, context), context.signal, { until: 'document' });
   }
 }

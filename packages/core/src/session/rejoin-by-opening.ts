@@ -2,10 +2,22 @@ import type { RejoinOutcome } from '../contributions/rejoin-strategy.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
+/** What {@link rejoinByOpening} waits for before it calls the session back. */
+export interface RejoinByOpeningOptions {
+  /**
+   * `settled` (default): document ready and runtime settled (`waitUntilReady`). `document`: the
+   * notebook's document is ready (the agent can read and edit it) while its kernel may still be
+   * starting; tools that need the kernel wait for it themselves. A handle whose document is still
+   * pending is waited for as `settled` (the port has no document-only wait).
+   */
+  readonly until?: 'settled' | 'document';
+}
+
 /**
  * The common body of a rejoin strategy: opens a handle (usually
  * `resolver.reopen(target, context)`), waits for readiness (background rejoin promises a ready
- * session), and classifies the failure. The handle is closed when the wait fails.
+ * session: see {@link RejoinByOpeningOptions.until}), and classifies the failure. The handle is
+ * closed when the wait fails.
  * - `CoreError('notebookUnavailable')` (the notebook is definitively gone) ⇒ `evicted`;
  * - any other `CoreError` (daemon down, load failure, lost connection, aborted) ⇒ `retry-later`;
  * - anything else is a bug and is thrown.
@@ -13,11 +25,19 @@ import type { NotebookHandle } from '../ports/notebook-handle.js';
 export async function rejoinByOpening(
   open: () => Promise<NotebookHandle>,
   signal: AbortSignal,
+  options: RejoinByOpeningOptions = {},
 ): Promise<RejoinOutcome> {
   let handle: NotebookHandle | undefined;
   try {
     handle = await open();
-    await handle.waitUntilReady(signal);
+    const readiness = handle.readiness();
+    if (readiness.document === 'failed') {
+      throw new CoreError(
+        'sourceDegraded',
+        `Notebook ${handle.notebookId} could not be loaded: ${readiness.reason ?? 'unknown reason'}`,
+      );
+    }
+    if (options.until !== 'document' || readiness.document !== 'ready') await handle.waitUntilReady(signal);
     return { kind: 'connected', handle };
   } catch (error) {
     await handle?.close().catch(() => undefined);

@@ -5,6 +5,7 @@ import { type Logger, StderrLogger, SystemClock } from '@nteract-mcp/foundation'
 import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
+import { PythonProbeCache } from '../kernel/python-probe-cache.js';
 import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';
 import { type DaemonLayout, resolveDaemonLayout } from '../resolve-daemon-layout.js';
 import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
@@ -61,6 +62,17 @@ function layoutOf(options: RuntimedOptions, io: RuntimedIo) {
 async function startForeground(options: RuntimedOptions, io: RuntimedIo, version: string): Promise<number> {
   const layout = layoutOf(options, io);
   const logger: Logger = new StderrLogger(process.stderr).child('runtimed');
+  const launcher = new JupyterKernelLauncher({
+    logger,
+    records: new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir),
+    connectionDir: layout.connectionsDir,
+    disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,
+    kernelspec: {
+      ...(options.python ? { pythonCandidates: [options.python] } : {}),
+      ...(options.kernelspecDir ? { searchDirs: [options.kernelspecDir] } : {}),
+    },
+    probeCache: new PythonProbeCache({ file: layout.probeCachePath, logger: logger.child('kernelspec') }),
+  });
   const server = await RuntimedServer.start({
     layout,
     version: io.env.RUNTIMED_REPORTED_VERSION?.trim() || version,
@@ -77,20 +89,13 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     },
     journal: { fsync: options.journalFsync },
     socketCheckMs: options.socketCheckMs,
-    launcher: new JupyterKernelLauncher({
-      logger,
-      records: new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir),
-      connectionDir: layout.connectionsDir,
-      disabledReason: options.noKernels ? 'kernels are disabled (runtimed start --no-kernels)' : undefined,
-      kernelspec: {
-        ...(options.python ? { pythonCandidates: [options.python] } : {}),
-        ...(options.kernelspecDir ? { searchDirs: [options.kernelspecDir] } : {}),
-      },
-    }),
+    launcher,
     clock: new SystemClock(),
     logger,
     ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
   });
+  // The first kernel (often the rejoin of a notebook right after this start) finds its spec resolved or under way.
+  void launcher.prewarm();
   const stopped = new Promise<void>((resolve) => server.onStopped(resolve));
   const onSignal = (signal: NodeJS.Signals): void => {
     void server.stop(`received ${signal}`);

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, delimiter, isAbsolute, join, resolve } from 'node:path';
+import { type PythonProbes, uncachedPythonProbes } from './python-probe-cache.js';
 
 /**
  * A Jupyter kernelspec, ready to launch. `argv` contains `{connection_file}` (and maybe
@@ -44,11 +44,15 @@ export interface FindKernelspecOptions {
   readonly pythonCandidates?: readonly string[];
   /** Environment for `PATH`, `HOME`, `JUPYTER_PATH`, `RUNTIMED_PYTHON` and the probes; default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * How interpreters are asked (`sys.prefix`, `import ipykernel`); default: each question starts
+   * the interpreter. The daemon passes a {@link PythonProbeCache} that keeps the answers across its lives.
+   */
+  readonly probes?: PythonProbes;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-const probeTimeoutMs = 20_000;
 const pythonNamePattern = /^python[0-9.]*$/;
 /** What Jupyter allows in a kernelspec (directory) name; anything else is never looked up. */
 const kernelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -61,7 +65,8 @@ const kernelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  * Python/ipykernel spec names an interpreter that cannot import ipykernel (e.g. a bare `python3`
  * that is a pyenv shim), `argv[0]` is replaced by the first candidate that can; when no directory
  * holds a spec for a Python name (`python`, `python3`, ...) but a candidate has ipykernel, the
- * standard ipykernel spec is synthesised for it. Caches nothing: every call looks again.
+ * standard ipykernel spec is synthesised for it. Caches nothing itself: every call reads the
+ * kernelspecs again, and asks the interpreters through `options.probes` (uncached by default).
  * Does not guarantee: that the kernel will start (only that its interpreter imports ipykernel),
  * or that a non-Python kernel works (only that its executable exists).
  */
@@ -71,8 +76,13 @@ export async function findKernelspec(options: FindKernelspecOptions = {}): Promi
   const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
   const searchDirs =
     options.searchDirs ??
-    (await kernelspecSearchDirs({ env, pythonCandidates: candidates, platform: options.platform }));
-  return resolveKernelspec(name, searchDirs, candidates, new IpykernelProbe(env), env);
+    (await kernelspecSearchDirs({
+      env,
+      pythonCandidates: candidates,
+      platform: options.platform,
+      probes: options.probes,
+    }));
+  return resolveKernelspec(name, searchDirs, candidates, new IpykernelProbe(env, options.probes), env);
 }
 
 /** One installed kernelspec as `list_kernels` shows it: usable or not (and why not). */
@@ -102,7 +112,12 @@ export async function listKernelspecs(options: FindKernelspecOptions = {}): Prom
   const candidates = options.pythonCandidates ?? defaultPythonCandidates(env);
   const searchDirs =
     options.searchDirs ??
-    (await kernelspecSearchDirs({ env, pythonCandidates: candidates, platform: options.platform }));
+    (await kernelspecSearchDirs({
+      env,
+      pythonCandidates: candidates,
+      platform: options.platform,
+      probes: options.probes,
+    }));
   const names = new Set<string>();
   for (const dir of searchDirs) {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -119,7 +134,7 @@ export async function listKernelspecs(options: FindKernelspecOptions = {}): Prom
     }
   }
   names.add('python3');
-  const probe = new IpykernelProbe(env);
+  const probe = new IpykernelProbe(env, options.probes);
   const summaries: KernelspecSummary[] = [];
   for (const name of [...names].sort()) {
     const resolution = await resolveKernelspec(name, searchDirs, candidates, probe, env);
@@ -162,6 +177,7 @@ export async function kernelspecSearchDirs(
     readonly env?: Readonly<Record<string, string | undefined>>;
     readonly pythonCandidates?: readonly string[];
     readonly platform?: NodeJS.Platform;
+    readonly probes?: PythonProbes;
   } = {},
 ): Promise<string[]> {
   const env: Env = options.env ?? process.env;
@@ -170,14 +186,15 @@ export async function kernelspecSearchDirs(
   const roots: string[] = [];
   for (const entry of (env.JUPYTER_PATH ?? '').split(delimiter)) if (entry.trim() !== '') roots.push(entry.trim());
   roots.push(userDataDir(env, platform));
-  const seen = new Set<string>();
+  const probes = options.probes ?? uncachedPythonProbes;
+  const programs = new Set<string>();
   for (const candidate of candidates) {
     const program = await findExecutable(candidate, env);
-    if (program === undefined || seen.has(program)) continue;
-    seen.add(program);
-    const prefix = await sysPrefixOf(program, env);
-    if (prefix !== undefined) roots.push(join(prefix, 'share', 'jupyter'));
+    if (program !== undefined) programs.add(program);
   }
+  // Asked side by side (each is a process start), kept in candidate order.
+  const prefixes = await Promise.all([...programs].map((program) => probes.sysPrefix(program, env)));
+  for (const prefix of prefixes) if (prefix !== undefined) roots.push(join(prefix, 'share', 'jupyter'));
   roots.push('/usr/local/share/jupyter', '/usr/share/jupyter');
   return [...new Set(roots.map((root) => join(resolve(root), 'kernels')))];
 }
@@ -189,21 +206,6 @@ function userDataDir(env: Env, platform: NodeJS.Platform): string {
   if (platform === 'darwin') return join(home, 'Library', 'Jupyter');
   const xdg = env.XDG_DATA_HOME?.trim();
   return join(xdg && isAbsolute(xdg) ? xdg : join(home, '.local', 'share'), 'jupyter');
-}
-
-/** `sys.prefix` of an interpreter, or `undefined` when it does not run as Python. */
-function sysPrefixOf(interpreter: string, env: Env): Promise<string | undefined> {
-  return new Promise((resolvePromise) => {
-    execFile(
-      interpreter,
-      ['-c', 'import sys; print(sys.prefix)'],
-      { env, timeout: probeTimeoutMs, windowsHide: true },
-      (error, stdout) => {
-        const prefix = String(stdout).trim();
-        resolvePromise(error === null && isAbsolute(prefix) ? prefix : undefined);
-      },
-    );
-  });
 }
 
 /** The first parseable `kernel.json` of `name` in `searchDirs`, unchecked. */
@@ -379,11 +381,14 @@ async function findExecutable(program: string, env: Env): Promise<string | undef
   return undefined;
 }
 
-/** Runs `<python> -c "import ipykernel"`, remembering answers for the duration of one lookup. */
+/** Asks `<python> -c "import ipykernel"` through `probes`, remembering answers for the duration of one lookup. */
 class IpykernelProbe {
   private readonly answers = new Map<string, Promise<boolean>>();
 
-  public constructor(private readonly env: Env) {}
+  public constructor(
+    private readonly env: Env,
+    private readonly probes: PythonProbes = uncachedPythonProbes,
+  ) {}
 
   /** The absolute path of the first interpreter in `programs` that can import ipykernel. */
   public async first(
@@ -397,7 +402,7 @@ class IpykernelProbe {
       const key = `${path}\0${JSON.stringify(extraEnv)}`;
       let answer = this.answers.get(key);
       if (answer === undefined) {
-        answer = importsIpykernel(path, env);
+        answer = this.probes.importsIpykernel(path, env);
         this.answers.set(key, answer);
       }
       if (await answer) return path;
@@ -406,11 +411,7 @@ class IpykernelProbe {
   }
 }
 
-/** Whether `interpreter` runs `import ipykernel` successfully with `env` (bounded by a timeout). */
+/** Whether `interpreter` runs `import ipykernel` successfully with `env` (bounded by a timeout; not cached). */
 export function importsIpykernel(interpreter: string, env: Env): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    execFile(interpreter, ['-c', 'import ipykernel'], { env, timeout: probeTimeoutMs, windowsHide: true }, (error) =>
-      resolvePromise(error === null),
-    );
-  });
+  return uncachedPythonProbes.importsIpykernel(interpreter, env);
 }

@@ -15,6 +15,7 @@ import {
 import { findProjectVirtualenv, type ProjectVirtualenv } from '../kernel/find-project-virtualenv.js';
 import { JupyterKernel } from '../kernel/jupyter-kernel.js';
 import type { KernelRecords } from '../kernel/kernel-records.js';
+import type { PythonProbeCache } from '../kernel/python-probe-cache.js';
 import { describeInstalledKernels } from './choose-create-kernel.js';
 import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest } from './kernel-launcher.js';
 
@@ -29,6 +30,11 @@ export interface JupyterKernelLauncherOptions {
   readonly connectionDir?: string;
   /** The daemon's own environment, of which a kernel without a client environment gets the basics; default `process.env`. */
   readonly daemonEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Where the answers of the Python probes are kept across daemon lives (the daemon's data dir), so
+   * that a fresh daemon's first kernel does not probe the interpreters again; default: none kept.
+   */
+  readonly probeCache?: PythonProbeCache;
 }
 
 const defaultKernel: KernelRequest = { name: 'python3', language: 'python' };
@@ -48,8 +54,23 @@ const defaultKernel: KernelRequest = { name: 'python3', language: 'python' };
  */
 export class JupyterKernelLauncher implements KernelLauncher {
   readonly #specs = new Map<string, Kernelspec>();
+  /** Lookups in flight by kernel name, shared by concurrent launches (and the prewarm). */
+  readonly #resolving = new Map<string, Promise<Kernelspec | string>>();
+  #revalidating: Promise<void> | undefined;
 
   public constructor(private readonly options: JupyterKernelLauncherOptions) {}
+
+  /**
+   * Starts looking up the default kernel's spec now (in the background), so the first launch
+   * finds it resolved or under way. Never rejects; does nothing when kernels are disabled.
+   */
+  public prewarm(): Promise<void> {
+    if (this.options.disabledReason !== undefined) return Promise.resolve();
+    return this.specFor(defaultKernel).then(
+      () => undefined,
+      (error: unknown) => this.options.logger.debug('prewarming the kernelspec failed', { error }),
+    );
+  }
 
   public async launch(
     workingDir: string,
@@ -72,14 +93,23 @@ export class JupyterKernelLauncher implements KernelLauncher {
       fromClient: client.env !== undefined,
       ...(venv === undefined ? {} : { virtualenv: venv.dir }),
     });
-    const started = await JupyterKernel.start({
-      spec,
-      cwd: workingDir,
-      logger: this.options.logger.child('kernel'),
-      ...(this.options.records === undefined ? {} : { records: this.options.records }),
-      ...(this.options.connectionDir === undefined ? {} : { connectionDir: this.options.connectionDir }),
-      env,
-    });
+    let started: JupyterKernel;
+    try {
+      started = await JupyterKernel.start({
+        spec,
+        cwd: workingDir,
+        logger: this.options.logger.child('kernel'),
+        ...(this.options.records === undefined ? {} : { records: this.options.records }),
+        ...(this.options.connectionDir === undefined ? {} : { connectionDir: this.options.connectionDir }),
+        env,
+      });
+    } catch (error) {
+      // Perhaps a remembered answer is no longer true: the next launch looks again.
+      this.#specs.delete(kernel.name);
+      this.revalidate();
+      throw error;
+    }
+    this.revalidate();
     return {
       kind: 'started',
       kernel: started,
@@ -89,7 +119,7 @@ export class JupyterKernelLauncher implements KernelLauncher {
   }
 
   public async listKernels(client: KernelClient = {}): Promise<readonly WireKernelspec[]> {
-    const listed = (await listKernelspecs(this.options.kernelspec)).map(toWireKernelspec);
+    const listed = (await listKernelspecs(this.lookupOptions())).map(toWireKernelspec);
     if (client.env === undefined && client.cwd === undefined) return listed;
     const { env } = buildKernelEnvironment(client.env, this.options.daemonEnv ?? process.env);
     const venv = await findProjectVirtualenv({ env, ...cwdOf(client) });
@@ -114,10 +144,46 @@ export class JupyterKernelLauncher implements KernelLauncher {
   }
 
   /** The spec to run for `kernel`, or why there is none. */
-  private async specFor(kernel: KernelRequest): Promise<Kernelspec | string> {
+  private specFor(kernel: KernelRequest): Promise<Kernelspec | string> {
     const cached = this.#specs.get(kernel.name);
-    if (cached) return cached;
-    const resolution = await findKernelspec({ ...this.options.kernelspec, name: kernel.name });
+    if (cached) return Promise.resolve(cached);
+    let resolving = this.#resolving.get(kernel.name);
+    if (!resolving) {
+      resolving = this.resolveSpec(kernel).finally(() => this.#resolving.delete(kernel.name));
+      this.#resolving.set(kernel.name, resolving);
+    }
+    return resolving;
+  }
+
+  /**
+   * Has the probe cache ask again, in the background, what it answered from earlier lives (each
+   * answer once per daemon life: later calls find little or nothing to ask); a change drops the specs.
+   */
+  private revalidate(): void {
+    const cache = this.options.probeCache;
+    if (!cache || this.#revalidating) return;
+    this.#revalidating = cache.revalidate().then(
+      (changed) => {
+        if (!changed) return;
+        this.options.logger.info(
+          'an interpreter answers differently than in an earlier daemon life; kernelspecs are looked up again',
+        );
+        this.#specs.clear();
+      },
+      (error: unknown) => this.options.logger.warn('revalidating the Python probe answers failed', { error }),
+    );
+    void this.#revalidating.finally(() => {
+      this.#revalidating = undefined;
+    });
+  }
+
+  private lookupOptions(): FindKernelspecOptions {
+    const probes = this.options.probeCache;
+    return probes === undefined ? { ...this.options.kernelspec } : { ...this.options.kernelspec, probes };
+  }
+
+  private async resolveSpec(kernel: KernelRequest): Promise<Kernelspec | string> {
+    const resolution = await findKernelspec({ ...this.lookupOptions(), name: kernel.name });
     if (resolution.kind === 'found') {
       this.#specs.set(kernel.name, resolution.spec);
       return resolution.spec;
@@ -132,7 +198,7 @@ export class JupyterKernelLauncher implements KernelLauncher {
       : [];
     const substitute = sameLanguage[0];
     if (substitute !== undefined && !installed.some((spec) => spec.name === kernel.name)) {
-      const found = await findKernelspec({ ...this.options.kernelspec, name: substitute.name });
+      const found = await findKernelspec({ ...this.lookupOptions(), name: substitute.name });
       if (found.kind === 'found') {
         this.options.logger.info('the notebook kernel is not installed; using one of its language', {
           wanted: kernel.name,
