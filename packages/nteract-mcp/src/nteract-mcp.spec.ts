@@ -93,8 +93,12 @@ describe('nteract-mcp (built bin)', () => {
           env: { ...process.env, XDG_CACHE_HOME: cacheHome },
         }).stdout,
       ).toMatch(/^runt-mcp \d/);
+      // Ended by the proxy's SIGTERM, it writes its cache again and still ends by that signal.
+      const ended = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      child.kill('SIGTERM');
+      expect(await ended).toEqual({ code: null, signal: 'SIGTERM' });
     } finally {
-      child.kill();
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       rmSync(cacheHome, { recursive: true, force: true });
     }
     expect(runtHelp()).toContain('nteract-mcp/compile-cache');

@@ -11,8 +11,8 @@ export interface CompileCachedModule {
   /** Whether it was compiled from a cache written by an earlier start. */
   readonly fromCache: boolean;
   /**
-   * Writes the code V8 has compiled for the file so far (call it once start-up has run, so the
-   * functions it used are in it) for the next start, unless this start read a usable cache.
+   * Writes the code V8 has compiled for the file so far for the next start (call it once start-up
+   * has run, so the functions it used are in it; again later, and the cache has more of the code).
    * Never throws: a cache that cannot be written only costs the next start its compile time.
    */
   saveCompileCache(): boolean;
@@ -48,15 +48,12 @@ export function requireWithCompileCache(file: string, cacheDir: string): Compile
   const module = { exports: {} as unknown };
   const run = script.runInThisContext() as (...args: unknown[]) => void;
   run.call(module.exports, module.exports, createRequire(file), module, file, dirname(file));
-  let saved = fromCache;
   return {
     get exports() {
       return module.exports;
     },
     fromCache,
     saveCompileCache() {
-      if (saved) return false;
-      saved = true;
       const partial = `${cacheFile}.${process.pid}.partial`;
       try {
         mkdirSync(cacheDir, { recursive: true, mode: 0o700 });

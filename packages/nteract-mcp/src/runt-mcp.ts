@@ -9,12 +9,32 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { userCacheDir } from '@nteract-mcp/foundation';
 import { namesPluginModules } from './plugin-module-specifiers.js';
-import { requireWithCompileCache } from './require-with-compile-cache.js';
+import { type CompileCachedModule, requireWithCompileCache } from './require-with-compile-cache.js';
 
 type ChildEntry = typeof import('./run-runt-mcp.js');
 
 /** How long after start-up the code cache is written: time enough for the first requests' code. */
 const compileCacheDelayMs = 2_000;
+
+/**
+ * The code cache is written {@link compileCacheDelayMs} after a start that found none, and again
+ * when a child that served that long ends (its exit, or the proxy's SIGTERM, after which it still
+ * ends by that signal): it has compiled more of its code than start-up did, e.g. the tools it ran.
+ */
+function keepCompileCache(bundled: CompileCachedModule): void {
+  const startedAt = Date.now();
+  const save = () => bundled.saveCompileCache();
+  if (!bundled.fromCache) setTimeout(save, compileCacheDelayMs).unref();
+  const saveAtEnd = () => {
+    if (Date.now() - startedAt >= compileCacheDelayMs) save();
+  };
+  process.once('exit', saveAtEnd);
+  process.once('SIGTERM', () => {
+    process.removeListener('exit', saveAtEnd);
+    saveAtEnd();
+    process.kill(process.pid, 'SIGTERM');
+  });
+}
 
 const argv = process.argv.slice(2);
 let entry: ChildEntry;
@@ -26,6 +46,6 @@ if (namesPluginModules(argv, process.env)) {
     join(userCacheDir(process.env), 'nteract-mcp', 'compile-cache'),
   );
   entry = bundled.exports as ChildEntry;
-  setTimeout(() => bundled.saveCompileCache(), compileCacheDelayMs).unref();
+  keepCompileCache(bundled);
 }
 process.exit(await entry.runRuntMcp(argv, process.env));
