@@ -21,8 +21,9 @@ import {
   type JsonRpcRequest,
   readSessionReport,
   type SessionReport,
+  sessionReportMetaKey,
 } from '@nteract-mcp/core';
-import { ChildConnection } from './child-connection.js';
+import { ChildConnection, parseAnswer } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
@@ -30,6 +31,7 @@ import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from 
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
+import type { ScannedAnswer } from './scan-child-answer.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
@@ -458,6 +460,7 @@ export class McpProxy {
       clock: this.#options.clock,
       logger: this.#options.logger,
       onMessage: (message, line) => this.fromChild(link, message, line),
+      onAnswer: (answer) => this.fromChildAnswer(link, answer),
     });
     this.#spawnHandoff = undefined;
     this.#child = link;
@@ -552,6 +555,49 @@ export class McpProxy {
         );
       }
     }
+  }
+
+  /**
+   * A child's successful answer, read without being parsed: when nothing in it changes on the way
+   * (the era sends results as they are, no banner is due, the proxy adds nothing to this method)
+   * its bytes go on under the client's id, with only its session report read; otherwise it is
+   * parsed and handled like any child message.
+   */
+  private fromChildAnswer(link: ChildConnection, answer: ScannedAnswer): void {
+    const pending = this.#requests.sentAs(link, answer.id);
+    try {
+      if (pending === undefined || !this.relaysAsIs(pending)) {
+        this.handleChildMessage(link, parseAnswer(answer), answer.line);
+        return;
+      }
+      if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
+        const { start, end } = answer.sessionReport;
+        const report: unknown = JSON.parse(answer.line.toString('utf8', start, end));
+        this.observeReport(link, { _meta: { [sessionReportMetaKey]: report } });
+      }
+      if (!this.#requests.take(pending)) return;
+      this.logForwarded(pending, answer.isError ? 'isError' : 'ok', undefined);
+      this.#writer.writeRelayed(answer, pending.upstreamId);
+    } catch (error) {
+      this.#options.logger.error('handling a child message failed', { error });
+      if (pending) {
+        this.reply(
+          pending,
+          undefined,
+          toProxyWireError({ kind: 'internal', doing: ' while relaying the answer', error }),
+        );
+      }
+    }
+  }
+
+  /** The answer to `pending` goes to the client as the child wrote it (see {@link fromChildAnswer}). */
+  private relaysAsIs(pending: Pending): boolean {
+    return (
+      this.#handshake.resultsAsIs &&
+      this.#banner.idle &&
+      pending.toolName !== 'session_status' &&
+      pending.request.method !== 'tools/list'
+    );
   }
 
   private handleChildMessage(link: ChildConnection, message: JsonRpcMessage, line?: Buffer): void {
@@ -727,22 +773,30 @@ export class McpProxy {
 
   private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined, relayed?: RelayedLine): void {
     if (!this.#requests.take(pending)) return;
-    // One line per forwarded call: never its arguments or result (they may hold secrets).
-    this.#options.logger.debug('forwarded', {
-      method: pending.request.method,
-      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
-      id: pending.upstreamId,
-      ms: this.#options.clock.now() - pending.receivedAt,
-      outcome: error ? 'error' : (result as { isError?: unknown }).isError === true ? 'isError' : 'ok',
-      ...(error ? { code: error.code } : {}),
-      ...(pending.resent ? { resent: true } : {}),
-    });
+    this.logForwarded(
+      pending,
+      error ? 'error' : (result as { isError?: unknown }).isError === true ? 'isError' : 'ok',
+      error?.code,
+    );
     this.upstream(
       error
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }
         : ({ jsonrpc: '2.0', id: pending.upstreamId, result } as JsonRpcMessage),
       relayed,
     );
+  }
+
+  /** One line per forwarded call: never its arguments or result (they may hold secrets). */
+  private logForwarded(pending: Pending, outcome: 'ok' | 'isError' | 'error', code: number | undefined): void {
+    this.#options.logger.debug('forwarded', {
+      method: pending.request.method,
+      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
+      id: pending.upstreamId,
+      ms: this.#options.clock.now() - pending.receivedAt,
+      outcome,
+      ...(code === undefined ? {} : { code }),
+      ...(pending.resent ? { resent: true } : {}),
+    });
   }
 
   /** Writes one message to the client (see {@link UpstreamWriter}). */
