@@ -571,9 +571,7 @@ export class McpProxy {
         return;
       }
       if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
-        const { start, end } = answer.sessionReport;
-        const report: unknown = JSON.parse(answer.line.toString('utf8', start, end));
-        this.observeReport(link, { _meta: { [sessionReportMetaKey]: report } });
+        this.observeReport(link, { _meta: { [sessionReportMetaKey]: answer.sessionReport } });
       }
       if (!this.#requests.take(pending)) return;
       this.logForwarded(pending, answer.isError ? 'isError' : 'ok', undefined);

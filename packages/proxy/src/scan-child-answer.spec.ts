@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { scanChildAnswer } from './scan-child-answer.js';
+import { scanAnyAnswer, scanChildAnswer } from './scan-child-answer.js';
 
 const scan = (text: string) => scanChildAnswer(Buffer.from(text, 'utf8'));
+const scanFully = (text: string) => scanAnyAnswer(Buffer.from(text, 'utf8'));
 const slice = (text: string, span: { start: number; end: number } | undefined) =>
   span === undefined ? undefined : Buffer.from(text, 'utf8').toString('utf8', span.start, span.end);
 
@@ -13,8 +14,9 @@ describe(scanChildAnswer, () => {
     expect(answer?.id).toBe(42);
     expect(slice(text, answer?.idSpan)).toBe('42');
     expect(answer?.end).toBe(Buffer.byteLength(text));
-    expect(JSON.parse(slice(text, answer?.sessionReport) ?? '')).toEqual({ target: 'a', daemonVersion: '1' });
+    expect(answer?.sessionReport).toEqual({ target: 'a', daemonVersion: '1' });
     expect(answer?.isError).toBe(true);
+    expect(scanFully(text)).toEqual(answer);
   });
 
   it('finds the id wherever it stands, with whitespace and a trailing \\r, and numbers in any JSON form', () => {
@@ -40,7 +42,7 @@ describe(scanChildAnswer, () => {
     const text = '{"jsonrpc":"2.0","id":3,"result":{"ünïcode ✓":"😀 ☃","_meta":{"nteract/session":{"note":"日本"}}}}';
     const answer = scan(text);
     expect(answer?.id).toBe(3);
-    expect(JSON.parse(slice(text, answer?.sessionReport) ?? '')).toEqual({ note: '日本' });
+    expect(answer?.sessionReport).toEqual({ note: '日本' });
     const broken = Buffer.from('{"jsonrpc":"2.0","id":3,"result":{"x":"ab"}}', 'utf8');
     broken[broken.indexOf('ab')] = 0xc3; // a lead byte followed by an ASCII byte
     expect(scanChildAnswer(broken)).toBeUndefined();
@@ -87,7 +89,7 @@ describe(scanChildAnswer, () => {
 
   it('refuses what JSON.parse refuses', () => {
     const good = '{"jsonrpc":"2.0","id":7,"result":{"a":[1,true,false,null,"s",{"b":-0.5E+3}]}}';
-    expect(scan(good)?.id).toBe(7);
+    expect(scanFully(good)?.id).toBe(7);
     for (const text of [
       '{"jsonrpc":"2.0","id":7,"result":{"a":[1,]}}',
       '{"jsonrpc":"2.0","id":7,"result":{"a":1,}}',
@@ -109,8 +111,51 @@ describe(scanChildAnswer, () => {
       "{'jsonrpc':'2.0','id':7,'result':{}}",
     ]) {
       expect(() => JSON.parse(text), text).toThrow();
-      expect(scan(text), text).toBeUndefined();
+      expect(scanFully(text), text).toBeUndefined();
     }
+  });
+
+  it('reads an answer laid out as the MCP SDK writes it from its ends, with the session report first in _meta', () => {
+    const text = `{"result":{"_meta":{"nteract/session":{"target":"t","rejoin":{"note":"a } in \\"text\\""}}},"content":[{"type":"text","text":"x"}]},"jsonrpc":"2.0","id":12}\r`;
+    const answer = scan(text);
+    expect(answer).toEqual({
+      line: Buffer.from(text),
+      id: 12,
+      idSpan: { start: text.length - 4, end: text.length - 2 },
+      end: text.length - 1,
+      sessionReport: { target: 't', rejoin: { note: 'a } in "text"' } },
+      isError: false,
+    });
+    expect(scanFully(text)).toEqual(answer);
+  });
+
+  it('sends an SDK-laid-out answer the long way when the middle names isError or another session report', () => {
+    const texts = [
+      '{"result":{"content":[],"isError":true},"jsonrpc":"2.0","id":1}',
+      '{"result":{"content":[],"_meta":{"nteract/session":{"target":"late"}}},"jsonrpc":"2.0","id":1}',
+      '{"result":{"_meta":{"nteract/session":{"target":"a"},"nteract/session":{"target":"b"}}},"jsonrpc":"2.0","id":1}',
+    ];
+    expect(scan(texts[0] as string)?.isError).toBe(true);
+    expect(scan(texts[1] as string)?.sessionReport).toEqual({ target: 'late' });
+    expect(scan(texts[2] as string)).toBeUndefined(); // named twice: JSON.parse would keep the last
+  });
+
+  it('leaves a line that only looks SDK-laid-out to the full check (an id not a plain integer, a broken report), and refuses broken UTF-8', () => {
+    for (const text of [
+      '{"result":{},"jsonrpc":"2.0","id":01}',
+      '{"result":{},"jsonrpc":"2.0","id":}',
+      '{"result":{},"jsonrpc":"2.0","id":1234567890123456}',
+      '{"result":{},"jsonrpc":"1.0","id":1}',
+      '{"result":{"_meta":{"nteract/session":{"unterminated":"}},"jsonrpc":"2.0","id":1}',
+    ]) {
+      // The full check decides: it refuses what is not JSON, and reads a long id as JSON.parse does.
+      expect(scan(text), text).toEqual(scanFully(text));
+    }
+    expect(scan('{"result":{},"jsonrpc":"2.0","id":1234567890123456}')?.id).toBe(1234567890123456);
+    expect(scan('{"result":{},"jsonrpc":"2.0","id":01}')).toBeUndefined();
+    const broken = Buffer.from('{"result":{"a":"ab"},"jsonrpc":"2.0","id":3}', 'utf8');
+    broken[broken.indexOf('ab')] = 0xc3;
+    expect(scanChildAnswer(broken)).toBeUndefined();
   });
 
   it('reads deep nesting without recursion', () => {
@@ -130,9 +175,8 @@ describe(scanChildAnswer, () => {
       const parsed = JSON.parse(text) as { id: number; result: { _meta?: Record<string, unknown>; isError?: unknown } };
       expect(answer?.id).toBe(parsed.id);
       expect(answer?.isError).toBe(parsed.result.isError === true);
-      const report =
-        answer?.sessionReport === undefined ? undefined : JSON.parse(slice(text, answer.sessionReport) ?? '');
-      expect(report).toEqual(parsed.result._meta?.['nteract/session']);
+      expect(answer?.sessionReport).toEqual(parsed.result._meta?.['nteract/session']);
+      expect(scanFully(text)).toEqual(answer);
     }
   });
 });

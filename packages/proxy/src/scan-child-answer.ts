@@ -17,8 +17,8 @@ export interface ScannedAnswer {
   readonly idSpan: ByteSpan;
   /** Just after the closing `}` of the message (trailing whitespace, e.g. a `\r`, excluded). */
   readonly end: number;
-  /** `result._meta["nteract/session"]`, when present. */
-  readonly sessionReport: ByteSpan | undefined;
+  /** `result._meta["nteract/session"]` as parsed, when present. */
+  readonly sessionReport: unknown;
   /** `result.isError` is `true`. */
   readonly isError: boolean;
 }
@@ -57,15 +57,92 @@ const literalNull = ascii('null');
 /**
  * Reads `line` (one transport line without its `\n`) as a successful JSON-RPC 2.0 answer: a JSON
  * object with `"jsonrpc": "2.0"`, a numeric `id`, a `result` that is an object, and no `method` or
- * `error`. The whole line is checked to be strict JSON (RFC 8259: literals, numbers, string
+ * `error`; `undefined` for anything else (the caller then parses the line in full).
+ *
+ * An answer laid out as the MCP SDK writes it (`{"result":{…},"jsonrpc":"2.0","id":7}`, with the
+ * session report, if any, first in `result._meta`, and names written plainly) is read from its
+ * ends: what lies between is passed on unread, as a byte pipe would (but for the session report,
+ * and but for a `"nteract/session"` or `"isError"` anywhere else, which sends the line the long
+ * way). Any other layout is checked to be strict JSON in full by {@link scanAnyAnswer}. Both
+ * check that the line is valid UTF-8.
+ */
+export function scanChildAnswer(line: Buffer): ScannedAnswer | undefined {
+  return scanSdkAnswer(line) ?? scanAnyAnswer(line);
+}
+
+const sdkHead = ascii('{"result":{');
+const sdkTail = ascii('},"jsonrpc":"2.0","id":');
+const sdkSessionHead = ascii('"_meta":{"nteract/session":');
+const sessionName = Buffer.from('"nteract/session"');
+const isErrorName = Buffer.from('"isError"');
+
+/** The MCP SDK's layout, read from its ends (see {@link scanChildAnswer}); `undefined` when the line is not laid out so. */
+function scanSdkAnswer(line: Buffer): ScannedAnswer | undefined {
+  let end = line.length;
+  while (end > 0 && (line[end - 1] === 0x20 || line[end - 1] === 0x09 || line[end - 1] === 0x0d)) end -= 1;
+  if (line[end - 1] !== closeBrace || !matches(line, 0, sdkHead)) return undefined;
+  let digits = end - 1;
+  while (digits > 0 && isDigit(line[digits - 1])) digits -= 1;
+  const idLength = end - 1 - digits;
+  if (idLength === 0 || idLength > 15 || (line[digits] === 0x30 && idLength > 1)) return undefined;
+  const tail = digits - sdkTail.length;
+  if (tail < sdkHead.length - 1 || !matches(line, tail, sdkTail)) return undefined;
+  let sessionReport: unknown;
+  let searchFrom = 0;
+  if (matches(line, sdkHead.length, sdkSessionHead)) {
+    const start = sdkHead.length + sdkSessionHead.length;
+    const valueEnd = skipObjectOrString(line, start, tail);
+    if (valueEnd < 0) return undefined;
+    try {
+      sessionReport = JSON.parse(line.toString('utf8', start, valueEnd));
+    } catch {
+      return undefined;
+    }
+    searchFrom = valueEnd;
+  }
+  if (line.indexOf(sessionName, searchFrom) !== -1 || line.indexOf(isErrorName) !== -1 || !isUtf8(line))
+    return undefined;
+  const id = Number(line.toString('latin1', digits, end - 1));
+  return { line, id, idSpan: { start: digits, end: end - 1 }, end, sessionReport, isError: false };
+}
+
+/**
+ * Past the object or string starting at `from` (strings skipped, brackets counted), before
+ * `limit`; -1 when it does not end there or is something else. The value is parsed next, which
+ * checks it.
+ */
+function skipObjectOrString(line: Buffer, from: number, limit: number): number {
+  if (line[from] === quote) return skipString(line, from + 1, limit);
+  if (line[from] !== openBrace) return -1;
+  let depth = 0;
+  let i = from;
+  while (i < limit) {
+    const c = line[i];
+    if (c === quote) {
+      i = skipString(line, i + 1, limit);
+      if (i < 0) return -1;
+      continue;
+    }
+    if (c === openBrace || c === openBracket) depth += 1;
+    else if (c === closeBrace || c === closeBracket) {
+      depth -= 1;
+      if (depth === 0) return i + 1;
+    }
+    i += 1;
+  }
+  return -1;
+}
+
+/**
+ * Any layout: the whole line is checked to be strict JSON (RFC 8259: literals, numbers, string
  * escapes, no control characters in strings, nothing after the value but whitespace) in valid
  * UTF-8, so what it accepts is what `JSON.parse` accepts; nothing is built but the spans.
  *
- * Returns `undefined` for anything else (a request, a notification, an error answer, a string id,
- * a member named twice where it matters, an escaped member name where it matters, malformed JSON):
- * the caller then parses the line in full. Pure; no recursion (nesting depth costs no stack).
+ * Returns `undefined` for anything but a plain successful answer (a request, a notification, an
+ * error answer, a string id, a member named twice where it matters, an escaped member name where
+ * it matters, malformed JSON). Pure; no recursion (nesting depth costs no stack).
  */
-export function scanChildAnswer(line: Buffer): ScannedAnswer | undefined {
+export function scanAnyAnswer(line: Buffer): ScannedAnswer | undefined {
   const n = line.length;
   const scan = new AnswerScan(line);
   // Per open container: whether it is an object, where it sits (see {@link topLevel}), where it
@@ -220,7 +297,10 @@ class AnswerScan {
     if (!this.#jsonrpc || !this.#result || idSpan === undefined) return undefined;
     const id = Number(this.#line.toString('latin1', idSpan.start, idSpan.end));
     if (!Number.isFinite(id) || !isUtf8(this.#line)) return undefined;
-    return { line: this.#line, id, idSpan, end, sessionReport: this.#session, isError: this.#isError };
+    const session = this.#session;
+    const sessionReport =
+      session === undefined ? undefined : JSON.parse(this.#line.toString('utf8', session.start, session.end));
+    return { line: this.#line, id, idSpan, end, sessionReport, isError: this.#isError };
   }
 }
 
