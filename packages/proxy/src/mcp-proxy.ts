@@ -34,6 +34,7 @@ import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
+import { WriteTurn } from './turn-writer.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
 import { type RelayedLine, UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
@@ -135,6 +136,8 @@ export class McpProxy {
   /** Upstream requests held open as notification streams (native `subscriptions/listen`), by {@link requestKey}. */
   readonly #streams = new Set<string>();
   readonly #banner = new BannerQueue();
+  /** Opened while a chunk read from the client or a child is handled: its writes leave together at its end. */
+  readonly #turn = new WriteTurn();
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -160,6 +163,7 @@ export class McpProxy {
       limit: options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes,
       logger: options.logger,
       shapeResult: (result) => this.#handshake.shapeResult(result),
+      turn: this.#turn,
     });
     this.#framer = new JsonRpcLineFramer(
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
@@ -197,11 +201,16 @@ export class McpProxy {
       }),
     );
     input.on('data', (chunk: Buffer) => {
-      for (const frame of this.#framer.push(chunk)) {
-        if (frame.kind === 'error') {
-          const { code, message } = frame.response.error;
-          this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
-        } else this.safelyFromUpstream(frame.message);
+      this.#turn.begin();
+      try {
+        for (const frame of this.#framer.push(chunk)) {
+          if (frame.kind === 'error') {
+            const { code, message } = frame.response.error;
+            this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
+          } else this.safelyFromUpstream(frame.message);
+        }
+      } finally {
+        this.#turn.end();
       }
     });
     input.on('end', () => void this.close(0));
@@ -461,6 +470,7 @@ export class McpProxy {
       logger: this.#options.logger,
       onMessage: (message, line) => this.fromChild(link, message, line),
       onAnswer: (answer) => this.fromChildAnswer(link, answer),
+      turn: this.#turn,
     });
     this.#spawnHandoff = undefined;
     this.#child = link;

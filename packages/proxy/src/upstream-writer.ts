@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { type JsonRpcId, type JsonRpcMessage, type Logger, serializeJsonRpcLine } from '@nteract-mcp/core';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
-import { TurnWriter } from './turn-writer.js';
+import { TurnWriter, type WriteTurn } from './turn-writer.js';
 
 /** An answer as the child wrote it: its line's bytes and the id it carries there. */
 export interface RelayedLine {
@@ -17,6 +17,8 @@ export interface UpstreamWriterOptions {
   readonly logger: Logger;
   /** A result as the client's protocol era sends it. */
   readonly shapeResult: (result: Record<string, unknown>) => Record<string, unknown>;
+  /** The span the proxy's reads open: writes in it leave together when it ends. */
+  readonly turn?: WriteTurn;
 }
 
 /**
@@ -35,7 +37,7 @@ export class UpstreamWriter {
 
   public constructor(options: UpstreamWriterOptions) {
     this.#options = options;
-    this.#out = new TurnWriter(options.output);
+    this.#out = new TurnWriter(options.output, options.turn);
   }
 
   /** Writes `outgoing`; `relayed` is the child's line it came from when nothing in it was changed. */
