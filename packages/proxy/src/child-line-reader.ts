@@ -1,5 +1,5 @@
 import { type JsonRpcFrame, JsonRpcLineFramer, type JsonRpcLineFramerOptions } from '@nteract-mcp/core';
-import { type ScannedAnswer, scanChildAnswer } from './scan-child-answer.js';
+import { type ScannedAnswer, type SessionReportCache, scanChildAnswer } from './scan-child-answer.js';
 
 /** What one line of a child became: an answer read without being built, or a frame as the framer makes it. */
 export type ChildLine = { readonly kind: 'answer'; readonly answer: ScannedAnswer } | JsonRpcFrame;
@@ -24,6 +24,7 @@ export class ChildLineReader {
   #size = 0;
   /** Set while the rest of a line over the cap goes to the framer. */
   #delegating = false;
+  readonly #reports: SessionReportCache = {};
 
   public constructor(options: JsonRpcLineFramerOptions = {}) {
     this.#framer = new JsonRpcLineFramer(options);
@@ -57,7 +58,7 @@ export class ChildLineReader {
         const piece = chunk.subarray(start, end);
         const line = this.#size === 0 ? piece : Buffer.concat([...this.#parts, piece]);
         this.#reset();
-        const answer = scanChildAnswer(line);
+        const answer = scanChildAnswer(line, this.#reports);
         if (answer !== undefined) lines.push({ kind: 'answer', answer });
         else lines.push(...this.#framer.push(Buffer.concat([line, newlineBytes])));
       }

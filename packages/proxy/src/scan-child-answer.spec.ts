@@ -129,7 +129,7 @@ describe(scanChildAnswer, () => {
     expect(scanFully(text)).toEqual(answer);
   });
 
-  it('sends an SDK-laid-out answer the long way when the middle names isError or another session report', () => {
+  it('reads isError last in result, and sends an SDK-laid-out answer the long way when a session report stands elsewhere', () => {
     const texts = [
       '{"result":{"content":[],"isError":true},"jsonrpc":"2.0","id":1}',
       '{"result":{"content":[],"_meta":{"nteract/session":{"target":"late"}}},"jsonrpc":"2.0","id":1}',
@@ -156,6 +156,20 @@ describe(scanChildAnswer, () => {
     const broken = Buffer.from('{"result":{"a":"ab"},"jsonrpc":"2.0","id":3}', 'utf8');
     broken[broken.indexOf('ab')] = 0xc3;
     expect(scanChildAnswer(broken)).toBeUndefined();
+  });
+
+  it('parses a session report the child repeats once: the same bytes give the same value', () => {
+    const cache = {};
+    const line = (id: number, target: string) =>
+      Buffer.from(
+        `{"result":{"_meta":{"nteract/session":{"target":"${target}"}},"content":[]},"jsonrpc":"2.0","id":${id}}`,
+      );
+    const first = scanChildAnswer(line(1, 'a'), cache);
+    const again = scanChildAnswer(line(2, 'a'), cache);
+    const changed = scanChildAnswer(line(3, 'b'), cache);
+    expect(first?.sessionReport).toEqual({ target: 'a' });
+    expect(again?.sessionReport).toBe(first?.sessionReport);
+    expect(changed?.sessionReport).toEqual({ target: 'b' });
   });
 
   it('reads deep nesting without recursion', () => {

@@ -59,25 +59,39 @@ const literalNull = ascii('null');
  * object with `"jsonrpc": "2.0"`, a numeric `id`, a `result` that is an object, and no `method` or
  * `error`; `undefined` for anything else (the caller then parses the line in full).
  *
- * An answer laid out as the MCP SDK writes it (`{"result":{…},"jsonrpc":"2.0","id":7}`, with the
- * session report, if any, first in `result._meta`, and names written plainly) is read from its
- * ends: what lies between is passed on unread, as a byte pipe would (but for the session report,
- * and but for a `"nteract/session"` or `"isError"` anywhere else, which sends the line the long
- * way). Any other layout is checked to be strict JSON in full by {@link scanAnyAnswer}. Both
- * check that the line is valid UTF-8.
+ * An answer laid out as the MCP SDK writes it (`{"result":{…},"jsonrpc":"2.0","id":7}`, `_meta`
+ * first in `result` and `isError` last, as its schemas order them, names written plainly) is read
+ * from its ends: what lies between is passed on unread, as a byte pipe would, but for the session
+ * report (a `"nteract/session"` anywhere but first in `_meta` sends the line the long way). Any
+ * other layout is checked to be strict JSON in full by {@link scanAnyAnswer}. Both check that the
+ * line is valid UTF-8. `cache` spares parsing a session report the child repeats.
  */
-export function scanChildAnswer(line: Buffer): ScannedAnswer | undefined {
-  return scanSdkAnswer(line) ?? scanAnyAnswer(line);
+export function scanChildAnswer(line: Buffer, cache?: SessionReportCache): ScannedAnswer | undefined {
+  return scanSdkAnswer(line, cache) ?? scanAnyAnswer(line);
+}
+
+/**
+ * The last session report read, by its bytes: a child repeats the same report on every answer
+ * until its session changes, so the same bytes are not parsed again. The value is shared: never
+ * mutate it.
+ */
+export interface SessionReportCache {
+  bytes?: Buffer;
+  value?: unknown;
 }
 
 const sdkHead = ascii('{"result":{');
 const sdkTail = ascii('},"jsonrpc":"2.0","id":');
 const sdkSessionHead = ascii('"_meta":{"nteract/session":');
+const sdkIsErrorTrue = ascii(',"isError":true');
 const sessionName = Buffer.from('"nteract/session"');
-const isErrorName = Buffer.from('"isError"');
 
-/** The MCP SDK's layout, read from its ends (see {@link scanChildAnswer}); `undefined` when the line is not laid out so. */
-function scanSdkAnswer(line: Buffer): ScannedAnswer | undefined {
+/**
+ * The MCP SDK's layout, read from its ends (see {@link scanChildAnswer}): `{"result":{`, the
+ * session report first in `_meta` (the SDK writes `_meta` first), `isError` last in `result`,
+ * then `},"jsonrpc":"2.0","id":<integer>}`; `undefined` when the line is not laid out so.
+ */
+function scanSdkAnswer(line: Buffer, cache: SessionReportCache | undefined): ScannedAnswer | undefined {
   let end = line.length;
   while (end > 0 && (line[end - 1] === 0x20 || line[end - 1] === 0x09 || line[end - 1] === 0x0d)) end -= 1;
   if (line[end - 1] !== closeBrace || !matches(line, 0, sdkHead)) return undefined;
@@ -88,22 +102,30 @@ function scanSdkAnswer(line: Buffer): ScannedAnswer | undefined {
   const tail = digits - sdkTail.length;
   if (tail < sdkHead.length - 1 || !matches(line, tail, sdkTail)) return undefined;
   let sessionReport: unknown;
-  let searchFrom = 0;
   if (matches(line, sdkHead.length, sdkSessionHead)) {
     const start = sdkHead.length + sdkSessionHead.length;
     const valueEnd = skipObjectOrString(line, start, tail);
     if (valueEnd < 0) return undefined;
-    try {
-      sessionReport = JSON.parse(line.toString('utf8', start, valueEnd));
-    } catch {
-      return undefined;
+    const bytes = line.subarray(start, valueEnd);
+    if (cache?.bytes?.equals(bytes)) sessionReport = cache.value;
+    else {
+      try {
+        sessionReport = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        return undefined;
+      }
+      if (cache) {
+        cache.bytes = Buffer.from(bytes);
+        cache.value = sessionReport;
+      }
     }
-    searchFrom = valueEnd;
-  }
-  if (line.indexOf(sessionName, searchFrom) !== -1 || line.indexOf(isErrorName) !== -1 || !isUtf8(line))
-    return undefined;
+    // More members in that `_meta`: one of them may name the report again (JSON.parse keeps the last).
+    if (line[valueEnd] !== closeBrace && line.indexOf(sessionName, valueEnd) !== -1) return undefined;
+  } else if (line.indexOf(sessionName) !== -1) return undefined;
+  if (!isUtf8(line)) return undefined;
+  const isError = tail >= sdkIsErrorTrue.length && matches(line, tail - sdkIsErrorTrue.length, sdkIsErrorTrue);
   const id = Number(line.toString('latin1', digits, end - 1));
-  return { line, id, idSpan: { start: digits, end: end - 1 }, end, sessionReport, isError: false };
+  return { line, id, idSpan: { start: digits, end: end - 1 }, end, sessionReport, isError };
 }
 
 /**
