@@ -94,21 +94,24 @@ const sessionName = Buffer.from('"nteract/session"');
 function scanSdkAnswer(line: Buffer, cache: SessionReportCache | undefined): ScannedAnswer | undefined {
   let end = line.length;
   while (end > 0 && (line[end - 1] === 0x20 || line[end - 1] === 0x09 || line[end - 1] === 0x0d)) end -= 1;
-  if (line[end - 1] !== closeBrace || !matches(line, 0, sdkHead)) return undefined;
+  if (line[end - 1] !== closeBrace || !startsWith(line, 0, sdkHead)) return undefined;
   let digits = end - 1;
   while (digits > 0 && isDigit(line[digits - 1])) digits -= 1;
   const idLength = end - 1 - digits;
   if (idLength === 0 || idLength > 15 || (line[digits] === 0x30 && idLength > 1)) return undefined;
   const tail = digits - sdkTail.length;
-  if (tail < sdkHead.length - 1 || !matches(line, tail, sdkTail)) return undefined;
+  if (tail < sdkHead.length - 1 || !startsWith(line, tail, sdkTail)) return undefined;
   let sessionReport: unknown;
-  if (matches(line, sdkHead.length, sdkSessionHead)) {
+  if (startsWith(line, sdkHead.length, sdkSessionHead)) {
     const start = sdkHead.length + sdkSessionHead.length;
-    const valueEnd = skipObjectOrString(line, start, tail);
+    const cached = cache?.bytes;
+    // The report seen last, byte for byte: a whole JSON value ends where its bytes end.
+    const repeated = cached !== undefined && start + cached.length <= tail && startsWith(line, start, cached);
+    const valueEnd = repeated ? start + cached.length : skipObjectOrString(line, start, tail);
     if (valueEnd < 0) return undefined;
-    const bytes = line.subarray(start, valueEnd);
-    if (cache?.bytes?.equals(bytes)) sessionReport = cache.value;
+    if (repeated) sessionReport = cache?.value;
     else {
+      const bytes = line.subarray(start, valueEnd);
       try {
         sessionReport = JSON.parse(bytes.toString('utf8'));
       } catch {
@@ -123,7 +126,7 @@ function scanSdkAnswer(line: Buffer, cache: SessionReportCache | undefined): Sca
     if (line[valueEnd] !== closeBrace && line.indexOf(sessionName, valueEnd) !== -1) return undefined;
   } else if (line.indexOf(sessionName) !== -1) return undefined;
   if (!isUtf8(line)) return undefined;
-  const isError = tail >= sdkIsErrorTrue.length && matches(line, tail - sdkIsErrorTrue.length, sdkIsErrorTrue);
+  const isError = tail >= sdkIsErrorTrue.length && startsWith(line, tail - sdkIsErrorTrue.length, sdkIsErrorTrue);
   const id = Number(line.toString('latin1', digits, end - 1));
   return { line, id, idSpan: { start: digits, end: end - 1 }, end, sessionReport, isError };
 }
@@ -431,6 +434,11 @@ function isDigit(c: number | undefined): boolean {
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
+
+/** `line` holds `bytes` at `at` (compared natively, no loop in script). */
+function startsWith(line: Buffer, at: number, bytes: Uint8Array): boolean {
+  return at + bytes.length <= line.length && line.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
 }
 
 function matches(line: Buffer, i: number, literal: Uint8Array): boolean {
