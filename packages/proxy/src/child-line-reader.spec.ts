@@ -17,12 +17,13 @@ function describeLines(lines: readonly ChildLine[]): string[] {
 }
 
 describe(ChildLineReader, () => {
-  it('reads answers without parsing them and frames every other line as the framer does, in order', () => {
+  it('reads SDK-laid-out answers without parsing them and frames every other line as the framer does, in order', () => {
     const reader = new ChildLineReader();
     const lines = reader.push(
       Buffer.from(
         `${answerLine(1, 'a')}{"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n` +
-          `{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}\n\n{not json}\n${answerLine(3, 'c')}`,
+          `{"jsonrpc":"2.0","id":2,"error":{"code":-1,"message":"no"}}\n\n{not json}\n${answerLine(3, 'c')}` +
+          '{"jsonrpc":"2.0","id":4,"result":{}}\n',
       ),
     );
     expect(describeLines(lines)).toEqual([
@@ -31,6 +32,7 @@ describe(ChildLineReader, () => {
       'message 2',
       'error parse-error null',
       'answer 3',
+      'message 4', // another layout: parsed by the framer
     ]);
   });
 

@@ -8,11 +8,11 @@ const newline = 0x0a;
 const newlineBytes = Buffer.from('\n');
 
 /**
- * Splits a child's stdout into lines and reads each successful answer with
- * {@link scanChildAnswer}, so a pass-through answer is never parsed into objects nor decoded into
- * a string. Every other line (requests, notifications, error answers, malformed lines) and every
- * line over the cap goes to a {@link JsonRpcLineFramer}, which frames it exactly as it frames a
- * whole stream.
+ * Splits a child's stdout into lines and reads each successful answer laid out as the MCP SDK
+ * writes it with {@link scanChildAnswer}, so a pass-through answer is never parsed into objects
+ * nor decoded into a string. Every other line (requests, notifications, error answers, other
+ * layouts, malformed lines) and every line over the cap goes to a {@link JsonRpcLineFramer}, which
+ * frames it exactly as it frames a whole stream.
  *
  * Guarantees: lines come out in order; bytes split anywhere (even inside a UTF-8 character) are
  * reassembled; at most the cap plus the current chunk is held for one line (a longer one is

@@ -402,10 +402,10 @@ describe(McpProxy, () => {
     expect(JSON.stringify(t.logger.records)).not.toContain('hunter2');
   });
 
-  it('relays an answer as its bytes wherever its id stands, under an id of any JSON form, and logs its outcome', async () => {
+  it('writes an answer anew when its id is not where the SDK puts it; relays one that is under an id of any JSON form', async () => {
     const t = await setup((child, request) => {
       const name = (request.params as { name?: string }).name;
-      // The id first, where the MCP SDK does not put it: still only the id value is rewritten.
+      // The id first: the bytes cannot be relayed, the answer is serialized again.
       if (name === 'create_cell')
         child.writeStdout(`{"jsonrpc":"2.0","id":${request.id},"result":{"content":[{"type":"text","text":"a"}]}}\n`);
       else
@@ -429,18 +429,18 @@ describe(McpProxy, () => {
       jsonrpc: '2.0',
       id: upstreamId,
       method: 'tools/call',
-      params: { name: 'create_cell', arguments: {} },
+      params: { name: 'connect_notebook', arguments: {} },
     });
     await eventually(() => t.answerTo(upstreamId) !== undefined);
     const sent = (t.received.get(t.port.latest) ?? []).filter((message) => message.method === 'tools/call').at(-1);
     expect(t.written().split('\n')).toContain(
-      `{"jsonrpc":"2.0","id":${JSON.stringify(upstreamId)},"result":{"content":[{"type":"text","text":"a"}]}}`,
+      `{"result":{"content":[{"type":"text","text":"b"}],"isError":true},"jsonrpc":"2.0","id":${JSON.stringify(upstreamId)}}`,
     );
     expect(sent?.id).not.toBe(upstreamId);
     const outcomes = t.logger.records
       .filter((record) => record.message === 'forwarded')
       .map((record) => `${record.fields.id} ${record.fields.outcome}`);
-    expect(outcomes).toEqual(['5 ok', '6 isError', `${upstreamId} ok`]);
+    expect(outcomes).toEqual(['5 ok', '6 isError', `${upstreamId} isError`]);
   });
 
   it('stamps an idempotency key on tool calls and keeps one the client sent', async () => {
