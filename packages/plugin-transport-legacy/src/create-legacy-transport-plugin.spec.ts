@@ -84,7 +84,10 @@ describe(createLegacyTransportPlugin, () => {
         params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
       }),
     ).toMatchObject({ kind: 'refuse', error: { code: -32600 } });
-    expect(gate.shapeResult({ tools: [] })).toEqual({ tools: [] });
+    const result = { tools: [] };
+    // Every result itself, and it says so: a relay may pass the answer's bytes on unread.
+    expect(gate.shapeResult(result)).toBe(result);
+    expect(connection?.resultsAsIs).toBe(true);
     expect(connection?.requestParams({ name: 'x' })).toEqual({ name: 'x' });
     expect(connection?.replay()).toEqual([
       { request: true, method: 'initialize', params: init },

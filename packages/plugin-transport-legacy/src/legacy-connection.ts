@@ -28,6 +28,8 @@ export class LegacyConnection implements EraConnection {
   public readonly client: ClientIdentity | undefined;
   public readonly handshake: Readonly<Record<string, unknown>>;
   public readonly readyOn = 'notifications/initialized';
+  /** {@link shapeResult} adds nothing to any result. */
+  public readonly resultsAsIs = true;
   readonly #initializeParams: unknown;
 
   public constructor(request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription) {

@@ -3,15 +3,16 @@ import {
   type ChildProcessHandle,
   type Clock,
   type JsonRpcId,
-  JsonRpcLineFramer,
   type JsonRpcMessage,
   type Logger,
   serializeJsonRpcLine,
 } from '@nteract-mcp/core';
+import { ChildLineReader } from './child-line-reader.js';
 import type { InFlightRequest } from './in-flight-requests.js';
 import { requestKey } from './in-flight-requests.js';
+import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
-import { TurnWriter } from './turn-writer.js';
+import { TurnWriter, type WriteTurn } from './turn-writer.js';
 import type { RestartNotice } from './version-banner.js';
 
 export interface ChildConnectionOptions {
@@ -27,6 +28,18 @@ export interface ChildConnectionOptions {
    * the line it came on (absent for an answer the connection made up, e.g. for a line too long).
    */
   readonly onMessage: (message: JsonRpcMessage, line?: Buffer) => void;
+  /**
+   * Every successful answer the child writes that is not to a request of the proxy's own, as read
+   * without being parsed (see `scanChildAnswer`); {@link parseAnswer} builds it when needed.
+   */
+  readonly onAnswer: (answer: ScannedAnswer) => void;
+  /** The span the proxy's reads open: writes in it leave together when it ends (a child chunk opens one). */
+  readonly turn?: WriteTurn;
+}
+
+/** A scanned answer as a message (the scan checked it is a valid JSON-RPC answer). */
+export function parseAnswer(answer: ScannedAnswer): JsonRpcMessage {
+  return JSON.parse(answer.line.toString('utf8', 0, answer.end)) as JsonRpcMessage;
 }
 
 /**
@@ -58,26 +71,37 @@ export class ChildConnection {
     this.#options = options;
     this.handle = options.handle;
     this.handedOff = options.handedOff;
-    this.#stdin = new TurnWriter(options.handle.stdin);
+    this.#stdin = new TurnWriter(options.handle.stdin, options.turn);
     this.#readiness = new Promise<boolean>((resolve) => {
       this.#settleReadiness = resolve;
     });
-    const framer = new JsonRpcLineFramer();
+    const reader = new ChildLineReader();
     this.handle.stdout.on('data', (chunk: Buffer) => {
-      for (const frame of framer.push(chunk)) {
-        if (frame.kind === 'message') this.#receive(frame.message, frame.line);
-        else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
-          // An answer too large to carry: its request gets an error answer instead of silence.
-          options.logger.warn('the child wrote an answer over the line limit', { id: frame.response.id });
-          this.#receive({
-            jsonrpc: '2.0',
-            id: frame.response.id,
-            error: toProxyWireError({ kind: 'too_large', limit: framer.maxLineBytes, stage: 'child' }),
-          });
-        } else options.logger.warn('the child wrote a line that is not JSON-RPC', { reason: frame.reason });
+      options.turn?.begin();
+      try {
+        this.#read(reader, chunk);
+      } finally {
+        options.turn?.end();
       }
     });
     this.handle.stdin.on('error', () => undefined);
+  }
+
+  #read(reader: ChildLineReader, chunk: Buffer): void {
+    const { logger } = this.#options;
+    for (const frame of reader.push(chunk)) {
+      if (frame.kind === 'answer') this.#receiveAnswer(frame.answer);
+      else if (frame.kind === 'message') this.#receive(frame.message, frame.line);
+      else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
+        // An answer too large to carry: its request gets an error answer instead of silence.
+        logger.warn('the child wrote an answer over the line limit', { id: frame.response.id });
+        this.#receive({
+          jsonrpc: '2.0',
+          id: frame.response.id,
+          error: toProxyWireError({ kind: 'too_large', limit: reader.maxLineBytes, stage: 'child' }),
+        });
+      } else logger.warn('the child wrote a line that is not JSON-RPC', { reason: frame.reason });
+    }
   }
 
   /** The handshake with it is done: it serves. */
@@ -170,6 +194,11 @@ export class ChildConnection {
     const childId = this.#toClient.get(key);
     this.#toClient.delete(key);
     return childId;
+  }
+
+  #receiveAnswer(answer: ScannedAnswer): void {
+    if (this.#own.has(answer.id)) this.#receive(parseAnswer(answer));
+    else this.#options.onAnswer(answer);
   }
 
   #receive(message: JsonRpcMessage, line?: Buffer): void {

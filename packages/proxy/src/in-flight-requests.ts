@@ -60,7 +60,8 @@ export type Redelivery = 'send' | 'outcome-unknown' | 'keep';
  * timers of a taken request are cancelled. Does not write anything anywhere.
  */
 export class InFlightRequests<C extends object> {
-  readonly #byUpstream = new Map<string, Entry<C>>();
+  /** By upstream id itself: a Map tells `7` from `"7"` (and `-0` is `0`, as `requestKey` has it). */
+  readonly #byUpstream = new Map<JsonRpcId, Entry<C>>();
   readonly #byChildId = new Map<number, Entry<C>>();
 
   public get size(): number {
@@ -68,11 +69,11 @@ export class InFlightRequests<C extends object> {
   }
 
   public has(upstreamId: JsonRpcId): boolean {
-    return this.#byUpstream.has(requestKey(upstreamId));
+    return this.#byUpstream.has(upstreamId);
   }
 
   public get(upstreamId: JsonRpcId): InFlightRequest<C> | undefined {
-    return this.#byUpstream.get(requestKey(upstreamId));
+    return this.#byUpstream.get(upstreamId);
   }
 
   /** Records a new unsent request. The caller checked {@link has} first. */
@@ -88,7 +89,7 @@ export class InFlightRequests<C extends object> {
       timer: undefined,
       fallback: undefined,
     };
-    this.#byUpstream.set(requestKey(request.id), entry);
+    this.#byUpstream.set(request.id, entry);
     return entry;
   }
 
@@ -127,7 +128,7 @@ export class InFlightRequests<C extends object> {
   public take(request: InFlightRequest<C>): boolean {
     const entry = this.#entry(request);
     if (!entry) return false;
-    this.#byUpstream.delete(requestKey(entry.upstreamId));
+    this.#byUpstream.delete(entry.upstreamId);
     if (entry.childId !== undefined && this.#byChildId.get(entry.childId) === entry)
       this.#byChildId.delete(entry.childId);
     entry.timer?.cancel();
@@ -143,7 +144,7 @@ export class InFlightRequests<C extends object> {
   }
 
   #entry(request: InFlightRequest<C>): Entry<C> | undefined {
-    const entry = this.#byUpstream.get(requestKey(request.upstreamId));
+    const entry = this.#byUpstream.get(request.upstreamId);
     return entry === request ? entry : undefined;
   }
 }

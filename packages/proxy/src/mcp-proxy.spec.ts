@@ -402,7 +402,7 @@ describe(McpProxy, () => {
     expect(JSON.stringify(t.logger.records)).not.toContain('hunter2');
   });
 
-  it('writes an answer anew when its id is not where the SDK puts it, and when it adds to it', async () => {
+  it('writes an answer anew when its id is not where the SDK puts it; relays one that is under an id of any JSON form', async () => {
     const t = await setup((child, request) => {
       const name = (request.params as { name?: string }).name;
       // The id first: the bytes cannot be relayed, the answer is serialized again.
@@ -424,10 +424,23 @@ describe(McpProxy, () => {
       id: 6,
       result: { content: [{ type: 'text', text: 'b' }], isError: true },
     });
+    const upstreamId = 'quote " backslash \\ ✓';
+    await t.send({
+      jsonrpc: '2.0',
+      id: upstreamId,
+      method: 'tools/call',
+      params: { name: 'connect_notebook', arguments: {} },
+    });
+    await eventually(() => t.answerTo(upstreamId) !== undefined);
+    const sent = (t.received.get(t.port.latest) ?? []).filter((message) => message.method === 'tools/call').at(-1);
+    expect(t.written().split('\n')).toContain(
+      `{"result":{"content":[{"type":"text","text":"b"}],"isError":true},"jsonrpc":"2.0","id":${JSON.stringify(upstreamId)}}`,
+    );
+    expect(sent?.id).not.toBe(upstreamId);
     const outcomes = t.logger.records
       .filter((record) => record.message === 'forwarded')
       .map((record) => `${record.fields.id} ${record.fields.outcome}`);
-    expect(outcomes).toEqual(['5 ok', '6 isError']);
+    expect(outcomes).toEqual(['5 ok', '6 isError', `${upstreamId} isError`]);
   });
 
   it('stamps an idempotency key on tool calls and keeps one the client sent', async () => {

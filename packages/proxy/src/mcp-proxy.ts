@@ -21,8 +21,9 @@ import {
   type JsonRpcRequest,
   readSessionReport,
   type SessionReport,
+  sessionReportMetaKey,
 } from '@nteract-mcp/core';
-import { ChildConnection } from './child-connection.js';
+import { ChildConnection, parseAnswer } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
@@ -30,8 +31,10 @@ import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from 
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
+import type { ScannedAnswer } from './scan-child-answer.js';
 import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
 import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
+import { WriteTurn } from './turn-writer.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
 import { type RelayedLine, UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
@@ -133,6 +136,8 @@ export class McpProxy {
   /** Upstream requests held open as notification streams (native `subscriptions/listen`), by {@link requestKey}. */
   readonly #streams = new Set<string>();
   readonly #banner = new BannerQueue();
+  /** Opened while a chunk read from the client or a child is handled: its writes leave together at its end. */
+  readonly #turn = new WriteTurn();
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -158,6 +163,7 @@ export class McpProxy {
       limit: options.maxUpstreamMessageBytes ?? defaultMaxUpstreamMessageBytes,
       logger: options.logger,
       shapeResult: (result) => this.#handshake.shapeResult(result),
+      turn: this.#turn,
     });
     this.#framer = new JsonRpcLineFramer(
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
@@ -195,11 +201,16 @@ export class McpProxy {
       }),
     );
     input.on('data', (chunk: Buffer) => {
-      for (const frame of this.#framer.push(chunk)) {
-        if (frame.kind === 'error') {
-          const { code, message } = frame.response.error;
-          this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
-        } else this.safelyFromUpstream(frame.message);
+      this.#turn.begin();
+      try {
+        for (const frame of this.#framer.push(chunk)) {
+          if (frame.kind === 'error') {
+            const { code, message } = frame.response.error;
+            this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
+          } else this.safelyFromUpstream(frame.message);
+        }
+      } finally {
+        this.#turn.end();
       }
     });
     input.on('end', () => void this.close(0));
@@ -458,6 +469,8 @@ export class McpProxy {
       clock: this.#options.clock,
       logger: this.#options.logger,
       onMessage: (message, line) => this.fromChild(link, message, line),
+      onAnswer: (answer) => this.fromChildAnswer(link, answer),
+      turn: this.#turn,
     });
     this.#spawnHandoff = undefined;
     this.#child = link;
@@ -552,6 +565,47 @@ export class McpProxy {
         );
       }
     }
+  }
+
+  /**
+   * A child's successful answer, read without being parsed: when nothing in it changes on the way
+   * (the era sends results as they are, no banner is due, the proxy adds nothing to this method)
+   * its bytes go on under the client's id, with only its session report read; otherwise it is
+   * parsed and handled like any child message.
+   */
+  private fromChildAnswer(link: ChildConnection, answer: ScannedAnswer): void {
+    const pending = this.#requests.sentAs(link, answer.id);
+    try {
+      if (pending === undefined || !this.relaysAsIs(pending)) {
+        this.handleChildMessage(link, parseAnswer(answer), answer.line);
+        return;
+      }
+      if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
+        this.observeReport(link, { _meta: { [sessionReportMetaKey]: answer.sessionReport } });
+      }
+      if (!this.#requests.take(pending)) return;
+      this.logForwarded(pending, answer.isError ? 'isError' : 'ok', undefined);
+      this.#writer.writeRelayed(answer, pending.upstreamId);
+    } catch (error) {
+      this.#options.logger.error('handling a child message failed', { error });
+      if (pending) {
+        this.reply(
+          pending,
+          undefined,
+          toProxyWireError({ kind: 'internal', doing: ' while relaying the answer', error }),
+        );
+      }
+    }
+  }
+
+  /** The answer to `pending` goes to the client as the child wrote it (see {@link fromChildAnswer}). */
+  private relaysAsIs(pending: Pending): boolean {
+    return (
+      this.#handshake.resultsAsIs &&
+      this.#banner.idle &&
+      pending.toolName !== 'session_status' &&
+      pending.request.method !== 'tools/list'
+    );
   }
 
   private handleChildMessage(link: ChildConnection, message: JsonRpcMessage, line?: Buffer): void {
@@ -727,22 +781,30 @@ export class McpProxy {
 
   private reply(pending: Pending, result: unknown, error: ProxyWireError | undefined, relayed?: RelayedLine): void {
     if (!this.#requests.take(pending)) return;
-    // One line per forwarded call: never its arguments or result (they may hold secrets).
-    this.#options.logger.debug('forwarded', {
-      method: pending.request.method,
-      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
-      id: pending.upstreamId,
-      ms: this.#options.clock.now() - pending.receivedAt,
-      outcome: error ? 'error' : (result as { isError?: unknown }).isError === true ? 'isError' : 'ok',
-      ...(error ? { code: error.code } : {}),
-      ...(pending.resent ? { resent: true } : {}),
-    });
+    this.logForwarded(
+      pending,
+      error ? 'error' : (result as { isError?: unknown }).isError === true ? 'isError' : 'ok',
+      error?.code,
+    );
     this.upstream(
       error
         ? { jsonrpc: '2.0', id: pending.upstreamId, error }
         : ({ jsonrpc: '2.0', id: pending.upstreamId, result } as JsonRpcMessage),
       relayed,
     );
+  }
+
+  /** One line per forwarded call: never its arguments or result (they may hold secrets). */
+  private logForwarded(pending: Pending, outcome: 'ok' | 'isError' | 'error', code: number | undefined): void {
+    this.#options.logger.debug('forwarded', {
+      method: pending.request.method,
+      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
+      id: pending.upstreamId,
+      ms: this.#options.clock.now() - pending.receivedAt,
+      outcome,
+      ...(code === undefined ? {} : { code }),
+      ...(pending.resent ? { resent: true } : {}),
+    });
   }
 
   /** Writes one message to the client (see {@link UpstreamWriter}). */

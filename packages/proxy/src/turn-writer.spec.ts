@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { TurnWriter } from './turn-writer.js';
+import { TurnWriter, WriteTurn } from './turn-writer.js';
 
 /** A stream that records each system-call-sized write it is handed: one per `write`, one per `writev`. */
 function recordingStream() {
@@ -41,5 +41,52 @@ describe(TurnWriter, () => {
     expect(calls).toEqual([['last answer\n']]);
     writer.flush();
     expect(calls).toHaveLength(1);
+  });
+
+  it('in an open turn, holds writes until the outermost end: a lone write as it is, several as one writev', () => {
+    const { stream, calls } = recordingStream();
+    const turn = new WriteTurn();
+    const writer = new TurnWriter(stream, turn);
+    turn.begin();
+    writer.write('lone\n');
+    expect(calls).toEqual([]);
+    turn.end();
+    expect(calls).toEqual([['lone\n']]);
+    turn.begin();
+    writer.write('a\n');
+    turn.begin();
+    writer.write(Buffer.from('b\n'));
+    turn.end();
+    writer.write('c\n');
+    expect(calls).toHaveLength(1);
+    turn.end();
+    expect(calls).toEqual([['lone\n'], ['a\n', 'b\n', 'c\n']]);
+  });
+
+  it('sends the writes of every writer sharing a turn when it ends, each to its own stream', () => {
+    const one = recordingStream();
+    const two = recordingStream();
+    const turn = new WriteTurn();
+    const first = new TurnWriter(one.stream, turn);
+    const second = new TurnWriter(two.stream, turn);
+    turn.begin();
+    first.write('to one\n');
+    second.write('to two\n');
+    second.write('to two again\n');
+    turn.end();
+    expect(one.calls).toEqual([['to one\n']]);
+    expect(two.calls).toEqual([['to two\n', 'to two again\n']]);
+  });
+
+  it('keeps order across a write before a turn opens in the same tick and writes inside it', async () => {
+    const { stream, calls } = recordingStream();
+    const turn = new WriteTurn();
+    const writer = new TurnWriter(stream, turn);
+    writer.write('before\n');
+    turn.begin();
+    writer.write('inside\n');
+    turn.end();
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(calls.flat()).toEqual(['before\n', 'inside\n']);
   });
 });

@@ -1,18 +1,57 @@
 import type { Writable } from 'node:stream';
 
 /**
- * Writes to one stream so that everything written in one turn of the event loop leaves together:
- * the first write of a turn corks the stream and the end of the turn uncorks it, so a burst of
- * answers (64 calls in flight) costs one `writev` instead of a system call each.
+ * A stretch of work (the handling of one chunk read from a stream) during which writes to the
+ * {@link TurnWriter}s that share it are held, and sent when it ends: one write each when that is
+ * all there was, else one `writev`. Spans nest; the outermost end sends.
+ */
+export class WriteTurn {
+  #depth = 0;
+  #held: TurnWriter[] = [];
+
+  /** A write now is held until {@link end}. */
+  public get open(): boolean {
+    return this.#depth > 0;
+  }
+
+  public begin(): void {
+    this.#depth += 1;
+  }
+
+  /** Ends the span begun last; the outermost sends what its writers hold. */
+  public end(): void {
+    this.#depth -= 1;
+    if (this.#depth > 0 || this.#held.length === 0) return;
+    const held = this.#held;
+    this.#held = [];
+    for (const writer of held) writer.flush();
+  }
+
+  /** `writer` holds writes until the span ends. */
+  public hold(writer: TurnWriter): void {
+    this.#held.push(writer);
+  }
+}
+
+/**
+ * Writes to one stream so that everything written in one turn of the event loop leaves together,
+ * so a burst of answers (64 calls in flight) costs one `writev` instead of a system call each:
+ * inside an open {@link WriteTurn} the writes are held until it ends (a lone write then goes out
+ * as it is, with no corking and no deferral); outside one, the first write of a turn corks the
+ * stream and the end of the turn uncorks it.
  *
  * Guarantees: order is kept; {@link flush} sends what is held at once (before the process exits).
  */
 export class TurnWriter {
   readonly #stream: Writable;
+  readonly #turn: WriteTurn | undefined;
+  /** The one write held so far in an open turn, not yet handed to the stream. */
+  #single: string | Buffer | undefined;
   #corked = false;
 
-  public constructor(stream: Writable) {
+  public constructor(stream: Writable, turn?: WriteTurn) {
     this.#stream = stream;
+    this.#turn = turn;
   }
 
   public get writable(): boolean {
@@ -20,16 +59,39 @@ export class TurnWriter {
   }
 
   public write(chunk: string | Buffer): void {
-    if (!this.#corked) {
+    if (this.#corked) {
+      this.#stream.write(chunk);
+      return;
+    }
+    const single = this.#single;
+    if (single !== undefined) {
+      // A second write in the turn: both go out together.
+      this.#single = undefined;
       this.#corked = true;
       this.#stream.cork();
-      process.nextTick(() => this.flush());
+      this.#stream.write(single);
+      this.#stream.write(chunk);
+      return;
     }
+    if (this.#turn?.open) {
+      this.#single = chunk;
+      this.#turn.hold(this);
+      return;
+    }
+    this.#corked = true;
+    this.#stream.cork();
+    process.nextTick(() => this.flush());
     this.#stream.write(chunk);
   }
 
   /** Sends what this turn wrote so far. */
   public flush(): void {
+    const single = this.#single;
+    if (single !== undefined) {
+      this.#single = undefined;
+      this.#stream.write(single);
+      return;
+    }
     if (!this.#corked) return;
     this.#corked = false;
     this.#stream.uncork();

@@ -92,6 +92,11 @@ export class UpstreamHandshake {
     return true;
   }
 
+  /** The opened era sends every result as it is (see `EraConnection.resultsAsIs`). */
+  public get resultsAsIs(): boolean {
+    return this.#gate.connection?.resultsAsIs === true;
+  }
+
   /** A result for the client, as the opened era sends it. */
   public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
     return this.#gate.shapeResult(result);

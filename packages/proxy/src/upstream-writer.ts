@@ -1,7 +1,8 @@
 import type { Writable } from 'node:stream';
 import { type JsonRpcId, type JsonRpcMessage, type Logger, serializeJsonRpcLine } from '@nteract-mcp/core';
+import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
-import { TurnWriter } from './turn-writer.js';
+import { TurnWriter, type WriteTurn } from './turn-writer.js';
 
 /** An answer as the child wrote it: its line's bytes and the id it carries there. */
 export interface RelayedLine {
@@ -16,6 +17,8 @@ export interface UpstreamWriterOptions {
   readonly logger: Logger;
   /** A result as the client's protocol era sends it. */
   readonly shapeResult: (result: Record<string, unknown>) => Record<string, unknown>;
+  /** The span the proxy's reads open: writes in it leave together when it ends. */
+  readonly turn?: WriteTurn;
 }
 
 /**
@@ -34,7 +37,7 @@ export class UpstreamWriter {
 
   public constructor(options: UpstreamWriterOptions) {
     this.#options = options;
-    this.#out = new TurnWriter(options.output);
+    this.#out = new TurnWriter(options.output, options.turn);
   }
 
   /** Writes `outgoing`; `relayed` is the child's line it came from when nothing in it was changed. */
@@ -64,14 +67,42 @@ export class UpstreamWriter {
       logger.warn('dropped a message to the client over the size limit', { bytes, limit });
       return;
     }
+    this.#tooLarge(message.id, bytes);
+  }
+
+  #tooLarge(id: JsonRpcId, bytes: number): void {
+    const { limit, logger } = this.#options;
     logger.warn('replaced an answer over the client size limit by an error', { bytes, limit });
     this.#out.write(
       serializeJsonRpcLine({
         jsonrpc: '2.0',
-        id: message.id,
+        id,
         error: toProxyWireError({ kind: 'too_large', bytes, limit, stage: 'client' }),
       }),
     );
+  }
+
+  /**
+   * Writes a child's answer as its own bytes with only its `id` value replaced by `id` (the era
+   * sends results as they are, and the proxy changed nothing in it); over the limit, an error
+   * answer to `id` instead.
+   */
+  public writeRelayed(answer: ScannedAnswer, id: JsonRpcId): void {
+    if (!this.#out.writable) return;
+    const { line, idSpan, end } = answer;
+    const idText = typeof id === 'number' ? String(id) : JSON.stringify(id);
+    const idBytes = Buffer.byteLength(idText);
+    const bytes = idSpan.start + idBytes + (end - idSpan.end);
+    if (bytes > this.#options.limit) {
+      this.#tooLarge(id, bytes);
+      return;
+    }
+    const out = Buffer.allocUnsafe(bytes + 1);
+    line.copy(out, 0, 0, idSpan.start);
+    out.write(idText, idSpan.start, 'utf8');
+    line.copy(out, idSpan.start + idBytes, idSpan.end, end);
+    out[bytes] = 0x0a;
+    this.#out.write(out);
   }
 
   /** Sends what is held for this turn now (before the process exits). */

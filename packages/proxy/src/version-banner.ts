@@ -127,6 +127,11 @@ export class BannerQueue {
     this.#awaiting = undefined;
   }
 
+  /** Nothing is due: {@link appendTo} returns every result itself. */
+  public get idle(): boolean {
+    return this.#pending === undefined && this.#awaiting === undefined;
+  }
+
   /** The notice waiting for delivery, if any. */
   public pending(): RestartNotice | undefined {
     return this.#pending;

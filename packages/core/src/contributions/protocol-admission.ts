@@ -119,6 +119,11 @@ export interface EraConnection {
    */
   shapeResult(result: Readonly<Record<string, unknown>>, server: ServerDescription): Record<string, unknown>;
   /**
+   * `true` when {@link shapeResult} returns every result itself (legacy): a relay may then pass an
+   * answer's bytes on without reading its result at all.
+   */
+  readonly resultsAsIs?: boolean;
+  /**
    * The params of a request sent on this connection's behalf to a server behind it (native: the
    * opening envelope added; legacy: unchanged).
    */
