@@ -1,16 +1,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CellOutput, CoreError, DaemonPort, Logger, type NotebookHandle } from '@nteract-mcp/core';
 import { createTestContainer, RecordingLogger } from '@nteract-mcp/core/testing';
-import { encodeRuntimedFrame, type RuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/runtimed-protocol';
+import type { RuntimedFrame } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 import { DaemonStarter } from './daemon-starter.js';
 import type { LocalDaemonOptions } from './local-daemon-options.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
+import { type RuntimedScript, scriptedRuntimedDaemon } from './testing/scripted-runtimed-daemon.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -40,63 +41,12 @@ async function rejection(promise: Promise<unknown>): Promise<CoreError> {
   throw new Error('expected a rejection');
 }
 
-/** What a scripted connection may do: answer requests and push frames (several frames = one write). */
-interface ScriptedPeer {
-  readonly handshake: RuntimedFrame;
-  send(...frames: RuntimedFrame[]): void;
-}
-
-interface Script {
-  /** Answers the handshake (`send` the greeting, possibly with more frames in the same write). */
-  onHandshake(peer: ScriptedPeer): void;
-  /** Answers a request; returns nothing to stay silent. */
-  onRequest?(request: RuntimedFrame, peer: ScriptedPeer): void;
-}
-
 /** An in-process stand-in for runtimed that speaks the framing and follows a script. */
-async function scriptedDaemon(script: Script): Promise<{ socketPath: string; requests: RuntimedFrame[] }> {
+async function scriptedDaemon(script: RuntimedScript): Promise<{ socketPath: string; requests: RuntimedFrame[] }> {
   const socketPath = join(scratchDir(), 'd.sock');
-  const requests: RuntimedFrame[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-    const decoder = new RuntimedFrameDecoder();
-    let preamble = Buffer.alloc(0);
-    let peer: ScriptedPeer | undefined;
-    socket.on('data', (chunk: Buffer) => {
-      let data = chunk;
-      if (preamble.length < 5) {
-        preamble = Buffer.concat([preamble, chunk]);
-        if (preamble.length < 5) return;
-        data = preamble.subarray(5);
-      }
-      for (const decoded of decoder.push(data)) {
-        if (decoded.kind !== 'frame') return;
-        const frame = decoded.value as RuntimedFrame;
-        if (!peer) {
-          peer = {
-            handshake: frame,
-            send: (...frames) => socket.write(Buffer.concat(frames.map((item) => encodeRuntimedFrame(item)))),
-          };
-          script.onHandshake(peer);
-        } else {
-          requests.push(frame);
-          script.onRequest?.(frame, peer);
-        }
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
-  return { socketPath, requests };
+  const daemon = await scriptedRuntimedDaemon(socketPath, script);
+  cleanups.push(() => daemon.stop());
+  return { socketPath, requests: daemon.requests };
 }
 
 const startedAt = '2026-01-01T00:00:00.000Z';

@@ -1,12 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DaemonEvent } from '@nteract-mcp/core';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
-import { encodeRuntimedFrame, type RuntimedFrame, RuntimedFrameDecoder } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RuntimedEventPump } from './runtimed-event-pump.js';
+import { scriptedRuntimedDaemon } from './testing/scripted-runtimed-daemon.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -15,42 +14,15 @@ afterEach(async () => {
 
 /** A control-channel stand-in for runtimed at `socketPath`: greets with `hello`, answers `subscribe`. */
 async function controlDaemon(socketPath: string, pid: number): Promise<{ stop(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-    const decoder = new RuntimedFrameDecoder();
-    let preamble = Buffer.alloc(0);
-    let greeted = false;
-    const send = (frame: RuntimedFrame) => socket.write(encodeRuntimedFrame(frame));
-    socket.on('data', (chunk: Buffer) => {
-      let data = chunk;
-      if (preamble.length < 5) {
-        preamble = Buffer.concat([preamble, chunk]);
-        if (preamble.length < 5) return;
-        data = preamble.subarray(5);
-      }
-      for (const decoded of decoder.push(data)) {
-        if (decoded.kind !== 'frame') return;
-        const frame = decoded.value as RuntimedFrame;
-        if (!greeted) {
-          greeted = true;
-          send({ type: 'hello', pid, started_at: '2026-01-01T00:00:00.000Z', version: '1.0.0', protocol_version: 1 });
-        } else if (frame.type === 'subscribe') {
-          send({ type: 'ok', id: frame.id as number, subscribed: true });
-        }
-      }
-    });
+  const daemon = await scriptedRuntimedDaemon(socketPath, {
+    onHandshake: (peer) =>
+      peer.send({ type: 'hello', pid, started_at: '2026-01-01T00:00:00.000Z', version: '1.0.0', protocol_version: 1 }),
+    onRequest: (frame, peer) => {
+      if (frame.type === 'subscribe') peer.send({ type: 'ok', id: frame.id as number, subscribed: true });
+    },
   });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    });
-  cleanups.push(stop);
-  return { stop };
+  cleanups.push(() => daemon.stop());
+  return daemon;
 }
 
 function pumpAt(socketPath: string, clock: ManualClock) {

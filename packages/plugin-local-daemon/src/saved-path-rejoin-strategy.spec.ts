@@ -24,6 +24,18 @@ async function connectedHarness(): Promise<{ harness: ChildServerTestHarness; pa
   return { harness, path };
 }
 
+/** {@link connectedHarness}, then a daemon restart whose fresh room is back while its kernel is still starting. */
+async function restartedWhileKernelStarts() {
+  const connected = await connectedHarness();
+  const daemon = connected.harness.daemon;
+  if (!daemon) throw new Error('the harness has a daemon');
+  const before = connected.harness.slot.active;
+  daemon.setNextReadiness(kernelStarting);
+  daemon.restart();
+  await connected.harness.container.get(DaemonWatchLoop).idle();
+  return { ...connected, daemon, before };
+}
+
 describe(SavedPathRejoinStrategy, () => {
   let harness: ChildServerTestHarness | undefined;
   afterEach(async () => {
@@ -33,14 +45,9 @@ describe(SavedPathRejoinStrategy, () => {
   });
 
   it('has the session back once the room is open, while the kernel of the fresh daemon is still starting', async () => {
-    const connected = await connectedHarness();
+    const connected = await restartedWhileKernelStarts();
     harness = connected.harness;
-    const daemon = harness.daemon;
-    if (!daemon) throw new Error('the harness has a daemon');
-    const before = harness.slot.active;
-    daemon.setNextReadiness(kernelStarting);
-    daemon.restart();
-    await harness.container.get(DaemonWatchLoop).idle();
+    const { before } = connected;
     const rejoined = harness.slot.active;
     expect(rejoined).not.toBe(before);
     expect(rejoined?.origin).toBe('rejoin');
@@ -53,13 +60,9 @@ describe(SavedPathRejoinStrategy, () => {
   });
 
   it('lets the next create_cell with and_run wait for the kernel still starting, then run it exactly once', async () => {
-    const connected = await connectedHarness();
+    const connected = await restartedWhileKernelStarts();
     harness = connected.harness;
-    const daemon = harness.daemon;
-    if (!daemon) throw new Error('the harness has a daemon');
-    daemon.setNextReadiness(kernelStarting);
-    daemon.restart();
-    await harness.container.get(DaemonWatchLoop).idle();
+    const { daemon } = connected;
     const handle = daemon.handles.at(-1);
     expect(harness.slot.active?.handle).toBe(handle);
     const progress: Progress[] = [];
@@ -80,13 +83,9 @@ describe(SavedPathRejoinStrategy, () => {
   });
 
   it('keeps the session when the fresh daemon finds no kernel for it, and says why', async () => {
-    const connected = await connectedHarness();
+    const connected = await restartedWhileKernelStarts();
     harness = connected.harness;
-    const daemon = harness.daemon;
-    if (!daemon) throw new Error('the harness has a daemon');
-    daemon.setNextReadiness(kernelStarting);
-    daemon.restart();
-    await harness.container.get(DaemonWatchLoop).idle();
+    const { daemon } = connected;
     daemon.handles.at(-1)?.setReadiness({ document: 'ready', runtime: 'unavailable', reason: 'no ipykernel' });
     const refused = await harness.call('create_cell', { source: 'x = 1', and_run: true });
     expect(refused.isError).toBe(true);
