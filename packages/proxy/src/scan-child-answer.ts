@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { sessionReportMetaKey } from '@nteract-mcp/core';
 
 /** Where a value sits in a line: bytes `start` (inclusive) to `end` (exclusive). */
 export interface ByteSpan {
@@ -9,7 +10,7 @@ export interface ByteSpan {
 /**
  * A child's line read as a successful JSON-RPC answer without building it: its numeric `id`
  * (and where that value sits, to rewrite it), where its JSON text ends, and the few parts of its
- * `result` the proxy reads on the way (`result._meta["nteract/session"]`, `result.isError`).
+ * `result` the proxy reads on the way (the session report in `result._meta`, `result.isError`).
  */
 export interface ScannedAnswer {
   readonly line: Buffer;
@@ -17,7 +18,7 @@ export interface ScannedAnswer {
   readonly idSpan: ByteSpan;
   /** Just after the closing `}` of the message (trailing whitespace, e.g. a `\r`, excluded). */
   readonly end: number;
-  /** `result._meta["nteract/session"]` as parsed, when present. */
+  /** The session report in `result._meta` (core's `sessionReportMetaKey`) as parsed, when present. */
   readonly sessionReport: unknown;
   /** `result.isError` is `true`. */
   readonly isError: boolean;
@@ -42,16 +43,16 @@ export interface SessionReportCache {
 
 const sdkHead = ascii('{"result":{');
 const sdkTail = ascii('},"jsonrpc":"2.0","id":');
-const sdkSessionHead = ascii('"_meta":{"nteract/session":');
+const sdkSessionHead = ascii(`"_meta":{${JSON.stringify(sessionReportMetaKey)}:`);
 const sdkIsErrorTrue = ascii(',"isError":true');
-const sessionName = Buffer.from('"nteract/session"');
+const sessionName = Buffer.from(JSON.stringify(sessionReportMetaKey));
 
 /**
  * Reads `line` (one transport line without its `\n`) as a successful JSON-RPC 2.0 answer laid
  * out as the MCP SDK writes it: `{"result":{…},"jsonrpc":"2.0","id":7}`, with `_meta` first in
  * `result` and `isError` last (the order of the SDK's schemas) and names written plainly. It is
  * read from its ends: what lies between is passed on unread, as a byte pipe would, but for the
- * session report first in `_meta` (a `"nteract/session"` anywhere else sends the line the long
+ * session report first in `_meta` (the report's key anywhere else sends the line the long
  * way). The line must be valid UTF-8.
  *
  * Returns `undefined` for any other line (a request, a notification, an error answer, another
