@@ -201,6 +201,33 @@ describe(JsonRpcLineFramer, () => {
     expect(errorOf(framer.push(`${text} \n`)[0]).reason).toBe('line-too-long');
   });
 
+  it('gives readLine each complete line within the cap, split or not, and delivers what it returns in that place', () => {
+    const seen: string[] = [];
+    const framer = new JsonRpcLineFramer<{ kind: 'mine'; text: string }>({
+      maxLineBytes: 40,
+      readLine: (line) => {
+        const text = line.toString('utf8');
+        seen.push(text);
+        return text.startsWith('mine:') ? { kind: 'mine', text } : undefined;
+      },
+    });
+    const out = [
+      ...framer.push('mine:ü'),
+      ...framer.push(`x\n{"jsonrpc":"2.0","method":"a"}\n${'y'.repeat(50)}\nmine:2\n`),
+    ];
+    expect(
+      out.map((frame) =>
+        frame.kind === 'message'
+          ? `message ${(frame.message as { method: string }).method}`
+          : frame.kind === 'mine'
+            ? frame.text
+            : `error ${frame.reason}`,
+      ),
+    ).toEqual(['mine:üx', 'message a', 'error line-too-long', 'mine:2']);
+    // The oversized line never reached it.
+    expect(seen).toEqual(['mine:üx', '{"jsonrpc":"2.0","method":"a"}', 'mine:2']);
+  });
+
   it('defaults the cap to 16 MiB and refuses a nonsensical cap', () => {
     expect(new JsonRpcLineFramer().maxLineBytes).toBe(16 * 1024 * 1024);
     expect(defaultMaxJsonRpcLineBytes).toBe(16 * 1024 * 1024);

@@ -78,9 +78,15 @@ export type JsonRpcValidation =
       readonly detail: string;
     };
 
-export interface JsonRpcLineFramerOptions {
+export interface JsonRpcLineFramerOptions<T = never> {
   /** Largest accepted line in bytes, not counting its `\n` (a `\r` before it counts). Default 16 MiB. */
   readonly maxLineBytes?: number;
+  /**
+   * Reads each complete line within the cap (its bytes without the `\n`) before the framer parses
+   * it: what it returns is delivered in the line's place, `undefined` leaves the line to the
+   * framer. For a relay that passes some lines on without building them.
+   */
+  readonly readLine?: (line: Buffer) => T | undefined;
 }
 
 /** How much of an oversized line is looked at to find its top-level `id`. */
@@ -104,20 +110,22 @@ const newline = 0x0a;
  * checked), or that an error response is welcome (a broken *response* line also gets one).
  * Pure: no I/O.
  */
-export class JsonRpcLineFramer {
+export class JsonRpcLineFramer<T = never> {
   readonly #maxLineBytes: number;
+  readonly #readLine: ((line: Buffer) => T | undefined) | undefined;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   #parts: Buffer[] = [];
   #size = 0;
   /** Set while the rest of an oversized line is skipped: whether it was reported, and its last bytes. */
   #skipping: { reported: boolean; tail: Buffer } | undefined;
 
-  public constructor(options: JsonRpcLineFramerOptions = {}) {
+  public constructor(options: JsonRpcLineFramerOptions<T> = {}) {
     const max = options.maxLineBytes ?? defaultMaxJsonRpcLineBytes;
     if (!Number.isSafeInteger(max) || max < 1) {
       throw new RangeError(`JsonRpcLineFramer: maxLineBytes must be a positive integer, got ${max}`);
     }
     this.#maxLineBytes = max;
+    this.#readLine = options.readLine;
   }
 
   /** The cap on one line, in bytes. */
@@ -130,10 +138,13 @@ export class JsonRpcLineFramer {
     return this.#size;
   }
 
-  /** Feeds the next chunk; returns every frame completed by it, in order. Strings are UTF-8 encoded. */
-  public push(chunk: Buffer | string): JsonRpcFrame[] {
+  /**
+   * Feeds the next chunk; returns every frame completed by it (and what `readLine` made of a line
+   * in its place), in order. Strings are UTF-8 encoded.
+   */
+  public push(chunk: Buffer | string): (JsonRpcFrame | T)[] {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    const frames: JsonRpcFrame[] = [];
+    const frames: (JsonRpcFrame | T)[] = [];
     let start = 0;
     while (start < bytes.length) {
       const end = bytes.indexOf(newline, start);
@@ -159,8 +170,9 @@ export class JsonRpcLineFramer {
       } else {
         const line = this.#size === 0 ? piece : Buffer.concat([...this.#parts, piece]);
         this.#reset();
-        const frame = this.#parseLine(line);
-        if (frame) frames.push(frame);
+        const read = this.#readLine?.(line);
+        const frame = read === undefined ? this.#parseLine(line) : read;
+        if (frame !== undefined) frames.push(frame);
       }
       if (end === -1) break;
       start = end + 1;
