@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuNs, summarize } from './lib/stats.mjs';
+import { cpuNs, summarizeEach, until } from './lib/stats.mjs';
 
 const noOpPlugin = fileURLToPath(new URL('./lib/no-op-plugin.mjs', import.meta.url));
 const initialize = `${JSON.stringify({
@@ -64,11 +64,12 @@ export async function childStartBenchmark({ dist, size }) {
       stdio: ['pipe', 'ignore', 'ignore'],
     });
     const cacheDir = join(warmCache, 'nteract-mcp', 'compile-cache');
-    const deadline = Date.now() + 60_000;
-    while (!(existsSync(cacheDir) && readdirSync(cacheDir).some((name) => name.endsWith('.bin')))) {
-      if (Date.now() > deadline) throw new Error(`no compile cache was written in ${cacheDir}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await until(
+      `a compile cache in ${cacheDir}`,
+      () => existsSync(cacheDir) && readdirSync(cacheDir).some((name) => name.endsWith('.bin')),
+      60_000,
+      20,
+    );
     writer.kill('SIGKILL');
     for (let round = 0; round < rounds; round++) {
       const ways = {
@@ -90,8 +91,8 @@ export async function childStartBenchmark({ dist, size }) {
     rmSync(root, { recursive: true, force: true });
   }
   const results = {
-    wallMs: Object.fromEntries(Object.entries(samples).map(([name, set]) => [name, summarize(set)])),
-    cpuMs: Object.fromEntries(Object.entries(cpu).map(([name, set]) => [name, summarize(set)])),
+    wallMs: summarizeEach(samples),
+    cpuMs: summarizeEach(cpu),
   };
   return {
     name: 'child-start',

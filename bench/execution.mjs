@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { elapsedUs, summarize } from './lib/stats.mjs';
+import { elapsedUs, summarizeEach } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 
 const code = '1 + 1';
@@ -54,7 +54,7 @@ export async function executionBenchmark({ dist, here, size }) {
   } finally {
     user.stop();
   }
-  const stats = Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, summarize(values)]));
+  const stats = summarizeEach(samples);
   return {
     name: 'execution',
     unit: `ms per execution of \`${code}\` with its result`,

@@ -7,7 +7,7 @@
 // copying bytes.
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { cpuNs, elapsedUs, summarize } from './lib/stats.mjs';
+import { cpuNs, elapsedUs, summarizeEach } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 
 const call = (peer) => peer.call('get_all_cells', { format: 'json' });
@@ -61,10 +61,8 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       pipe: ((await cpuNs(peers.pipe.process.pid)) - cpuBefore.pipe) / 1000 / measuredCalls,
       proxy: ((await cpuNs(peers.proxy.process.pid)) - cpuBefore.proxy) / 1000 / measuredCalls,
     };
-    const stats = Object.fromEntries(Object.entries(latency).map(([name, samples]) => [name, summarize(samples)]));
-    const calls = Object.fromEntries(
-      Object.entries(throughput).map(([name, samples]) => [name, summarize(samples).p50]),
-    );
+    const stats = summarizeEach(latency);
+    const calls = Object.fromEntries(Object.entries(summarizeEach(throughput)).map(([name, { p50 }]) => [name, p50]));
     const hop = (q) => (stats.proxy[q] - stats.direct[q]) / (stats.pipe[q] - stats.direct[q]);
     return {
       name: 'hop-overhead',

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { summarize } from './lib/stats.mjs';
+import { summarizeEach, until } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 
 /** The pids whose parent is `pid` (Linux /proc). */
@@ -25,16 +25,6 @@ function childrenOf(pid) {
     }
   }
   return children;
-}
-
-async function until(what, check, timeoutMs = 60_000, pollMs = 5) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
 }
 
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -140,7 +130,7 @@ export async function recoveryBenchmark({ dist, size }) {
   } finally {
     user.stop();
   }
-  const stats = Object.fromEntries(Object.entries(results).map(([name, samples]) => [name, summarize(samples)]));
+  const stats = summarizeEach(results);
   return {
     name: 'recovery',
     unit: 'ms (median and p90 of each)',

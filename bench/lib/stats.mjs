@@ -11,6 +11,22 @@ export function summarize(samples) {
   return { n: samples.length, p50: quantile(samples, 0.5), p90: quantile(samples, 0.9), p99: quantile(samples, 0.99) };
 }
 
+/** {@link summarize} of each named sample set: `{ name: samples }` ⇒ `{ name: summary }`. */
+export function summarizeEach(sets) {
+  return Object.fromEntries(Object.entries(sets).map(([name, samples]) => [name, summarize(samples)]));
+}
+
+/** Resolves with `check()`'s first truthy value, polled every `pollMs`; throws after `timeoutMs`. */
+export async function until(what, check, timeoutMs = 60_000, pollMs = 5) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 /** Microseconds since `start` (a `process.hrtime.bigint()`). */
 export function elapsedUs(start) {
   return Number(process.hrtime.bigint() - start) / 1000;
