@@ -244,6 +244,15 @@ describe(validateJsonRpcMessage, () => {
     expect(validateJsonRpcMessage({ jsonrpc: '2.0', id: null, method: 'ping' }).valid).toBe(false);
   });
 
+  it('takes any string as a method name, the empty one too: an id-less one is a notification, never refused', () => {
+    expect(validateJsonRpcMessage({ jsonrpc: '2.0', method: '' })).toEqual({
+      valid: true,
+      message: { jsonrpc: '2.0', method: '' },
+    });
+    expect(validateJsonRpcMessage({ jsonrpc: '2.0', id: 4, method: '' }).valid).toBe(true);
+    expect(validateJsonRpcMessage({ jsonrpc: '2.0', method: 7 })).toMatchObject({ valid: false, id: null });
+  });
+
   it('refuses a malformed error object and a request carrying a result', () => {
     expect(validateJsonRpcMessage({ jsonrpc: '2.0', id: 1, error: { code: 'bad', message: 'x' } })).toMatchObject({
       valid: false,

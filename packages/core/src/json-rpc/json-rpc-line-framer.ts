@@ -255,9 +255,10 @@ export function validateJsonRpcMessage(value: unknown): JsonRpcValidation {
   const hasResult = Object.hasOwn(value, 'result');
   const hasError = Object.hasOwn(value, 'error');
   if (Object.hasOwn(value, 'method')) {
-    if (typeof value.method !== 'string' || value.method.length === 0) {
-      return refuse('invalid-request', id, 'the "method" member must be a non-empty string');
-    }
+    // Any string names a method, the empty one too (JSON-RPC sets no other rule): an id-less
+    // message with `method: ""` is a notification, never answered; with an id, a request that
+    // the server answers "Method not found".
+    if (typeof value.method !== 'string') return refuse('invalid-request', id, 'the "method" member must be a string');
     if (hasResult || hasError) {
       return refuse('invalid-request', id, 'a request or notification cannot carry "result" or "error"');
     }
