@@ -10,6 +10,8 @@ describe('the public surface of @nteract-mcp/foundation', () => {
     expect(surface).toEqual([
       'StderrLogger',
       'SystemClock',
+      'boundClientText',
+      'boundedClientTextChars',
       'parseLogLevel',
       'redactLogFields',
       'sniffTopLevelId',

@@ -939,6 +939,11 @@ describe(McpProxy, () => {
       expect(t.answerTo(2)?.error?.message).toMatch(/must be a JSON object/);
       await t.send({ jsonrpc: '2.0', id: 3, method: 'resources/list', params: [] });
       expect(t.answerTo(3)?.error?.code).toBe(-32602);
+      const method = `m${'x'.repeat(150_000)}`;
+      await t.send({ jsonrpc: '2.0', id: 5, method, params: [] });
+      expect(t.answerTo(5)?.error?.message).toBe(
+        `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('"m${'x'.repeat(79)}…"').`,
+      );
       const before = t.lines().length;
       await t.send({ jsonrpc: '2.0', method: 'notifications/progress', params: [1] });
       expect(t.lines()).toHaveLength(before);

@@ -23,6 +23,7 @@ import {
   type SessionReport,
   sessionReportMetaKey,
 } from '@nteract-mcp/core';
+import { boundClientText } from '@nteract-mcp/foundation';
 import { ChildConnection, parseAnswer } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
@@ -420,7 +421,7 @@ export class McpProxy {
     if (Array.isArray(request.params)) {
       return {
         kind: 'invalid_params',
-        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('${request.method}').`,
+        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('${boundClientText(request.method)}').`,
       };
     }
     const key = requestKey(request.id);
@@ -637,7 +638,7 @@ export class McpProxy {
         undefined,
         toProxyWireError({
           kind: 'internal',
-          doing: ` while relaying the answer to '${pending.request.method}'`,
+          doing: ` while relaying the answer to '${boundClientText(pending.request.method)}'`,
           error: 'the nteract MCP server answered with a result that is not an object',
         }),
       );

@@ -22,6 +22,16 @@ describe(toProxyWireError, () => {
     }
   });
 
+  it('names the tool or method of an unknown outcome bounded, however long the client made it', () => {
+    const tool = `t${'x'.repeat(150_000)}`;
+    expect(toProxyWireError({ kind: 'outcome_unknown', method: 'tools/call', tool }).message).toBe(
+      `The MCP server restarted while the tool '"t${'x'.repeat(79)}…"' was running; it may or may not have taken effect. Check the notebook before retrying.`,
+    );
+    expect(toProxyWireError({ kind: 'outcome_unknown', method: 'tools/call', tool: 'create_cell' }).message).toMatch(
+      /^The MCP server restarted while the tool 'create_cell' was running;/,
+    );
+  });
+
   it('names the last exit and the next attempt of an open breaker', () => {
     const error = toProxyWireError({
       kind: 'breaker_open',

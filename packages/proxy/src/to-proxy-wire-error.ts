@@ -1,4 +1,5 @@
 import { type ChildExit, CoreError } from '@nteract-mcp/core';
+import { boundClientText } from '@nteract-mcp/foundation';
 import { answerTooLargeMessage } from './answer-too-large-message.js';
 import { describeChildExit } from './restart-policy.js';
 import { toolListChangedIncompatiblyMessage } from './tool-list-cache.js';
@@ -78,7 +79,10 @@ export function toProxyWireError(failure: ProxyFailure): ProxyWireError {
     case 'child_unavailable':
       return { code: proxyErrorCode, message: failure.reason, data: { kind: failure.kind } };
     case 'outcome_unknown': {
-      const what = failure.tool !== undefined ? `the tool '${failure.tool}'` : `'${failure.method}'`;
+      const what =
+        failure.tool !== undefined
+          ? `the tool '${boundClientText(failure.tool)}'`
+          : `'${boundClientText(failure.method)}'`;
       return {
         code: proxyErrorCode,
         message: `The MCP server restarted while ${what} was running; it may or may not have taken effect. Check the notebook before retrying.`,

@@ -111,6 +111,21 @@ describe('JsonRpcReplyLedger', () => {
     expect(ledger.missing()).toBe(0);
   });
 
+  it('lets a request go unanswered that a lenient (BOM-prefixed) cancellation names, even one sent before it', () => {
+    const { ledger, violations } = ledgerFor(
+      lines(
+        `\uFEFF${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: '8' } })}`,
+        { jsonrpc: '2.0', id: '8', method: 'tools/call', params: { name: 'move_cell' } },
+        `\uFEFF${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { requestId: 9 } })}`,
+        { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+      ),
+    );
+    ledger.close();
+    ledger.finish();
+    expect(violations.kinds()).toEqual({ 'request never answered (plain request)': 1 });
+    expect(ledger.missing()).toBe(1);
+  });
+
   it('reports replies to ids never sent', () => {
     const { ledger, violations } = ledgerFor(lines({ jsonrpc: '2.0', id: 1, method: 'ping' }));
     ledger.reply(ok(1));

@@ -74,6 +74,8 @@ describe(ChildToolRegistry, () => {
     expect(unknown).toBeInstanceOf(InvalidParamsError);
     expect((unknown as McpError).code).toBe(ErrorCode.InvalidParams);
     expect((unknown as McpError).message).toBe('Unknown tool: no_such_tool');
+    const huge = await registry.call(`x\u0000${'y'.repeat(150_000)}`, {}, context).catch((error: unknown) => error);
+    expect((huge as McpError).message).toBe(`Unknown tool: "x\\u0000${'y'.repeat(78)}…"`);
     const chosen = new McpError(ErrorCode.InternalError, 'on purpose');
     const rethrowing = registryWith(() => {
       throw chosen;

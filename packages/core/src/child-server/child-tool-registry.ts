@@ -1,4 +1,5 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { boundClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
@@ -130,7 +131,7 @@ export class ChildToolRegistry {
    */
   public async call(name: string, args: unknown, context: ToolCallContext): Promise<CallToolResult> {
     const tool = this.#tools.get(name);
-    if (!tool) throw new InvalidParamsError(`Unknown tool: ${name}`);
+    if (!tool) throw new InvalidParamsError(`Unknown tool: ${boundClientText(name)}`);
     try {
       return fitToolResult(await tool.call(args, context), this.#resultBudgetBytes);
     } catch (error) {

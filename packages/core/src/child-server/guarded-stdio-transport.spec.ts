@@ -98,6 +98,20 @@ describe(GuardedStdioTransport, () => {
     expect(w.logger.find('refused an incoming message').length).toBeGreaterThanOrEqual(6);
   });
 
+  it('names a client-supplied method bounded in its answers, however long or odd it is', async () => {
+    const w = await wire();
+    w.send(initialize);
+    const method = `m\r${'x'.repeat(150_000)}`;
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [1] }));
+    w.send('{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
+    await expect.poll(() => w.lines().length).toBe(3);
+    expect(w.lines().find((line) => line.id === 1)?.error).toEqual({
+      code: -32602,
+      message: `Invalid params for "m\\r${'x'.repeat(78)}…": "params" must be an object (MCP uses named parameters), not an array`,
+    });
+    expect(w.lines().find((line) => line.id === 2)).toMatchObject({ result: { tools: [] } });
+  });
+
   it('answers a line over the cap and goes on', async () => {
     const w = await wire({ maxLineBytes: 200 });
     w.send(initialize);

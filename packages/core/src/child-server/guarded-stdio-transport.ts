@@ -8,6 +8,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { boundClientText } from '@nteract-mcp/foundation';
 import type * as z from 'zod';
 import {
   defaultChildInputBufferBytes,
@@ -236,12 +237,12 @@ export class GuardedStdioTransport implements Transport {
 function paramsProblem(request: { readonly method: string; readonly params?: unknown }): string | undefined {
   const { method, params } = request;
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
-    return `Invalid params for ${method}: "params" must be an object (MCP uses named parameters), not ${Array.isArray(params) ? 'an array' : typeof params}`;
+    return `Invalid params for ${boundClientText(method)}: "params" must be an object (MCP uses named parameters), not ${Array.isArray(params) ? 'an array' : typeof params}`;
   }
   const schema = requestSchemas.get(method);
   if (!schema) return undefined;
   const parsed = schema.safeParse({ method, params });
-  return parsed.success ? undefined : `Invalid params for ${method}: ${describeIssues(parsed.error)}`;
+  return parsed.success ? undefined : `Invalid params for ${boundClientText(method)}: ${describeIssues(parsed.error)}`;
 }
 
 function describeIssues(error: z.ZodError): string {

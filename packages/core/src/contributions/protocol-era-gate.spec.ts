@@ -69,6 +69,9 @@ describe(ProtocolEraGate, () => {
     const gate = new ProtocolEraGate([], server);
     expect(gate.receive({ method: 'initialize' })).toMatchObject({ kind: 'refuse', error: { code: -32601 } });
     expect(gate.connection).toBeUndefined();
+    expect(gate.receive({ method: `m${'x'.repeat(150_000)}` })).toMatchObject({
+      error: { message: `Method not found: "m${'x'.repeat(79)}…" (no loaded protocol era serves it)` },
+    });
   });
 
   it('locks nothing on a probe or a rejected first request; the first valid one opens its era for good', () => {

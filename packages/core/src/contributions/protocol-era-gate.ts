@@ -1,3 +1,4 @@
+import { boundClientText } from '@nteract-mcp/foundation';
 import type {
   AdmissionRejection,
   AdmissionRequest,
@@ -101,7 +102,7 @@ export class ProtocolEraGate {
       kind: 'refuse',
       error: {
         code: methodNotFoundCode,
-        message: `Method not found: ${request.method} (no loaded protocol era serves it)`,
+        message: `Method not found: ${boundClientText(request.method)} (no loaded protocol era serves it)`,
       },
     };
   }

@@ -195,6 +195,12 @@ describe('NotebookRoom kernel lifetime', () => {
 });
 
 describe('RoomCatalog ghost-room reaper', () => {
+  it('refuses to attach an id that is not a UUID (bad request), building no file path from it', async () => {
+    for (const id of ['\u0000', '../../etc/passwd', 'n-1']) {
+      await expect(catalog.attach(id)).rejects.toMatchObject({ kind: 'badRequest' });
+    }
+  });
+
   it('removes only peerless, kernel-less, unreserved rooms past the TTL, after saving them', async () => {
     const busy = await catalog.open(join(dir, 'busy.ipynb'));
     busy.room.addPeer(peer('stays'));

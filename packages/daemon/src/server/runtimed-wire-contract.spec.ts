@@ -255,6 +255,12 @@ describe('the runtimed wire contract (real process)', { timeout: 120_000 }, () =
     expect(await handshake({ channel: 'notebook', mode: 'attach', notebook_id: 5, peer_label: 'x' })).toBe(
       "Field 'notebook_id' must be a string, got 5",
     );
+    expect(await handshake({ channel: 'notebook', mode: 'attach', notebook_id: '\u0000', peer_label: 'x' })).toBe(
+      `Field 'notebook_id' must be a notebook UUID, got "\\u0000"`,
+    );
+    expect(await handshake({ channel: 'notebook', mode: 'attach', notebook_id: '../../x', peer_label: 'x' })).toBe(
+      `Field 'notebook_id' must be a notebook UUID, got "../../x"`,
+    );
     expect(await handshake({ channel: 'notebook', mode: 'open', path: join(d.dir, 'a.ipynb'), peer_label: ' ' })).toBe(
       "Field 'peer_label' must be a non-empty string of at most 256 characters",
     );

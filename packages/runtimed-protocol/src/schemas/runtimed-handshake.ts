@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { describeWireValue } from './describe-wire-issue.js';
 import { wireClientContextSchema } from './wire-client-context.js';
 
 const peerLabelMessage = "Field 'peer_label' must be a non-empty string of at most 256 characters";
@@ -7,6 +8,17 @@ const peerLabelMessage = "Field 'peer_label' must be a non-empty string of at mo
 export const wirePeerLabelSchema = z
   .string({ error: peerLabelMessage })
   .refine((label) => label.trim().length > 0 && label.length <= 256, { error: peerLabelMessage });
+
+/**
+ * A notebook's id as a client names it: the UUID the daemon gave it (every room, registry binding
+ * and persisted untitled notebook is keyed by one). Anything else is refused before it can reach a
+ * lookup or a file path built from it.
+ */
+export const wireNotebookIdSchema = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+    error: (issue) => `Field 'notebook_id' must be a notebook UUID, got ${describeWireValue(issue.input)}`,
+  });
 
 /** The first message of a control connection. */
 export const wireControlHandshakeSchema = z.object({ channel: z.literal('control') });
@@ -32,7 +44,7 @@ export const wireNotebookHandshakeSchemas = {
     channel: z.literal('notebook'),
     mode: z.literal('attach'),
     peer_label: wirePeerLabelSchema,
-    notebook_id: z.string(),
+    notebook_id: wireNotebookIdSchema,
     client: wireClientContextSchema.optional(),
   }),
   create: z.object({

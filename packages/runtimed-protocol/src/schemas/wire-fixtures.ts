@@ -176,7 +176,7 @@ export const daemonEventFixtures: readonly WireDaemonEvent[] = [
 export const handshakeFixtures: readonly RuntimedHandshake[] = [
   { channel: 'control' },
   { channel: 'notebook', mode: 'open', path: '/tmp/a.ipynb', peer_label: 'a' },
-  { channel: 'notebook', mode: 'attach', notebook_id: 'n-1', peer_label: 'a' },
+  { channel: 'notebook', mode: 'attach', notebook_id: '6f1c2a9e-0000-4000-8000-000000000001', peer_label: 'a' },
   { channel: 'notebook', mode: 'create', runtime: 'python', working_dir: '/tmp', ephemeral: false, peer_label: 'a' },
 ];
 
