@@ -1,7 +1,8 @@
 import { CoreError, type NotebookIdTarget } from '@nteract-mcp/core';
+import { wireNotebookIdPattern } from '@nteract-mcp/runtimed-protocol';
 
-/** A notebook UUID (any case). */
-export const notebookUuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A notebook UUID (any case): the daemon's notebook id, as its wire contract defines it. */
+export const notebookUuidPattern = wireNotebookIdPattern;
 
 /**
  * A notebook id must be a UUID. The error text is the one agents know from the original server.

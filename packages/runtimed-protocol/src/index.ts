@@ -37,6 +37,7 @@ export {
   wireControlHandshakeSchema,
   wireNotebookHandshakeSchema,
   wireNotebookHandshakeSchemas,
+  wireNotebookIdPattern,
   wireNotebookModes,
   wirePeerLabelSchema,
 } from './schemas/runtimed-handshake.js';

@@ -58,6 +58,7 @@ describe('the public surface of @nteract-mcp/runtimed-protocol', () => {
       'wireNotebookConnectedSchema',
       'wireNotebookHandshakeSchema',
       'wireNotebookHandshakeSchemas',
+      'wireNotebookIdPattern',
       'wireNotebookModes',
       'wireNotebookRequestSchema',
       'wireNotebookRequestSchemas',

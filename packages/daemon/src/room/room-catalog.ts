@@ -3,7 +3,12 @@ import { realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
-import { describeWireValue, type WireDaemonEvent, type WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
+import {
+  describeWireValue,
+  type WireDaemonEvent,
+  type WireRoomInfo,
+  wireNotebookIdPattern,
+} from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
 import { type NotebookFileState, notebookFileState } from '../persistence/notebook-file-state.js';
@@ -14,9 +19,6 @@ import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { chooseCreateKernel } from './choose-create-kernel.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import { NotebookRoom, type RoomSettings } from './notebook-room.js';
-
-/** The shape of every notebook id the daemon hands out (`randomUUID`). */
-const notebookUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A loaded document with what its journal adds: the room's starting state. */
 interface PreparedDocument {
@@ -117,7 +119,7 @@ export class RoomCatalog {
   /** Attach-only: never creates a room for an id the daemon cannot vouch for. */
   public async attach(notebookId: string, offered?: KernelClient): Promise<Admission> {
     // Every id the daemon hands out is a UUID; any other text never becomes part of a file path.
-    if (!notebookUuid.test(notebookId)) {
+    if (!wireNotebookIdPattern.test(notebookId)) {
       throw new DaemonError('badRequest', `A notebook id is a UUID, got ${describeWireValue(notebookId)}`);
     }
     const client = usableClient(offered);

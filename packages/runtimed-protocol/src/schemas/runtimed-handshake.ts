@@ -14,11 +14,12 @@ export const wirePeerLabelSchema = z
  * and persisted untitled notebook is keyed by one). Anything else is refused before it can reach a
  * lookup or a file path built from it.
  */
-export const wireNotebookIdSchema = z
-  .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
-    error: (issue) => `Field 'notebook_id' must be a notebook UUID, got ${describeWireValue(issue.input)}`,
-  });
+export const wireNotebookIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** {@link wireNotebookIdPattern} as the wire schema of a `notebook_id` field. */
+export const wireNotebookIdSchema = z.string().regex(wireNotebookIdPattern, {
+  error: (issue) => `Field 'notebook_id' must be a notebook UUID, got ${describeWireValue(issue.input)}`,
+});
 
 /** The first message of a control connection. */
 export const wireControlHandshakeSchema = z.object({ channel: z.literal('control') });
