@@ -112,6 +112,32 @@ describe(GuardedStdioTransport, () => {
     expect(w.lines().find((line) => line.id === 2)).toMatchObject({ result: { tools: [] } });
   });
 
+  it('answers a request whose cancellation came before it (in the same chunk), and still honours one in flight', async () => {
+    const w = await wire();
+    w.send(initialize);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    w.server.setRequestHandler(ListToolsRequestSchema, async (request) =>
+      request.params?.cursor === 'hold' ? held.then(() => ({ tools: [] })) : { tools: [] },
+    );
+    const cancel = (requestId: string | number): string =>
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+    // One write: the cancellation of "5" precedes request "5"; 5 (a number) is a different id.
+    w.stdin.write(
+      `${cancel('5')}\n${JSON.stringify({ jsonrpc: '2.0', id: '5', method: 'tools/list' })}\n${cancel(5)}\n` +
+        `${JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/list', params: { cursor: 'hold' } })}\n`,
+    );
+    await expect.poll(() => w.lines().some((line) => line.id === '5')).toBe(true);
+    w.send(cancel(5));
+    release();
+    w.send('{"jsonrpc":"2.0","id":6,"method":"tools/list"}');
+    await expect.poll(() => w.lines().some((line) => line.id === 6)).toBe(true);
+    expect(w.lines().map((line) => line.id)).toEqual([0, '5', 6]);
+    expect(w.logger.find('dropped a cancellation of no request in flight')).toHaveLength(2);
+  });
+
   it('answers a line over the cap and goes on', async () => {
     const w = await wire({ maxLineBytes: 200 });
     w.send(initialize);

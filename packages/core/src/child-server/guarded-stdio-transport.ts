@@ -78,6 +78,9 @@ const maxDetailChars = 300;
  *   line naming the method and the offending fields (never a raw validation dump).
  * - A request the SDK's message schema would still refuse is answered -32600; refused
  *   notifications and responses (which cannot be answered) are dropped and logged.
+ * - A `notifications/cancelled` naming no request in flight (not yet received, or answered
+ *   already) is dropped: the SDK runs a cancellation after the requests of the same chunk are
+ *   registered, so one sent just before its request would otherwise cancel it unanswered.
  * - Outgoing messages pass the {@link OutgoingMessageFilter}s; a reply that cannot be written as
  *   it is (a filter or serialization throws) becomes a -32603 answer to the same id.
  * - Nothing here throws on bad input; the stream goes on with the next line.
@@ -97,6 +100,8 @@ export class GuardedStdioTransport implements Transport {
   readonly #outgoing: readonly OutgoingMessageFilter[];
   readonly #maxMessageBytes: number;
   readonly #logger: Logger | undefined;
+  /** Ids (by {@link inFlightKey}) of the requests handed to the server and not answered yet. */
+  readonly #inFlight = new Set<string>();
   #started = false;
 
   readonly #onData = (chunk: Buffer | string): void => {
@@ -159,6 +164,8 @@ export class GuardedStdioTransport implements Transport {
   }
 
   public async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
+    const answered = replyId(message);
+    if (answered !== undefined) this.#inFlight.delete(inFlightKey(answered));
     let outgoing = message;
     try {
       for (const filter of this.#outgoing) outgoing = filter(outgoing);
@@ -219,7 +226,19 @@ export class GuardedStdioTransport implements Transport {
       else this.#logger?.warn('dropped an incoming message the MCP schema refuses', { error: detail });
       return;
     }
-    this.onmessage?.(parsed.data);
+    const admitted = parsed.data;
+    if ('method' in admitted && 'id' in admitted) this.#inFlight.add(inFlightKey(admitted.id));
+    else if ('method' in admitted && admitted.method === 'notifications/cancelled') {
+      const requestId = (admitted.params as { requestId?: unknown } | undefined)?.requestId;
+      const key = typeof requestId === 'string' || typeof requestId === 'number' ? inFlightKey(requestId) : undefined;
+      if (key === undefined || !this.#inFlight.delete(key)) {
+        this.#logger?.debug('dropped a cancellation of no request in flight', {
+          requestId: boundClientText(String(requestId)),
+        });
+        return;
+      }
+    }
+    this.onmessage?.(admitted);
   }
 
   #refuse(response: JsonRpcErrorResponse, reason: string): void {
@@ -258,6 +277,11 @@ function describeIssues(error: z.ZodError): string {
 
 function errorResponse(id: JsonRpcId, code: number, message: string): JsonRpcErrorResponse {
   return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** A request id as a set key: `7` and `"7"` are different requests. */
+function inFlightKey(id: string | number): string {
+  return `${typeof id}:${id}`;
 }
 
 /** The id of a response (result or error), else `undefined`. */
