@@ -1,3 +1,5 @@
+/** Client text (a method, a version) bounded for an error message: plugins word their refusals with it. */
+export { boundClientText } from '@nteract-mcp/foundation';
 export { ChildToolContribution } from './child-server/child-tool-contribution.js';
 export type { ChildTool, RegisteredChildTool, ToolCallContext } from './child-server/child-tool-registry.js';
 export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';

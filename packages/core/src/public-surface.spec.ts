@@ -40,6 +40,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'SessionSlot',
       'SourceFileProbe',
       'bindTargetIdentity',
+      'boundClientText',
       'childExitCodes',
       'createChildMcpServer',
       'createMcpContainer',

@@ -57,6 +57,9 @@ describe(createLegacyTransportPlugin, () => {
   it('refuses any other first request -32600 until initialize opens the connection', () => {
     expect(admission().refuseUnadmitted({ method: 'tools/list' })).toMatchObject({ kind: 'reject', code: -32600 });
     expect(admission().refuseUnadmitted({ method: 'initialize' })).toBeUndefined();
+    expect(admission().refuseUnadmitted({ method: `a\n${'x'.repeat(100_000)}` })).toMatchObject({
+      message: `Send initialize first (got "a\\n${'x'.repeat(78)}…").`,
+    });
   });
 
   it('answers initialize itself, serves after it, refuses a second one and a modern envelope, replays the handshake', () => {

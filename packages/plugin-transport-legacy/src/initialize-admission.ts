@@ -3,6 +3,7 @@ import {
   type AdmissionOpening,
   type AdmissionRejection,
   type AdmissionRequest,
+  boundClientText,
   type EraConnection,
   type ProtocolAdmission,
   readClientIdentity,
@@ -52,6 +53,6 @@ export class InitializeAdmission implements ProtocolAdmission {
 
   public refuseUnadmitted(request: AdmissionRequest): AdmissionRejection | undefined {
     if (request.method === 'initialize') return undefined;
-    return { kind: 'reject', code: -32600, message: `Send initialize first (got '${request.method}').` };
+    return { kind: 'reject', code: -32600, message: `Send initialize first (got ${boundClientText(request.method)}).` };
   }
 }

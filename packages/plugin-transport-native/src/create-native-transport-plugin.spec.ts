@@ -76,6 +76,20 @@ describe(createNativeTransportPlugin, () => {
       code: -32601,
     });
   });
+
+  it('bounds the client text its refusals quote (a method or version of any length or bytes)', () => {
+    const long = `v\n${'9'.repeat(100_000)}`;
+    const bounded = `"v\\n${'9'.repeat(78)}…"`;
+    expect(
+      admission().admit({
+        method: 'tools/list',
+        params: { _meta: envelope({ [envelopeKeys.protocolVersion]: long }) },
+      }),
+    ).toMatchObject({ message: `Unsupported protocol version: ${bounded}`, data: { requested: bounded } });
+    expect(admission().refuseUnadmitted({ method: long })).toMatchObject({
+      message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on ${bounded}`,
+    });
+  });
 });
 
 const server = {

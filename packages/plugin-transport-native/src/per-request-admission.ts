@@ -3,6 +3,7 @@ import {
   type AdmissionOpening,
   type AdmissionRejection,
   type AdmissionRequest,
+  boundClientText,
   type EraConnection,
   type ProtocolAdmission,
   readClientIdentity,
@@ -50,7 +51,7 @@ export class PerRequestAdmission implements ProtocolAdmission {
       return {
         kind: 'reject',
         code: nativeErrorCodes.invalidParams,
-        message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on '${request.method}'`,
+        message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on ${boundClientText(request.method)}`,
       };
     }
 
@@ -74,15 +75,15 @@ export class PerRequestAdmission implements ProtocolAdmission {
       return {
         kind: 'reject',
         code: nativeErrorCodes.unsupportedProtocolVersion,
-        message: `Unsupported protocol version: ${requested}`,
-        data: { supported: [...this.options.protocolVersions], requested },
+        message: `Unsupported protocol version: ${boundClientText(requested)}`,
+        data: { supported: [...this.options.protocolVersions], requested: boundClientText(requested) },
       };
     }
     if (removedMethods.has(request.method)) {
       return {
         kind: 'reject',
         code: nativeErrorCodes.methodNotFound,
-        message: `Method not found: ${request.method} is not part of protocol ${requested}`,
+        message: `Method not found: ${boundClientText(request.method)} is not part of protocol ${requested}`,
       };
     }
     if (request.method === 'server/discover') return { kind: 'probe' };
@@ -127,7 +128,7 @@ export class PerRequestAdmission implements ProtocolAdmission {
     return {
       kind: 'reject',
       code: nativeErrorCodes.invalidParams,
-      message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on '${request.method}'`,
+      message: `Missing required _meta["${envelopeKeys.protocolVersion}"] envelope on ${boundClientText(request.method)}`,
     };
   }
 }

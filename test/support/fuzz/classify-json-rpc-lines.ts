@@ -11,8 +11,7 @@
  * - `malformed`: anything else — at most one reply, an error, with the line's id when it has a
  *   string/number one, else `null`.
  * - `lenient`: a line a tolerant reader may take for a message (a UTF-8 BOM, invalid UTF-8 bytes
- *   that a lossy decoder replaces, a line over the proxy's cap): at most one reply of any kind; a
- *   lenient `notifications/cancelled` may cancel the request it names.
+ *   that a lossy decoder replaces, a line over the proxy's cap): at most one reply of any kind.
  */
 export type LineClass = 'request' | 'notification' | 'response' | 'malformed' | 'lenient';
 
@@ -138,10 +137,7 @@ export function classifyJsonRpcLines(bytes: Buffer, maxLineBytes = Number.POSITI
       continue;
     }
     const classified = classifyValue(value);
-    // A tolerant reader acts on what it took for a message: a lenient cancellation may cancel
-    // (the child's UTF-8 decoder drops a leading BOM, so a BOM-prefixed notifications/cancelled is
-    // honoured, and the SDK runs it after a request that follows it in the same chunk).
-    if (oddBytes) out.push({ cls: 'lenient', key: classified.key, cancels: classified.cancels, preview });
+    if (oddBytes) out.push({ cls: 'lenient', key: classified.key, cancels: undefined, preview });
     else out.push({ ...classified, preview });
   }
   return out;

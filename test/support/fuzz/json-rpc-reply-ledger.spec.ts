@@ -111,19 +111,43 @@ describe('JsonRpcReplyLedger', () => {
     expect(ledger.missing()).toBe(0);
   });
 
-  it('lets a request go unanswered that a lenient (BOM-prefixed) cancellation names, even one sent before it', () => {
+  it('owes a reply to a request whose cancellation (plain or BOM-prefixed) was sent before it', () => {
+    const cancel = (requestId: string | number) => ({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId },
+    });
     const { ledger, violations } = ledgerFor(
       lines(
-        `\uFEFF${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: '8' } })}`,
+        `\uFEFF${JSON.stringify(cancel('8'))}`,
         { jsonrpc: '2.0', id: '8', method: 'tools/call', params: { name: 'move_cell' } },
-        `\uFEFF${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { requestId: 9 } })}`,
+        cancel(9),
         { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+        { jsonrpc: '2.0', id: 10, method: 'tools/list' },
+        cancel(10),
       ),
     );
     ledger.close();
     ledger.finish();
-    expect(violations.kinds()).toEqual({ 'request never answered (plain request)': 1 });
-    expect(ledger.missing()).toBe(1);
+    expect(violations.kinds()).toEqual({ 'request never answered (plain request)': 2 });
+    expect(ledger.missing()).toBe(2);
+  });
+
+  it("charges a slow request's late result to its own batch, not to a later batch's malformed line with its id", () => {
+    const { ledger, violations } = ledgerFor(lines({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: {} }));
+    ledger.close();
+    // Batch 2 reuses id 5: a malformed line (answered at once with an error) and a request.
+    ledger.open(
+      2,
+      classifyJsonRpcLines(lines('{"jsonrpc":"2.0","id":5,"method":7}', { jsonrpc: '2.0', id: 5, method: 'ping' })),
+    );
+    ledger.reply(failed(5));
+    ledger.reply(ok(5));
+    ledger.reply(ok(5));
+    ledger.close();
+    ledger.finish();
+    expect(violations.kinds()).toEqual({});
+    expect(ledger.missing()).toBe(0);
   });
 
   it('reports replies to ids never sent', () => {

@@ -89,7 +89,8 @@ export class JsonRpcReplyLedger {
       else if (line.cls === 'response') this.counts.responses += 1;
       else if (line.cls === 'malformed') this.counts.malformed += 1;
       else this.counts.lenient += 1;
-      if (line.cancels !== undefined) cancelled.add(line.cancels);
+      // A cancellation reaches only a request sent before it (one it names later is answered).
+      if (line.cancels !== undefined && (keys.get(line.cancels)?.required ?? 0) > 0) cancelled.add(line.cancels);
       if ((line.cls === 'malformed' && line.key === undefined) || line.cls === 'lenient') nullBudget += 1;
       if (line.key === undefined || line.cls === 'notification') continue;
       let budget = keys.get(line.key);
@@ -174,9 +175,7 @@ export class JsonRpcReplyLedger {
       this.violations.add('reply to an id that was never sent', reply.line, []);
       return;
     }
-    const open =
-      entries.find((entry) => entry.budget.replies.length < entry.budget.required) ??
-      entries.find((entry) => entry.budget.replies.length < entry.budget.required + entry.budget.optional);
+    const open = this.#owner(entries, reply);
     const { budget } = open ?? (entries[entries.length - 1] as { budget: KeyBudget });
     budget.replies.push(reply);
     if (budget.required === 0 && budget.optional === 0) {
@@ -193,6 +192,30 @@ export class JsonRpcReplyLedger {
     if (!excess && reply.error === undefined && results > budget.results) {
       this.violations.add('a result (not an error) for a malformed line', reply.line, budget.lines);
     }
+  }
+
+  /**
+   * The budget a reply with a reused id most likely belongs to. A result can only answer a request
+   * (or a lenient line): the oldest one still owed a result takes it, so a slow request's late
+   * result is not charged to a later batch's malformed line. An error may answer a malformed line,
+   * which is answered at once: the current batch's budget takes it first.
+   */
+  #owner(
+    entries: readonly { batch: BatchRecord; budget: KeyBudget }[],
+    reply: JsonRpcReply,
+  ): { batch: BatchRecord; budget: KeyBudget } | undefined {
+    const room = ({ budget }: { budget: KeyBudget }): boolean =>
+      budget.replies.length < budget.required + budget.optional;
+    if (reply.error === undefined) {
+      const owesResult = ({ budget }: { budget: KeyBudget }): boolean =>
+        budget.replies.filter((item) => item.error === undefined).length < budget.results;
+      return entries.find((entry) => room(entry) && owesResult(entry)) ?? entries.find(room);
+    }
+    return (
+      entries.find((entry) => entry.batch === this.#current && room(entry)) ??
+      entries.find((entry) => entry.budget.replies.length < entry.budget.required) ??
+      entries.find(room)
+    );
   }
 
   private checkError(reply: JsonRpcReply): void {

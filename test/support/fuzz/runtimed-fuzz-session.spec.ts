@@ -59,6 +59,12 @@ describe('materializeSession', () => {
     expect(refused({ frames: [{ kind: 'oversized', claimed: 2 ** 30 }] })).toMatchObject({
       closeCodes: ['oversized_frame'],
     });
+    // A request sent as one frame over the frame cap (1 MiB) breaks the stream, whatever it holds.
+    const huge = { kind: 'json' as const, value: ['x'.repeat(1024 * 1024 + 1)] };
+    expect(refused({ frames: [huge, request('ping')] })).toMatchObject({
+      end: 'closed',
+      closeCodes: ['oversized_frame'],
+    });
     expect(refused({ frames: [{ kind: 'bytes', bytes: new Uint8Array([1]) }] })).toMatchObject({ end: 'unknown' });
   });
 

@@ -400,7 +400,9 @@ export function materializeSession(
         const frameId = isRecord(value) ? value.id : undefined;
         if (typeof frameId === 'number') count(String(frameId));
         if (stream.state !== 'open') break;
-        if (!isRecord(value) || typeof value.id !== 'number' || typeof value.type !== 'string') close('bad_frame');
+        // One frame over the frame cap breaks the stream before its body is read.
+        if (body.length > maxFrameBytes) close('oversized_frame');
+        else if (!isRecord(value) || typeof value.id !== 'number' || typeof value.type !== 'string') close('bad_frame');
         else if (!types.has(value.type)) close('unknown_request');
         else {
           const key = String(value.id);
@@ -418,7 +420,9 @@ export function materializeSession(
         const value: unknown = JSON.parse(body.toString('utf8'));
         if (isRecord(value) && typeof value.id === 'number') count(String(value.id));
         if (stream.state === 'open') {
-          if (!isRecord(value) || typeof value.id !== 'number' || typeof value.type !== 'string') close('bad_frame');
+          if (body.length > maxFrameBytes) close('oversized_frame');
+          else if (!isRecord(value) || typeof value.id !== 'number' || typeof value.type !== 'string')
+            close('bad_frame');
           else stream.state = 'unknown';
         }
         break;
@@ -427,7 +431,7 @@ export function materializeSession(
         const body = Buffer.from(`\u0000${element.text}`, 'utf8');
         part = frameOf(body);
         lines.push(`frame (not JSON) ${preview(body)}`);
-        close('bad_frame');
+        close(body.length > maxFrameBytes ? 'oversized_frame' : 'bad_frame');
         break;
       }
       case 'bad-length': {
