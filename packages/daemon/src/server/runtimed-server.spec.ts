@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import {
   encodeRuntimedFrame,
   type RuntimedConnection,
+  RuntimedFrameDecoder,
   RuntimedProtocolError,
   runtimedPreamble,
   runtimedProtocolVersion,
@@ -328,6 +329,40 @@ describe('runtimed (real process)', { timeout: 60_000 }, () => {
     expect(((await connection.request({ type: 'get_cells' })).cells as { source: string }[])[0]?.source).toBe(
       'still here',
     );
+  });
+
+  it('delivers everything it sent before a protocol error, however slowly the client reads, then closes', async () => {
+    const d = await daemon();
+    const path = join(d.dir, 'big.ipynb');
+    const a = await peer(d, { channel: 'notebook', mode: 'open', path, peer_label: 'a' });
+    await a.connection.request({ type: 'insert_cell', source: 'x'.repeat(4 * 1024 * 1024) });
+    const socket = connect(d.socketPath);
+    socket.on('error', () => undefined);
+    socket.pause();
+    const notJson = Buffer.from('{not json');
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(notJson.length);
+    socket.write(
+      Buffer.concat([
+        runtimedPreamble(),
+        encodeRuntimedFrame({ channel: 'notebook', mode: 'open', path, peer_label: 'slow' }),
+        header,
+        notJson,
+      ]),
+    );
+    // The answer (the whole notebook) cannot leave while nobody reads; the daemon must wait for it.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const decoder = new RuntimedFrameDecoder();
+    const types: string[] = [];
+    socket.on('data', (chunk: Buffer) => {
+      for (const decoded of decoder.push(chunk)) {
+        const value = decoded.kind === 'frame' ? (decoded.value as { type?: string; code?: string }) : {};
+        types.push(value.type === 'error' ? `error:${value.code}` : String(value.type));
+      }
+    });
+    socket.resume();
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(types).toEqual(['connected', 'error:bad_frame']);
   });
 
   it('carries a 20 MB cell in 1 MiB frames both ways, to other peers, and across a save and a restart', async () => {

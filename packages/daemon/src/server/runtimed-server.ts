@@ -86,6 +86,9 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   notDurable: 'internal',
 };
 
+/** How long a connection that broke the protocol may take to read what it was sent (the error included). */
+const failedConnectionGraceMs = 10_000;
+
 /** A client context from the wire as the launcher takes it (a relative `cwd` is not one). */
 function kernelClientOf(client: WireClientContext | undefined): KernelClient | undefined {
   if (client === undefined) return undefined;
@@ -318,7 +321,13 @@ export class RuntimedServer {
     const fail = (code: RuntimedErrorCode, message: string): void => {
       this.send(socket, { type: 'error', code, message });
       socket.end();
-      setTimeout(() => socket.destroy(), 100).unref();
+      // Cut off only once what was sent has left (a slow reader still gets every answer and the
+      // error), giving the peer a moment to close first; a peer that never reads, after a while.
+      const cut = (): void => {
+        socket.destroy();
+      };
+      socket.once('finish', () => setTimeout(cut, 100).unref());
+      setTimeout(cut, failedConnectionGraceMs).unref();
     };
 
     socket.on('data', (chunk: Buffer) => {
