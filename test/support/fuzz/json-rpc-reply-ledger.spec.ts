@@ -150,6 +150,16 @@ describe('JsonRpcReplyLedger', () => {
     expect(ledger.missing()).toBe(0);
   });
 
+  it("gives a request's result to that request, not to an earlier batch's lenient line that went unanswered", () => {
+    const { ledger, violations } = ledgerFor(lines('\uFEFF{"jsonrpc":"2.0","id":3,"method":"ping"}'));
+    ledger.close();
+    ledger.open(2, classifyJsonRpcLines(lines({ jsonrpc: '2.0', id: 3, method: 'ping' })));
+    ledger.reply(ok(3));
+    ledger.close();
+    ledger.finish();
+    expect(violations.kinds()).toEqual({});
+  });
+
   it('reports replies to ids never sent', () => {
     const { ledger, violations } = ledgerFor(lines({ jsonrpc: '2.0', id: 1, method: 'ping' }));
     ledger.reply(ok(1));

@@ -195,10 +195,11 @@ export class JsonRpcReplyLedger {
   }
 
   /**
-   * The budget a reply with a reused id most likely belongs to. A result can only answer a request
-   * (or a lenient line): the oldest one still owed a result takes it, so a slow request's late
-   * result is not charged to a later batch's malformed line. An error may answer a malformed line,
-   * which is answered at once: the current batch's budget takes it first.
+   * The budget a reply with a reused id most likely belongs to. An error may answer a malformed
+   * line, which is answered at once: the current batch's budget takes it first. A result answers
+   * a request: the oldest request still owed a reply takes it, then a line that may still get a
+   * result (a lenient one), so a slow request's late result is not charged to a later batch's
+   * malformed line, nor a request's result to an earlier unanswered lenient line.
    */
   #owner(
     entries: readonly { batch: BatchRecord; budget: KeyBudget }[],
@@ -206,15 +207,14 @@ export class JsonRpcReplyLedger {
   ): { batch: BatchRecord; budget: KeyBudget } | undefined {
     const room = ({ budget }: { budget: KeyBudget }): boolean =>
       budget.replies.length < budget.required + budget.optional;
+    const owed = ({ budget }: { budget: KeyBudget }): boolean => budget.replies.length < budget.required;
     if (reply.error === undefined) {
       const owesResult = ({ budget }: { budget: KeyBudget }): boolean =>
         budget.replies.filter((item) => item.error === undefined).length < budget.results;
-      return entries.find((entry) => room(entry) && owesResult(entry)) ?? entries.find(room);
+      return entries.find(owed) ?? entries.find((entry) => room(entry) && owesResult(entry)) ?? entries.find(room);
     }
     return (
-      entries.find((entry) => entry.batch === this.#current && room(entry)) ??
-      entries.find((entry) => entry.budget.replies.length < entry.budget.required) ??
-      entries.find(room)
+      entries.find((entry) => entry.batch === this.#current && room(entry)) ?? entries.find(owed) ?? entries.find(room)
     );
   }
 
