@@ -13,8 +13,8 @@ import {
 /**
  * Hosted notebooks on a real Jupyter Server (Debian's python3-jupyter-server, started here on a
  * loopback port with a token, in a temp root dir), through the shipped proxy as a user runs it
- * (fresh HOME, nothing pre-started, default options; the token in JUPYTER_TOKEN as a user's MCP
- * client config gives it, and in the URL).
+ * (fresh HOME, nothing pre-started, default options; the token only in the URL, or also in
+ * JUPYTER_TOKEN as a user's MCP client config gives it).
  */
 
 const token = `tok-${process.pid}-${Date.now().toString(36)}-s3cret`;
@@ -49,8 +49,12 @@ async function serverWithNotebook(path: string): Promise<JupyterServerUnderTest>
   return server;
 }
 
-async function userSession(env: Record<string, string> = {}): Promise<UserSession> {
-  const session = await startUserSession({ env: { JUPYTER_TOKEN: token, ...env } });
+/** A user's session; `tokenInEnv: false`: the token is given only inside the URLs (`?token=`). */
+async function userSession(
+  env: Record<string, string> = {},
+  { tokenInEnv = true }: { tokenInEnv?: boolean } = {},
+): Promise<UserSession> {
+  const session = await startUserSession({ env: { ...(tokenInEnv ? { JUPYTER_TOKEN: token } : {}), ...env } });
   sessions.push(session);
   return session;
 }
@@ -66,7 +70,8 @@ function filesUnder(dir: string): string[] {
   return out;
 }
 
-function expectNoToken(session: UserSession, outcomes: readonly ToolOutcome[]): void {
+/** The token is in no result, log, file or handoff (nor anywhere in the child's environment unless the user put it there). */
+function expectNoToken(session: UserSession, outcomes: readonly ToolOutcome[], tokenInEnv = true): void {
   const leaks: string[] = [];
   for (const [i, outcome] of outcomes.entries())
     if (JSON.stringify(outcome.raw).includes(token)) leaks.push(`result ${i}`);
@@ -78,6 +83,8 @@ function expectNoToken(session: UserSession, outcomes: readonly ToolOutcome[]): 
       .split('\0')
       .filter((entry) => entry.startsWith('NTERACT_MCP_'));
     if (handoff.some((entry) => entry.includes(token))) leaks.push('the handoff environment of the child');
+    if (!tokenInEnv && readFileSync(`/proc/${child}/environ`, 'utf8').includes(token))
+      leaks.push('the environment of the child');
   }
   expect(leaks).toEqual([]);
 }
@@ -87,12 +94,13 @@ function countLines(text: string, needle: string): number {
 }
 
 describe('hosted notebooks on a real Jupyter Server, through the shipped proxy', () => {
-  it('connects by URL and runs code; a SIGKILLed runt-mcp is back on the same kernel at the very next call; a local daemon restart leaves it alone; a server-side edit is never overwritten; the token appears nowhere', {
+  it('connects by URL (the token only in it) and runs code; a SIGKILLed runt-mcp is back on the same kernel at the very next call; a local daemon restart leaves it alone; a server-side edit is never overwritten; the token appears nowhere', {
     timeout: 180_000,
   }, async () => {
     const server = await serverWithNotebook('work.ipynb');
     const url = server.notebookUrl('work.ipynb');
-    const session = await userSession();
+    // No JUPYTER_TOKEN: only the URL has the token, and the restarted child gets it from the proxy.
+    const session = await userSession({}, { tokenInEnv: false });
     const seen: ToolOutcome[] = [];
     const call = async (name: string, args: Record<string, unknown> = {}) => {
       const outcome = await session.call(name, args);
@@ -168,7 +176,7 @@ describe('hosted notebooks on a real Jupyter Server, through the shipped proxy',
 
     const listed = await call('list_active_notebooks');
     expect(listed.text).toContain(url);
-    expectNoToken(session, seen);
+    expectNoToken(session, seen, false);
   });
 
   it('creates on the server; a restarted server is rejoined on the retry timer with the kernel-lost note; a server gone for good is given up after the bound with a clear reason', {

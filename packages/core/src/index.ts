@@ -53,6 +53,12 @@ export type { McpPlugin } from './di/mcp-plugin.js';
 export { definePlugin } from './di/mcp-plugin.js';
 export type { CoreErrorKind, CoreErrorOptions } from './errors/core-error.js';
 export { CoreError } from './errors/core-error.js';
+export type { ChannelCredential, CredentialChannelMessage } from './handoff/credential-channel.js';
+export {
+  credentialChannelFd,
+  decodeCredentialMessage,
+  encodeCredentialMessage,
+} from './handoff/credential-channel.js';
 export type { PeerLabelClient } from './handoff/format-peer-label.js';
 export { formatPeerLabel } from './handoff/format-peer-label.js';
 export type { ChildHandoff } from './handoff/handoff-contract.js';
@@ -143,6 +149,8 @@ export { DaemonPort } from './ports/daemon-port.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
 export type { LogFields, LogLevel } from './ports/logger.js';
 export { Logger } from './ports/logger.js';
+export type { JoinCredentialChannelOptions } from './ports/node/join-credential-channel.js';
+export { defaultCredentialWaitMs, joinCredentialChannel } from './ports/node/join-credential-channel.js';
 export { NodeChildProcessPort } from './ports/node/node-child-process-port.js';
 export { NodeSourceFileProbe } from './ports/node/node-source-file-probe.js';
 export type {
@@ -162,6 +170,7 @@ export type {
   Subscription,
 } from './ports/notebook-handle.js';
 export { ReadinessWaiters } from './ports/readiness-waiters.js';
+export { SessionCredentials } from './ports/session-credentials.js';
 export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
 export type { BoundedRetryRecoveryOptions } from './recovery/bounded-retry-recovery.js';
@@ -170,6 +179,7 @@ export type { RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-l
 export { RecoveryLoop } from './recovery/recovery-loop.js';
 export type { RetrySchedule } from './recovery/retry-timer.js';
 export { RetryTimer, retryDelay } from './recovery/retry-timer.js';
+export { KeptCredentials, maxKeptCredentials } from './session/kept-credentials.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export { type RejoinByOpeningOptions, rejoinByOpening } from './session/rejoin-by-opening.js';

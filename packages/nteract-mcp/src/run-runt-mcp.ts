@@ -12,6 +12,8 @@ import {
   GuardedStdioTransport,
   handoffEnvironmentHelp,
   handoffFromEnvironment,
+  joinCredentialChannel,
+  KeptCredentials,
   Logger,
   type McpPlugin,
   NotebookTargetResolver,
@@ -102,6 +104,11 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
   const container = createMcpContainer({ plugins });
   const handoff = handoffFromEnvironment(env);
   const logger = container.get(Logger).child('runt-mcp');
+  // The tokens the proxy holds come first: the handoff rejoin below may need one.
+  const credentialFd = Number(handoff.credentialFd);
+  if (Number.isInteger(credentialFd) && credentialFd > 2) {
+    await joinCredentialChannel(credentialFd, container.get(KeptCredentials), { logger: logger.child('credentials') });
+  }
   const child = createChildMcpServer(container, {
     version,
     daemonVersion: await startupDaemonVersion(container),

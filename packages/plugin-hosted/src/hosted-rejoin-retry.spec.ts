@@ -1,6 +1,8 @@
 import {
+  type ChannelCredential,
   Clock,
   type HostedUrlTarget,
+  KeptCredentials,
   Logger,
   NotebookTargetResolver,
   RecoveryContribution,
@@ -18,7 +20,14 @@ import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
 const url = 'http://127.0.0.1:8888/lab/tree/a.ipynb';
 const notebook = { cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 };
 
-function setup(options: { handoff?: boolean; retry?: RetrySchedule } = {}) {
+function setup(
+  options: {
+    handoff?: boolean;
+    retry?: RetrySchedule;
+    env?: Record<string, string>;
+    handed?: ChannelCredential[];
+  } = {},
+) {
   const clock = new ManualClock();
   const server = new FakeJupyterServer('s3cret');
   server.writeFile('a.ipynb', notebook);
@@ -26,7 +35,7 @@ function setup(options: { handoff?: boolean; retry?: RetrySchedule } = {}) {
   const container = createTestContainer({
     plugins: [
       createHostedPlugin({
-        env: { JUPYTER_TOKEN: 's3cret' },
+        env: options.env ?? { JUPYTER_TOKEN: 's3cret' },
         connector: server,
         ...(options.retry ? { retry: options.retry } : {}),
       }),
@@ -39,6 +48,8 @@ function setup(options: { handoff?: boolean; retry?: RetrySchedule } = {}) {
   const slot = container.get(SessionSlot);
   const recovery = container.get(SessionRecoveryState);
   const resolver = container.get(NotebookTargetResolver);
+  // What a restarted child's credential channel brings: the tokens earlier children kept.
+  if (options.handed) container.get(KeptCredentials).connect(options.handed, () => undefined);
   const target = resolver.resolve(url, { cwd: '/' }) as HostedUrlTarget;
   const started: number[] = [];
   const since = clock.now();
@@ -83,7 +94,11 @@ describe(HostedRejoinRetry, () => {
     t.startLoop();
     await t.loop.idle();
     expect(t.attempts()).toEqual([0]);
-    expect(t.recovery.rejoin).toEqual({ requested: url, outcome: 'pending' });
+    expect(t.recovery.rejoin).toEqual({
+      requested: url,
+      outcome: 'pending',
+      reason: 'the Jupyter Server at http://127.0.0.1:8888/ does not answer.',
+    });
     await t.runOut();
     expect(gaps(t.attempts())).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000, 30_000]);
     expect(t.recovery.rejoin).toEqual({
@@ -94,6 +109,25 @@ describe(HostedRejoinRetry, () => {
     expect(t.loop.pendingRecovery).toBeUndefined();
     expect(t.clock.pendingTimerCount).toBe(0);
     expect(t.recovery.isRecovering).toBe(false);
+  });
+
+  it('rejoins a handoff (its URL has no token) with the token an earlier child kept for the server', async () => {
+    const t = setup({ env: {}, handed: [{ scope: 'http://127.0.0.1:8888/', token: 's3cret' }] });
+    t.startLoop();
+    await t.loop.idle();
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.recovery.rejoin).toMatchObject({ requested: url, outcome: 'rejoined' });
+  });
+
+  it('drops a handoff at once when the server refuses the credentials, with its reason (no retries)', async () => {
+    const t = setup({ env: {}, handed: [{ scope: 'http://127.0.0.1:8888/', token: 'stale' }] });
+    t.startLoop();
+    await t.loop.idle();
+    expect(t.attempts()).toEqual([0]);
+    expect(t.recovery.rejoin).toMatchObject({ requested: url, outcome: 'failed' });
+    expect(t.recovery.rejoin?.reason).toContain('refused the credentials (HTTP 403)');
+    expect(t.clock.pendingTimerCount).toBe(0);
+    expect(JSON.stringify([t.recovery.report(), t.logger.records])).not.toContain('stale');
   });
 
   it('follows the schedule given in the plugin options', async () => {

@@ -1,4 +1,5 @@
 import {
+  CoreError,
   isHostedUrlTarget,
   type NotebookTarget,
   NotebookTargetResolver,
@@ -8,11 +9,13 @@ import {
   rejoinByOpening,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { unauthorizedErrorCode } from './jupyter-server-port.js';
 
 /**
  * Rejoin by URL: the notebook is reopened through its backend (contents loaded, the server's
  * session for the path found or started, its kernel connected) and readiness awaited. A server
- * without the notebook ⇒ `evicted`; a server that does not answer ⇒ retry later.
+ * without the notebook, or one that refuses the credentials (HTTP 401/403) ⇒ `evicted`; a server
+ * that does not answer ⇒ retry later.
  */
 @injectable()
 export class HostedRejoinStrategy implements RejoinStrategy {
@@ -26,6 +29,16 @@ export class HostedRejoinStrategy implements RejoinStrategy {
   }
 
   public rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome> {
-    return rejoinByOpening(() => this.backends.reopen(target, context), context.signal);
+    return rejoinByOpening(async () => {
+      try {
+        return await this.backends.reopen(target, context);
+      } catch (error) {
+        // Refused credentials do not get better by waiting: a drop, with the server's reason.
+        if (CoreError.is(error) && error.code === unauthorizedErrorCode) {
+          throw new CoreError('notebookUnavailable', error.message, { cause: error });
+        }
+        throw error;
+      }
+    }, context.signal);
   }
 }

@@ -11,6 +11,8 @@ import {
   type NotebookHandle,
   type NotebookTarget,
   type RoomInfo,
+  type SecretToken,
+  SessionCredentials,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
 import { HostedNotebookHandle } from './hosted-notebook-handle.js';
@@ -23,8 +25,10 @@ const identity = firstPartyIdentities['hosted-url'];
 
 /**
  * Notebooks on a Jupyter Server by URL (`url`): parsed and canonicalised (the `lab/tree` route,
- * no credentials in the identity; the token from `?token=` or the plugin's default stays in a
- * `SecretToken`), reached through the {@link JupyterServerConnector}.
+ * no credentials in the identity; the token from `?token=`, else the one kept in the
+ * `SessionCredentials` for that server, else the plugin's default, stays in a `SecretToken`),
+ * reached through the {@link JupyterServerConnector}. A token that opened a notebook is kept in
+ * the `SessionCredentials`, so a restarted child (whose handoff URL has no token) finds it.
  *
  * - `connect`: loads the notebook through the contents API, finds the server-side session for
  *   its path or starts one (kernel name from the notebook's kernelspec, else `python3`), opens its
@@ -55,6 +59,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     @inject(HostedOptions) private readonly options: HostedOptions,
     @inject(JupyterServerConnector) private readonly connector: JupyterServerConnector,
     @inject(Clock) private readonly clock: Clock,
+    @inject(SessionCredentials) private readonly credentials: SessionCredentials,
     @inject(Logger) logger: Logger,
   ) {
     this.#logger = logger.child('plugin-hosted:HostedUrlNotebookBackend');
@@ -66,7 +71,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   public parse(raw: string): HostedUrlTarget {
-    return parseHostedUrlTarget(raw, { defaultHostedToken: this.options.defaultToken?.reveal() });
+    return this.withKnownToken(parseHostedUrlTarget(raw, {}));
   }
 
   public describe(target: NotebookTarget): string {
@@ -88,9 +93,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
         'Creating a notebook on a Jupyter Server needs its url: create_notebook(url="http(s)://host[:port]/lab/tree/<directory>") or …/<new>.ipynb.',
       );
     }
-    const where = parseHostedCreateLocation(request.location, {
-      defaultHostedToken: this.options.defaultToken?.reveal(),
-    });
+    const where = this.withKnownToken(parseHostedCreateLocation(request.location, {}));
     // The kernelspec asked for, else the usual one of the language (the server's kernels are its own).
     const language = request.runtime?.trim().toLowerCase() || 'python';
     const kernelName = request.kernel ?? (language === 'python' ? 'python3' : language === 'r' ? 'ir' : language);
@@ -132,6 +135,18 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       ephemeral: false,
       notebookPath: handle.notebookPath,
     }));
+  }
+
+  /**
+   * `where` with the token to use: its own (from `?token=`), else the one kept for its server (it
+   * opened a notebook there before, maybe in an earlier child), else the plugin's default.
+   */
+  private withKnownToken<T extends { readonly serverUrl: string; readonly token: SecretToken | undefined }>(
+    where: T,
+  ): T {
+    if (where.token) return where;
+    const token = this.credentials.find(where.serverUrl) ?? this.options.defaultToken;
+    return token ? Object.freeze({ ...where, token }) : where;
   }
 
   private async open(
@@ -182,6 +197,8 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       });
       this.#open.add(handle);
       handle.onDidClose(() => this.#open.delete(handle));
+      // A token that opened the notebook is kept for this server, for the next child too.
+      if (target.token) this.credentials.keep(target.serverUrl, target.token);
       return handle;
     } catch (error) {
       disposeQuietly(server);

@@ -1,6 +1,9 @@
 import { defineToken, type SecretToken, type Subscription } from '@nteract-mcp/core';
 
 /** An nbformat 4 notebook as the contents API gives and takes it (`cells`, `metadata`, `nbformat`, …). */
+/** The `code` of the `CoreError` for a server that refused the credentials (HTTP 401/403). */
+export const unauthorizedErrorCode = 'unauthorized';
+
 export type NotebookJson = Record<string, unknown> & { cells: Record<string, unknown>[] };
 
 /** A notebook file read through the contents API. */

@@ -7,16 +7,17 @@ import type {
 } from '@jupyterlab/services';
 import { CoreError, type Logger, type Subscription } from '@nteract-mcp/core';
 import type WebSocket from 'ws';
-import type {
-  JupyterServerAddress,
-  JupyterServerConnector,
-  JupyterServerPort,
-  KernelExecutionReply,
-  KernelMessage,
-  NotebookJson,
-  ServerKernelConnection,
-  ServerNotebookFile,
-  ServerSession,
+import {
+  type JupyterServerAddress,
+  type JupyterServerConnector,
+  type JupyterServerPort,
+  type KernelExecutionReply,
+  type KernelMessage,
+  type NotebookJson,
+  type ServerKernelConnection,
+  type ServerNotebookFile,
+  type ServerSession,
+  unauthorizedErrorCode,
 } from './jupyter-server-port.js';
 import { redactCredentials, redactFromLibraryConsole, routeLibraryConsole } from './route-library-console.js';
 
@@ -382,8 +383,8 @@ function toServerError(library: Library, error: unknown, what: string, serverUrl
     if (status === 401 || status === 403) {
       return new CoreError(
         'daemonUnavailable',
-        `Could not ${what}: the Jupyter Server at ${serverUrl} refused the credentials (HTTP ${status}). Give its token as ?token=… in the URL or in JUPYTER_TOKEN (a restarted runt-mcp reads JUPYTER_TOKEN: tokens are never passed on).`,
-        { code: 'unauthorized' },
+        `Could not ${what}: the Jupyter Server at ${serverUrl} refused the credentials (HTTP ${status}). Give its current token as ?token=… in the URL (connect_notebook(url="…?token=<token>")) or in JUPYTER_TOKEN.`,
+        { code: unauthorizedErrorCode },
       );
     }
     return new CoreError(

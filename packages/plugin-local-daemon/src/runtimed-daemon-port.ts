@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { devNull } from 'node:os';
 import {
   Clock,
   CoreError,
@@ -329,14 +331,20 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
 
     this.#logger.info('starting the daemon', { command: commandLine, socket: socketPath });
     let child: ChildProcess;
+    // fd 3 of a child under the proxy is its credential channel, inherited by whatever it starts
+    // (it is not close-on-exec there): the daemon, and its kernels, get /dev/null in its place.
+    let nullFd: number | undefined;
     try {
+      nullFd = openSync(devNull, 'r+');
       child = spawn(autoStart.command, [...autoStart.args], {
         detached: true,
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'ignore', nullFd],
         env: { ...process.env, RUNTIMED_SOCKET_PATH: socketPath },
       });
     } catch (error) {
       throw failure((error as Error).message, error);
+    } finally {
+      if (nullFd !== undefined) closeSync(nullFd);
     }
     let spawnError: Error | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;

@@ -648,6 +648,26 @@ describe(McpProxy, () => {
       expect(t.port.latest.spec.env.NTERACT_MCP_REJOIN_NOTEBOOK).toBe('/n/new.ipynb');
     });
 
+    it('hands the hosted tokens a child kept to every later child, on its credential channel only', async () => {
+      const t = await setup(reportingChild(), { title: null });
+      const first = t.port.latest;
+      expect(first.spec.credentialChannel).toBe(true);
+      expect(first.spec.env.NTERACT_MCP_CREDENTIAL_FD).toBe('3');
+      await eventually(() => first.credentialLines().length === 1);
+      expect(first.credentialLines()).toEqual([JSON.stringify({ kind: 'handed', credentials: [] })]);
+      first.sendCredential({ kind: 'keep', scope: 'http://h:8888/', token: 's3cret' });
+      first.sendCredential({ kind: 'keep', scope: 'http://h:8888/', token: 'n3wer' });
+      await t.call(2, 'create_notebook');
+      await t.crash();
+      const second = t.port.latest;
+      await eventually(() => second.credentialLines().length === 1);
+      expect(JSON.parse(second.credentialLines()[0] as string)).toEqual({
+        kind: 'handed',
+        credentials: [{ scope: 'http://h:8888/', token: 'n3wer' }],
+      });
+      expect(JSON.stringify([second.spec, t.written(), t.cacheFileText(), t.logger.records])).not.toMatch(/s3cret|n3wer/);
+    });
+
     it('names both versions of a daemon upgrade although the first child started before its daemon', async () => {
       const children: FakeChildProcess[] = [];
       const t = await setup(

@@ -10,6 +10,7 @@ import type {
   ProtocolAdmission,
 } from '@nteract-mcp/core';
 import {
+  credentialChannelFd,
   daemonVersionFromTitle,
   defaultMaxUpstreamMessageBytes,
   handoffToEnvironment,
@@ -28,6 +29,7 @@ import { ChildConnection, parseAnswer } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
+import { CredentialRelay } from './credential-relay.js';
 import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from './in-flight-requests.js';
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
@@ -118,8 +120,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Every spawn after the first child is a restart: the next child gets the rejoin target (see
  * {@link RejoinTargetTracker}), learned from the children's session reports (`session-report.ts`).
  * The restart banner repeats only what the child's report says about that rejoin (see
- * `version-banner.ts`). Does not guarantee exactly-once for tools that neither honour keys nor
- * declare idempotency.
+ * `version-banner.ts`). Each child also gets a credential channel ({@link CredentialRelay}): the
+ * hosted tokens earlier children kept, never in its environment. Does not guarantee exactly-once
+ * for tools that neither honour keys nor declare idempotency.
  */
 export class McpProxy {
   readonly #options: McpProxyOptions;
@@ -139,6 +142,8 @@ export class McpProxy {
   readonly #banner = new BannerQueue();
   /** Opened while a chunk read from the client or a child is handled: its writes leave together at its end. */
   readonly #turn = new WriteTurn();
+  /** Hosted tokens the children kept, handed to each new child on its credential channel. */
+  readonly #credentials = new CredentialRelay();
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -456,13 +461,15 @@ export class McpProxy {
       rejoinNotebook: this.#spawnHandoff,
       agentSession: this.#attribution.agentSession(),
       peerLabel: this.#attribution.peerLabel(),
+      credentialFd: String(credentialChannelFd),
     });
-    return { ...base, env: { ...base.env, ...handoff } };
+    return { ...base, env: { ...base.env, ...handoff }, credentialChannel: true };
   }
 
   private attachChild(handle: ChildProcessHandle): void {
     const first = this.#childrenStarted === 0;
     this.#childrenStarted += 1;
+    this.#credentials.attach(handle.credentials);
     const link: ChildConnection = new ChildConnection({
       handle,
       handedOff: this.#spawnHandoff,

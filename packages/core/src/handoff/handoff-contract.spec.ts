@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { credentialChannelFd } from './credential-channel.js';
 import {
   childExitCodes,
   daemonVersionFromTitle,
@@ -18,7 +19,9 @@ describe('the proxy↔child handoff contract', () => {
       rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
       agentSession: 'NTERACT_MCP_AGENT_SESSION',
       peerLabel: 'NTERACT_MCP_PEER_LABEL',
+      credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
     });
+    expect(credentialChannelFd).toBe(3);
     expect(idempotencyMetaKey).toBe('nteract/idempotencyKey');
     expect(childExitCodes.upgradeHandoff).toBe(75);
   });

@@ -16,11 +16,15 @@
  * - `agentSession`: the `<session>` part of the peer label suffix `agent:<slug>:<session>`, stable
  *   for the life of one proxy, so restarted children keep their attribution.
  * - `peerLabel`: the label to use until the client's (replayed) `initialize` arrives.
+ * - `credentialFd`: the child's file descriptor of the credential channel
+ *   (`credential-channel.ts`), set when the proxy opened one; the tokens themselves never travel
+ *   in the environment.
  */
 export const handoffEnvironment = Object.freeze({
   rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
   agentSession: 'NTERACT_MCP_AGENT_SESSION',
   peerLabel: 'NTERACT_MCP_PEER_LABEL',
+  credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
 } as const);
 
 /** The handoff a child reads from its environment (absent fields: not handed). Pure. */
@@ -28,6 +32,7 @@ export interface ChildHandoff {
   readonly rejoinNotebook?: string;
   readonly agentSession?: string;
   readonly peerLabel?: string;
+  readonly credentialFd?: string;
 }
 
 /** The variables a proxy adds to a child's environment for `handoff` (blank values left out). Pure. */
@@ -55,6 +60,7 @@ export const handoffEnvironmentHelp: readonly (readonly [name: string, meaning: 
   [handoffEnvironment.rejoinNotebook, 'A notebook to rejoin at start (path, UUID, URL); set by the proxy on restarts.'],
   [handoffEnvironment.agentSession, 'The <session> part of the peer label suffix agent:<slug>:<session>.'],
   [handoffEnvironment.peerLabel, "The peer label to use until the client's initialize arrives (set by the proxy)."],
+  [handoffEnvironment.credentialFd, 'The fd of the private pipe the proxy hands URL tokens over (set by the proxy).'],
 ];
 
 /**

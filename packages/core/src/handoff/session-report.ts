@@ -23,7 +23,10 @@ export interface RejoinReport {
    * active); `pending`: the rejoin is still being attempted; `failed`: it will not be, see `reason`.
    */
   readonly outcome: RejoinReportOutcome;
-  /** Why it failed (the drop reason the agent would be told), when `outcome` is `failed`. */
+  /**
+   * When `failed`: why (the drop reason the agent would be told). When `pending`: why the last
+   * attempt did not succeed (it is retried), once one failed.
+   */
   readonly reason?: string;
   /** When `rejoined`: what the agent must know about how it came back (the notebook is back on a new kernel, its state gone). */
   readonly note?: string;

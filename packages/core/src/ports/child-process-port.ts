@@ -1,4 +1,4 @@
-import type { Readable, Writable } from 'node:stream';
+import type { Duplex, Readable, Writable } from 'node:stream';
 import { defineToken } from '../di/define-token.js';
 
 export interface ChildSpawnSpec {
@@ -7,6 +7,11 @@ export interface ChildSpawnSpec {
   /** The complete environment of the child (not merged with ours). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd?: string;
+  /**
+   * Open the credential channel: a private pipe on the child's file descriptor
+   * `credentialChannelFd` (`handoff/credential-channel.ts`), given back as the handle's `credentials`.
+   */
+  readonly credentialChannel?: boolean;
 }
 
 /** How a child ended. `spawnError` is set when it never started (e.g. the binary is missing). */
@@ -24,6 +29,8 @@ export interface ChildProcessHandle {
   readonly pid: number | undefined;
   readonly stdin: Writable;
   readonly stdout: Readable;
+  /** The parent's end of the credential channel, when the spec asked for one and the child started. */
+  readonly credentials?: Duplex;
   readonly exited: Promise<ChildExit>;
   /** Sends a signal (default SIGTERM); does nothing once the child has exited. */
   kill(signal?: NodeJS.Signals): void;

@@ -221,7 +221,10 @@ export class RecoveryLoop implements ChildLifecycleContribution {
         target: describeNotebookTarget(target),
         result: result.kind,
       });
-      if (result.kind === 'retry-later') return result;
+      if (result.kind === 'retry-later') {
+        if (which === 'handoff') this.recovery.noteRejoinRetry(result.reason);
+        return result;
+      }
       if (which === 'handoff') {
         this.settleHandoff(target, result);
         if (this.#handoff === pending) this.#handoff = undefined;

@@ -123,6 +123,13 @@ export class SessionRecoveryState {
     this.#rejoin = { requested, outcome: 'pending' };
   }
 
+  /** A pending rejoin's attempt failed and will be retried: `reason` says why, until the next one settles it. */
+  public noteRejoinRetry(reason: string): void {
+    const rejoin = this.#rejoin;
+    if (rejoin?.outcome !== 'pending') return;
+    this.#rejoin = { requested: rejoin.requested, outcome: 'pending', reason };
+  }
+
   /** Settles a pending rejoin; returns whether it was pending. A failure carries the text the agent would be told. */
   public settleRejoin(outcome: 'rejoined', note?: string): boolean;
   public settleRejoin(outcome: 'failed', reason: string): boolean;
@@ -136,10 +143,6 @@ export class SessionRecoveryState {
     return true;
   }
 
-  /**
-   * The report as of now: the active session's recovery target (saved path first, else notebook
-   * id; a hosted URL without credentials) and id; else the target being recovered; else `null`.
-   */
   /** Whether the recovery loop runs with a contribution that brings lost sessions back: only then is a lost one worth waiting for. */
   public get watched(): boolean {
     return this.#watched;
@@ -154,6 +157,10 @@ export class SessionRecoveryState {
     this.#daemonVersion = version;
   }
 
+  /**
+   * The report as of now: the active session's recovery target (saved path first, else notebook
+   * id; a hosted URL without credentials) and id; else the target being recovered; else `null`.
+   */
   public report(): SessionReport {
     const active = this.slot.active;
     const rejoin = this.#rejoin ? { rejoin: this.#rejoin } : {};

@@ -1,4 +1,5 @@
-import { PassThrough } from 'node:stream';
+import { Duplex, PassThrough } from 'node:stream';
+import { type CredentialChannelMessage, encodeCredentialMessage } from '../handoff/credential-channel.js';
 import type { ChildExit, ChildProcessHandle, ChildProcessPort, ChildSpawnSpec } from '../ports/child-process-port.js';
 import { failedChildHandle } from '../ports/failed-child-handle.js';
 import { NotModelledError } from './not-modelled-error.js';
@@ -7,17 +8,22 @@ import { NotModelledError } from './not-modelled-error.js';
  * A child process made of two in-memory pipes. The test reads what the parent wrote
  * ({@link FakeChildProcess.receivedLines}), answers as the child ({@link FakeChildProcess.send}),
  * and ends it ({@link FakeChildProcess.exit}); `kill` ends it with the signal unless
- * `ignoreSignals` is set.
+ * `ignoreSignals` is set. A spec with `credentialChannel` gets an in-memory credential channel:
+ * {@link FakeChildProcess.credentialLines} is what the parent wrote to it,
+ * {@link FakeChildProcess.sendCredential} writes to the parent.
  */
 export class FakeChildProcess implements ChildProcessHandle {
   public readonly stdin = new PassThrough();
   public readonly stdout = new PassThrough();
   public readonly exited: Promise<ChildExit>;
+  public readonly credentials: Duplex | undefined;
   public readonly signals: NodeJS.Signals[] = [];
   public ignoreSignals = false;
   #exit: ChildExit | undefined;
   #resolveExit!: (exit: ChildExit) => void;
   #received = '';
+  #credentialText = '';
+  readonly #toParent = new PassThrough();
 
   public constructor(
     public readonly spec: ChildSpawnSpec,
@@ -30,6 +36,23 @@ export class FakeChildProcess implements ChildProcessHandle {
     this.stdin.on('data', (chunk: string) => {
       this.#received += chunk;
     });
+    if (spec.credentialChannel) {
+      const fromParent = new PassThrough();
+      fromParent.setEncoding('utf8').on('data', (chunk: string) => {
+        this.#credentialText += chunk;
+      });
+      this.credentials = Duplex.from({ readable: this.#toParent, writable: fromParent });
+    }
+  }
+
+  /** Complete lines the parent wrote to the credential channel so far. */
+  public credentialLines(): string[] {
+    return this.#credentialText.split('\n').slice(0, -1);
+  }
+
+  /** Writes one message to the parent on the credential channel. */
+  public sendCredential(message: CredentialChannelMessage): void {
+    this.#toParent.write(encodeCredentialMessage(message));
   }
 
   public get hasExited(): boolean {
@@ -62,6 +85,7 @@ export class FakeChildProcess implements ChildProcessHandle {
     this.#exit = { code, signal };
     this.stdout.end();
     this.stdin.destroy();
+    this.#toParent.end();
     const exit = this.#exit;
     this.stdout.once('close', () => this.#resolveExit(exit));
     this.stdout.resume();

@@ -1,14 +1,15 @@
 import { CoreError, type Subscription } from '@nteract-mcp/core';
-import type {
-  JupyterServerAddress,
-  JupyterServerConnector,
-  JupyterServerPort,
-  KernelExecutionReply,
-  KernelMessage,
-  NotebookJson,
-  ServerKernelConnection,
-  ServerNotebookFile,
-  ServerSession,
+import {
+  type JupyterServerAddress,
+  type JupyterServerConnector,
+  type JupyterServerPort,
+  type KernelExecutionReply,
+  type KernelMessage,
+  type NotebookJson,
+  type ServerKernelConnection,
+  type ServerNotebookFile,
+  type ServerSession,
+  unauthorizedErrorCode,
 } from '../jupyter-server-port.js';
 
 interface FakeFile {
@@ -100,6 +101,7 @@ export class FakeJupyterServer implements JupyterServerConnector {
       throw new CoreError(
         'daemonUnavailable',
         `the Jupyter Server at ${address.serverUrl} refused the credentials (HTTP 403).`,
+        { code: unauthorizedErrorCode },
       );
     }
   }

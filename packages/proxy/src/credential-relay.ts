@@ -1,0 +1,32 @@
+import { createInterface } from 'node:readline';
+import type { Duplex } from 'node:stream';
+import { decodeCredentialMessage, encodeCredentialMessage, KeptCredentials, SecretToken } from '@nteract-mcp/core';
+
+/**
+ * The proxy's end of the credential channel (`credential-channel.ts` in core): it holds, in
+ * memory only, the tokens its children kept for hosted scopes, and hands all of them to every
+ * child it starts, so a child restarted after a crash can rejoin a notebook whose token was given
+ * only in its URL. Nothing it holds is logged, written to a file, put into the handoff
+ * environment, or sent to the MCP client.
+ * Guarantees: the latest token a child kept for a scope wins; as many scopes as
+ * {@link KeptCredentials} keeps; a malformed line is ignored.
+ */
+export class CredentialRelay {
+  readonly #kept = new KeptCredentials();
+
+  /** Hands what is held to a new child's channel, and keeps what that child sends back. */
+  public attach(channel: Duplex | undefined): void {
+    if (!channel) return;
+    channel.on('error', () => undefined);
+    channel.write(encodeCredentialMessage({ kind: 'handed', credentials: this.#kept.list() }));
+    createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      const message = decodeCredentialMessage(line);
+      if (message?.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
+    });
+  }
+
+  /** How many scopes have a token. */
+  public get size(): number {
+    return this.#kept.size;
+  }
+}
