@@ -36,8 +36,8 @@ Options:
 Environment:
   RUNTIMED_SOCKET_PATH   Socket of the local daemon (default: $XDG_RUNTIME_DIR/runt/runtimed.sock,
                          else ~/.cache/runt/runtimed.sock).
-  JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged, never passed
-                         on: a restarted MCP server rejoins a hosted notebook with this token.
+  JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged. A token given
+                         in a URL reaches a restarted MCP server too (in memory, on a private pipe).
   NTERACT_MCP_HOSTED_RETRY  How a lost hosted notebook is tried again after the first attempt:
                          initial_ms,max_ms,attempts (default 1000,30000,10: 1 s doubling to 30 s).
   NTERACT_MCP_KERNEL_ENV_DROP  Variables of this environment withheld from kernels, comma-separated
