@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundClientText, boundedClientTextChars } from './bound-client-text.js';
+import { boundClientText, boundedClientTextChars, quoteClientText } from './bound-client-text.js';
 
 describe(boundClientText, () => {
   it('leaves short printable text as it is', () => {
@@ -23,5 +23,13 @@ describe(boundClientText, () => {
   it('never cuts a surrogate pair in half', () => {
     expect(boundClientText('ab😀cd', 3)).toBe('"ab…"');
     expect(boundClientText('a😀cd', 3)).toBe('"a😀…"');
+  });
+});
+
+describe(quoteClientText, () => {
+  it('single-quotes plain text and leaves odd text JSON-quoted only (never quoted twice)', () => {
+    expect(quoteClientText('create_cell')).toBe("'create_cell'");
+    expect(quoteClientText('a\nb')).toBe('"a\\nb"');
+    expect(quoteClientText('x'.repeat(100))).toBe(`"${'x'.repeat(80)}…"`);
   });
 });

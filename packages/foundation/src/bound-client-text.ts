@@ -17,3 +17,12 @@ export function boundClientText(text: string, maxChars: number = boundedClientTe
   const end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
   return JSON.stringify(`${text.slice(0, end)}…`);
 }
+
+/**
+ * {@link boundClientText}, always quoted, for a message that quotes a name: short printable text
+ * in single quotes (`'create_cell'`), anything else JSON-quoted and cut as there (never both).
+ */
+export function quoteClientText(text: string, maxChars: number = boundedClientTextChars): string {
+  const bounded = boundClientText(text, maxChars);
+  return bounded === text ? `'${text}'` : bounded;
+}

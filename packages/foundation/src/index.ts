@@ -1,4 +1,4 @@
-export { boundClientText, boundedClientTextChars } from './bound-client-text.js';
+export { boundClientText, boundedClientTextChars, quoteClientText } from './bound-client-text.js';
 export type { Clock, Timer } from './clock.js';
 export type { LogFields, Logger, LogLevel } from './logger.js';
 export { redactLogFields } from './redact-log-fields.js';

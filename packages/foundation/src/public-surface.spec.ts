@@ -13,6 +13,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'boundClientText',
       'boundedClientTextChars',
       'parseLogLevel',
+      'quoteClientText',
       'redactLogFields',
       'sniffTopLevelId',
       'sniffTrailingId',

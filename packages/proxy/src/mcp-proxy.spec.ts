@@ -665,7 +665,9 @@ describe(McpProxy, () => {
         kind: 'handed',
         credentials: [{ scope: 'http://h:8888/', token: 'n3wer' }],
       });
-      expect(JSON.stringify([second.spec, t.written(), t.cacheFileText(), t.logger.records])).not.toMatch(/s3cret|n3wer/);
+      expect(JSON.stringify([second.spec, t.written(), t.cacheFileText(), t.logger.records])).not.toMatch(
+        /s3cret|n3wer/,
+      );
     });
 
     it('names both versions of a daemon upgrade although the first child started before its daemon', async () => {
@@ -962,7 +964,7 @@ describe(McpProxy, () => {
       const method = `m${'x'.repeat(150_000)}`;
       await t.send({ jsonrpc: '2.0', id: 5, method, params: [] });
       expect(t.answerTo(5)?.error?.message).toBe(
-        `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('"m${'x'.repeat(79)}…"').`,
+        `Invalid params: MCP request params must be a JSON object (named parameters), not an array ("m${'x'.repeat(79)}…").`,
       );
       const before = t.lines().length;
       await t.send({ jsonrpc: '2.0', method: 'notifications/progress', params: [1] });

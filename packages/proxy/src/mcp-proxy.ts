@@ -24,7 +24,7 @@ import {
   type SessionReport,
   sessionReportMetaKey,
 } from '@nteract-mcp/core';
-import { boundClientText } from '@nteract-mcp/foundation';
+import { quoteClientText } from '@nteract-mcp/foundation';
 import { ChildConnection, parseAnswer } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
@@ -426,7 +426,7 @@ export class McpProxy {
     if (Array.isArray(request.params)) {
       return {
         kind: 'invalid_params',
-        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array ('${boundClientText(request.method)}').`,
+        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array (${quoteClientText(request.method)}).`,
       };
     }
     const key = requestKey(request.id);
@@ -645,7 +645,7 @@ export class McpProxy {
         undefined,
         toProxyWireError({
           kind: 'internal',
-          doing: ` while relaying the answer to '${boundClientText(pending.request.method)}'`,
+          doing: ` while relaying the answer to ${quoteClientText(pending.request.method)}`,
           error: 'the nteract MCP server answered with a result that is not an object',
         }),
       );

@@ -25,8 +25,12 @@ describe(toProxyWireError, () => {
   it('names the tool or method of an unknown outcome bounded, however long the client made it', () => {
     const tool = `t${'x'.repeat(150_000)}`;
     expect(toProxyWireError({ kind: 'outcome_unknown', method: 'tools/call', tool }).message).toBe(
-      `The MCP server restarted while the tool '"t${'x'.repeat(79)}…"' was running; it may or may not have taken effect. Check the notebook before retrying.`,
+      `The MCP server restarted while the tool "t${'x'.repeat(79)}…" was running; it may or may not have taken effect. Check the notebook before retrying.`,
     );
+    expect(toProxyWireError({ kind: 'outcome_unknown', method: 'tools/call', tool }).data).toEqual({
+      kind: 'outcome_unknown',
+      tool: `"t${'x'.repeat(79)}…"`,
+    });
     expect(toProxyWireError({ kind: 'outcome_unknown', method: 'tools/call', tool: 'create_cell' }).message).toMatch(
       /^The MCP server restarted while the tool 'create_cell' was running;/,
     );

@@ -1,5 +1,5 @@
 import { type ChildExit, CoreError } from '@nteract-mcp/core';
-import { boundClientText } from '@nteract-mcp/foundation';
+import { boundClientText, quoteClientText } from '@nteract-mcp/foundation';
 import { answerTooLargeMessage } from './answer-too-large-message.js';
 import { describeChildExit } from './restart-policy.js';
 import { toolListChangedIncompatiblyMessage } from './tool-list-cache.js';
@@ -80,13 +80,11 @@ export function toProxyWireError(failure: ProxyFailure): ProxyWireError {
       return { code: proxyErrorCode, message: failure.reason, data: { kind: failure.kind } };
     case 'outcome_unknown': {
       const what =
-        failure.tool !== undefined
-          ? `the tool '${boundClientText(failure.tool)}'`
-          : `'${boundClientText(failure.method)}'`;
+        failure.tool !== undefined ? `the tool ${quoteClientText(failure.tool)}` : quoteClientText(failure.method);
       return {
         code: proxyErrorCode,
         message: `The MCP server restarted while ${what} was running; it may or may not have taken effect. Check the notebook before retrying.`,
-        data: { kind: failure.kind, tool: failure.tool ?? null },
+        data: { kind: failure.kind, tool: failure.tool === undefined ? null : boundClientText(failure.tool) },
       };
     }
     case 'too_large':

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
-import { boundClientText } from '@nteract-mcp/foundation';
+import { quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import type { CreatedNotebook } from '../contributions/notebook-backend.js';
 import {
@@ -258,7 +258,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         (requested.toLowerCase() !== requested ? deps.slot.disconnect(requested.toLowerCase()) : undefined);
       if (!removed) {
         throw new ToolError(
-          `No active or parked session with notebook_id '${boundClientText(requested)}'. Use list_active_notebooks to see available sessions.`,
+          `No active or parked session with notebook_id ${quoteClientText(requested)}. Use list_active_notebooks to see available sessions.`,
         );
       }
       return textResult(disconnectedText(removed.kind, removed.session.handle.notebookId));
