@@ -1,3 +1,4 @@
+import { KeptCredentials } from '@nteract-mcp/core';
 import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
@@ -42,6 +43,19 @@ describe('the hosted notebook backend in the child server', () => {
     expect(rooms).toEqual([expect.objectContaining({ notebook_path: `${base}lab/tree/a.ipynb`, has_kernel: true })]);
     const everything = JSON.stringify([connected, created, listed, status, harness.logger.records]);
     expect(everything).not.toContain('s3cret');
+  });
+
+  it('keeps the token that opened a notebook for its server: a URL without one (a restart’s handoff) uses it', async () => {
+    await start();
+    const wrong = await harness.call('connect_notebook', { url: `${base}lab/tree/a.ipynb?token=wrong` });
+    expect(wrong.isError).toBe(true);
+    const credentials = harness.container.get(KeptCredentials);
+    expect(credentials.find(base)).toBeUndefined();
+    await harness.callJson('connect_notebook', { url: `${base}lab/tree/a.ipynb?token=s3cret` });
+    expect(credentials.list()).toEqual([{ scope: base, token: 's3cret' }]);
+    await harness.call('disconnect_notebook');
+    const again = await harness.callJson('connect_notebook', { url: `${base}lab/tree/a.ipynb` });
+    expect(again).toMatchObject({ connected: true, readiness: { runtime: 'ready' } });
   });
 
   it('lists hosted notebooks next to the daemon’s rooms', async () => {
