@@ -11,7 +11,8 @@
  * - `malformed`: anything else — at most one reply, an error, with the line's id when it has a
  *   string/number one, else `null`.
  * - `lenient`: a line a tolerant reader may take for a message (a UTF-8 BOM, invalid UTF-8 bytes
- *   that a lossy decoder replaces, a line over the proxy's cap): at most one reply of any kind.
+ *   that a lossy decoder replaces, a line over the proxy's cap): at most one reply of any kind; a
+ *   lenient `notifications/cancelled` may cancel a request sent before it (never one after it).
  */
 export type LineClass = 'request' | 'notification' | 'response' | 'malformed' | 'lenient';
 
@@ -137,7 +138,9 @@ export function classifyJsonRpcLines(bytes: Buffer, maxLineBytes = Number.POSITI
       continue;
     }
     const classified = classifyValue(value);
-    if (oddBytes) out.push({ cls: 'lenient', key: classified.key, cancels: undefined, preview });
+    // A tolerant reader acts on what it took for a message: a lenient cancellation may cancel a
+    // request sent before it (the child's UTF-8 decoder drops a leading BOM).
+    if (oddBytes) out.push({ cls: 'lenient', key: classified.key, cancels: classified.cancels, preview });
     else out.push({ ...classified, preview });
   }
   return out;

@@ -160,6 +160,21 @@ describe('JsonRpcReplyLedger', () => {
     expect(violations.kinds()).toEqual({});
   });
 
+  it('lets a lenient (BOM-prefixed) cancellation cancel a request sent before it, and only such one', () => {
+    const cancel = (requestId: number) =>
+      `\uFEFF${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } })}`;
+    const { ledger, violations } = ledgerFor(
+      lines({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, cancel(1), cancel(2), {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'ping',
+      }),
+    );
+    ledger.close();
+    ledger.finish();
+    expect(violations.kinds()).toEqual({ 'request never answered (plain request)': 1 });
+  });
+
   it('reports replies to ids never sent', () => {
     const { ledger, violations } = ledgerFor(lines({ jsonrpc: '2.0', id: 1, method: 'ping' }));
     ledger.reply(ok(1));
