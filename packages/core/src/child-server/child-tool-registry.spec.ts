@@ -47,6 +47,26 @@ describe(ChildToolRegistry, () => {
     expect(ran).toBe(false);
   });
 
+  it('refuses an argument the tool does not have, naming it and the ones it has, and advertises that', async () => {
+    let ran = false;
+    const registry = registryWith(() => {
+      ran = true;
+      return 'ok';
+    });
+    const result = await registry.call('get_cell', { cell_id: 'c1', path: '/x.ipynb', ['k\n'.repeat(60)]: 1 }, context);
+    expect(result).toEqual({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: `Invalid arguments for get_cell: no argument 'path', "${'k\\n'.repeat(40)}…" (its arguments are cell_id). Correct them and call get_cell again (its inputSchema in tools/list lists every parameter).`,
+        },
+      ],
+    });
+    expect(ran).toBe(false);
+    expect(registry.list()[0]?.inputSchema).toMatchObject({ additionalProperties: false });
+  });
+
   it('answers an argument naming nothing that exists (cellNotFound, or invalid params a tool throws) with a tool result, text as is', async () => {
     const notFound = registryWith((id) => {
       throw new CoreError('cellNotFound', `Cell not found: ${id}`);

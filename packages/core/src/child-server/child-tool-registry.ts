@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { boundClientText } from '@nteract-mcp/foundation';
+import { boundClientText, quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
@@ -54,7 +54,10 @@ export interface RegisteredChildTool {
 
 /** Erases a tool's argument type behind validation, so tools of any schema share one registry. */
 export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): RegisteredChildTool {
-  const inputSchema = z.toJSONSchema(tool.inputSchema, { io: 'input' }) as Tool['inputSchema'];
+  // An argument the tool does not have is refused, never dropped: a model that passes
+  // `path` to a tool without one must hear so, not believe it was used.
+  const argumentsSchema = tool.inputSchema.strict();
+  const inputSchema = z.toJSONSchema(argumentsSchema, { io: 'input' }) as Tool['inputSchema'];
   const definition: Tool = {
     name: tool.name,
     description: tool.description,
@@ -66,13 +69,13 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
     definition,
     ...(tool.requiredClientCapabilities ? { requiredClientCapabilities: { ...tool.requiredClientCapabilities } } : {}),
     call: async (args, context) => {
-      const parsed = tool.inputSchema.safeParse(args ?? {});
+      const parsed = argumentsSchema.safeParse(args ?? {});
       if (!parsed.success) {
         throw new ToolError(
-          `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}. Correct them and call ${tool.name} again (its inputSchema in tools/list lists every parameter).`,
+          `Invalid arguments for ${tool.name}: ${describeIssues(parsed.error, Object.keys(tool.inputSchema.shape))}. Correct them and call ${tool.name} again (its inputSchema in tools/list lists every parameter).`,
         );
       }
-      return tool.handler(parsed.data, context);
+      return tool.handler(parsed.data as z.output<S>, context);
     },
   };
 }
@@ -157,8 +160,16 @@ export function errorResult(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError, known: readonly string[]): string {
   return error.issues
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys' && issue.path.length === 0) {
+        const unknown = issue.keys.slice(0, 5).map((key) => quoteClientText(key));
+        const more = issue.keys.length > 5 ? ` and ${issue.keys.length - 5} more` : '';
+        const has = known.length > 0 ? `its arguments are ${known.join(', ')}` : 'it takes no arguments';
+        return `no argument ${unknown.join(', ')}${more} (${has})`;
+      }
+      return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message;
+    })
     .join('; ');
 }
