@@ -53,7 +53,11 @@ export type { McpPlugin } from './di/mcp-plugin.js';
 export { definePlugin } from './di/mcp-plugin.js';
 export type { CoreErrorKind, CoreErrorOptions } from './errors/core-error.js';
 export { CoreError } from './errors/core-error.js';
-export type { ChannelCredential, CredentialChannelMessage } from './handoff/credential-channel.js';
+export type {
+  ChannelCredential,
+  CredentialChannelMessage,
+  CredentialChannelStore,
+} from './handoff/credential-channel.js';
 export {
   credentialChannelFd,
   decodeCredentialMessage,

@@ -17,12 +17,16 @@ export class CredentialRelay {
   /** Hands what is held to a new child's channel, and keeps what that child sends back. */
   public attach(channel: Duplex | undefined): void {
     if (!channel) return;
+    // A child that never reads the channel (a third-party server) resets it when it exits: the
+    // error ends the channel, never the proxy (readline repeats its input's errors on itself).
     channel.on('error', () => undefined);
     channel.write(encodeCredentialMessage({ kind: 'handed', credentials: this.#kept.list() }));
-    createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
-      const message = decodeCredentialMessage(line);
-      if (message?.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
-    });
+    createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY })
+      .on('error', () => undefined)
+      .on('line', (line) => {
+        const message = decodeCredentialMessage(line);
+        if (message?.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
+      });
   }
 
   /** How many scopes have a token. */

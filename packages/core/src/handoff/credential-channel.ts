@@ -25,6 +25,12 @@ export interface ChannelCredential {
   readonly token: string;
 }
 
+/** The child's store the channel fills (core's `KeptCredentials`). */
+export interface CredentialChannelStore {
+  /** Takes the tokens the proxy handed over, and from then on sends each token it keeps with `send`. */
+  connect(handed: readonly ChannelCredential[], send: (credential: ChannelCredential) => void): void;
+}
+
 export type CredentialChannelMessage =
   | { readonly kind: 'handed'; readonly credentials: readonly ChannelCredential[] }
   | ({ readonly kind: 'keep' } & ChannelCredential);

@@ -1,5 +1,5 @@
 import { injectable } from 'inversify';
-import type { ChannelCredential } from '../handoff/credential-channel.js';
+import type { ChannelCredential, CredentialChannelStore } from '../handoff/credential-channel.js';
 import { SecretToken } from '../notebook-target/secret-token.js';
 import type { SessionCredentials } from '../ports/session-credentials.js';
 
@@ -13,7 +13,7 @@ export const maxKeptCredentials = 64;
  * the caller's.
  */
 @injectable()
-export class KeptCredentials implements SessionCredentials {
+export class KeptCredentials implements SessionCredentials, CredentialChannelStore {
   readonly #tokens = new Map<string, SecretToken>();
   #send: ((credential: ChannelCredential) => void) | undefined;
 

@@ -2,10 +2,10 @@ import { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import {
   type ChannelCredential,
+  type CredentialChannelStore,
   decodeCredentialMessage,
   encodeCredentialMessage,
 } from '../../handoff/credential-channel.js';
-import type { KeptCredentials } from '../../session/kept-credentials.js';
 import type { Logger } from '../logger.js';
 
 /** How long a child waits for the proxy's handed credentials before it goes on without. */
@@ -26,7 +26,7 @@ export interface JoinCredentialChannelOptions {
  */
 export function joinCredentialChannel(
   fd: number,
-  credentials: KeptCredentials,
+  credentials: CredentialChannelStore,
   options: JoinCredentialChannelOptions,
 ): Promise<void> {
   const { logger } = options;
@@ -61,6 +61,8 @@ export function joinCredentialChannel(
       settle([]);
     }, options.waitMs ?? defaultCredentialWaitMs);
     const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
+    // readline repeats its input's errors on itself; the socket's handler above logs them.
+    lines.on('error', () => settle([]));
     lines.on('line', (line) => {
       const message = decodeCredentialMessage(line);
       if (message?.kind === 'handed') settle(message.credentials);
