@@ -1,6 +1,6 @@
 import { Clock, CoreError, type HostedUrlTarget, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer, ManualClock } from '@nteract-mcp/core/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
 import { HostedNotebookHandle, hostedNotebookId } from './hosted-notebook-handle.js';
 import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
@@ -72,6 +72,27 @@ describe(HostedNotebookHandle, () => {
       execution_count: 1,
       outputs: [{ output_type: 'stream', name: 'stdout', text: '42\n' }],
     });
+  });
+
+  it('answers an execution once its outputs are saved, so a server edit right after it is never overwritten', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'x = 41\nprint(x + 1)', cellType: 'code' });
+    t.server.holdSaves();
+    let answered = false;
+    const execution = handle.executeCell(cell.id).then((result) => {
+      answered = true;
+      return result;
+    });
+    await vi.waitFor(() => expect(t.server.heldSaves).toBe(1));
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    t.server.releaseSaves();
+    expect(await execution).toMatchObject({ status: 'ok' });
+    expect(t.server.file('work/a.ipynb')?.cells[1]).toMatchObject({ outputs: [{ text: '42\n' }] });
+    t.server.writeFile('work/a.ipynb', { cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 });
+    expect((await rejection(handle.insertCell({ source: 'y = 1', cellType: 'code' }))).code).toBe('file_changed_on_server');
+    expect(t.server.file('work/a.ipynb')?.cells).toEqual([]);
   });
 
   it('refuses to overwrite a file changed on the server since it was loaded: nothing written, nothing lost', async () => {

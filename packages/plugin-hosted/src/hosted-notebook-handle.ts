@@ -95,8 +95,11 @@ export function hostedNotebookId(url: string): string {
  *   written, the edit is undone here and the call rejects `invalidRequest` (code
  *   `file_changed_on_server`) saying to reconnect to load the server's version.
  * - Executions run over the kernel websocket; their outputs (nbformat) and execution count are
- *   written into the cell and saved when the execution ends (a save refused by the rule above is
- *   logged; the result is still returned).
+ *   written into the cell and saved when the execution ends, and the execution counts as done
+ *   only once that save settled (a save refused by the rule above is logged; the result is still
+ *   returned), so no write of this handle is in flight when the agent hears of the result. The
+ *   contents API has no conditional write: a change made on the server between the check and the
+ *   write of a save can still be overwritten; the window is one REST round trip.
  * - A mutation or execution with an idempotency key already seen by this handle returns the first
  *   result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
@@ -470,15 +473,18 @@ export class HostedNotebookHandle implements NotebookHandle {
           live.outputs = record.outputs;
           live.executionCount = executionCount;
         }
-        resolveDone();
-        if (this.#closedReason === undefined && live) {
-          this.queueWrite(() => this.persist()).catch((error: unknown) =>
-            this.#logger.warn('could not save the outputs of an execution', {
-              notebookId: this.notebookId,
-              error: error instanceof Error ? error.message : String(error),
-            }),
-          );
-        }
+        // Done once its outputs are saved: no write of ours is in flight when the agent hears of
+        // it, so a change made on the server after that is seen, never overwritten.
+        const saved =
+          this.#closedReason === undefined && live
+            ? this.queueWrite(() => this.persist()).catch((error: unknown) =>
+                this.#logger.warn('could not save the outputs of an execution', {
+                  notebookId: this.notebookId,
+                  error: error instanceof Error ? error.message : String(error),
+                }),
+              )
+            : Promise.resolve();
+        void saved.then(resolveDone);
       });
     return record;
   }

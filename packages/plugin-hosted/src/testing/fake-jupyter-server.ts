@@ -40,6 +40,7 @@ export class FakeJupyterServer implements JupyterServerConnector {
   public readonly opened: JupyterServerAddress[] = [];
   public startedSessions = 0;
   #up = true;
+  #heldSaves: (() => void)[] | undefined;
   #clock = 0;
   #ids = 0;
   readonly #connections = new Set<FakeKernelConnection>();
@@ -48,6 +49,29 @@ export class FakeJupyterServer implements JupyterServerConnector {
 
   public get isUp(): boolean {
     return this.#up;
+  }
+
+  /** From now on a save waits until {@link FakeJupyterServer.releaseSaves} (to act while one is in flight). */
+  public holdSaves(): void {
+    this.#heldSaves ??= [];
+  }
+
+  /** Lets the held saves go on, and stops holding. */
+  public releaseSaves(): void {
+    const held = this.#heldSaves ?? [];
+    this.#heldSaves = undefined;
+    for (const release of held) release();
+  }
+
+  /** Saves waiting for {@link FakeJupyterServer.releaseSaves}. */
+  public get heldSaves(): number {
+    return this.#heldSaves?.length ?? 0;
+  }
+
+  /** @internal */
+  public saveGate(): Promise<void> {
+    const held = this.#heldSaves;
+    return held ? new Promise((resolve) => held.push(resolve)) : Promise.resolve();
   }
 
   public open(address: JupyterServerAddress): JupyterServerPort {
@@ -147,6 +171,7 @@ class FakeServerPort implements JupyterServerPort {
 
   public async saveNotebook(path: string, content: NotebookJson): Promise<string> {
     this.server.check(this.address);
+    await this.server.saveGate();
     this.server.writeFile(path, content);
     return this.server.files.get(path)?.lastModified as string;
   }
