@@ -91,7 +91,9 @@ describe(HostedNotebookHandle, () => {
     expect(await execution).toMatchObject({ status: 'ok' });
     expect(t.server.file('work/a.ipynb')?.cells[1]).toMatchObject({ outputs: [{ text: '42\n' }] });
     t.server.writeFile('work/a.ipynb', { cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 });
-    expect((await rejection(handle.insertCell({ source: 'y = 1', cellType: 'code' }))).code).toBe('file_changed_on_server');
+    expect((await rejection(handle.insertCell({ source: 'y = 1', cellType: 'code' }))).code).toBe(
+      'file_changed_on_server',
+    );
     expect(t.server.file('work/a.ipynb')?.cells).toEqual([]);
   });
 
