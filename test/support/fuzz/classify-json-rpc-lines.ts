@@ -1,3 +1,4 @@
+import { sniffTopLevelId, sniffTrailingId } from '@nteract-mcp/foundation';
 /**
  * What each line of a batch is, read the way JSON-RPC 2.0 reads it, and so what it may be answered
  * with. Ids are compared with their type: `idKey(7)` is `n:7`, `idKey("7")` is `s:7`.
@@ -124,7 +125,10 @@ export function classifyJsonRpcLines(bytes: Buffer, maxLineBytes = Number.POSITI
       parsed = false;
     }
     if (!parsed) {
-      out.push({ cls: oddBytes ? 'lenient' : 'malformed', key: undefined, cancels: undefined, preview });
+      // A line over the cap is never parsed whole: the reader answers the id it can read from the
+      // line's first or last bytes (foundation's sniffers, as the framer does), if any.
+      const key = line.length > maxLineBytes ? sniffedKey(lossy) : undefined;
+      out.push({ cls: oddBytes ? 'lenient' : 'malformed', key, cancels: undefined, preview });
       continue;
     }
     if (Array.isArray(value)) {
@@ -144,4 +148,11 @@ export function classifyJsonRpcLines(bytes: Buffer, maxLineBytes = Number.POSITI
     else out.push({ ...classified, preview });
   }
   return out;
+}
+
+/** The key of the id a reader sniffs from an unparsable long line: its head's top-level id, else its tail's. */
+function sniffedKey(text: string): string | undefined {
+  const sniffBytes = 64 * 1024;
+  const id = sniffTopLevelId(text.slice(0, sniffBytes)) ?? sniffTrailingId(text.slice(-sniffBytes));
+  return id === null ? undefined : idKey(id);
 }

@@ -175,6 +175,17 @@ describe('JsonRpcReplyLedger', () => {
     expect(violations.kinds()).toEqual({ 'request never answered (plain request)': 1 });
   });
 
+  it('takes the id a reader can sniff from a line over the cap that does not parse (at most one reply)', () => {
+    const long = `{"jsonrpc":"2.0","id":27190,"method":"tools/call","params":{"pad":"${'x'.repeat(300)}`;
+    const violations = new FuzzViolations();
+    const ledger = new JsonRpcReplyLedger(violations);
+    ledger.open(1, classifyJsonRpcLines(lines(long), 200));
+    ledger.reply(failed(27190));
+    ledger.close();
+    ledger.finish();
+    expect(violations.kinds()).toEqual({});
+  });
+
   it('reports replies to ids never sent', () => {
     const { ledger, violations } = ledgerFor(lines({ jsonrpc: '2.0', id: 1, method: 'ping' }));
     ledger.reply(ok(1));
