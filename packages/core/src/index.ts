@@ -112,6 +112,7 @@ export {
   serializeJsonRpcLine,
   validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
+export { requestIdKey } from './json-rpc/request-id-key.js';
 export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
 export { ChildRuntime, defaultStartupWaitMs } from './lifecycle/child-runtime.js';
 export { DaemonIncarnation } from './notebook-target/daemon-incarnation.js';

@@ -101,6 +101,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'readSessionReport',
       'rejoinByOpening',
       'rejoinTargetWithoutCredentials',
+      'requestIdKey',
       'retryDelay',
       'serializeJsonRpcLine',
       'sessionRecoveryTarget',

@@ -1,10 +1,11 @@
-import type {
-  AdmissionRejection,
-  AdmissionRequest,
-  ConnectionRequestId,
-  OutboundNotification,
-  ServerDescription,
-  StreamEnding,
+import {
+  type AdmissionRejection,
+  type AdmissionRequest,
+  type ConnectionRequestId,
+  type OutboundNotification,
+  requestIdKey,
+  type ServerDescription,
+  type StreamEnding,
 } from '@nteract-mcp/core';
 import { envelopeKeys, nativeErrorCodes } from './native-envelope.js';
 
@@ -38,10 +39,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function streamKey(id: ConnectionRequestId): string {
-  return `${typeof id}:${id}`;
-}
-
 /**
  * The `subscriptions/listen` streams of one native connection, and the rules by which server
  * notifications reach the client in this era (2026-07-28): nothing is sent unsolicited. A list
@@ -72,7 +69,7 @@ export class NotificationStreams {
           'Invalid params: subscriptions/listen needs params.notifications, an object such as {"toolsListChanged": true}.',
       };
     }
-    if (this.#streams.has(streamKey(id))) {
+    if (this.#streams.has(requestIdKey(id))) {
       return {
         kind: 'reject',
         code: -32600,
@@ -87,12 +84,12 @@ export class NotificationStreams {
       };
     }
     const filter = honoured(requested, server.capabilities);
-    this.#streams.set(streamKey(id), { id, filter });
+    this.#streams.set(requestIdKey(id), { id, filter });
     return [{ method: acknowledged, params: { notifications: filter, _meta: { [envelopeKeys.subscriptionId]: id } } }];
   }
 
   public cancel(id: ConnectionRequestId): boolean {
-    return this.#streams.delete(streamKey(id));
+    return this.#streams.delete(requestIdKey(id));
   }
 
   public deliver(

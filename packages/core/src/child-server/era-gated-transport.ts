@@ -2,6 +2,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { AdmissionRequest, EraConnection } from '../contributions/protocol-admission.js';
 import type { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
+import { requestIdKey } from '../json-rpc/request-id-key.js';
 
 /**
  * A transport in front of the SDK server that asks the contributed protocol eras (through a
@@ -53,14 +54,14 @@ export class EraGatedTransport implements Transport {
   public async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (!('method' in message)) {
       const id = (message as { id?: unknown }).id;
-      if (typeof id === 'string' || typeof id === 'number') this.#served.delete(idKey(id));
+      if (typeof id === 'string' || typeof id === 'number') this.#served.delete(requestIdKey(id));
       if (!('result' in message)) return this.#inner.send(message, options);
       const result = this.#gate.shapeResult(message.result as Record<string, unknown>);
       return this.#inner.send({ ...message, result } as JSONRPCMessage, options);
     }
     if ('id' in message) return this.#inner.send(message, options);
     const related =
-      options?.relatedRequestId === undefined ? undefined : this.#served.get(idKey(options.relatedRequestId));
+      options?.relatedRequestId === undefined ? undefined : this.#served.get(requestIdKey(options.relatedRequestId));
     const params = message.params as Record<string, unknown> | undefined;
     for (const notification of this.#gate.deliver(
       { method: message.method, ...(params === undefined ? {} : { params }) },
@@ -77,7 +78,7 @@ export class EraGatedTransport implements Transport {
         if (typeof requestId === 'string' || typeof requestId === 'number') {
           // The end of a stream the era holds: the server never saw its request.
           if (this.#gate.cancelled(requestId)) return;
-          this.#served.delete(idKey(requestId));
+          this.#served.delete(requestIdKey(requestId));
         }
       }
       this.onmessage?.(message, extra);
@@ -87,7 +88,7 @@ export class EraGatedTransport implements Transport {
     const verdict = this.#gate.receive(request);
     if (verdict.kind === 'serve') {
       if (verdict.opened) this.#onOpened(verdict.opened);
-      this.#served.set(idKey(message.id), request);
+      this.#served.set(requestIdKey(message.id), request);
       this.onmessage?.(message, extra);
       return;
     }
@@ -115,9 +116,4 @@ export class EraGatedTransport implements Transport {
       for (const message of messages) await this.#inner.send(message);
     })().catch((error: unknown) => this.onerror?.(error as Error));
   }
-}
-
-/** A request id as a map key, told apart by type (`7` is not `"7"`). */
-function idKey(id: string | number): string {
-  return `${typeof id}:${id}`;
 }

@@ -21,6 +21,7 @@ import {
   JsonRpcLineFramer,
   type JsonRpcMessage,
 } from '../json-rpc/json-rpc-line-framer.js';
+import { requestIdKey } from '../json-rpc/request-id-key.js';
 import type { Logger } from '../ports/logger.js';
 
 /** JSON-RPC "internal error": the code of the answer that replaces one too large to send. */
@@ -100,7 +101,7 @@ export class GuardedStdioTransport implements Transport {
   readonly #outgoing: readonly OutgoingMessageFilter[];
   readonly #maxMessageBytes: number;
   readonly #logger: Logger | undefined;
-  /** Ids (by {@link inFlightKey}) of the requests handed to the server and not answered yet. */
+  /** Ids (by {@link requestIdKey}) of the requests handed to the server and not answered yet. */
   readonly #inFlight = new Set<string>();
   #started = false;
 
@@ -165,7 +166,7 @@ export class GuardedStdioTransport implements Transport {
 
   public async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const answered = replyId(message);
-    if (answered !== undefined) this.#inFlight.delete(inFlightKey(answered));
+    if (answered !== undefined) this.#inFlight.delete(requestIdKey(answered));
     let outgoing = message;
     try {
       for (const filter of this.#outgoing) outgoing = filter(outgoing);
@@ -227,10 +228,10 @@ export class GuardedStdioTransport implements Transport {
       return;
     }
     const admitted = parsed.data;
-    if ('method' in admitted && 'id' in admitted) this.#inFlight.add(inFlightKey(admitted.id));
+    if ('method' in admitted && 'id' in admitted) this.#inFlight.add(requestIdKey(admitted.id));
     else if ('method' in admitted && admitted.method === 'notifications/cancelled') {
       const requestId = (admitted.params as { requestId?: unknown } | undefined)?.requestId;
-      const key = typeof requestId === 'string' || typeof requestId === 'number' ? inFlightKey(requestId) : undefined;
+      const key = typeof requestId === 'string' || typeof requestId === 'number' ? requestIdKey(requestId) : undefined;
       if (key === undefined || !this.#inFlight.delete(key)) {
         this.#logger?.debug('dropped a cancellation of no request in flight', {
           requestId: boundClientText(String(requestId)),
@@ -277,11 +278,6 @@ function describeIssues(error: z.ZodError): string {
 
 function errorResponse(id: JsonRpcId, code: number, message: string): JsonRpcErrorResponse {
   return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
-/** A request id as a set key: `7` and `"7"` are different requests. */
-function inFlightKey(id: string | number): string {
-  return `${typeof id}:${id}`;
 }
 
 /** The id of a response (result or error), else `undefined`. */
