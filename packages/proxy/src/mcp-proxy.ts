@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type {
@@ -30,6 +29,7 @@ import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
 import { CredentialRelay } from './credential-relay.js';
+import { IdempotencyKeys } from './idempotency-keys.js';
 import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from './in-flight-requests.js';
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
@@ -144,6 +144,7 @@ export class McpProxy {
   readonly #turn = new WriteTurn();
   /** Hosted tokens the children kept, handed to each new child on its credential channel. */
   readonly #credentials = new CredentialRelay();
+  readonly #idempotencyKeys = new IdempotencyKeys();
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -152,6 +153,11 @@ export class McpProxy {
   #nextChildId = 1;
   #previousDaemonVersion: string | undefined;
   #closed = false;
+  /** The session report value relayed last, as the answer scan parsed it, and what reading it gave. */
+  #lastReportValue: unknown;
+  #lastReportRead: SessionReport | undefined;
+  /** The report the tracker observed last. */
+  #trackerSaw: SessionReport | undefined;
 
   public constructor(options: McpProxyOptions) {
     this.#options = options;
@@ -388,11 +394,14 @@ export class McpProxy {
       this.upstream({ jsonrpc: '2.0', id: request.id, error: toProxyWireError({ kind: 'tool_list_incompatible' }) });
       return;
     }
-    const stamped: JsonRpcRequest =
-      toolName === undefined || typeof params._meta?.[idempotencyMetaKey] === 'string'
-        ? request
-        : { ...request, params: { ...params, _meta: { ...params._meta, [idempotencyMetaKey]: randomUUID() } } };
-    const pending = this.#requests.add(stamped, toolName, this.#options.clock.now());
+    if (toolName !== undefined && (params._meta === undefined || isRecord(params._meta))) {
+      // Parsed from the client's line for the proxy alone, the request is stamped in place (a
+      // `_meta` that is not an object goes on as it came, for the child to refuse).
+      const meta = params._meta ?? {};
+      if (typeof meta[idempotencyMetaKey] !== 'string') meta[idempotencyMetaKey] = this.#idempotencyKeys.next();
+      params._meta = meta;
+    }
+    const pending = this.#requests.add(request, toolName, this.#options.clock.now());
     if (coldToolList && !this.#child?.ready) {
       // Nothing to serve yet: wait (bounded) for the child's own list rather than answer `reconnect` alone.
       pending.fallback = this.#options.clock.setTimer(this.#options.toolListWaitMs ?? defaultToolListWaitMs, () => {
@@ -429,8 +438,7 @@ export class McpProxy {
         message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array (${quoteClientText(request.method)}).`,
       };
     }
-    const key = requestKey(request.id);
-    if (this.#requests.has(request.id) || this.#local.has(key) || this.#streams.has(key)) {
+    if (this.#requests.has(request.id) || this.heldElsewhere(request.id)) {
       return {
         kind: 'invalid_request',
         message: `Invalid Request: the id ${JSON.stringify(request.id)} is already used by a request still in progress; use a new id for each request.`,
@@ -450,6 +458,13 @@ export class McpProxy {
         };
     }
     return undefined;
+  }
+
+  /** `id` belongs to a request the proxy answers itself or holds open as a stream. */
+  private heldElsewhere(id: JsonRpcId): boolean {
+    if (this.#local.size === 0 && this.#streams.size === 0) return false;
+    const key = requestKey(id);
+    return this.#local.has(key) || this.#streams.has(key);
   }
 
   private spawnSpec(): ChildSpawnSpec {
@@ -588,12 +603,19 @@ export class McpProxy {
         this.handleChildMessage(link, parseAnswer(answer), answer.line);
         return;
       }
-      if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
-        this.observeReport(link, { _meta: { [sessionReportMetaKey]: answer.sessionReport } });
-      }
       if (!this.#requests.take(pending)) return;
-      this.logForwarded(pending, answer.isError ? 'isError' : 'ok', undefined);
       this.#writer.writeRelayed(answer, pending.upstreamId);
+      // The client has its answer first; what the proxy learns from it is recorded right after.
+      this.#turn.afterWrites(() => {
+        try {
+          if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
+            this.observeReportValue(link, answer.sessionReport);
+          }
+          this.logForwarded(pending, answer.isError ? 'isError' : 'ok', undefined);
+        } catch (error) {
+          this.#options.logger.error('recording a relayed answer failed', { error });
+        }
+      });
     } catch (error) {
       this.#options.logger.error('handling a child message failed', { error });
       if (pending) {
@@ -670,13 +692,33 @@ export class McpProxy {
   /** Stores the session report of `result`, if it has one (the only source of the rejoin target). */
   private observeReport(link: ChildConnection, result: unknown): void {
     const report = readSessionReport(result);
-    if (report === undefined) return;
+    if (report !== undefined) this.recordReport(link, report);
+  }
+
+  /**
+   * Stores a session report as a relayed answer carried it (`_meta[sessionReportMetaKey]`, as
+   * parsed). The child repeats one report until its session changes and the answer scan hands the
+   * same value for the same bytes, so a repeated one is not read again.
+   */
+  private observeReportValue(link: ChildConnection, value: unknown): void {
+    if (value !== this.#lastReportValue) {
+      this.#lastReportValue = value;
+      this.#lastReportRead = readSessionReport({ _meta: { [sessionReportMetaKey]: value } });
+    }
+    if (this.#lastReportRead !== undefined) this.recordReport(link, this.#lastReportRead);
+  }
+
+  private recordReport(link: ChildConnection, report: SessionReport): void {
     // The daemon version this child works with, also when its title had none (it started first).
     if (report.daemonVersion !== undefined && this.#child === link) {
       link.daemonVersion = report.daemonVersion;
       this.#previousDaemonVersion = report.daemonVersion;
     }
-    this.#tracker.observeSessionReport(report);
+    // The tracker's state follows from the last report it saw alone: the same one again changes nothing.
+    if (report !== this.#trackerSaw) {
+      this.#trackerSaw = report;
+      this.#tracker.observeSessionReport(report);
+    }
     this.#status.recordReport(report, link.handle.pid);
   }
 
@@ -804,15 +846,14 @@ export class McpProxy {
 
   /** One line per forwarded call: never its arguments or result (they may hold secrets). */
   private logForwarded(pending: Pending, outcome: 'ok' | 'isError' | 'error', code: number | undefined): void {
-    this.#options.logger.debug('forwarded', {
-      method: pending.request.method,
-      ...(pending.toolName === undefined ? {} : { tool: pending.toolName }),
-      id: pending.upstreamId,
-      ms: this.#options.clock.now() - pending.receivedAt,
-      outcome,
-      ...(code === undefined ? {} : { code }),
-      ...(pending.resent ? { resent: true } : {}),
-    });
+    const fields: Record<string, unknown> = { method: pending.request.method };
+    if (pending.toolName !== undefined) fields.tool = pending.toolName;
+    fields.id = pending.upstreamId;
+    fields.ms = this.#options.clock.now() - pending.receivedAt;
+    fields.outcome = outcome;
+    if (code !== undefined) fields.code = code;
+    if (pending.resent) fields.resent = true;
+    this.#options.logger.debug('forwarded', fields);
   }
 
   /** Writes one message to the client (see {@link UpstreamWriter}). */

@@ -90,3 +90,32 @@ describe(TurnWriter, () => {
     expect(calls.flat()).toEqual(['before\n', 'inside\n']);
   });
 });
+
+describe(WriteTurn, () => {
+  it('runs the work put after its writes once they reached their streams, in order (work added by work at once)', () => {
+    const { stream, calls } = recordingStream();
+    const turn = new WriteTurn();
+    const writer = new TurnWriter(stream, turn);
+    const seen: string[] = [];
+    turn.begin();
+    writer.write('answer\n');
+    turn.afterWrites(() => {
+      seen.push(`first after ${calls.length} write(s)`);
+      turn.afterWrites(() => seen.push('added by the first'));
+    });
+    turn.afterWrites(() => seen.push('second'));
+    turn.begin();
+    turn.end();
+    expect(seen).toEqual([]);
+    turn.end();
+    expect(calls).toEqual([['answer\n']]);
+    expect(seen).toEqual(['first after 1 write(s)', 'added by the first', 'second']);
+  });
+
+  it('runs work at once when no turn is open', () => {
+    const turn = new WriteTurn();
+    const seen: string[] = [];
+    turn.afterWrites(() => seen.push('now'));
+    expect(seen).toEqual(['now']);
+  });
+});

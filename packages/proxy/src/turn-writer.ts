@@ -3,11 +3,13 @@ import type { Writable } from 'node:stream';
 /**
  * A stretch of work (the handling of one chunk read from a stream) during which writes to the
  * {@link TurnWriter}s that share it are held, and sent when it ends: one write each when that is
- * all there was, else one `writev`. Spans nest; the outermost end sends.
+ * all there was, else one `writev`. Spans nest; the outermost end sends, then runs the work put
+ * {@link afterWrites} (bookkeeping that the peers need not wait for), in order.
  */
 export class WriteTurn {
   #depth = 0;
   #held: TurnWriter[] = [];
+  #after: (() => void)[] = [];
 
   /** A write now is held until {@link end}. */
   public get open(): boolean {
@@ -21,10 +23,26 @@ export class WriteTurn {
   /** Ends the span begun last; the outermost sends what its writers hold. */
   public end(): void {
     this.#depth -= 1;
-    if (this.#depth > 0 || this.#held.length === 0) return;
-    const held = this.#held;
-    this.#held = [];
-    for (const writer of held) writer.flush();
+    if (this.#depth > 0) return;
+    if (this.#held.length > 0) {
+      const held = this.#held;
+      this.#held = [];
+      for (const writer of held) writer.flush();
+    }
+    if (this.#after.length > 0) {
+      const after = this.#after;
+      this.#after = [];
+      for (const work of after) work();
+    }
+  }
+
+  /**
+   * Runs `work` once this turn's writes have been handed to their streams (at once outside a
+   * turn), so the peers already have their messages while it runs. `work` must not throw.
+   */
+  public afterWrites(work: () => void): void {
+    if (this.#depth > 0) this.#after.push(work);
+    else work();
   }
 
   /** `writer` holds writes until the span ends. */

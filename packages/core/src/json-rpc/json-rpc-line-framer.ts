@@ -215,11 +215,12 @@ export class JsonRpcLineFramer<T = never> {
     } catch {
       return errorFrame('parse-error', null, jsonRpcParseErrorCode, 'Parse error: the line is not valid UTF-8');
     }
-    if (text.trim().length === 0) return undefined;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
+      // A blank line (whitespace only) is no message: it is skipped, not answered.
+      if (text.trim().length === 0) return undefined;
       return errorFrame('parse-error', null, jsonRpcParseErrorCode, 'Parse error: the line is not valid JSON');
     }
     const validation = validateJsonRpcMessage(value);
