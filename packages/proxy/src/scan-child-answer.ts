@@ -168,9 +168,16 @@ function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
-/** `line` holds `bytes` at `at` (compared natively, no loop in script). */
+/** Up to this many bytes a loop in script compares faster than a native call (which checks its offsets in script first). */
+const shortCompareBytes = 32;
+
+/** `line` holds `bytes` at `at`. */
 function startsWith(line: Buffer, at: number, bytes: Uint8Array): boolean {
-  return at + bytes.length <= line.length && line.compare(bytes, 0, bytes.length, at, at + bytes.length) === 0;
+  const length = bytes.length;
+  if (at < 0 || at + length > line.length) return false;
+  if (length > shortCompareBytes) return line.subarray(at, at + length).equals(bytes);
+  for (let i = 0; i < length; i++) if (line[at + i] !== bytes[i]) return false;
+  return true;
 }
 
 function ascii(text: string): Uint8Array {
