@@ -89,7 +89,9 @@ export class ChildConnection {
 
   #read(reader: ChildLineReader, chunk: Buffer): void {
     const { logger } = this.#options;
-    for (const frame of reader.push(chunk)) {
+    const frames = reader.push(chunk);
+    for (let i = 0; i < frames.length; i++) {
+      const frame = frames[i] as (typeof frames)[number];
       if (frame.kind === 'answer') this.#receiveAnswer(frame.answer);
       else if (frame.kind === 'message') this.#receive(frame.message, frame.line);
       else if (frame.reason === 'line-too-long' && frame.response.id !== null) {
@@ -150,7 +152,17 @@ export class ChildConnection {
    */
   public forward(pending: InFlightRequest<ChildConnection>, beforeWrite: (childId: number) => void): void {
     const childId = this.#options.nextId();
-    const line = serializeJsonRpcLine({ ...pending.request, id: childId });
+    // The request was parsed for the proxy alone: its id is swapped for the child's while it is
+    // written out (no copy of it is made), and put back.
+    const request = pending.request as { id: JsonRpcId };
+    const upstreamId = request.id;
+    let line: string;
+    request.id = childId;
+    try {
+      line = serializeJsonRpcLine(pending.request);
+    } finally {
+      request.id = upstreamId;
+    }
     beforeWrite(childId);
     this.#stdin.write(line);
   }

@@ -215,7 +215,9 @@ export class McpProxy {
     input.on('data', (chunk: Buffer) => {
       this.#turn.begin();
       try {
-        for (const frame of this.#framer.push(chunk)) {
+        const frames = this.#framer.push(chunk);
+        for (let i = 0; i < frames.length; i++) {
+          const frame = frames[i] as (typeof frames)[number];
           if (frame.kind === 'error') {
             const { code, message } = frame.response.error;
             this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });

@@ -27,12 +27,12 @@ export class WriteTurn {
     if (this.#held.length > 0) {
       const held = this.#held;
       this.#held = [];
-      for (const writer of held) writer.flush();
+      for (let i = 0; i < held.length; i++) held[i]?.flush();
     }
     if (this.#after.length > 0) {
       const after = this.#after;
       this.#after = [];
-      for (const work of after) work();
+      for (let i = 0; i < after.length; i++) after[i]?.();
     }
   }
 
