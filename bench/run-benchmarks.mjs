@@ -14,6 +14,7 @@ import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
+import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -271,6 +272,7 @@ const benchmarks = {
   container: containerBenchmark,
   'wire-validation': wireValidationBenchmark,
   'hop-overhead': hopOverheadBenchmark,
+  'proxy-forwarding': proxyForwardingBenchmark,
   'child-start': childStartBenchmark,
   recovery: recoveryBenchmark,
   memory: memoryBenchmark,

@@ -63,7 +63,7 @@ describe(TurnWriter, () => {
     expect(calls).toEqual([['lone\n'], ['a\n', 'b\n', 'c\n']]);
   });
 
-  it('sends the writes of every writer sharing a turn when it ends, each to its own stream', () => {
+  it('sends the writes of every writer sharing a turn when it ends, each to its own stream, text after text as one write', () => {
     const one = recordingStream();
     const two = recordingStream();
     const turn = new WriteTurn();
@@ -75,7 +75,8 @@ describe(TurnWriter, () => {
     second.write('to two again\n');
     turn.end();
     expect(one.calls).toEqual([['to one\n']]);
-    expect(two.calls).toEqual([['to two\n', 'to two again\n']]);
+    // Text after text leaves as one string (one write, no writev).
+    expect(two.calls).toEqual([['to two\nto two again\n']]);
   });
 
   it('keeps order across a write before a turn opens in the same tick and writes inside it', async () => {

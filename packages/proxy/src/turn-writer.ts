@@ -55,15 +55,16 @@ export class WriteTurn {
  * Writes to one stream so that everything written in one turn of the event loop leaves together,
  * so a burst of answers (64 calls in flight) costs one `writev` instead of a system call each:
  * inside an open {@link WriteTurn} the writes are held until it ends (a lone write then goes out
- * as it is, with no corking and no deferral); outside one, the first write of a turn corks the
- * stream and the end of the turn uncorks it.
+ * as it is, with no corking and no deferral; text written after text is joined into one string,
+ * one plain write); outside one, the first write of a turn corks the stream and the end of the
+ * turn uncorks it.
  *
  * Guarantees: order is kept; {@link flush} sends what is held at once (before the process exits).
  */
 export class TurnWriter {
   readonly #stream: Writable;
   readonly #turn: WriteTurn | undefined;
-  /** The one write held so far in an open turn, not yet handed to the stream. */
+  /** What an open turn wrote so far, not yet handed to the stream: one chunk, or the text of several. */
   #single: string | Buffer | undefined;
   #corked = false;
 
@@ -83,6 +84,11 @@ export class TurnWriter {
     }
     const single = this.#single;
     if (single !== undefined) {
+      if (typeof single === 'string' && typeof chunk === 'string') {
+        // Text after text (requests to a child): held as one string, one write without a writev.
+        this.#single = single + chunk;
+        return;
+      }
       // A second write in the turn: both go out together.
       this.#single = undefined;
       this.#corked = true;
