@@ -1,10 +1,11 @@
 // The cost of the proxy hop: the same child call (get_all_cells on a 10-cell notebook) made
-// (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one extra hop) and
-// (c) through nteract-mcp. Latency with 1 call in flight, the three paths taking turns call by call
+// (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one extra hop),
+// (c) through nteract-mcp and (m) through a minimal JSON-line relay (parse, new id, serialize:
+// the floor of any relay that reads the messages it carries). Latency with 1 call in flight, the three paths taking turns call by call
 // (so a machine busy with other work slows them alike); throughput with 64 in flight, batches in
 // turns; and the CPU time the middle process (pipe or proxy) spends per call, which other load
 // hardly moves. The figure of merit is (c - a) / (b - a): 1 means the proxy costs no more than
-// copying bytes.
+// copying bytes; (m - a) / (b - a) beside it is what reading the messages costs at the least.
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { cpuNs, elapsedUs, summarizeEach } from './lib/stats.mjs';
@@ -22,6 +23,7 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const paths = {
     direct: [runt],
     pipe: [join(here, 'lib', 'byte-pipe.mjs'), runt],
+    jsonRelay: [join(here, 'lib', 'json-line-relay.mjs'), runt],
     proxy: [join(dist, 'nteract-mcp.js')],
   };
   const names = Object.keys(paths);
@@ -36,7 +38,9 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       // Warm up the path (JIT, caches) before anything is measured.
       for (let i = 0; i < 200; i++) await call(peer);
     }
-    const cpuBefore = { pipe: await cpuNs(peers.pipe.process.pid), proxy: await cpuNs(peers.proxy.process.pid) };
+    const middles = ['pipe', 'jsonRelay', 'proxy'];
+    const cpuBefore = {};
+    for (const name of middles) cpuBefore[name] = await cpuNs(peers[name].process.pid);
     const latency = Object.fromEntries(names.map((name) => [name, []]));
     for (let i = 0; i < latencyCalls; i++) {
       // Each call of round i goes to the paths in a rotated order, so none is always first.
@@ -57,13 +61,13 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       }
     }
     const measuredCalls = latencyCalls + batches * inFlight;
-    const cpuUsPerCall = {
-      pipe: ((await cpuNs(peers.pipe.process.pid)) - cpuBefore.pipe) / 1000 / measuredCalls,
-      proxy: ((await cpuNs(peers.proxy.process.pid)) - cpuBefore.proxy) / 1000 / measuredCalls,
-    };
+    const cpuUsPerCall = {};
+    for (const name of middles) {
+      cpuUsPerCall[name] = ((await cpuNs(peers[name].process.pid)) - cpuBefore[name]) / 1000 / measuredCalls;
+    }
     const stats = summarizeEach(latency);
     const calls = Object.fromEntries(Object.entries(summarizeEach(throughput)).map(([name, { p50 }]) => [name, p50]));
-    const hop = (q) => (stats.proxy[q] - stats.direct[q]) / (stats.pipe[q] - stats.direct[q]);
+    const hop = (q, through = 'proxy') => (stats[through][q] - stats.direct[q]) / (stats.pipe[q] - stats.direct[q]);
     return {
       name: 'hop-overhead',
       unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process',
@@ -71,20 +75,27 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       ratios: {
         hopP50: hop('p50'),
         hopP99: hop('p99'),
+        jsonRelayHopP50: hop('p50', 'jsonRelay'),
+        jsonRelayHopP99: hop('p99', 'jsonRelay'),
         proxyThroughputOverDirect: calls.proxy / calls.direct,
         pipeThroughputOverDirect: calls.pipe / calls.direct,
+        jsonRelayThroughputOverDirect: calls.jsonRelay / calls.direct,
         proxyCpuOverPipeCpu: cpuUsPerCall.proxy / cpuUsPerCall.pipe,
+        jsonRelayCpuOverPipeCpu: cpuUsPerCall.jsonRelay / cpuUsPerCall.pipe,
       },
       targets: { hopP50: '<= 1.2', hopP99: '<= 1.2', proxyThroughputOverDirect: '>= 0.9' },
       samples: { unit: 'µs', sets: latency },
       chart: [
         { label: 'direct p50', value: stats.direct.p50, unit: 'µs' },
         { label: 'byte pipe p50', value: stats.pipe.p50, unit: 'µs' },
+        { label: 'JSON-line relay p50', value: stats.jsonRelay.p50, unit: 'µs' },
         { label: 'nteract-mcp p50', value: stats.proxy.p50, unit: 'µs' },
         { label: 'direct p99', value: stats.direct.p99, unit: 'µs' },
         { label: 'byte pipe p99', value: stats.pipe.p99, unit: 'µs' },
+        { label: 'JSON-line relay p99', value: stats.jsonRelay.p99, unit: 'µs' },
         { label: 'nteract-mcp p99', value: stats.proxy.p99, unit: 'µs' },
         { label: 'byte pipe CPU per call', value: cpuUsPerCall.pipe, unit: 'µs' },
+        { label: 'JSON-line relay CPU per call', value: cpuUsPerCall.jsonRelay, unit: 'µs' },
         { label: 'nteract-mcp CPU per call', value: cpuUsPerCall.proxy, unit: 'µs' },
       ],
     };

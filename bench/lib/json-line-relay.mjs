@@ -1,0 +1,44 @@
+// The floor of a relay that reads messages: a process that starts `node <entry> args…` and, both
+// ways, splits lines, parses each one, gives requests ids of its own (and answers back their
+// client's ids), and writes it out again, with nothing else: no validation, no ledger beyond an
+// id map, no error handling. Benchmarks put it where nteract-mcp would be, beside the byte pipe.
+import { spawn } from 'node:child_process';
+
+const [entry, ...args] = process.argv.slice(2);
+const child = spawn(process.execPath, [entry, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+const clientIds = new Map();
+let nextId = 1;
+
+function eachLine(input, onLine) {
+  let rest = '';
+  input.setEncoding('utf8');
+  input.on('data', (chunk) => {
+    const text = rest + chunk;
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      onLine(text.slice(start, end));
+      start = end + 1;
+    }
+    rest = text.slice(start);
+  });
+}
+
+eachLine(process.stdin, (line) => {
+  const message = JSON.parse(line);
+  if (message.id !== undefined && message.method !== undefined) {
+    const id = nextId++;
+    clientIds.set(id, message.id);
+    message.id = id;
+  }
+  child.stdin.write(`${JSON.stringify(message)}\n`);
+});
+eachLine(child.stdout, (line) => {
+  const message = JSON.parse(line);
+  if (message.method === undefined && clientIds.has(message.id)) {
+    const id = clientIds.get(message.id);
+    clientIds.delete(message.id);
+    message.id = id;
+  }
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+});
+child.once('exit', (code) => process.exit(code ?? 1));
