@@ -1,22 +1,64 @@
 // The cost of the proxy hop: the same child call (get_all_cells on a 10-cell notebook) made
 // (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one extra hop),
 // (c) through nteract-mcp and (m) through a minimal JSON-line relay (parse, new id, serialize:
-// the floor of any relay that reads the messages it carries). Latency with 1 call in flight, the three paths taking turns call by call
-// (so a machine busy with other work slows them alike); throughput with 64 in flight, batches in
-// turns; and the CPU time the middle process (pipe or proxy) spends per call, which other load
-// hardly moves. The figure of merit is (c - a) / (b - a): 1 means the proxy costs no more than
-// copying bytes; (m - a) / (b - a) beside it is what reading the messages costs at the least.
+// the floor of any relay that reads the messages it carries). The figure of merit is
+// (c - a) / (b - a): 1 means the proxy costs no more than copying bytes; (m - a) / (b - a) beside
+// it is what reading the messages costs at the least.
+//
+// Each path is measured twice. Early: 1,500 calls right after 200 of warm-up, while V8 still
+// compiles the hot code of every process on its helper threads (what an agent's first few hundred
+// calls meet). Steady: once every process has settled (its helper threads spend at most a tenth of
+// its main thread's CPU per call, over two blocks of calls in a row; the proxy takes about 3,000
+// calls) and every path has made as many calls as the slowest to settle, latency with 1 call in flight, the paths taking turns call by call (so a machine busy
+// with other work slows them alike); throughput with 64 in flight, batches in turns; and the CPU
+// time the middle process spends per call, on its main thread and on its helpers.
 import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { cpuNs, elapsedUs, summarizeEach } from './lib/stats.mjs';
+import { elapsedUs, summarizeEach, threadCpuNs } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 
 const call = (peer) => peer.call('get_all_cells', { format: 'json' });
 
+/** A process has settled when its helper threads spend at most this share of its main thread's CPU, twice in a row. */
+const settledBackgroundShare = 0.1;
+
+/** Latency of `calls` rounds, the paths taking turns call by call in a rotated order. */
+async function latencyRounds(peers, names, calls) {
+  const latency = Object.fromEntries(names.map((name) => [name, []]));
+  for (let i = 0; i < calls; i++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(i + k) % names.length];
+      const start = process.hrtime.bigint();
+      await call(peers[name]);
+      latency[name].push(elapsedUs(start));
+    }
+  }
+  return latency;
+}
+
+/** Calls `peer` in blocks until the process `pid` has settled (or `maxCalls`); the calls it took. */
+async function settle(peer, pid, block, maxCalls) {
+  let calls = 0;
+  let quietBlocks = 0;
+  while (calls < maxCalls && quietBlocks < 2) {
+    const before = await threadCpuNs(pid);
+    for (let i = 0; i < block; i++) await call(peer);
+    calls += block;
+    const after = await threadCpuNs(pid);
+    const quiet = after.background - before.background <= settledBackgroundShare * (after.main - before.main);
+    quietBlocks = quiet ? quietBlocks + 1 : 0;
+  }
+  return calls;
+}
+
 /** `size`: `smoke` for CI (a few calls, to keep the benchmark working), `full` for the figures. */
 export async function hopOverheadBenchmark({ dist, here, size }) {
   const latencyCalls = size === 'smoke' ? 20 : 1500;
+  // More samples for the steady state: its p99 is a difference of tails (the child's pauses), read off 3,000.
+  const steadyCalls = size === 'smoke' ? 20 : 3000;
   const batches = size === 'smoke' ? 2 : 48;
+  const settleBlock = size === 'smoke' ? 10 : 500;
+  const maxSettleCalls = size === 'smoke' ? 20 : 20_000;
   const inFlight = 64;
   const user = createUserHome(dist);
   const runt = join(dist, 'runt-mcp.js');
@@ -27,6 +69,7 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
     proxy: [join(dist, 'nteract-mcp.js')],
   };
   const names = Object.keys(paths);
+  const middles = ['pipe', 'jsonRelay', 'proxy'];
   const peers = {};
   try {
     for (const [name, args] of Object.entries(paths)) {
@@ -35,22 +78,21 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       await peer.initialize();
       await peer.call('create_notebook', {});
       for (let cell = 0; cell < 10; cell++) await peer.call('create_cell', { source: `x${cell} = ${cell}` });
-      // Warm up the path (JIT, caches) before anything is measured.
       for (let i = 0; i < 200; i++) await call(peer);
     }
-    const middles = ['pipe', 'jsonRelay', 'proxy'];
-    const cpuBefore = {};
-    for (const name of middles) cpuBefore[name] = await cpuNs(peers[name].process.pid);
-    const latency = Object.fromEntries(names.map((name) => [name, []]));
-    for (let i = 0; i < latencyCalls; i++) {
-      // Each call of round i goes to the paths in a rotated order, so none is always first.
-      for (let k = 0; k < names.length; k++) {
-        const name = names[(i + k) % names.length];
-        const start = process.hrtime.bigint();
-        await call(peers[name]);
-        latency[name].push(elapsedUs(start));
-      }
+    const early = await latencyRounds(peers, names, latencyCalls);
+    // The direct path's process is runt-mcp itself; the others are the middle processes (their
+    // runt-mcp children warm up with them, call for call).
+    const settleCalls = {};
+    for (const name of names) {
+      settleCalls[name] = await settle(peers[name], peers[name].process.pid, settleBlock, maxSettleCalls);
     }
+    // As warm as the others: every path (its runt-mcp too) has made as many calls.
+    const warmest = Math.max(...Object.values(settleCalls));
+    for (const name of names) for (let i = settleCalls[name]; i < warmest; i++) await call(peers[name]);
+    const cpuBefore = {};
+    for (const name of middles) cpuBefore[name] = await threadCpuNs(peers[name].process.pid);
+    const latency = await latencyRounds(peers, names, steadyCalls);
     const throughput = Object.fromEntries(names.map((name) => [name, []]));
     for (let batch = 0; batch < batches; batch++) {
       for (let k = 0; k < names.length; k++) {
@@ -60,43 +102,62 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
         throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
       }
     }
-    const measuredCalls = latencyCalls + batches * inFlight;
-    const cpuUsPerCall = {};
+    const measuredCalls = steadyCalls + batches * inFlight;
+    const middleCpuUsPerCall = {};
+    const middleMainCpuUsPerCall = {};
     for (const name of middles) {
-      cpuUsPerCall[name] = ((await cpuNs(peers[name].process.pid)) - cpuBefore[name]) / 1000 / measuredCalls;
+      const after = await threadCpuNs(peers[name].process.pid);
+      const main = (after.main - cpuBefore[name].main) / 1000 / measuredCalls;
+      middleMainCpuUsPerCall[name] = main;
+      middleCpuUsPerCall[name] = main + (after.background - cpuBefore[name].background) / 1000 / measuredCalls;
     }
     const stats = summarizeEach(latency);
+    const earlyStats = summarizeEach(early);
     const calls = Object.fromEntries(Object.entries(summarizeEach(throughput)).map(([name, { p50 }]) => [name, p50]));
-    const hop = (q, through = 'proxy') => (stats[through][q] - stats.direct[q]) / (stats.pipe[q] - stats.direct[q]);
+    const hop = (of, q, through = 'proxy') => (of[through][q] - of.direct[q]) / (of.pipe[q] - of.direct[q]);
     return {
       name: 'hop-overhead',
       unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process',
-      results: { latency: stats, callsPerSecondAt64: calls, middleCpuUsPerCall: cpuUsPerCall },
+      results: {
+        latency: stats,
+        earlyLatency: earlyStats,
+        settleCalls,
+        callsPerSecondAt64: calls,
+        middleCpuUsPerCall,
+        middleMainThreadCpuUsPerCall: middleMainCpuUsPerCall,
+      },
       ratios: {
-        hopP50: hop('p50'),
-        hopP99: hop('p99'),
-        jsonRelayHopP50: hop('p50', 'jsonRelay'),
-        jsonRelayHopP99: hop('p99', 'jsonRelay'),
+        hopP50: hop(stats, 'p50'),
+        hopP99: hop(stats, 'p99'),
+        jsonRelayHopP50: hop(stats, 'p50', 'jsonRelay'),
+        jsonRelayHopP99: hop(stats, 'p99', 'jsonRelay'),
+        earlyHopP50: hop(earlyStats, 'p50'),
+        earlyHopP99: hop(earlyStats, 'p99'),
+        earlyJsonRelayHopP50: hop(earlyStats, 'p50', 'jsonRelay'),
         proxyThroughputOverDirect: calls.proxy / calls.direct,
         pipeThroughputOverDirect: calls.pipe / calls.direct,
         jsonRelayThroughputOverDirect: calls.jsonRelay / calls.direct,
-        proxyCpuOverPipeCpu: cpuUsPerCall.proxy / cpuUsPerCall.pipe,
-        jsonRelayCpuOverPipeCpu: cpuUsPerCall.jsonRelay / cpuUsPerCall.pipe,
+        proxyCpuOverPipeCpu: middleCpuUsPerCall.proxy / middleCpuUsPerCall.pipe,
+        jsonRelayCpuOverPipeCpu: middleCpuUsPerCall.jsonRelay / middleCpuUsPerCall.pipe,
       },
       targets: { hopP50: '<= 1.2', hopP99: '<= 1.2', proxyThroughputOverDirect: '>= 0.9' },
-      samples: { unit: 'µs', sets: latency },
+      samples: {
+        unit: 'µs',
+        sets: { ...latency, ...Object.fromEntries(names.map((name) => [`${name} early`, early[name]])) },
+      },
       chart: [
         { label: 'direct p50', value: stats.direct.p50, unit: 'µs' },
         { label: 'byte pipe p50', value: stats.pipe.p50, unit: 'µs' },
         { label: 'JSON-line relay p50', value: stats.jsonRelay.p50, unit: 'µs' },
         { label: 'nteract-mcp p50', value: stats.proxy.p50, unit: 'µs' },
+        { label: 'nteract-mcp p50, early', value: earlyStats.proxy.p50, unit: 'µs' },
         { label: 'direct p99', value: stats.direct.p99, unit: 'µs' },
         { label: 'byte pipe p99', value: stats.pipe.p99, unit: 'µs' },
         { label: 'JSON-line relay p99', value: stats.jsonRelay.p99, unit: 'µs' },
         { label: 'nteract-mcp p99', value: stats.proxy.p99, unit: 'µs' },
-        { label: 'byte pipe CPU per call', value: cpuUsPerCall.pipe, unit: 'µs' },
-        { label: 'JSON-line relay CPU per call', value: cpuUsPerCall.jsonRelay, unit: 'µs' },
-        { label: 'nteract-mcp CPU per call', value: cpuUsPerCall.proxy, unit: 'µs' },
+        { label: 'byte pipe CPU per call', value: middleCpuUsPerCall.pipe, unit: 'µs' },
+        { label: 'JSON-line relay CPU per call', value: middleCpuUsPerCall.jsonRelay, unit: 'µs' },
+        { label: 'nteract-mcp CPU per call', value: middleCpuUsPerCall.proxy, unit: 'µs' },
       ],
     };
   } finally {

@@ -45,6 +45,27 @@ export async function rssMb(pid) {
 }
 
 /**
+ * Nanoseconds process `pid` has spent on a CPU so far on its main thread and on all its other
+ * threads (V8's compiler and GC helpers, libuv's pool), from /proc/<pid>/task/<tid>/schedstat;
+ * NaN where they cannot be read.
+ */
+export async function threadCpuNs(pid) {
+  const { readdir, readFile } = await import('node:fs/promises');
+  try {
+    let main = 0;
+    let background = 0;
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const stat = await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0');
+      if (Number(tid) === pid) main += Number(stat.split(' ')[0]);
+      else background += Number(stat.split(' ')[0]);
+    }
+    return { main, background };
+  } catch {
+    return { main: Number.NaN, background: Number.NaN };
+  }
+}
+
+/**
  * Nanoseconds process `pid` has spent on a CPU so far, all its threads (Linux
  * /proc/<pid>/task/<tid>/schedstat, first field), or NaN where it cannot be read. Unlike a wall
  * time, this barely changes when other processes load the machine.
