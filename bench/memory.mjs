@@ -54,12 +54,16 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
   const rooms = size === 'smoke' ? 10 : 32;
   const extraPeers = size === 'smoke' ? 4 : 64;
   const peers = [];
+  // The MCP processes (the proxy, the byte pipe): closed before the daemon is stopped, or their
+  // runt-mcp children, seeing it gone, would start it again in the benchmark's HOME.
+  const clients = [];
   const user = createUserHome(dist);
   // The inspector port is set, not opened: the child and the daemon open it on SIGUSR1 only before
   // the cycles (to read their heap and force a GC from outside), so nothing else is measured with it.
   const env = { ...user.env, NTERACT_MCP_LOG_LEVEL: 'error', NODE_OPTIONS: '--inspect-port=127.0.0.1:0' };
   try {
     const peer = new JsonlPeer(process.execPath, [join(dist, 'nteract-mcp.js')], env);
+    clients.push(peer);
     await peer.initialize();
     const ids = [];
     for (let room = 0; room < rooms; room++) ids.push(idOf(await peer.call('create_notebook', { ephemeral: false })));
@@ -83,6 +87,7 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
     }
     // The floor of a Node process that forwards bytes, measured beside the proxy.
     const pipe = new JsonlPeer(process.execPath, [join(here, 'lib', 'byte-pipe.mjs'), join(dist, 'runt-mcp.js')], env);
+    clients.push(pipe);
     await pipe.initialize();
     await pipe.request('tools/list', {});
     for (let i = 0; i < 50; i++) await peer.call('list_active_notebooks', {});
@@ -193,6 +198,7 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
     };
   } finally {
     for (const connection of peers) connection.close();
+    for (const client of clients) await client.close();
     user.stop();
   }
 }

@@ -41,4 +41,6 @@ eachLine(child.stdout, (line) => {
   }
   process.stdout.write(`${JSON.stringify(message)}\n`);
 });
+// The client closing its end closes the child's, as a pipe does: the child exits, then the relay.
+process.stdin.once('end', () => child.stdin.end());
 child.once('exit', (code) => process.exit(code ?? 1));

@@ -27,7 +27,8 @@ export function createUserHome(dist) {
     dirs,
     stop() {
       spawnSync(process.execPath, [join(dist, 'runtimed.js'), 'stop'], { env, stdio: 'ignore', timeout: 30_000 });
-      rmSync(root, { recursive: true, force: true });
+      // A daemon that was just told to stop may still be finishing its last save in there.
+      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
     },
   };
 }
