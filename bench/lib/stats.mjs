@@ -71,15 +71,6 @@ export async function threadCpuNs(pid) {
  * time, this barely changes when other processes load the machine.
  */
 export async function cpuNs(pid) {
-  const { readdir, readFile } = await import('node:fs/promises');
-  try {
-    let total = 0;
-    for (const tid of await readdir(`/proc/${pid}/task`)) {
-      const stat = await readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').catch(() => '0');
-      total += Number(stat.split(' ')[0]);
-    }
-    return total;
-  } catch {
-    return Number.NaN;
-  }
+  const { main, background } = await threadCpuNs(pid);
+  return main + background;
 }

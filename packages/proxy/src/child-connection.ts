@@ -5,11 +5,11 @@ import {
   type JsonRpcId,
   type JsonRpcMessage,
   type Logger,
+  requestIdKey,
   serializeJsonRpcLine,
 } from '@nteract-mcp/core';
 import { ChildLineReader } from './child-line-reader.js';
 import type { InFlightRequest } from './in-flight-requests.js';
-import { requestKey } from './in-flight-requests.js';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
 import { TurnWriter, type WriteTurn } from './turn-writer.js';
@@ -196,13 +196,13 @@ export class ChildConnection {
   /** A request of the child to the client: the upstream id it goes out under. */
   public toClientId(childId: JsonRpcId): string {
     const upstreamId = `child-${randomUUID()}`;
-    this.#toClient.set(requestKey(upstreamId), childId);
+    this.#toClient.set(requestIdKey(upstreamId), childId);
     return upstreamId;
   }
 
   /** The client answered `upstreamId`: the child's own id for it (once), if it was this child's request. */
   public takeClientAnswer(upstreamId: JsonRpcId): JsonRpcId | undefined {
-    const key = requestKey(upstreamId);
+    const key = requestIdKey(upstreamId);
     const childId = this.#toClient.get(key);
     this.#toClient.delete(key);
     return childId;

@@ -60,7 +60,7 @@ export type Redelivery = 'send' | 'outcome-unknown' | 'keep';
  * timers of a taken request are cancelled. Does not write anything anywhere.
  */
 export class InFlightRequests<C extends object> {
-  /** By upstream id itself: a Map tells `7` from `"7"` (and `-0` is `0`, as `requestKey` has it). */
+  /** By upstream id itself: a Map tells `7` from `"7"` (and `-0` is `0`, as core's `requestIdKey` has it). */
   readonly #byUpstream = new Map<JsonRpcId, Entry<C>>();
   readonly #byChildId = new Map<number, Entry<C>>();
 
@@ -147,12 +147,4 @@ export class InFlightRequests<C extends object> {
     const entry = this.#byUpstream.get(request.upstreamId);
     return entry === request ? entry : undefined;
   }
-}
-
-/**
- * The map key of a request id: its type and value, so `7` and `"7"` (distinct JSON-RPC ids) never
- * collide.
- */
-export function requestKey(id: JsonRpcId): string {
-  return `${typeof id}:${String(id)}`;
 }

@@ -20,6 +20,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
   readSessionReport,
+  requestIdKey,
   type SessionReport,
   sessionReportMetaKey,
 } from '@nteract-mcp/core';
@@ -30,7 +31,7 @@ import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
 import { CredentialRelay } from './credential-relay.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
-import { type InFlightRequest, InFlightRequests, readMethods, requestKey } from './in-flight-requests.js';
+import { type InFlightRequest, InFlightRequests, readMethods } from './in-flight-requests.js';
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
@@ -135,9 +136,9 @@ export class McpProxy {
   readonly #toolSync: ChildToolSync<ChildConnection>;
   readonly #status: ProxyStatus;
   readonly #reconnect: ReconnectTool;
-  /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestKey}. */
+  /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestIdKey}. */
   readonly #local = new Map<string, JsonRpcId>();
-  /** Upstream requests held open as notification streams (native `subscriptions/listen`), by {@link requestKey}. */
+  /** Upstream requests held open as notification streams (native `subscriptions/listen`), by {@link requestIdKey}. */
   readonly #streams = new Set<string>();
   readonly #banner = new BannerQueue();
   /** Opened while a chunk read from the client or a child is handled: its writes leave together at its end. */
@@ -156,8 +157,6 @@ export class McpProxy {
   /** The session report value relayed last, as the answer scan parsed it, and what reading it gave. */
   #lastReportValue: unknown;
   #lastReportRead: SessionReport | undefined;
-  /** The report the tracker observed last. */
-  #trackerSaw: SessionReport | undefined;
 
   public constructor(options: McpProxyOptions) {
     this.#options = options;
@@ -259,7 +258,7 @@ export class McpProxy {
         const pending = this.#requests.get(id);
         const answer = toProxyWireError({ kind: 'internal', doing: '', error });
         if (pending) this.reply(pending, undefined, answer);
-        else if (!this.#local.has(requestKey(id))) this.upstream({ jsonrpc: '2.0', id, error: answer });
+        else if (!this.#local.has(requestIdKey(id))) this.upstream({ jsonrpc: '2.0', id, error: answer });
       }
     }
   }
@@ -304,7 +303,7 @@ export class McpProxy {
     if (message.method === 'notifications/cancelled') {
       const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
       if ((typeof requestId === 'string' || typeof requestId === 'number') && this.#handshake.cancelled(requestId)) {
-        this.#streams.delete(requestKey(requestId));
+        this.#streams.delete(requestIdKey(requestId));
         return;
       }
       const pending =
@@ -357,7 +356,7 @@ export class McpProxy {
         });
         return;
       }
-      this.#streams.add(requestKey(request.id));
+      this.#streams.add(requestIdKey(request.id));
       for (const notification of opened.notifications)
         this.upstream({ jsonrpc: '2.0', ...notification } as JsonRpcMessage);
       return;
@@ -381,7 +380,7 @@ export class McpProxy {
     const params = (request.params ?? {}) as { name?: unknown; _meta?: Record<string, unknown> };
     const toolName = request.method === 'tools/call' && typeof params.name === 'string' ? params.name : undefined;
     if (toolName === reconnectToolName) {
-      const key = requestKey(request.id);
+      const key = requestIdKey(request.id);
       this.#local.set(key, request.id);
       void this.#reconnect.run().then(
         (answer) => this.answerLocal(key, answer.error, answer.result),
@@ -465,7 +464,7 @@ export class McpProxy {
   /** `id` belongs to a request the proxy answers itself or holds open as a stream. */
   private heldElsewhere(id: JsonRpcId): boolean {
     if (this.#local.size === 0 && this.#streams.size === 0) return false;
-    const key = requestKey(id);
+    const key = requestIdKey(id);
     return this.#local.has(key) || this.#streams.has(key);
   }
 
@@ -716,11 +715,7 @@ export class McpProxy {
       link.daemonVersion = report.daemonVersion;
       this.#previousDaemonVersion = report.daemonVersion;
     }
-    // The tracker's state follows from the last report it saw alone: the same one again changes nothing.
-    if (report !== this.#trackerSaw) {
-      this.#trackerSaw = report;
-      this.#tracker.observeSessionReport(report);
-    }
+    this.#tracker.observeSessionReport(report);
     this.#status.recordReport(report, link.handle.pid);
   }
 

@@ -32,4 +32,15 @@ describe(RejoinTargetTracker, () => {
     tracker.observeSessionReport({ target: '  /w/with space.ipynb ' });
     expect(tracker.current()).toBe('/w/with space.ipynb');
   });
+
+  it('takes a report the child repeats again after another one came in between', () => {
+    const tracker = new RejoinTargetTracker();
+    const first = { target: '/w/a.ipynb' };
+    tracker.observeSessionReport(first);
+    tracker.observeSessionReport(first);
+    tracker.observeSessionReport({ target: null });
+    expect(tracker.current()).toBeUndefined();
+    tracker.observeSessionReport(first);
+    expect(tracker.current()).toBe('/w/a.ipynb');
+  });
 });

@@ -14,6 +14,8 @@ import { rejoinTargetWithoutCredentials, type SessionReport } from '@nteract-mcp
 export class RejoinTargetTracker {
   #target: string | undefined;
   #reported = false;
+  /** The report taken last: a child repeats one report on every answer, and the same one changes nothing. */
+  #last: SessionReport | undefined;
 
   /** The rejoin target, if any. */
   public current(): string | undefined {
@@ -27,6 +29,8 @@ export class RejoinTargetTracker {
 
   /** Takes the target of a child's session report (`null` clears it). */
   public observeSessionReport(report: SessionReport): void {
+    if (report === this.#last) return;
+    this.#last = report;
     this.#reported = true;
     this.#target = report.target === null ? undefined : rejoinTargetWithoutCredentials(report.target);
   }
