@@ -5,14 +5,18 @@
 // (c - a) / (b - a): 1 means the proxy costs no more than copying bytes; (m - a) / (b - a) beside
 // it is what reading the messages costs at the least.
 //
-// Each path is measured twice. Early: 1,500 calls right after 200 of warm-up, while V8 still
-// compiles the hot code of every process on its helper threads (what an agent's first few hundred
-// calls meet). Steady: once every process has settled (its helper threads spend at most a tenth of
-// its main thread's CPU per call, over two blocks of calls in a row; the proxy takes about 3,000
-// calls) and every path has made as many calls as the slowest to settle, latency with 1 call in flight, the paths taking turns call by call (so a machine busy
-// with other work slows them alike); throughput with 64 in flight, batches in turns; and the CPU
-// time the middle process spends per call, on its main thread and on its helpers.
+// Every path runs runt-mcp as nteract-mcp spawns it (the same Node flags), so they differ by
+// their middle alone. Each path is measured twice. Early: 1,500 calls right after 200 of warm-up,
+// while V8 still compiles the hot code of every process on its helper threads (what an agent's
+// first few hundred calls meet). Steady: once every process has settled (its helper threads spend
+// at most a tenth of its main thread's CPU per call, over two blocks of calls in a row) and every
+// path has made as many calls as the slowest to settle: latency with 1 call in flight (settled on
+// calls one at a time, about 3,000 for the proxy), the paths taking turns call by call (so a
+// machine busy with other work slows them alike); then throughput with 64 in flight (settled on
+// bursts of 64 too, about 7,000 calls for the proxy), batches in turns; in each, the CPU time the
+// middle process spends per call, on its main thread and on its helpers.
 import { join } from 'node:path';
+import { youngGenerationFlags } from '@nteract-mcp/foundation';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { elapsedUs, summarizeEach, threadCpuNs } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -36,19 +40,22 @@ async function latencyRounds(peers, names, calls) {
   return latency;
 }
 
-/** Calls `peer` in blocks until the process `pid` has settled (or `maxCalls`); the calls it took. */
-async function settle(peer, pid, block, maxCalls) {
-  let calls = 0;
+/**
+ * Runs `block` (one block of calls) until the process `pid` has settled, or `maxBlocks` ran; the
+ * blocks it took.
+ */
+async function settle(block, pid, maxBlocks) {
+  let blocks = 0;
   let quietBlocks = 0;
-  while (calls < maxCalls && quietBlocks < 2) {
+  while (blocks < maxBlocks && quietBlocks < 2) {
     const before = await threadCpuNs(pid);
-    for (let i = 0; i < block; i++) await call(peer);
-    calls += block;
+    await block();
+    blocks += 1;
     const after = await threadCpuNs(pid);
     const quiet = after.background - before.background <= settledBackgroundShare * (after.main - before.main);
     quietBlocks = quiet ? quietBlocks + 1 : 0;
   }
-  return calls;
+  return blocks;
 }
 
 /** `size`: `smoke` for CI (a few calls, to keep the benchmark working), `full` for the figures. */
@@ -56,16 +63,19 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const latencyCalls = size === 'smoke' ? 20 : 1500;
   // More samples for the steady state: its p99 is a difference of tails (the child's pauses), read off 3,000.
   const steadyCalls = size === 'smoke' ? 20 : 3000;
-  const batches = size === 'smoke' ? 2 : 48;
+  const batches = size === 'smoke' ? 2 : 128;
   const settleBlock = size === 'smoke' ? 10 : 500;
   const maxSettleCalls = size === 'smoke' ? 20 : 20_000;
+  const burstBlock = size === 'smoke' ? 1 : 8;
+  const maxSettleBatches = size === 'smoke' ? 1 : 256;
   const inFlight = 64;
   const user = createUserHome(dist);
-  const runt = join(dist, 'runt-mcp.js');
+  // runt-mcp as nteract-mcp spawns it: its young generation capped (foundation's youngGenerationFlags).
+  const runt = [...youngGenerationFlags(user.env), join(dist, 'runt-mcp.js')];
   const paths = {
-    direct: [runt],
-    pipe: [join(here, 'lib', 'byte-pipe.mjs'), runt],
-    jsonRelay: [join(here, 'lib', 'json-line-relay.mjs'), runt],
+    direct: runt,
+    pipe: [join(here, 'lib', 'byte-pipe.mjs'), ...runt],
+    jsonRelay: [join(here, 'lib', 'json-line-relay.mjs'), ...runt],
     proxy: [join(dist, 'nteract-mcp.js')],
   };
   const names = Object.keys(paths);
@@ -84,47 +94,82 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
     // The direct path's process is runt-mcp itself; the others are the middle processes (their
     // runt-mcp children warm up with them, call for call).
     const settleCalls = {};
+    const settleBatches = {};
     for (const name of names) {
-      settleCalls[name] = await settle(peers[name], peers[name].process.pid, settleBlock, maxSettleCalls);
+      const peer = peers[name];
+      const oneByOne = async () => {
+        for (let i = 0; i < settleBlock; i++) await call(peer);
+      };
+      settleCalls[name] = settleBlock * (await settle(oneByOne, peer.process.pid, maxSettleCalls / settleBlock));
     }
     // As warm as the others: every path (its runt-mcp too) has made as many calls.
     const warmest = Math.max(...Object.values(settleCalls));
     for (const name of names) for (let i = settleCalls[name]; i < warmest; i++) await call(peers[name]);
-    const cpuBefore = {};
-    for (const name of middles) cpuBefore[name] = await threadCpuNs(peers[name].process.pid);
-    const latency = await latencyRounds(peers, names, steadyCalls);
-    const throughput = Object.fromEntries(names.map((name) => [name, []]));
-    for (let batch = 0; batch < batches; batch++) {
-      for (let k = 0; k < names.length; k++) {
-        const name = names[(batch + k) % names.length];
-        const start = process.hrtime.bigint();
+    /** CPU µs per call of each middle while `work` makes `calls` calls: its main thread and its helpers. */
+    const middleCpu = async (calls, work) => {
+      const before = {};
+      for (const name of middles) before[name] = await threadCpuNs(peers[name].process.pid);
+      const result = await work();
+      const cpu = { main: {}, helpers: {} };
+      for (const name of middles) {
+        const after = await threadCpuNs(peers[name].process.pid);
+        cpu.main[name] = (after.main - before[name].main) / 1000 / calls;
+        cpu.helpers[name] = (after.background - before[name].background) / 1000 / calls;
+      }
+      return { result, cpu };
+    };
+    const steady = await middleCpu(steadyCalls, () => latencyRounds(peers, names, steadyCalls));
+    const latency = steady.result;
+    // Calls in flight together take code paths of their own (a chunk of many lines, a write of
+    // many answers), which V8 compiles when it first meets them: the middles are settled on them
+    // too, the same way (runt-mcp's helper threads collect garbage all through a burst), and every
+    // path makes as many bursts.
+    for (const name of middles) {
+      const peer = peers[name];
+      const bursts = async () => {
+        for (let i = 0; i < burstBlock; i++) await Promise.all(Array.from({ length: inFlight }, () => call(peer)));
+      };
+      settleBatches[name] = burstBlock * (await settle(bursts, peer.process.pid, maxSettleBatches / burstBlock));
+    }
+    const mostBatches = Math.max(...Object.values(settleBatches));
+    for (const name of names) {
+      for (let i = settleBatches[name]; i < mostBatches; i++) {
         await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
-        throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
       }
     }
-    const measuredCalls = steadyCalls + batches * inFlight;
-    const middleCpuUsPerCall = {};
-    const middleMainCpuUsPerCall = {};
-    for (const name of middles) {
-      const after = await threadCpuNs(peers[name].process.pid);
-      const main = (after.main - cpuBefore[name].main) / 1000 / measuredCalls;
-      middleMainCpuUsPerCall[name] = main;
-      middleCpuUsPerCall[name] = main + (after.background - cpuBefore[name].background) / 1000 / measuredCalls;
-    }
+    const loaded = await middleCpu(batches * inFlight, async () => {
+      const throughput = Object.fromEntries(names.map((name) => [name, []]));
+      for (let batch = 0; batch < batches; batch++) {
+        for (let k = 0; k < names.length; k++) {
+          const name = names[(batch + k) % names.length];
+          const start = process.hrtime.bigint();
+          await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
+          throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
+        }
+      }
+      return throughput;
+    });
+    const throughput = loaded.result;
+    const sum = (cpu) => Object.fromEntries(middles.map((name) => [name, cpu.main[name] + cpu.helpers[name]]));
+    const middleCpuUsPerCall = sum(steady.cpu);
+    const middleCpuUsPerCallAt64 = sum(loaded.cpu);
     const stats = summarizeEach(latency);
     const earlyStats = summarizeEach(early);
     const calls = Object.fromEntries(Object.entries(summarizeEach(throughput)).map(([name, { p50 }]) => [name, p50]));
     const hop = (of, q, through = 'proxy') => (of[through][q] - of.direct[q]) / (of.pipe[q] - of.direct[q]);
     return {
       name: 'hop-overhead',
-      unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process',
+      unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process (1 and 64 in flight)',
       results: {
         latency: stats,
         earlyLatency: earlyStats,
         settleCalls,
+        settleBatchesOf64: settleBatches,
         callsPerSecondAt64: calls,
         middleCpuUsPerCall,
-        middleMainThreadCpuUsPerCall: middleMainCpuUsPerCall,
+        middleMainThreadCpuUsPerCall: steady.cpu.main,
+        middleCpuUsPerCallAt64,
+        middleMainThreadCpuUsPerCallAt64: loaded.cpu.main,
       },
       ratios: {
         hopP50: hop(stats, 'p50'),
@@ -139,6 +184,7 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
         jsonRelayThroughputOverDirect: calls.jsonRelay / calls.direct,
         proxyCpuOverPipeCpu: middleCpuUsPerCall.proxy / middleCpuUsPerCall.pipe,
         jsonRelayCpuOverPipeCpu: middleCpuUsPerCall.jsonRelay / middleCpuUsPerCall.pipe,
+        proxyCpuOverPipeCpuAt64: middleCpuUsPerCallAt64.proxy / middleCpuUsPerCallAt64.pipe,
       },
       targets: { hopP50: '<= 1.2', hopP99: '<= 1.2', proxyThroughputOverDirect: '>= 0.9' },
       samples: {
@@ -158,6 +204,8 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
         { label: 'byte pipe CPU per call', value: middleCpuUsPerCall.pipe, unit: 'µs' },
         { label: 'JSON-line relay CPU per call', value: middleCpuUsPerCall.jsonRelay, unit: 'µs' },
         { label: 'nteract-mcp CPU per call', value: middleCpuUsPerCall.proxy, unit: 'µs' },
+        { label: 'byte pipe CPU per call, 64 in flight', value: middleCpuUsPerCallAt64.pipe, unit: 'µs' },
+        { label: 'nteract-mcp CPU per call, 64 in flight', value: middleCpuUsPerCallAt64.proxy, unit: 'µs' },
       ],
     };
   } finally {

@@ -1,11 +1,11 @@
-// The floor of a relay that reads messages: a process that starts `node <entry> args…` and, both
+// The floor of a relay that reads messages: a process that starts `node [flags] <entry> args…` and, both
 // ways, splits lines, parses each one, gives requests ids of its own (and answers back their
 // client's ids), and writes it out again, with nothing else: no validation, no ledger beyond an
 // id map, no error handling. Benchmarks put it where nteract-mcp would be, beside the byte pipe.
 import { spawn } from 'node:child_process';
 
-const [entry, ...args] = process.argv.slice(2);
-const child = spawn(process.execPath, [entry, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+// Node flags, the entry, its arguments: the child is started as `node` with them all.
+const child = spawn(process.execPath, process.argv.slice(2), { stdio: ['pipe', 'pipe', 'inherit'] });
 const clientIds = new Map();
 let nextId = 1;
 
