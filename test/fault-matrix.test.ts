@@ -27,7 +27,8 @@ interface Fault {
   /**
    * Contexts where the call in flight may be answered with an error (the daemon or the kernel it
    * needed died under it; the answer must still come, once). Everywhere else every call must
-   * succeed: the proxy stamps an idempotency key on each call and replays it to the new child.
+   * succeed: the proxy stamps an idempotency key on each call that is not read-only and replays it
+   * to the new child.
    */
   readonly mayFailInFlight?: readonly Context[];
   /** Arms a hook for the request that `target` names, before it is sent. */

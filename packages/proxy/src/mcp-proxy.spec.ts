@@ -32,6 +32,12 @@ const allTools = [
     annotations: { idempotentHint: false },
     _meta: { [idempotencyMetaKey]: 'honored' },
   },
+  {
+    name: 'get_all_cells',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+    _meta: { [idempotencyMetaKey]: 'honored' },
+  },
 ];
 
 /** What every fake child declares in its `initialize` answer: more than the proxy's built-in description. */
@@ -458,6 +464,37 @@ describe(McpProxy, () => {
     expect(keys[1]).toBe('mine');
   });
 
+  it('stamps no key on a call to a tool the known list declares read-only, and sends it again after a death', async () => {
+    let hold = true;
+    const t = await setup(() => (hold ? undefined : { content: [{ type: 'text', text: 'cells' }] }));
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_all_cells', arguments: {} } });
+    const first = (t.received.get(t.port.latest) ?? []).find((m) => m.method === 'tools/call');
+    expect(first?.params).toEqual({ name: 'get_all_cells', arguments: {} });
+    hold = false;
+    await t.crash();
+    const sentAgain = (t.received.get(t.port.latest) ?? []).find((m) => m.method === 'tools/call');
+    expect(sentAgain?.params).toEqual({ name: 'get_all_cells', arguments: {} });
+    expect((t.answerTo(2)?.result as { content: unknown[] } | undefined)?.content[0]).toEqual({
+      type: 'text',
+      text: 'cells',
+    });
+  });
+
+  it('does not send again a call without a key to a tool that honours keys', async () => {
+    const t = await setup(() => undefined);
+    // A `_meta` that is not an object goes on as it came: no key in it.
+    await t.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'create_cell', arguments: {}, _meta: 'not an object' },
+    });
+    await t.crash();
+    expect(t.answerTo(2)?.error?.data).toMatchObject({ kind: 'outcome_unknown', tool: 'create_cell' });
+    const resent = (t.received.get(t.port.latest) ?? []).filter((m) => m.method === 'tools/call');
+    expect(resent).toEqual([]);
+  });
+
   it('sends again, once and with the same key, a call to a tool that honours keys; answers outcome unknown for one that does not', async () => {
     let hold = true;
     const t = await setup((_child, request) =>
@@ -544,7 +581,7 @@ describe(McpProxy, () => {
     expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
     const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
-    expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
+    expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'get_all_cells', 'reconnect']);
   });
 
   it('tells the client list_changed only when the tool list really changed, and exits when an upgrade removed a tool', async () => {
@@ -1091,7 +1128,13 @@ describe(McpProxy, () => {
       expect(t.answerTo(5)).toBeUndefined();
       await t.releaseInitialize();
       await eventually(() => t.answerTo(5) !== undefined);
-      expect(names(t.answerTo(5))).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'reconnect']);
+      expect(names(t.answerTo(5))).toEqual([
+        'connect_notebook',
+        'create_notebook',
+        'create_cell',
+        'get_all_cells',
+        'reconnect',
+      ]);
     });
 
     it('falls back to what it knows (reconnect alone) when the child does not list in time; the bound is configurable', async () => {

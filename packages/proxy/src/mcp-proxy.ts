@@ -112,7 +112,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * its era (what the era says to replay is replayed to every new child first); every upstream
  * request gets exactly one answer — after a child death an unsent request is sent to the next
  * child, a sent one is sent again once only when it is a read, a read-only/idempotent tool, or a
- * tool that honours the idempotency key the proxy stamps; otherwise it is answered "outcome
+ * tool that honours the idempotency key the proxy stamps (on every call but to a tool the known
+ * list declares read-only) and the call carries one; otherwise it is answered "outcome
  * unknown", naming the tool. Requests the proxy refuses itself: `params` that is not an object
  * (-32602; MCP params are objects), an id already in use by a pending request (-32600), a
  * `tools/call` without a string `params.name` (-32602), and whatever the eras refuse. Ids are told
@@ -395,9 +396,14 @@ export class McpProxy {
       this.upstream({ jsonrpc: '2.0', id: request.id, error: toProxyWireError({ kind: 'tool_list_incompatible' }) });
       return;
     }
-    if (toolName !== undefined && (params._meta === undefined || isRecord(params._meta))) {
+    if (
+      toolName !== undefined &&
+      (params._meta === undefined || isRecord(params._meta)) &&
+      tools.find(toolName)?.annotations?.readOnlyHint !== true
+    ) {
       // Parsed from the client's line for the proxy alone, the request is stamped in place (a
-      // `_meta` that is not an object goes on as it came, for the child to refuse).
+      // `_meta` that is not an object goes on as it came, for the child to refuse). A call to a
+      // tool the known list says only reads has nothing for a key to keep from running twice.
       const meta = params._meta ?? {};
       if (typeof meta[idempotencyMetaKey] !== 'string') meta[idempotencyMetaKey] = this.#idempotencyKeys.next();
       params._meta = meta;
@@ -752,10 +758,12 @@ export class McpProxy {
 
   private safeToResend(pending: Pending): boolean {
     if (pending.toolName === undefined) return readMethods.has(pending.request.method);
-    const tool = this.#options.tools.current().find((candidate) => candidate.name === pending.toolName);
+    const tool = this.#options.tools.find(pending.toolName);
     if (!tool) return false;
     if (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true) return true;
-    return honorsIdempotency(tool._meta);
+    // Only with the key it went out with (a call to a tool that was read-only then went without one).
+    const meta = (pending.request.params as { _meta?: unknown } | undefined)?._meta;
+    return honorsIdempotency(tool._meta) && isRecord(meta) && typeof meta[idempotencyMetaKey] === 'string';
   }
 
   private waitForChild(pending: Pending): void {

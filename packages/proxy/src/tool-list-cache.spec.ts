@@ -115,6 +115,16 @@ describe(ToolListCache, () => {
     });
   });
 
+  it('finds a tool of the list served now by name', async () => {
+    const cache = new ToolListCache({ filePath, builtInTools: [tool('a')] });
+    expect(cache.find('a')?.name).toBe('a');
+    expect(cache.find('b')).toBeUndefined();
+    await cache.update([tool('b'), tool('c', 'first'), tool('c', 'second')]);
+    expect(cache.find('a')).toBeUndefined();
+    expect(cache.find('b')?.name).toBe('b');
+    expect(cache.find('c')?.description).toBe('first');
+  });
+
   it('keeps fields of cached tools it does not know', async () => {
     const future = { ...tool('future'), annotations: { readOnlyHint: true }, someNewField: { x: 1 } };
     await writeCacheFile(JSON.stringify([future]));

@@ -90,6 +90,9 @@ export class ToolListCache {
   readonly #builtIn: readonly Tool[];
   readonly #logger: Logger | undefined;
   #tools: readonly Tool[];
+  /** {@link current} by name, built when first asked for after the list changed. */
+  #byName: Map<string, Tool> | undefined;
+  #byNameOf: readonly Tool[] | undefined;
   #source: ToolListSource = 'built-in';
   #server: ServerDescription | undefined;
   #writes: Promise<unknown> = Promise.resolve();
@@ -123,6 +126,18 @@ export class ToolListCache {
   /** The list to serve now (without `reconnect`; see {@link withReconnect}). */
   public current(): readonly Tool[] {
     return this.#tools;
+  }
+
+  /** The tool named `name` in {@link current} (the first of that name), if any. */
+  public find(name: string): Tool | undefined {
+    let byName = this.#byName;
+    if (byName === undefined || this.#byNameOf !== this.#tools) {
+      byName = new Map();
+      for (const tool of this.#tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
+      this.#byName = byName;
+      this.#byNameOf = this.#tools;
+    }
+    return byName.get(name);
   }
 
   /** How the child last described itself (from the cache file, or learned live); `undefined` before any child did. */
