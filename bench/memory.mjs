@@ -5,13 +5,15 @@
 // list_rooms, list_active_notebooks and connect latency there; and what 1,000 connect/disconnect
 // cycles add to the child's and the daemon's RSS: the raw growth with its curve (RSS and anonymous
 // pages at 0, 100, 250, 500, 1,000 cycles), and beside it the retained growth, what is left after
-// a full GC (read from outside over the inspector). Raw growth that a GC gives back is V8's heap
-// sizing (its young generation grows with the bytes that survive scavenges, up to 2 × 16 MB, and
-// garbage waits in the old generation for the next mark-compact), not a leak.
+// a full GC (read from outside over the inspector), and how many collections of each kind ran
+// during the cycles. Raw growth that a GC gives back is V8's heap sizing (its young generation
+// grows with the bytes that survive scavenges, up to the 2 × 4 MB the product caps it at, and
+// garbage waits in the old generation for the next mark-compact, which V8 schedules once the old
+// generation has grown by a multiple of what the last one left), not a leak.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RuntimedConnection, resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
-import { activateInspector, heapFigures } from './lib/inspect-memory.mjs';
+import { activateInspector, countCollections, heapFigures } from './lib/inspect-memory.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { rssMb, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -138,11 +140,13 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
       };
     };
     checkpoint(0);
+    const counting = { child: await countCollections(child), daemon: await countCollections(daemon) };
     for (let cycle = 0; cycle < cycles; cycle++) {
       await peer.call('connect_notebook', { notebook_id: ids[cycle % ids.length] });
       await peer.call('disconnect_notebook', {});
       if (checkpoints.includes(cycle + 1) || cycle + 1 === cycles) checkpoint(cycle + 1);
     }
+    const collections = { child: await counting.child.stop(), daemon: await counting.daemon.stop() };
     const collectedAfter = { child: await heapFigures(child), daemon: await heapFigures(daemon) };
     const growth = (who) => {
       const start = collectedBefore[who].after;
@@ -174,6 +178,7 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
         growthAfterCyclesMb: { child: childCycles.rawRssMb, daemon: daemonCycles.rawRssMb },
         retainedAfterCyclesMb: { child: childCycles.retainedRssMb, daemon: daemonCycles.retainedRssMb },
         cycleDetail: { child: childCycles, daemon: daemonCycles },
+        collectionsDuringCycles: collections,
         curve,
       },
       targets: {

@@ -133,3 +133,56 @@ export async function activateInspector(pid, timeoutMs = 15_000) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** Kinds of `gc` performance entries (node:perf_hooks `constants.NODE_PERFORMANCE_GC_*`). */
+const GC_COUNTER = `(() => {
+  const { PerformanceObserver, constants } = require('node:perf_hooks');
+  const counts = { minor: 0, major: 0, incremental: 0, weakCallbacks: 0 };
+  const names = {
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakCallbacks',
+  };
+  const count = (entries) => {
+    for (const entry of entries) {
+      const name = names[entry.detail?.kind];
+      if (name) counts[name] += 1;
+    }
+  };
+  const observer = new PerformanceObserver((list) => count(list.getEntries()));
+  observer.observe({ entryTypes: ['gc'] });
+  globalThis.__benchGc = { counts, observer, count };
+  return true;
+})()`;
+
+/**
+ * Starts counting the garbage collections of process `pid` (its inspector active); `stop()`
+ * resolves with how many of each kind ran since (minor: scavenges of the young generation;
+ * major: mark-compacts of the whole heap), and stops counting.
+ */
+export async function countCollections(pid) {
+  const inspector = await openInspector(pid);
+  try {
+    await inspector.evaluate(GC_COUNTER);
+  } finally {
+    inspector.close();
+  }
+  return {
+    async stop() {
+      const reader = await openInspector(pid);
+      try {
+        // Entries not yet delivered to the observer are taken with it.
+        return await reader.evaluate(`(() => {
+          const { counts, observer, count } = globalThis.__benchGc;
+          count(observer.takeRecords());
+          observer.disconnect();
+          delete globalThis.__benchGc;
+          return counts;
+        })()`);
+      } finally {
+        reader.close();
+      }
+    },
+  };
+}
