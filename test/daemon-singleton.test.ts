@@ -308,6 +308,21 @@ describe('runtimed singleton: real deaths (shipped bin, real processes)', () => 
     expect(await ping(box.socketPath)).toBe(second);
   });
 
+  it('stop returns once the daemon has exited, having saved its notebooks, not when it stops answering', {
+    timeout: 120_000,
+  }, async () => {
+    const box = sandbox();
+    const daemon = await start(box);
+    // A notebook with an edit: the daemon saves it on its way out, and then releases its locks.
+    const path = join(box.root, 'saved-on-stop.ipynb');
+    await editNotebook(box, path, 'kept_on_stop = 1');
+    const stop = await cli(box, ['stop']);
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toContain(`runtimed stopped (pid ${daemon})`);
+    expect(isGone(daemon)).toBe(true);
+    expect(readFileSync(path, 'utf8')).toContain('kept_on_stop = 1');
+  });
+
   it('status and stop tell the truth about a live daemon that does not answer, and stop it by its pid', {
     timeout: 120_000,
   }, async () => {

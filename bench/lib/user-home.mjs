@@ -27,7 +27,8 @@ export function createUserHome(dist) {
     dirs,
     stop() {
       spawnSync(process.execPath, [join(dist, 'runtimed.js'), 'stop'], { env, stdio: 'ignore', timeout: 30_000 });
-      // A daemon that was just told to stop may still be finishing its last save in there.
+      // `runtimed stop` returns once the daemon has exited; retried all the same, as removing a
+      // directory another process (a kernel on its way out) still writes to can fail at first.
       rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 });
     },
   };

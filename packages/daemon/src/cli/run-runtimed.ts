@@ -6,7 +6,8 @@ import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed
 import { DaemonError } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
 import { PythonProbeCache } from '../kernel/python-probe-cache.js';
-import { terminateVerifiedProcess } from '../process/terminate-verified-process.js';
+import { identifyProcess } from '../process/probe-process.js';
+import { terminateVerifiedProcess, waitForExit } from '../process/terminate-verified-process.js';
 import { type DaemonLayout, resolveDaemonLayout } from '../resolve-daemon-layout.js';
 import { JupyterKernelLauncher } from '../room/jupyter-kernel-launcher.js';
 import { defaultSingletonTimings, inspectLockHolders, type LockHolderReport } from '../server/daemon-singleton.js';
@@ -197,6 +198,9 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
   }
 }
 
+/** How long `stop` waits for each step of a daemon's shutdown: its connection closing, its socket going silent, its exit. */
+const stopWaitMs = 15_000;
+
 async function stop(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
   const layout = layoutOf(options, io);
   const { socketPath } = layout;
@@ -225,13 +229,24 @@ async function stop(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
     io.stdout.write(`runtimed stopped (pid ${record.pid}; it was not answering on ${socket})\n`);
     return 0;
   }
+  const { pid } = opened.greeting;
+  // Who it is, before it is asked to go: its pid alone could be another process's by the time we look.
+  const daemon = typeof pid === 'number' ? await identifyProcess(pid) : undefined;
   const closed = new Promise<void>((resolve) => opened.connection.onClose(() => resolve()));
   await opened.connection.request({ type: 'shutdown_daemon' });
-  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-  const deadline = Date.now() + 15_000;
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, stopWaitMs))]);
+  const deadline = Date.now() + stopWaitMs;
   while (Date.now() < deadline && (await queryInfo(socketPath)))
     await new Promise((resolve) => setTimeout(resolve, 100));
-  io.stdout.write(`runtimed stopped (pid ${String(opened.greeting.pid)})\n`);
+  // It stops answering before it is done (it still saves its rooms and releases its locks): stopped
+  // means its process has exited.
+  if (daemon !== undefined && !(await waitForExit(daemon, stopWaitMs))) {
+    io.stderr.write(
+      `runtimed: the daemon (pid ${String(pid)}) stopped answering but is still running after ${stopWaitMs / 1000} s\n`,
+    );
+    return 1;
+  }
+  io.stdout.write(`runtimed stopped (pid ${String(pid)})\n`);
   return 0;
 }
 

@@ -38,6 +38,17 @@ export async function terminateVerifiedProcess(
   return (await waitUntilGone(check, options.killGraceMs)) ? 'killed' : 'survived';
 }
 
+/**
+ * Whether the process `identity` names is gone (exited, a zombie, or its pid now another
+ * process's) within `timeoutMs`; polls, signals nothing.
+ */
+export function waitForExit(identity: ProcessIdentity, timeoutMs: number): Promise<boolean> {
+  return waitUntilGone(
+    async () => compareIdentity(identity, await probeProcess(identity.pid), await currentBootId()),
+    timeoutMs,
+  );
+}
+
 async function waitUntilGone(check: () => Promise<'same' | 'other' | 'unknown'>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
