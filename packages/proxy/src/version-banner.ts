@@ -1,4 +1,5 @@
 import { readSessionReport, type SessionReport } from '@nteract-mcp/core';
+import { notebookIdPattern } from '@nteract-mcp/foundation';
 
 /** Prefix of the banner text item: `[nteract] <message>\n`. */
 export const bannerPrefix = '[nteract] ';
@@ -51,7 +52,7 @@ export function rejoinBannerState(
 
 /** A target as the agent reads it: a path or URL as is, a bare notebook id as `notebook <id>`. */
 function nameTarget(target: string): string {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(target) ? `notebook ${target}` : target;
+  return notebookIdPattern.test(target) ? `notebook ${target}` : target;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type Progress,
   ResourceListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { notebookIdPattern } from '@nteract-mcp/foundation';
 import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { type Container, ContainerModule } from 'inversify';
 import {
@@ -63,8 +64,6 @@ export const testExecutor: FakeExecutor = (cell: NotebookCell) => {
   return { status: cell.source.startsWith('sleep') ? 'running' : 'ok', outputs: [printed] };
 };
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Stand-ins for the local daemon plugin's two backends over `daemon` (core cannot import plugins):
  * `path` resolves against the cwd and must name a `.ipynb` file; `notebook_id` must be a UUID and
@@ -76,7 +75,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
     kind: 'local-path',
     argument: 'path',
     identity: firstPartyIdentities['local-path'],
-    recognizes: (raw) => !uuidPattern.test(raw) && !/^[a-z][a-z0-9+.-]+:/i.test(raw),
+    recognizes: (raw) => !notebookIdPattern.test(raw) && !/^[a-z][a-z0-9+.-]+:/i.test(raw),
     parse: (raw, context) => {
       const absolute = resolve(context.cwd, raw.trim());
       if (!absolute.endsWith('.ipynb'))
@@ -90,9 +89,9 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
     kind: 'notebook-id',
     argument: 'notebook_id',
     identity: firstPartyIdentities['notebook-id'],
-    recognizes: (raw) => uuidPattern.test(raw),
+    recognizes: (raw) => notebookIdPattern.test(raw),
     parse: (raw) => {
-      if (!uuidPattern.test(raw.trim())) throw new CoreError('invalidTarget', `'${raw}' is not a UUID`);
+      if (!notebookIdPattern.test(raw.trim())) throw new CoreError('invalidTarget', `'${raw}' is not a UUID`);
       return { kind: 'notebook-id', notebookId: raw.trim().toLowerCase() };
     },
     connect: (target, { peerLabel }) => daemon.attachNotebook((target as NotebookIdTarget).notebookId, { peerLabel }),

@@ -1,3 +1,4 @@
+import { notebookIdPattern } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import { describeWireValue } from './describe-wire-issue.js';
 import { wireClientContextSchema } from './wire-client-context.js';
@@ -10,11 +11,11 @@ export const wirePeerLabelSchema = z
   .refine((label) => label.trim().length > 0 && label.length <= 256, { error: peerLabelMessage });
 
 /**
- * A notebook's id as a client names it: the UUID the daemon gave it (every room, registry binding
- * and persisted untitled notebook is keyed by one). Anything else is refused before it can reach a
- * lookup or a file path built from it.
+ * A notebook's id as a client names it: the UUID the daemon gave it (foundation's
+ * `notebookIdPattern`; every room, registry binding and persisted untitled notebook is keyed by
+ * one). Anything else is refused before it can reach a lookup or a file path built from it.
  */
-export const wireNotebookIdPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const wireNotebookIdPattern = notebookIdPattern;
 
 /** {@link wireNotebookIdPattern} as the wire schema of a `notebook_id` field. */
 export const wireNotebookIdSchema = z.string().regex(wireNotebookIdPattern, {
