@@ -153,6 +153,8 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
       const end = collectedAfter[who];
       return {
         rawRssMb: end.before.rss - start.rss,
+        // The same from the RSS before that first full GC (which also shrank the young generation).
+        rawFromUncollectedRssMb: end.before.rss - collectedBefore[who].before.rss,
         retainedRssMb: end.after.rss - start.rss,
         retainedHeapUsedMb: end.after.heapUsed - start.heapUsed,
         retainedExternalMb: end.after.external - start.external,
