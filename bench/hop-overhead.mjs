@@ -16,7 +16,7 @@
 // bursts of 64 too, about 7,000 calls for the proxy), batches in turns; in each, the CPU time the
 // middle process spends per call, on its main thread and on its helpers.
 import { join } from 'node:path';
-import { youngGenerationFlags } from '@nteract-mcp/foundation';
+import { mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { elapsedUs, summarizeEach, threadCpuNs } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -70,8 +70,11 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const maxSettleBatches = size === 'smoke' ? 1 : 256;
   const inFlight = 64;
   const user = createUserHome(dist);
-  // runt-mcp as nteract-mcp spawns it: its young generation capped (foundation's youngGenerationFlags).
+  // runt-mcp as nteract-mcp spawns it: its young generation capped, its malloc arenas limited
+  // (foundation's youngGenerationFlags and mallocArenaEnvironment; the pipe and the relay pass
+  // their environment on, and run with the arenas limited too). The proxy is started as a client does.
   const runt = [...youngGenerationFlags(user.env), join(dist, 'runt-mcp.js')];
+  const childEnv = mallocArenaEnvironment(user.env);
   const paths = {
     direct: runt,
     pipe: [join(here, 'lib', 'byte-pipe.mjs'), ...runt],
@@ -83,7 +86,8 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const peers = {};
   try {
     for (const [name, args] of Object.entries(paths)) {
-      const peer = new JsonlPeer(process.execPath, args, { ...user.env, NTERACT_MCP_LOG_LEVEL: 'error' });
+      const env = name === 'proxy' ? user.env : childEnv;
+      const peer = new JsonlPeer(process.execPath, args, { ...env, NTERACT_MCP_LOG_LEVEL: 'error' });
       peers[name] = peer;
       await peer.initialize();
       await peer.call('create_notebook', {});

@@ -41,6 +41,12 @@ describe('startUserSession: the product as a user starts it', () => {
       expect(env.NTERACT_MCP_NO_AUTOSTART).toBeUndefined();
       expect(env.NODE_OPTIONS).toBeUndefined();
     }
+    // The product's long-lived processes run with their malloc arenas limited (unless the user set
+    // it); the proxy runs as the client started it.
+    const userArenas = process.env.MALLOC_ARENA_MAX;
+    expect(environOf(child as number).MALLOC_ARENA_MAX).toBe(userArenas ?? '2');
+    expect(environOf(daemon as number).MALLOC_ARENA_MAX).toBe(userArenas ?? '2');
+    expect(environOf(session.pids.proxy).MALLOC_ARENA_MAX).toBe(userArenas);
     expect(environOf(session.pids.proxy).RUNTIMED_SOCKET_PATH).toBeUndefined();
     expect(environOf(child as number).RUNTIMED_SOCKET_PATH).toBeUndefined();
     expect(() => session.faults.failDaemonInfo()).toThrow(/faultHooks/);

@@ -1,6 +1,7 @@
 export { boundClientText, boundedClientTextChars, quoteClientText } from './bound-client-text.js';
 export type { Clock, Timer } from './clock.js';
 export type { LogFields, Logger, LogLevel } from './logger.js';
+export { mallocArenaEnvironment, mallocArenaMax } from './malloc-arena-environment.js';
 export { notebookIdPattern } from './notebook-id-pattern.js';
 export { redactLogFields } from './redact-log-fields.js';
 export type { SniffedId } from './sniff-top-level-id.js';

@@ -12,6 +12,8 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'SystemClock',
       'boundClientText',
       'boundedClientTextChars',
+      'mallocArenaEnvironment',
+      'mallocArenaMax',
       'notebookIdPattern',
       'parseLogLevel',
       'quoteClientText',

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Clock, ContributionProvider, createMcpContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
-import { youngGenerationFlags } from '@nteract-mcp/foundation';
+import { mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import {
   ChildSupervisor,
   defaultToolCachePath,
@@ -35,7 +35,8 @@ export function bundledChildEntry(): string {
  * A missing child binary is reported with an install hint on stderr and exit 1, before any MCP.
  */
 export async function runNteractProxy(options: ProxyCommandOptions): Promise<number> {
-  // The distribution's own child lives as long as the client: its young generation is capped.
+  // The distribution's own child lives as long as the client: its young generation is capped, and
+  // its malloc arenas limited (see foundation's mallocArenaEnvironment).
   const [command, ...args] = options.childCommand ?? [
     process.execPath,
     ...youngGenerationFlags(process.env),
@@ -68,7 +69,11 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       clock: container.get(Clock),
       logger,
       version: options.version,
-      resolveChild: () => ({ command, args, env: process.env }),
+      resolveChild: () => ({
+        command,
+        args,
+        env: options.childCommand ? process.env : mallocArenaEnvironment(process.env),
+      }),
       maxLineBytes: options.maxLineBytes,
       toolListWaitMs: options.toolListWaitMs,
       startNotebook: options.startNotebook,

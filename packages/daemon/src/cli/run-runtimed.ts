@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Logger, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
+import { type Logger, mallocArenaEnvironment, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
 import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { KernelRecords } from '../kernel/kernel-records.js';
@@ -126,7 +126,8 @@ async function startDetached(argv: readonly string[], options: RuntimedOptions, 
   const child = spawn(process.execPath, detachedDaemonArguments(io.entry, argv, io.env), {
     detached: true,
     stdio: ['ignore', log, log],
-    env: io.env as NodeJS.ProcessEnv,
+    // A daemon lives for days: its malloc arenas are limited (foundation's mallocArenaEnvironment).
+    env: mallocArenaEnvironment(io.env) as NodeJS.ProcessEnv,
   });
   closeSync(log);
   child.unref();
