@@ -4,7 +4,7 @@
 //
 //   npm run bench                 all benchmarks
 //   npm run bench -- container    only the container benchmark
-//   npm run bench -- memory --cycles 2000 --results-dir /tmp/r   a longer growth curve, elsewhere
+//   npm run bench -- memory --cycles 2000 --results-dir /tmp/r   a longer growth curve (4,000 cycles), elsewhere
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -284,7 +284,7 @@ const size = args.includes('--smoke') ? 'smoke' : 'full';
 /** `--results-dir DIR`: where results go (default bench/results; RESULTS.md is written only there). */
 const resultsAt = args.indexOf('--results-dir');
 const outDir = resultsAt >= 0 ? args[resultsAt + 1] : resultsDir;
-/** `--cycles N`: connect/disconnect cycles of the memory benchmark (default 1,000; 20 with --smoke). */
+/** `--cycles N`: connect/disconnect cycles of the memory benchmark, made twice (default 1,000; 20 with --smoke). */
 const cyclesAt = args.indexOf('--cycles');
 const memoryCycles = cyclesAt >= 0 ? Number(args[cyclesAt + 1]) : undefined;
 const valued = new Set(['--results-dir', '--cycles']);
