@@ -26,8 +26,7 @@ export async function terminateVerifiedProcess(
   identity: ProcessIdentity,
   options: TerminateVerifiedOptions,
 ): Promise<TerminateOutcome> {
-  const check = async (): Promise<'same' | 'other' | 'unknown'> =>
-    compareIdentity(identity, await probeProcess(identity.pid), await currentBootId());
+  const check = (): Promise<'same' | 'other' | 'unknown'> => recheck(identity);
   const first = await check();
   if (first === 'other') return 'gone';
   if (first === 'unknown') return 'unverifiable';
@@ -43,10 +42,12 @@ export async function terminateVerifiedProcess(
  * process's) within `timeoutMs`; polls, signals nothing.
  */
 export function waitForExit(identity: ProcessIdentity, timeoutMs: number): Promise<boolean> {
-  return waitUntilGone(
-    async () => compareIdentity(identity, await probeProcess(identity.pid), await currentBootId()),
-    timeoutMs,
-  );
+  return waitUntilGone(() => recheck(identity), timeoutMs);
+}
+
+/** Whether the process `identity` names is still the one running under its pid, now. */
+async function recheck(identity: ProcessIdentity): Promise<'same' | 'other' | 'unknown'> {
+  return compareIdentity(identity, await probeProcess(identity.pid), await currentBootId());
 }
 
 async function waitUntilGone(check: () => Promise<'same' | 'other' | 'unknown'>, timeoutMs: number): Promise<boolean> {
