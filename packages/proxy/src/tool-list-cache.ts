@@ -90,9 +90,8 @@ export class ToolListCache {
   readonly #builtIn: readonly Tool[];
   readonly #logger: Logger | undefined;
   #tools: readonly Tool[];
-  /** {@link current} by name, built when first asked for after the list changed. */
+  /** {@link current} by name, built when first asked for; dropped by {@link #serve}. */
   #byName: Map<string, Tool> | undefined;
-  #byNameOf: readonly Tool[] | undefined;
   #source: ToolListSource = 'built-in';
   #server: ServerDescription | undefined;
   #writes: Promise<unknown> = Promise.resolve();
@@ -114,10 +113,10 @@ export class ToolListCache {
     const { tools: fromDisk, server } = await this.#readDisk();
     this.#server = server;
     if (fromDisk) {
-      this.#tools = fromDisk;
+      this.#serve(fromDisk);
       this.#source = 'disk';
     } else {
-      this.#tools = this.#builtIn;
+      this.#serve(this.#builtIn);
       this.#source = 'built-in';
     }
     return this.#tools;
@@ -131,13 +130,18 @@ export class ToolListCache {
   /** The tool named `name` in {@link current} (the first of that name), if any. */
   public find(name: string): Tool | undefined {
     let byName = this.#byName;
-    if (byName === undefined || this.#byNameOf !== this.#tools) {
+    if (byName === undefined) {
       byName = new Map();
       for (const tool of this.#tools) if (!byName.has(tool.name)) byName.set(tool.name, tool);
       this.#byName = byName;
-      this.#byNameOf = this.#tools;
     }
     return byName.get(name);
+  }
+
+  /** Serves `tools` from now on (the only place {@link #tools} changes after construction). */
+  #serve(tools: readonly Tool[]): void {
+    this.#tools = tools;
+    this.#byName = undefined;
   }
 
   /** How the child last described itself (from the cache file, or learned live); `undefined` before any child did. */
@@ -175,7 +179,7 @@ export class ToolListCache {
     }
     const next = Object.freeze([...liveTools]);
     const diff = compareToolLists(this.#tools, next);
-    this.#tools = next;
+    this.#serve(next);
     this.#source = 'live';
     const persisted = await this.#write();
     const changed = diff.removed.length + diff.added.length + diff.modified.length > 0;
