@@ -125,6 +125,15 @@ describe(ToolListCache, () => {
     expect(cache.find('c')?.description).toBe('first');
   });
 
+  it('finds by name in the list loaded from disk, not the built-in one asked before', async () => {
+    await writeCacheFile(JSON.stringify([tool('stored')]));
+    const cache = new ToolListCache({ filePath, builtInTools: [tool('a')] });
+    expect(cache.find('a')?.name).toBe('a');
+    await cache.load();
+    expect(cache.find('a')).toBeUndefined();
+    expect(cache.find('stored')?.name).toBe('stored');
+  });
+
   it('keeps fields of cached tools it does not know', async () => {
     const future = { ...tool('future'), annotations: { readOnlyHint: true }, someNewField: { x: 1 } };
     await writeCacheFile(JSON.stringify([future]));

@@ -112,13 +112,8 @@ export class ToolListCache {
   public async load(): Promise<readonly Tool[]> {
     const { tools: fromDisk, server } = await this.#readDisk();
     this.#server = server;
-    if (fromDisk) {
-      this.#serve(fromDisk);
-      this.#source = 'disk';
-    } else {
-      this.#serve(this.#builtIn);
-      this.#source = 'built-in';
-    }
+    if (fromDisk) this.#serve(fromDisk, 'disk');
+    else this.#serve(this.#builtIn, 'built-in');
     return this.#tools;
   }
 
@@ -138,9 +133,10 @@ export class ToolListCache {
     return byName.get(name);
   }
 
-  /** Serves `tools` from now on (the only place {@link #tools} changes after construction). */
-  #serve(tools: readonly Tool[]): void {
+  /** Serves `tools`, which came from `source`, from now on (the only place the served list changes). */
+  #serve(tools: readonly Tool[], source: ToolListSource): void {
     this.#tools = tools;
+    this.#source = source;
     this.#byName = undefined;
   }
 
@@ -179,8 +175,7 @@ export class ToolListCache {
     }
     const next = Object.freeze([...liveTools]);
     const diff = compareToolLists(this.#tools, next);
-    this.#serve(next);
-    this.#source = 'live';
+    this.#serve(next, 'live');
     const persisted = await this.#write();
     const changed = diff.removed.length + diff.added.length + diff.modified.length > 0;
     return { changed, ...diff, comparedWith, persisted };

@@ -26,7 +26,7 @@ export async function terminateVerifiedProcess(
   identity: ProcessIdentity,
   options: TerminateVerifiedOptions,
 ): Promise<TerminateOutcome> {
-  const check = (): Promise<'same' | 'other' | 'unknown'> => recheck(identity);
+  const check = () => recheck(identity);
   const first = await check();
   if (first === 'other') return 'gone';
   if (first === 'unknown') return 'unverifiable';
