@@ -63,6 +63,7 @@ export {
   decodeCredentialMessage,
   encodeCredentialMessage,
 } from './handoff/credential-channel.js';
+export { CredentialMessageReader } from './handoff/credential-message-reader.js';
 export type { PeerLabelClient } from './handoff/format-peer-label.js';
 export { formatPeerLabel } from './handoff/format-peer-label.js';
 export type { ChildHandoff } from './handoff/handoff-contract.js';

@@ -16,6 +16,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'Clock',
       'ContributionProvider',
       'CoreError',
+      'CredentialMessageReader',
       'DaemonIncarnation',
       'DaemonPort',
       'ExitClassifier',

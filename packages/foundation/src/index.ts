@@ -3,6 +3,7 @@ export type { Clock, Timer } from './clock.js';
 export type { LogFields, Logger, LogLevel } from './logger.js';
 export { mallocArenaEnvironment, mallocArenaMax } from './malloc-arena-environment.js';
 export { notebookIdPattern } from './notebook-id-pattern.js';
+export { randomHex } from './random-hex.js';
 export { redactLogFields } from './redact-log-fields.js';
 export type { SniffedId } from './sniff-top-level-id.js';
 export { sniffTopLevelId, sniffTrailingId } from './sniff-top-level-id.js';

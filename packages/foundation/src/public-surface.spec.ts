@@ -17,6 +17,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'notebookIdPattern',
       'parseLogLevel',
       'quoteClientText',
+      'randomHex',
       'redactLogFields',
       'sniffTopLevelId',
       'sniffTrailingId',

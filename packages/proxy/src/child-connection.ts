@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   type ChildProcessHandle,
   type Clock,
@@ -8,6 +7,7 @@ import {
   requestIdKey,
   serializeJsonRpcLine,
 } from '@nteract-mcp/core';
+import { randomHex } from '@nteract-mcp/foundation';
 import { ChildLineReader } from './child-line-reader.js';
 import type { InFlightRequest } from './in-flight-requests.js';
 import type { ScannedAnswer } from './scan-child-answer.js';
@@ -195,7 +195,7 @@ export class ChildConnection {
 
   /** A request of the child to the client: the upstream id it goes out under. */
   public toClientId(childId: JsonRpcId): string {
-    const upstreamId = `child-${randomUUID()}`;
+    const upstreamId = `child-${randomHex(16)}`;
     this.#toClient.set(requestIdKey(upstreamId), childId);
     return upstreamId;
   }

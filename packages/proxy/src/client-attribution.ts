@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '@nteract-mcp/foundation';
 import { type ClientIdentity, formatPeerLabel, readClientIdentity } from '@nteract-mcp/core';
 
 export interface ClientAttributionOptions {
@@ -18,7 +18,7 @@ export class ClientAttribution {
   #client: ClientIdentity | undefined;
 
   public constructor(options: ClientAttributionOptions = {}) {
-    this.#agentSession = options.agentSession?.trim() || randomBytes(4).toString('hex');
+    this.#agentSession = options.agentSession?.trim() || randomHex(4);
   }
 
   /** Records the upstream `clientInfo`; values that are not a client identity are ignored. */

@@ -1,6 +1,11 @@
-import { createInterface } from 'node:readline';
 import type { Duplex } from 'node:stream';
-import { decodeCredentialMessage, encodeCredentialMessage, KeptCredentials, SecretToken } from '@nteract-mcp/core';
+import {
+  type CredentialChannelMessage,
+  CredentialMessageReader,
+  encodeCredentialMessage,
+  KeptCredentials,
+  SecretToken,
+} from '@nteract-mcp/core';
 
 /**
  * The proxy's end of the credential channel (`credential-channel.ts` in core): it holds, in
@@ -18,15 +23,17 @@ export class CredentialRelay {
   public attach(channel: Duplex | undefined): void {
     if (!channel) return;
     // A child that never reads the channel (a third-party server) resets it when it exits: the
-    // error ends the channel, never the proxy (readline repeats its input's errors on itself).
+    // error ends the channel, never the proxy.
     channel.on('error', () => undefined);
     channel.write(encodeCredentialMessage({ kind: 'handed', credentials: this.#kept.list() }));
-    createInterface({ input: channel, crlfDelay: Number.POSITIVE_INFINITY })
-      .on('error', () => undefined)
-      .on('line', (line) => {
-        const message = decodeCredentialMessage(line);
-        if (message?.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
-      });
+    const reader = new CredentialMessageReader();
+    const keep = (messages: readonly CredentialChannelMessage[]): void => {
+      for (const message of messages) {
+        if (message.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
+      }
+    };
+    channel.on('data', (chunk: Buffer | string) => keep(reader.push(chunk)));
+    channel.on('end', () => keep(reader.end()));
   }
 
   /** How many scopes have a token. */

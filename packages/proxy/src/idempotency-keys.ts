@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomHex } from '@nteract-mcp/foundation';
 
 /**
  * The idempotency keys the proxy stamps on tool calls: a random prefix drawn once per proxy, then
@@ -9,8 +9,8 @@ export class IdempotencyKeys {
   readonly #prefix: string;
   #count = 0;
 
-  /** `prefix` defaults to a random UUID. */
-  public constructor(prefix: string = randomUUID()) {
+  /** `prefix` defaults to 128 random bits (hex). */
+  public constructor(prefix: string = randomHex(16)) {
     this.#prefix = prefix;
   }
 

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger, ServerDescription } from '@nteract-mcp/core';
-import { type UserCacheEnvironment, userCacheDir } from '@nteract-mcp/foundation';
+import { randomHex, type UserCacheEnvironment, userCacheDir } from '@nteract-mcp/foundation';
 import { isMcpTool } from './is-mcp-tool.js';
 
 /** The name of the tool the proxy serves itself. */
@@ -246,7 +245,7 @@ export class ToolListCache {
   }
 
   async #writeAtomically(contents: Record<string, unknown>): Promise<boolean> {
-    const temporary = `${this.#filePath}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const temporary = `${this.#filePath}.${process.pid}.${randomHex(4)}.tmp`;
     try {
       await mkdir(dirname(this.#filePath), { recursive: true });
       await writeFile(temporary, `${JSON.stringify(contents, null, 2)}\n`, 'utf8');

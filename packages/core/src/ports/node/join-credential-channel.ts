@@ -1,11 +1,11 @@
 import { Socket } from 'node:net';
-import { createInterface } from 'node:readline';
 import {
   type ChannelCredential,
+  type CredentialChannelMessage,
   type CredentialChannelStore,
-  decodeCredentialMessage,
   encodeCredentialMessage,
 } from '../../handoff/credential-channel.js';
+import { CredentialMessageReader } from '../../handoff/credential-message-reader.js';
 import type { Logger } from '../logger.js';
 
 /** How long a child waits for the proxy's handed credentials before it goes on without. */
@@ -60,13 +60,14 @@ export function joinCredentialChannel(
       });
       settle([]);
     }, options.waitMs ?? defaultCredentialWaitMs);
-    const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
-    // readline repeats its input's errors on itself; the socket's handler above logs them.
-    lines.on('error', () => settle([]));
-    lines.on('line', (line) => {
-      const message = decodeCredentialMessage(line);
-      if (message?.kind === 'handed') settle(message.credentials);
-    });
-    lines.on('close', () => settle([]));
+    const reader = new CredentialMessageReader();
+    const take = (messages: readonly CredentialChannelMessage[]): void => {
+      for (const message of messages) if (message.kind === 'handed') settle(message.credentials);
+    };
+    socket.on('data', (chunk: Buffer) => take(reader.push(chunk)));
+    socket.on('end', () => take(reader.end()));
+    // The handler above logs an error; the channel is over either way.
+    socket.on('error', () => settle([]));
+    socket.on('close', () => settle([]));
   });
 }
