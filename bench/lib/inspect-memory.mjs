@@ -134,9 +134,14 @@ export async function activateInspector(pid, timeoutMs = 15_000) {
   }
 }
 
-/** Kinds of `gc` performance entries (node:perf_hooks `constants.NODE_PERFORMANCE_GC_*`). */
+/**
+ * Counts collections by kind (`gc` performance entries, node:perf_hooks
+ * `constants.NODE_PERFORMANCE_GC_*`) and, with a `v8.GCProfiler`, what each scavenge moved into
+ * the old generation (its old-space bytes after minus before) and left in the young one.
+ */
 const GC_COUNTER = `(() => {
   const { PerformanceObserver, constants } = require('node:perf_hooks');
+  const { GCProfiler } = require('node:v8');
   const counts = { minor: 0, major: 0, incremental: 0, weakCallbacks: 0 };
   const names = {
     [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -152,14 +157,38 @@ const GC_COUNTER = `(() => {
   };
   const observer = new PerformanceObserver((list) => count(list.getEntries()));
   observer.observe({ entryTypes: ['gc'] });
-  globalThis.__benchGc = { counts, observer, count };
+  const profiler = new GCProfiler();
+  profiler.start();
+  globalThis.__benchGc = { counts, observer, count, profiler };
   return true;
+})()`;
+
+/** Ends the counting started by GC_COUNTER: counts, and bytes promoted and survived over the scavenges. */
+const GC_COUNTER_STOP = `(() => {
+  const { counts, observer, count, profiler } = globalThis.__benchGc;
+  // Entries not yet delivered to the observer are taken with it.
+  count(observer.takeRecords());
+  observer.disconnect();
+  delete globalThis.__benchGc;
+  const used = (statistics, space) => statistics.heapSpaceStatistics.find((s) => s.spaceName === space)?.spaceUsedSize ?? 0;
+  let promotedBytes = 0;
+  let survivedBytes = 0;
+  let scavenges = 0;
+  for (const gc of profiler.stop()?.statistics ?? []) {
+    if (gc.gcType !== 'Scavenge') continue;
+    scavenges += 1;
+    promotedBytes += used(gc.afterGC, 'old_space') - used(gc.beforeGC, 'old_space');
+    survivedBytes += used(gc.afterGC, 'new_space');
+  }
+  return { ...counts, scavenges, promotedBytes, survivedBytes };
 })()`;
 
 /**
  * Starts counting the garbage collections of process `pid` (its inspector active); `stop()`
  * resolves with how many of each kind ran since (minor: scavenges of the young generation;
- * major: mark-compacts of the whole heap), and stops counting.
+ * major: mark-compacts of the whole heap), the bytes the scavenges promoted to the old generation
+ * (what survived two of them: the old generation grows by that until its next mark-compact) and
+ * the bytes they left in the young one, and stops counting.
  */
 export async function countCollections(pid) {
   const inspector = await openInspector(pid);
@@ -172,14 +201,7 @@ export async function countCollections(pid) {
     async stop() {
       const reader = await openInspector(pid);
       try {
-        // Entries not yet delivered to the observer are taken with it.
-        return await reader.evaluate(`(() => {
-          const { counts, observer, count } = globalThis.__benchGc;
-          count(observer.takeRecords());
-          observer.disconnect();
-          delete globalThis.__benchGc;
-          return counts;
-        })()`);
+        return await reader.evaluate(GC_COUNTER_STOP);
       } finally {
         reader.close();
       }
