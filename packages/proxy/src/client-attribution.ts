@@ -1,5 +1,5 @@
-import { randomHex } from '@nteract-mcp/foundation';
 import { type ClientIdentity, formatPeerLabel, readClientIdentity } from '@nteract-mcp/core';
+import { randomHex } from '@nteract-mcp/foundation';
 
 export interface ClientAttributionOptions {
   /** The `<session>` of the peer label suffix; a random 8-hex value when absent or blank. */
