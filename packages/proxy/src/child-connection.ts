@@ -7,8 +7,8 @@ import {
   requestIdKey,
   serializeJsonRpcLine,
 } from '@nteract-mcp/core';
-import { randomHex } from '@nteract-mcp/foundation';
 import { ChildLineReader } from './child-line-reader.js';
+import { IdempotencyKeys } from './idempotency-keys.js';
 import type { InFlightRequest } from './in-flight-requests.js';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
@@ -62,6 +62,8 @@ export class ChildConnection {
   readonly #own = new Map<number, (message: JsonRpcMessage) => void>();
   /** Requests the child sent the client, by the key of the upstream id we gave them. */
   readonly #toClient = new Map<string, JsonRpcId>();
+  /** The upstream ids of those requests: like idempotency keys, never repeated by this or any other proxy. */
+  readonly #upstreamIds = new IdempotencyKeys();
   readonly #readiness: Promise<boolean>;
   readonly #stdin: TurnWriter;
   #settleReadiness!: (ready: boolean) => void;
@@ -195,7 +197,7 @@ export class ChildConnection {
 
   /** A request of the child to the client: the upstream id it goes out under. */
   public toClientId(childId: JsonRpcId): string {
-    const upstreamId = `child-${randomHex(16)}`;
+    const upstreamId = `child-${this.#upstreamIds.next()}`;
     this.#toClient.set(requestIdKey(upstreamId), childId);
     return upstreamId;
   }

@@ -1,11 +1,5 @@
 import type { Duplex } from 'node:stream';
-import {
-  type CredentialChannelMessage,
-  CredentialMessageReader,
-  encodeCredentialMessage,
-  KeptCredentials,
-  SecretToken,
-} from '@nteract-mcp/core';
+import { CredentialMessageReader, encodeCredentialMessage, KeptCredentials, SecretToken } from '@nteract-mcp/core';
 
 /**
  * The proxy's end of the credential channel (`credential-channel.ts` in core): it holds, in
@@ -27,13 +21,11 @@ export class CredentialRelay {
     channel.on('error', () => undefined);
     channel.write(encodeCredentialMessage({ kind: 'handed', credentials: this.#kept.list() }));
     const reader = new CredentialMessageReader();
-    const keep = (messages: readonly CredentialChannelMessage[]): void => {
-      for (const message of messages) {
+    channel.on('data', (chunk: Buffer) => {
+      for (const message of reader.push(chunk)) {
         if (message.kind === 'keep') this.#kept.keep(message.scope, new SecretToken(message.token));
       }
-    };
-    channel.on('data', (chunk: Buffer | string) => keep(reader.push(chunk)));
-    channel.on('end', () => keep(reader.end()));
+    });
   }
 
   /** How many scopes have a token. */

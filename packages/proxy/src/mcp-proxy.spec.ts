@@ -408,6 +408,22 @@ describe(McpProxy, () => {
     expect(JSON.stringify(t.logger.records)).not.toContain('hunter2');
   });
 
+  it("relays a child's request to the client under an id of its own, each time a new one, and the answer back under the child's id, once", async () => {
+    const t = await setup(() => undefined);
+    const child = t.port.latest;
+    for (const id of [5, 5]) child.send({ jsonrpc: '2.0', id, method: 'roots/list', params: {} });
+    await eventually(() => t.lines().filter((line) => line.method === 'roots/list').length === 2);
+    const upstream = t.lines().filter((line) => line.method === 'roots/list');
+    const [first, second] = upstream.map((line) => line.id as string);
+    expect(first).toMatch(/^child-[0-9a-f]{32}:\d+$/);
+    expect(second).not.toBe(first);
+    await t.send({ jsonrpc: '2.0', id: first, result: { roots: [{ uri: 'file:///w' }] } });
+    await t.send({ jsonrpc: '2.0', id: first, result: { roots: [] } });
+    await eventually(() => (t.received.get(child) ?? []).some((message) => 'result' in message));
+    const answers = (t.received.get(child) ?? []).filter((message) => 'result' in message);
+    expect(answers).toEqual([{ jsonrpc: '2.0', id: 5, result: { roots: [{ uri: 'file:///w' }] } }]);
+  });
+
   it('writes an answer anew when its id is not where the SDK puts it; relays one that is under an id of any JSON form', async () => {
     const t = await setup((child, request) => {
       const name = (request.params as { name?: string }).name;

@@ -1,7 +1,6 @@
 import { Socket } from 'node:net';
 import {
   type ChannelCredential,
-  type CredentialChannelMessage,
   type CredentialChannelStore,
   encodeCredentialMessage,
 } from '../../handoff/credential-channel.js';
@@ -61,11 +60,9 @@ export function joinCredentialChannel(
       settle([]);
     }, options.waitMs ?? defaultCredentialWaitMs);
     const reader = new CredentialMessageReader();
-    const take = (messages: readonly CredentialChannelMessage[]): void => {
-      for (const message of messages) if (message.kind === 'handed') settle(message.credentials);
-    };
-    socket.on('data', (chunk: Buffer) => take(reader.push(chunk)));
-    socket.on('end', () => take(reader.end()));
+    socket.on('data', (chunk: Buffer) => {
+      for (const message of reader.push(chunk)) if (message.kind === 'handed') settle(message.credentials);
+    });
     // The handler above logs an error; the channel is over either way.
     socket.on('error', () => settle([]));
     socket.on('close', () => settle([]));
