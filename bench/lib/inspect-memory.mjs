@@ -137,7 +137,7 @@ export async function activateInspector(pid, timeoutMs = 15_000) {
 /**
  * Counts collections by kind (`gc` performance entries, node:perf_hooks
  * `constants.NODE_PERFORMANCE_GC_*`) and, with a `v8.GCProfiler`, what each scavenge moved into
- * the old generation (its old-space bytes after minus before) and left in the young one.
+ * the old generation (its old-space bytes after minus before).
  */
 const GC_COUNTER = `(() => {
   const { PerformanceObserver, constants } = require('node:perf_hooks');
@@ -163,7 +163,7 @@ const GC_COUNTER = `(() => {
   return true;
 })()`;
 
-/** Ends the counting started by GC_COUNTER: counts, and bytes promoted and survived over the scavenges. */
+/** Ends the counting started by GC_COUNTER: the counts, and the bytes the scavenges promoted. */
 const GC_COUNTER_STOP = `(() => {
   const { counts, observer, count, profiler } = globalThis.__benchGc;
   // Entries not yet delivered to the observer are taken with it.
@@ -172,23 +172,18 @@ const GC_COUNTER_STOP = `(() => {
   delete globalThis.__benchGc;
   const used = (statistics, space) => statistics.heapSpaceStatistics.find((s) => s.spaceName === space)?.spaceUsedSize ?? 0;
   let promotedBytes = 0;
-  let survivedBytes = 0;
-  let scavenges = 0;
   for (const gc of profiler.stop()?.statistics ?? []) {
-    if (gc.gcType !== 'Scavenge') continue;
-    scavenges += 1;
-    promotedBytes += used(gc.afterGC, 'old_space') - used(gc.beforeGC, 'old_space');
-    survivedBytes += used(gc.afterGC, 'new_space');
+    if (gc.gcType === 'Scavenge') promotedBytes += used(gc.afterGC, 'old_space') - used(gc.beforeGC, 'old_space');
   }
-  return { ...counts, scavenges, promotedBytes, survivedBytes };
+  return { ...counts, promotedBytes };
 })()`;
 
 /**
  * Starts counting the garbage collections of process `pid` (its inspector active); `stop()`
  * resolves with how many of each kind ran since (minor: scavenges of the young generation;
  * major: mark-compacts of the whole heap), the bytes the scavenges promoted to the old generation
- * (what survived two of them: the old generation grows by that until its next mark-compact) and
- * the bytes they left in the young one, and stops counting.
+ * (what survived two of them: the old generation grows by that until its next mark-compact), and
+ * stops counting.
  */
 export async function countCollections(pid) {
   const inspector = await openInspector(pid);
