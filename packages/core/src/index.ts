@@ -63,7 +63,6 @@ export {
   decodeCredentialMessage,
   encodeCredentialMessage,
 } from './handoff/credential-channel.js';
-export { CredentialMessageReader } from './handoff/credential-message-reader.js';
 export type { PeerLabelClient } from './handoff/format-peer-label.js';
 export { formatPeerLabel } from './handoff/format-peer-label.js';
 export type { ChildHandoff } from './handoff/handoff-contract.js';
@@ -155,6 +154,7 @@ export { DaemonPort } from './ports/daemon-port.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
 export type { LogFields, LogLevel } from './ports/logger.js';
 export { Logger } from './ports/logger.js';
+export { CredentialMessageReader } from './ports/node/credential-message-reader.js';
 export type { JoinCredentialChannelOptions } from './ports/node/join-credential-channel.js';
 export { defaultCredentialWaitMs, joinCredentialChannel } from './ports/node/join-credential-channel.js';
 export { NodeChildProcessPort } from './ports/node/node-child-process-port.js';

@@ -4,8 +4,8 @@ import {
   type CredentialChannelStore,
   encodeCredentialMessage,
 } from '../../handoff/credential-channel.js';
-import { CredentialMessageReader } from '../../handoff/credential-message-reader.js';
 import type { Logger } from '../logger.js';
+import { CredentialMessageReader } from './credential-message-reader.js';
 
 /** How long a child waits for the proxy's handed credentials before it goes on without. */
 export const defaultCredentialWaitMs = 2_000;

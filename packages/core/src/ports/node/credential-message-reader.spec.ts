@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeCredentialMessage } from './credential-channel.js';
+import { encodeCredentialMessage } from '../../handoff/credential-channel.js';
 import { CredentialMessageReader } from './credential-message-reader.js';
 
 const keep = (scope: string, token: string) => encodeCredentialMessage({ kind: 'keep', scope, token });

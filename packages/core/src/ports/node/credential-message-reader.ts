@@ -1,16 +1,16 @@
-import { JsonRpcLineFramer } from '../json-rpc/json-rpc-line-framer.js';
-import { type CredentialChannelMessage, decodeCredentialMessage } from './credential-channel.js';
+import { type CredentialChannelMessage, decodeCredentialMessage } from '../../handoff/credential-channel.js';
+import { JsonRpcLineFramer } from '../../json-rpc/json-rpc-line-framer.js';
 
 /** The longest line of the credential channel read (a `handed` line carries every kept token). */
 const maxCredentialLineBytes = 1024 * 1024;
 
 /**
- * Splits what arrives on the credential channel (`credential-channel.ts`) into its messages, one
- * per line, with core's {@link JsonRpcLineFramer} (its reassembly of chunks split anywhere, `\r\n`,
- * and its cap: a line over `maxLineBytes` is dropped whole, so a peer that never sends a newline
- * cannot make a process buffer without bound). A line that is not a message (see
- * {@link decodeCredentialMessage}) is skipped. Both ends of the channel read with it, so the proxy
- * does not load `node:readline` for this alone. Pure: no I/O.
+ * Splits what arrives on the credential channel (`handoff/credential-channel.ts`) into its
+ * messages, one per line, with core's {@link JsonRpcLineFramer} (its reassembly of chunks split
+ * anywhere, `\r\n`, and its cap: a line over `maxLineBytes` is dropped whole, so a peer that
+ * never sends a newline cannot make a process buffer without bound). A line that is not a message
+ * (see {@link decodeCredentialMessage}) is skipped. Both ends of the channel read with it, so the
+ * proxy does not load `node:readline` for this alone. Pure: no I/O.
  */
 export class CredentialMessageReader {
   readonly #framer: JsonRpcLineFramer<CredentialChannelMessage | null>;
