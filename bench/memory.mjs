@@ -13,8 +13,8 @@
 // makes one signal and two failed parses per request). Raw growth that a GC gives back is V8's heap
 // sizing (its young generation grows with the bytes that survive scavenges, up to the 2 × 4 MB
 // the product caps it at, and garbage waits in the old generation for the next mark-compact,
-// which V8 schedules once the old generation has grown by a multiple of what the last one left),
-// not a leak.
+// which V8 schedules once the old generation has grown past what the last one left by a factor
+// of it or by 8 MB, whichever is more, plus the young generation's capacity), not a leak.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RuntimedConnection, resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
