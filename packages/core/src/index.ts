@@ -8,8 +8,9 @@ export { createChildMcpServer } from './child-server/create-child-mcp-server.js'
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
 export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
-export type { McpContainerOptions } from './composition/create-mcp-container.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
+export type { McpContainerOptions } from './composition/create-plugin-container.js';
+export { createPluginContainer } from './composition/create-plugin-container.js';
 export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';
 export { ChildLifecycleContribution } from './contributions/child-lifecycle-contribution.js';
 export type { ChildExitClass } from './contributions/exit-classifier.js';

@@ -47,6 +47,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'childExitCodes',
       'createChildMcpServer',
       'createMcpContainer',
+      'createPluginContainer',
       'credentialChannelFd',
       'daemonVersionFromTitle',
       'decodeCredentialMessage',

@@ -1,4 +1,4 @@
-import { createMcpContainer, ProtocolAdmission } from '@nteract-mcp/core';
+import { createPluginContainer, ProtocolAdmission } from '@nteract-mcp/core';
 import type { RestartPolicySettings } from '@nteract-mcp/proxy';
 import { proxyPlugins } from './distribution-plugins.js';
 import { runNteractProxy } from './run-nteract-proxy.js';
@@ -136,7 +136,7 @@ export async function runNteractMcp(argv: readonly string[], io: CommandIo, vers
 /** What this process loaded: its plugins and the protocol eras it speaks upstream. */
 function check(io: CommandIo, version: string): number {
   const plugins = proxyPlugins();
-  const container = createMcpContainer({ plugins });
+  const container = createPluginContainer({ plugins });
   const report = {
     version,
     plugins: plugins.map((plugin) => plugin.id),

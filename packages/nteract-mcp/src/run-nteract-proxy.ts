@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Clock, ContributionProvider, createMcpContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
+import { Clock, ContributionProvider, createPluginContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
 import { mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import {
   ChildSupervisor,
@@ -50,7 +50,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
     );
     return 1;
   }
-  const container = createMcpContainer({ plugins: proxyPlugins() });
+  const container = createPluginContainer({ plugins: proxyPlugins() });
   if (options.restartPolicy) container.rebind(RestartPolicySettings).toConstantValue(options.restartPolicy);
   const logger = container.get(Logger).child('nteract-mcp');
   const tools = new ToolListCache({

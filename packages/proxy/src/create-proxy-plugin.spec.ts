@@ -23,8 +23,8 @@ describe('the tsup build of @nteract-mcp/proxy', () => {
     const built = (await import(
       /* @vite-ignore */ new URL('../dist/index.js', import.meta.url).href
     )) as typeof import('./index.js');
-    const { createMcpContainer } = await import('@nteract-mcp/core');
-    const container = createMcpContainer({ plugins: [built.createProxyPlugin()] });
+    const { createPluginContainer } = await import('@nteract-mcp/core');
+    const container = createPluginContainer({ plugins: [built.createProxyPlugin()] });
     expect(container.get(built.ChildSupervisor)).toBeInstanceOf(built.ChildSupervisor);
     expect(container.get(built.ExitClassifierChain).classify({ code: 75, signal: null })).toBe('handoff');
     expect(container.getAll(ExitClassifier).map((item) => item.id)).toEqual(['proxy.upgrade-handoff']);

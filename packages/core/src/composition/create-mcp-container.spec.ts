@@ -1,14 +1,18 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
+import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
 import { ExitClassifier } from '../contributions/exit-classifier.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
+import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
+import { SessionSlot } from '../session/session-slot.js';
 import { createMcpContainer } from './create-mcp-container.js';
+import { createPluginContainer } from './create-plugin-container.js';
 
 function strategy(id: string, specificationVersion = 'v1'): RejoinStrategy {
   return {
@@ -43,6 +47,13 @@ describe(createMcpContainer, () => {
     const container = createMcpContainer({ plugins: [] });
     expect(typeof container.get(Clock).now()).toBe('number');
     expect(container.get(Logger)).toBeDefined();
+  });
+
+  it('holds the session engine, the recovery loop first among the child lifecycle contributions', () => {
+    const container = createMcpContainer({ plugins: [] });
+    expect(container.get(ChildRuntime)).toBeInstanceOf(ChildRuntime);
+    expect(container.get(SessionSlot)).toBe(container.get(SessionSlot));
+    expect(container.getAll(ChildLifecycleContribution).map((item) => item.id)).toEqual(['core.recovery-loop']);
   });
 
   it('refuses two plugins with the same id, naming the id', () => {
@@ -137,3 +148,20 @@ function resolveConsumer(plugins: readonly McpPlugin[]): StrategyConsumer {
   container.bind(StrategyConsumer).toSelf();
   return container.get(StrategyConsumer);
 }
+
+describe(createPluginContainer, () => {
+  it('holds the generic ports and the plugins, without the session engine', () => {
+    const container = createPluginContainer({ plugins: [strategyPlugin('acme.rejoin', strategy('acme.a'))] });
+    expect(typeof container.get(Clock).now()).toBe('number');
+    expect(container.getAll(RejoinStrategy).map((item) => item.id)).toEqual(['acme.a']);
+    expect(container.isBound(ChildRuntime)).toBe(false);
+    expect(container.isBound(SessionSlot)).toBe(false);
+    expect(container.isBound(ChildLifecycleContribution)).toBe(false);
+  });
+
+  it('validates as createMcpContainer does', () => {
+    expect(() => createPluginContainer({ plugins: [strategyPlugin('acme.rejoin', strategy('a', 'v9'))] })).toThrowError(
+      expect.objectContaining({ kind: 'unknownSpecificationVersion' }),
+    );
+  });
+});

@@ -1,5 +1,6 @@
 import type { Container, ServiceIdentifier } from 'inversify';
-import { type BindingOverride, buildMcpContainer } from '../composition/create-mcp-container.js';
+import { buildMcpContainer } from '../composition/create-mcp-container.js';
+import type { BindingOverride } from '../composition/create-plugin-container.js';
 import type { McpPlugin } from '../di/mcp-plugin.js';
 
 /**

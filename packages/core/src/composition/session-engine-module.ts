@@ -1,0 +1,31 @@
+import { ContainerModule } from 'inversify';
+import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
+import { ChildRuntime } from '../lifecycle/child-runtime.js';
+import { SessionCredentials } from '../ports/session-credentials.js';
+import { RecoveryLoop } from '../recovery/recovery-loop.js';
+import { KeptCredentials } from '../session/kept-credentials.js';
+import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
+import { SessionActivation } from '../session/session-activation.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
+import { SessionSlot } from '../session/session-slot.js';
+
+/**
+ * The child's session engine: the session slot and its activations, the rejoin coordinator and
+ * recovery state, the recovery loop as the first child lifecycle contribution, the child runtime,
+ * and the in-memory {@link KeptCredentials} as the session credentials. Loaded right after
+ * `createCoreModule`, before any plugin, by `createMcpContainer`.
+ */
+export function createSessionEngineModule(): ContainerModule {
+  return new ContainerModule((options) => {
+    options.bind(SessionSlot).toSelf().inSingletonScope();
+    options.bind(SessionActivation).toSelf().inSingletonScope();
+    options.bind(RejoinCoordinator).toSelf().inSingletonScope();
+    options.bind(SessionRecoveryState).toSelf().inSingletonScope();
+    options.bind(KeptCredentials).toSelf().inSingletonScope();
+    options.bind(SessionCredentials).toService(KeptCredentials);
+    // Core's own lifecycle contribution, bound before the plugins' so it starts first.
+    options.bind(RecoveryLoop).toSelf().inSingletonScope();
+    options.bind(ChildLifecycleContribution).toService(RecoveryLoop);
+    options.bind(ChildRuntime).toSelf().inSingletonScope();
+  });
+}
