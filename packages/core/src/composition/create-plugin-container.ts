@@ -42,7 +42,7 @@ export function composeContainer(
     if (seen.has(plugin.id)) {
       throw new CoreError(
         'duplicatePluginId',
-        `Two plugins share the id '${plugin.id}': each plugin may be listed once in createMcpContainer({ plugins }).`,
+        `Two plugins share the id '${plugin.id}': each plugin may be listed once in a container's plugins.`,
       );
     }
     seen.add(plugin.id);
