@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMcpContainer, NotebookTargetResolver, ProtocolAdmission } from '@nteract-mcp/core';
 import { describe, expect, it, vi } from 'vitest';
@@ -48,6 +48,27 @@ describe('nteract-mcp (built bin)', () => {
     });
     expect(report).not.toHaveProperty('targetKinds');
     expect(result.stdout + result.stderr).not.toContain('never-printed');
+  });
+
+  it("leaves the child's session engine out of the proxy's bundle (the child's bundle has it)", () => {
+    // The proxy's entry and every chunk it imports, statically or not, followed from the entry.
+    const seen = new Set<string>();
+    const pending = [bin];
+    let proxyCode = '';
+    for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const code = readFileSync(file, 'utf8');
+      proxyCode += code;
+      for (const [, chunk] of code.matchAll(/(?:from|import\(?)\s*["'](\.\/[^"']+\.js)["']/g)) {
+        pending.push(join(dirname(file), chunk as string));
+      }
+    }
+    // The recovery loop's contribution id stands for the engine: it is built with it.
+    const engineMark = 'core.recovery-loop';
+    expect(readFileSync(join(dirname(bin), 'runt-mcp-bundled.cjs'), 'utf8')).toContain(engineMark);
+    expect(seen.size).toBeGreaterThan(1);
+    expect(proxyCode).not.toContain(engineMark);
   });
 
   it("reports with runt-mcp --check exactly what the child loads: the eras it serves and the backends' target kinds", () => {
