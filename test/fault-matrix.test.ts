@@ -35,6 +35,17 @@ interface Fault {
   arm?(session: UserSession, target: { tool: string; match?: string }): void;
   /** Injects the fault now; returns how to undo it (event hooks), if anything. */
   inject?(session: UserSession, cell: number): Promise<(() => void) | undefined>;
+  /** Undo the fault as soon as the calls in flight are answered, before the checks (disk space freed, …). */
+  readonly healBeforeChecks?: boolean;
+  /** The agent must be told: an answer of the cell (or `session_status` after it) matches this. */
+  readonly told?: RegExp;
+  /** The contexts this row has (default all three); the others print '—'. */
+  readonly contexts?: readonly Context[];
+  /**
+   * A row whose fault does not fit the edit/execution shape (a kernel that never starts, …): runs
+   * instead of the shared cell; returns its failures. The answer-count check still applies.
+   */
+  scenario?(row: RowSession, context: Context, cell: number): Promise<string[]>;
 }
 
 const faults: readonly Fault[] = [
@@ -158,6 +169,7 @@ const selected = faults.filter((fault) => !rowFilter || rowFilter.test(fault.nam
 const rowConcurrency = full ? 2 : 3;
 const results = new Map<string, CellResult>();
 const key = (fault: Fault, context: Context) => `${fault.name}|${context}`;
+const contextsOf = (fault: Fault): readonly Context[] => fault.contexts ?? contexts;
 
 async function openRow(row: number): Promise<RowSession> {
   const session = await startUserSession({ faultHooks: true, requestTimeoutMs: 90_000 });
@@ -209,8 +221,29 @@ function describeSettled(settled: SettledCall): string {
   return brief.replace(/\s+/g, ' ').slice(0, 240);
 }
 
-/** Runs one cell on a row's session; returns its failures (empty: every promise held). */
+/** Runs one cell on a row's session (the row's own scenario, or the shared one); returns its failures. */
 async function runCell(row: RowSession, fault: Fault, context: Context, cell: number): Promise<string[]> {
+  if (!fault.scenario) return runSharedCell(row, fault, context, cell);
+  const s = row.session;
+  const firstRequest = s.transport.requests().length;
+  const failures = await fault.scenario(row, context, cell);
+  failures.push(...answerCountFailures(s, firstRequest));
+  return failures;
+}
+
+/** Every request since `firstRequest` got exactly one answer, and no answer went to an unknown id. */
+function answerCountFailures(s: UserSession, firstRequest: number): string[] {
+  const failures: string[] = [];
+  for (const request of s.transport.requests().slice(firstRequest)) {
+    if (request.answers !== 1)
+      failures.push(`request ${String(request.id)} (${request.tool ?? request.method}) got ${request.answers} answers`);
+  }
+  if (s.transport.strays().length > 0) failures.push(`${s.transport.strays().length} answers to unknown ids`);
+  return failures;
+}
+
+/** The shared cell: a value in the kernel, the fault during the context's call, then every promise checked. */
+async function runSharedCell(row: RowSession, fault: Fault, context: Context, cell: number): Promise<string[]> {
   const failures: string[] = [];
   const s = row.session;
   const nonce = 1000 + cell * 7 + Math.floor(Math.random() * 1000);
@@ -257,6 +290,10 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
     failures.push(`injecting the fault: ${(error as Error).message}`);
   }
   const answers = await Promise.all(pending);
+  if (fault.healBeforeChecks) {
+    heal?.();
+    heal = undefined;
+  }
   const texts: string[] = answers.flatMap((settled) => (settled.ok ? settled.outcome.texts : [settled.error.message]));
   const mayFail = fault.mayFailInFlight?.includes(context) ?? false;
   for (const settled of answers) {
@@ -339,6 +376,13 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
     }
   }
 
+  // The agent was told what happened: in an answer, or in session_status now.
+  if (fault.told && !texts.some((text) => fault.told?.test(text))) {
+    const status = await s.send('session_status');
+    const statusText = status.ok ? status.outcome.text : status.error.message;
+    if (!fault.told.test(statusText)) failures.push(`the agent was not told (${String(fault.told)})`);
+  }
+
   // The execution ran once.
   if (context === 'exec') {
     const lines = runLines(row, marker);
@@ -355,11 +399,7 @@ async function runCell(row: RowSession, fault: Fault, context: Context, cell: nu
   if (fault.hook !== undefined && firings.length === 0) failures.push(`the ${fault.hook} hook did not fire`);
 
   // Every request of this cell got exactly one answer.
-  for (const request of s.transport.requests().slice(firstRequest)) {
-    if (request.answers !== 1)
-      failures.push(`request ${String(request.id)} (${request.tool ?? request.method}) got ${request.answers} answers`);
-  }
-  if (s.transport.strays().length > 0) failures.push(`${s.transport.strays().length} answers to unknown ids`);
+  failures.push(...answerCountFailures(s, firstRequest));
   return failures;
 }
 
@@ -367,6 +407,7 @@ async function runRow(fault: Fault, row: number): Promise<void> {
   let open: RowSession | undefined;
   try {
     for (const [index, context] of contexts.entries()) {
+      if (!contextsOf(fault).includes(context)) continue;
       const cell = row * 3 + index;
       const started = Date.now();
       const seconds = () => Math.round((Date.now() - started) / 1000);
@@ -415,12 +456,12 @@ afterAll(() => {
   ];
   for (const fault of selected) {
     lines.push(
-      `${fault.name.padEnd(width)} | ${contexts.map((context) => cellText(results.get(key(fault, context))).replace(/\|/g, '/')).join(' | ')}`,
+      `${fault.name.padEnd(width)} | ${contexts.map((context) => (contextsOf(fault).includes(context) ? cellText(results.get(key(fault, context))).replace(/\|/g, '/') : '—')).join(' | ')}`,
     );
   }
   const details: string[] = [];
   for (const fault of selected) {
-    for (const context of contexts) {
+    for (const context of contextsOf(fault)) {
       const result = results.get(key(fault, context));
       details.push(
         `${fault.name} × ${contextTitles[context]} (${result?.seconds ?? '?'} s): ${result && result.failures.length === 0 ? '✓' : ''}`,
@@ -435,7 +476,7 @@ afterAll(() => {
 
 describe('fault matrix through the real proxy, child and daemon', () => {
   for (const fault of selected) {
-    for (const context of contexts) {
+    for (const context of contextsOf(fault)) {
       it(`${fault.name} × ${contextTitles[context]}`, () => {
         expect(results.get(key(fault, context))?.failures).toEqual([]);
       });
