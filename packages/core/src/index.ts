@@ -169,6 +169,7 @@ export type {
   InsertCellRequest,
   MutationOptions,
   NotebookCell,
+  NotebookCondition,
   NotebookHandle,
   NotebookHandleCloseReason,
   NotebookReadiness,

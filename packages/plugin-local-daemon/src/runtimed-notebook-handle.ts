@@ -11,6 +11,7 @@ import {
   type Logger,
   type MutationOptions,
   type NotebookCell,
+  type NotebookCondition,
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
@@ -45,6 +46,9 @@ import { toCoreError } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
 export const leaveTimeoutMs = 1000;
+
+/** Notices kept for an agent that makes no call for a while; older ones are dropped first. */
+export const maxHeldNotices = 20;
 
 /** What a {@link RuntimedNotebookHandle} needs besides its connection. */
 export interface RuntimedNotebookHandleOptions {
@@ -97,6 +101,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
   );
   readonly #subscriptions: Subscription[] = [];
+  #conditions: readonly NotebookCondition[];
+  /** The room's one-off notices not yet taken, oldest first (at most {@link maxHeldNotices}). */
+  readonly #notices: string[] = [];
 
   /**
    * Takes over `connection` (it closes it on {@link RuntimedNotebookHandle.close}). Throws
@@ -116,6 +123,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#notebookPath = connected.notebook_path ?? undefined;
     this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
     this.#runtime = connected.runtime;
+    this.#conditions = connected.conditions ?? [];
     this.kernelName = connected.kernel_name;
     this.#connection = connection;
     this.#clock = options.clock;
@@ -139,6 +147,15 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   public get notebookPath(): string | undefined {
     return this.#notebookPath;
+  }
+
+  /** The room's conditions, from the greeting and every `conditions` broadcast since. */
+  public get conditions(): readonly NotebookCondition[] {
+    return this.#conditions;
+  }
+
+  public takeNotices(): readonly string[] {
+    return this.#notices.splice(0);
   }
 
   public get isClosed(): boolean {
@@ -382,6 +399,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         return;
       case 'execution_done':
         this.#executions.done(event.execution_id, event.status);
+        return;
+      case 'conditions':
+        this.#conditions = event.conditions;
+        return;
+      case 'notice':
+        if (this.#notices.length >= maxHeldNotices) this.#notices.shift();
+        this.#notices.push(event.message);
         return;
       case 'peer_joined':
       case 'peer_left':

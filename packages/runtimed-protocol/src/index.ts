@@ -76,6 +76,8 @@ export {
   wireNotebookRequestSchemas,
   wireNotebookRequestTypes,
 } from './schemas/wire-notebook-request.js';
+export type { WireRoomCondition, WireRoomConditionKind } from './schemas/wire-room-condition.js';
+export { wireRoomConditionKinds, wireRoomConditionSchema } from './schemas/wire-room-condition.js';
 export type { WireRoomClosed, WireRoomEvent, WireRoomEventName } from './schemas/wire-room-event.js';
 export {
   wireExecutionDoneEventSchema,

@@ -68,6 +68,8 @@ describe('the public surface of @nteract-mcp/runtimed-protocol', () => {
       'wireRequestEnvelopeSchema',
       'wireRoomCloseCodes',
       'wireRoomClosedSchema',
+      'wireRoomConditionKinds',
+      'wireRoomConditionSchema',
       'wireRoomEventNames',
       'wireRoomEventSchema',
       'wireRoomInfoSchema',

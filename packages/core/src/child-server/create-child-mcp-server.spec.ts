@@ -176,6 +176,33 @@ describe('createChildMcpServer', () => {
     await child.close();
   });
 
+  it("tells the agent, once, with its next answer, what the notebook's owner reports, and keeps lasting conditions in session_status", async () => {
+    harness = await startChildServerTestHarness();
+    const h = harness;
+    await h.callJson('create_notebook');
+    const handle = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+    const news = (result: { content: unknown[] }) =>
+      (result.content as { type: string; text?: string }[])
+        .map((item) => item.text ?? '')
+        .filter((text) => text.startsWith('[nteract] '));
+    expect(news(await h.call('get_all_cells'))).toEqual([]);
+    handle.conditions = [{ kind: 'autosave_failing', message: 'Saving /n/a.ipynb failed (ENOSPC).' }];
+    handle.notices.push('The file was reloaded.');
+    expect(news(await h.call('get_all_cells'))).toEqual([
+      '[nteract] Saving /n/a.ipynb failed (ENOSPC).',
+      '[nteract] The file was reloaded.',
+    ]);
+    // Said once; status keeps it while it lasts.
+    expect(news(await h.call('get_all_cells'))).toEqual([]);
+    const status = await h.callJson('session_status');
+    expect((status.active as { conditions: unknown }).conditions).toEqual(handle.conditions);
+    // A changed message is news again; a tool error gets the news too.
+    handle.conditions = [{ kind: 'autosave_failing', message: 'Saving /n/a.ipynb failed (EACCES).' }];
+    const failed = await h.call('get_cell', { cell_id: 'nope' });
+    expect(failed.isError).toBe(true);
+    expect(news(failed)).toEqual(['[nteract] Saving /n/a.ipynb failed (EACCES).']);
+  });
+
   it('says clearly that local notebooks are unavailable when no daemon port is bound', async () => {
     harness = await startChildServerTestHarness({ daemon: false });
     const listed = await harness.call('list_active_notebooks');

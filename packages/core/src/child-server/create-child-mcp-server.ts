@@ -45,6 +45,7 @@ import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { NotebookResources } from './notebook-resources.js';
+import { SessionNews, withSessionNews } from './session-news.js';
 
 /** How the child server presents itself and where it resolves paths. */
 export interface ChildServerOptions {
@@ -177,6 +178,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const resources = new NotebookResources(slot);
 
   const cancellations = new ClientCancellations();
+  const news = new SessionNews();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
@@ -237,7 +239,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       }
     }
     cancellations.release(extra.requestId);
-    return withSessionReport(result, recovery.report());
+    return withSessionReport(withSessionNews(result, news.take(slot.active?.handle)), recovery.report());
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

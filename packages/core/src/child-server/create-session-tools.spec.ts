@@ -361,6 +361,7 @@ describe('session tools', () => {
           origin: 'create',
           activation: 2,
           readiness: { document: 'ready', runtime: 'ready' },
+          conditions: [],
           daemon_incarnation: { pid: 777, started_at: expect.any(String) },
           ephemeral: true,
           working_dir: harness.cwd,

@@ -348,6 +348,7 @@ function activeJson(session: NotebookSession): Record<string, unknown> {
     activation: session.activation,
     readiness: handle.readiness(),
     ...(handle.kernelNotice === undefined ? {} : { kernel_notice: handle.kernelNotice }),
+    conditions: handle.conditions ?? [],
     daemon_incarnation: handle.daemonIncarnation?.toJSON() ?? null,
   };
 }

@@ -88,6 +88,18 @@ export interface SavedNotebook {
   readonly path: string;
 }
 
+/**
+ * Something about a notebook its agent must know while it lasts (autosave failing, the file gone,
+ * a kernel that could not start), as the notebook's owner reports it: a kind (e.g.
+ * `autosave_failing`) and the sentence the agent is told.
+ */
+export interface NotebookCondition {
+  readonly kind: string;
+  readonly message: string;
+  /** When it began (ISO 8601), when the owner says. */
+  readonly since?: string;
+}
+
 /** Why a handle closed: we closed it, the daemon went away, or the daemon removed the room. */
 export type NotebookHandleCloseReason = 'closed' | 'disconnected' | 'room-removed';
 
@@ -118,6 +130,16 @@ export interface NotebookHandle {
    * execution carried it as its `kernelNotice`. Optional: a handle without it never says so here.
    */
   readonly kernelNotice?: string | undefined;
+  /**
+   * What the agent must know about the notebook now (empty or absent: nothing); kept current by
+   * the owner's reports. Optional: a backend that has none leaves it out.
+   */
+  readonly conditions?: readonly NotebookCondition[];
+  /**
+   * Hands over, once, what the owner said happened since the last call (the file was reloaded,
+   * saving works again, …), oldest first. Optional, like {@link NotebookHandle.conditions}.
+   */
+  takeNotices?(): readonly string[];
 
   readiness(): NotebookReadiness;
   /** Resolves when document and runtime have settled (runtime `ready` or `unavailable`); rejects on failure or close. */

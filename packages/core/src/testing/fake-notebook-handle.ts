@@ -10,6 +10,7 @@ import type {
   InsertCellRequest,
   MutationOptions,
   NotebookCell,
+  NotebookCondition,
   NotebookHandle,
   NotebookHandleCloseReason,
   NotebookReadiness,
@@ -66,6 +67,10 @@ export class FakeNotebookHandle implements NotebookHandle {
   public kernelRestartCount = 0;
   /** Given to the next execution as its `kernelNotice` (as a daemon does after its kernel died), then cleared. */
   public nextKernelNotice: string | undefined;
+  /** What the owner reports now (tests set it, as a daemon's `conditions` broadcast would). */
+  public conditions: readonly NotebookCondition[] = [];
+  /** One-off notices not yet taken (tests push them, as a daemon's `notice` broadcast would). */
+  public readonly notices: string[] = [];
   #notebookPath: string | undefined;
   #readiness: NotebookReadiness;
   #cells: NotebookCell[] = [];
@@ -107,6 +112,10 @@ export class FakeNotebookHandle implements NotebookHandle {
 
   public readiness(): NotebookReadiness {
     return this.#readiness;
+  }
+
+  public takeNotices(): readonly string[] {
+    return this.notices.splice(0);
   }
 
   /** Moves readiness (e.g. from pending to ready) and wakes waiters. */

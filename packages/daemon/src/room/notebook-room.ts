@@ -7,6 +7,8 @@ import type {
   WireExecutionState,
   WireNotebookAnswer,
   WireNotebookRequest,
+  WireRoomCondition,
+  WireRoomConditionKind,
   WireRoomEvent,
   WireRoomInfo,
   WireRuntimeState,
@@ -29,6 +31,7 @@ import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher, RoomKernel } from './kernel-launcher.js';
+import { RoomConditions } from './room-conditions.js';
 
 /** Timings and bounds of a room; all configurable so tests run in milliseconds. */
 export interface RoomSettings {
@@ -177,6 +180,8 @@ export class NotebookRoom {
   #kernelGone: string | undefined;
   /** The room's last write of its document: when, and where. */
   #lastSaved: { readonly at: number; readonly path: string } | undefined;
+  /** What the peers must know while it lasts; broadcast on every change (see {@link NotebookRoom.setCondition}). */
+  readonly #conditions: RoomConditions;
 
   /** Discarded when its room closes: created ephemeral and not saved to a file since. */
   public get ephemeral(): boolean {
@@ -195,6 +200,7 @@ export class NotebookRoom {
     this.createdAt = init.clock.now();
     this.#peerlessSince = this.createdAt;
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
+    this.#conditions = new RoomConditions(() => init.clock.now());
     this.#ledger.restore(init.ledger.map((record) => this.restoredLedgerRecord(record)));
     this.#journal = init.journal;
     this.#fileState = init.fileState;
@@ -243,6 +249,11 @@ export class NotebookRoom {
     return this.#document.cells();
   }
 
+  /** What the room's peers must know now (the greeting carries it; changes are broadcast). */
+  public conditions(): WireRoomCondition[] {
+    return this.#conditions.list();
+  }
+
   public info(): WireRoomInfo {
     return {
       notebook_id: this.notebookId,
@@ -252,6 +263,7 @@ export class NotebookRoom {
       ephemeral: this.ephemeral,
       notebook_path: this.#path ?? null,
       ...(this.#conflict ? { file_conflict: this.#conflict.message } : {}),
+      conditions: this.#conditions.list(),
       peer_labels: [...this.#peers.values()].map((peer) => peer.label),
       runtime: this.#runtime,
       kernel_name: this.kernelName,
@@ -1001,6 +1013,24 @@ export class NotebookRoom {
     this.markDirty();
   }
 
+  /**
+   * Sets (a message) or clears (`undefined`) the room's condition of `kind`, broadcasting the whole
+   * list to every peer when it changed. Logged at warn when set, info when cleared.
+   */
+  private setCondition(kind: WireRoomConditionKind, message: string | undefined): void {
+    const changed = message === undefined ? this.#conditions.clear(kind) : this.#conditions.set(kind, message);
+    if (!changed) return;
+    if (message === undefined) this.#init.logger.info('room condition cleared', { notebookId: this.notebookId, kind });
+    else this.#init.logger.warn('room condition', { notebookId: this.notebookId, kind, message });
+    this.broadcast({ event: 'conditions', conditions: this.#conditions.list() });
+  }
+
+  /** Tells every peer once (their agents hear it with their next answer). */
+  private notice(message: string): void {
+    this.#init.logger.info('room notice', { notebookId: this.notebookId, message });
+    this.broadcast({ event: 'notice', message });
+  }
+
   private broadcast(event: WireRoomEvent, exceptPeerId?: string): void {
     for (const peer of this.#peers.values()) {
       if (peer.id !== exceptPeerId) peer.send({ type: 'broadcast', ...event });
@@ -1076,7 +1106,15 @@ export class NotebookRoom {
         path: target,
         error: failure,
       });
+      this.setCondition(
+        'autosave_failing',
+        `Saving ${target} failed (${describeWriteFailure(failure)}); the edits are kept by the daemon but are not in the file yet.`,
+      );
       throw failure;
+    }
+    if (this.#conditions.has('autosave_failing')) {
+      this.setCondition('autosave_failing', undefined);
+      this.notice(`Saving works again: ${target} has every edit.`);
     }
     this.#lastSaved = { at: this.#init.clock.now(), path: target };
     this.#init.logger.debug('saved', { path: target, bytes: state.size });
@@ -1189,4 +1227,9 @@ function conflictCopyPath(path: string, now: number): string {
 
 function badRequest(message: string): DaemonError {
   return new DaemonError('badRequest', message);
+}
+
+/** A failed write in a few words: the error code and message (`ENOSPC: no space left on device, …`). */
+function describeWriteFailure(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

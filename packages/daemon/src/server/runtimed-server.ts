@@ -421,6 +421,7 @@ export class RuntimedServer {
               document_version: room.documentVersion,
               cells: room.cells(),
               runtime: room.runtime,
+              conditions: room.conditions(),
               kernel_name: room.kernelName,
               peer_id: peer.id,
               daemon_pid: this.info.pid,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { wireRoomConditionSchema } from './wire-room-condition.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 /** Who the daemon is: `get_daemon_info`'s answer, and the body of the control channel's `hello`. */
@@ -24,6 +25,8 @@ export const wireRoomInfoSchema = z.object({
   notebook_path: z.string().nullable(),
   /** Set while the notebook's file was changed by another program under unsaved edits: what to do. */
   file_conflict: z.string().optional(),
+  /** What the room's peers must know now (autosave failing, the file gone, …). */
+  conditions: z.array(wireRoomConditionSchema).optional(),
   /** The labels of the peers in the room, in the order they joined. */
   peer_labels: z.array(z.string()).optional(),
   /** The kernel side, as the room's peers see it. */

@@ -162,6 +162,13 @@ export const roomEventFixtures: readonly WireRoomEvent[] = [
   { event: 'execution_done', execution_id: 'e-1', cell_id: 'cell-1', status: 'error', execution_count: 3 },
   { event: 'peer_joined', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 2 },
   { event: 'peer_left', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 1 },
+  {
+    event: 'conditions',
+    conditions: [
+      { kind: 'autosave_failing', message: 'Autosave failed: disk full', since: '2026-01-01T00:00:00.000Z' },
+    ],
+  },
+  { event: 'notice', message: 'The file was reloaded' },
 ];
 
 export const daemonEventFixtures: readonly WireDaemonEvent[] = [

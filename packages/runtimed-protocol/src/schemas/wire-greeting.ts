@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { wireCellSchema } from './wire-cell.js';
 import { wireDaemonInfoSchema } from './wire-daemon-info.js';
+import { wireRoomConditionSchema } from './wire-room-condition.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 /** The daemon's answer to a control handshake: who it is. */
@@ -16,6 +17,8 @@ export const wireNotebookConnectedSchema = z.object({
   document_version: z.int().nonnegative(),
   cells: z.array(wireCellSchema),
   runtime: wireRuntimeStateSchema,
+  /** What the room's peers must know now (see the `conditions` broadcast); absent from an older daemon. */
+  conditions: z.array(wireRoomConditionSchema).optional(),
   /** The kernel the notebook asks for (its `metadata.kernelspec.name`; for `create`, the one chosen). */
   kernel_name: z.string().optional(),
   peer_id: z.string().min(1),

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { wireCellSchema, wireOutputSchema } from './wire-cell.js';
 import { wireFinalExecutionStatuses } from './wire-execution-state.js';
+import { wireRoomConditionSchema } from './wire-room-condition.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
 const documentVersion = z.int().nonnegative();
@@ -45,6 +46,10 @@ export const wireRoomEventSchema = z.discriminatedUnion('event', [
   wireExecutionDoneEventSchema,
   z.object({ event: z.literal('peer_joined'), ...peerEvent }),
   z.object({ event: z.literal('peer_left'), ...peerEvent }),
+  /** The room's conditions changed: the whole list as it is now (empty: all is well again). */
+  z.object({ event: z.literal('conditions'), conditions: z.array(wireRoomConditionSchema) }),
+  /** Something happened that the room's peers should hear once (the file was reloaded, autosave works again, …). */
+  z.object({ event: z.literal('notice'), message: z.string().min(1) }),
 ]);
 export type WireRoomEvent = z.infer<typeof wireRoomEventSchema>;
 export type WireRoomEventName = WireRoomEvent['event'];
@@ -61,6 +66,8 @@ export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName
   'execution_done',
   'peer_joined',
   'peer_left',
+  'conditions',
+  'notice',
 ]);
 
 /** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
