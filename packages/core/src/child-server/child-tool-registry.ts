@@ -118,6 +118,11 @@ export class ChildToolRegistry {
     return missing.length > 0 ? Object.fromEntries(missing) : undefined;
   }
 
+  /** The `tools/list` entry of tool `name`, if there is one. */
+  public definition(name: string): Tool | undefined {
+    return this.#tools.get(name)?.definition;
+  }
+
   /** The `tools/list` entries, in registration order. */
   public list(): Tool[] {
     return [...this.#tools.values()].map((tool) => tool.definition);

@@ -1,6 +1,6 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ErrorCode, type JSONRPCMessage, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSessionReport, sessionReportMetaKey } from '../handoff/session-report.js';
 import { Logger } from '../ports/logger.js';
@@ -410,7 +410,8 @@ describe('createChildMcpServer', () => {
       await expect
         .poll(
           () =>
-            answered || h.logger.records.some((record) => record.message.startsWith('the daemon connection was lost')),
+            answered ||
+            h.logger.records.some((record) => record.message.startsWith('the session was lost under a call')),
         )
         .toBe(true);
       expect(answered).toBe(false);
@@ -425,6 +426,75 @@ describe('createChildMcpServer', () => {
       expect(result.isError, resultText(result)).toBeFalsy();
       expect(reportOf(result)?.notebookId).not.toBe(created.notebook_id);
       expect(reportOf(result)?.notebookId).toBe(h.slot.active?.handle.notebookId);
+    });
+
+    it('runs a mutation whose session the watch loop took away under it once more, with the same idempotency key', async () => {
+      harness = await startChildServerTestHarness();
+      const h = harness;
+      await h.callJson('create_notebook');
+      const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const recovery = h.container.get(SessionRecoveryState);
+      recovery.setWatched(true);
+      // The daemon applies the edit, then stops answering.
+      lost.loseAnswerOf('insertCell', true);
+      const pending = h.call('create_cell', { source: 'x = 1' });
+      await expect.poll(() => lost.mutationKeys.length).toBe(1);
+      // The watch loop's reconciliation: the session is removed (its peer closed) to be brought back.
+      h.slot.removeWhere(() => true, 'the daemon is gone');
+      recovery.setRecovering({ kind: 'notebook-id', notebookId: lost.notebookId }, h.slot.intentEpoch);
+      await expect
+        .poll(() => h.logger.records.some((record) => record.message.startsWith('the session was lost under a call')))
+        .toBe(true);
+      const path = `${h.cwd}/back.ipynb`;
+      await h.container.get(SessionActivation).activate({
+        key: path,
+        target: { kind: 'local-path', path, existed: true },
+        origin: 'rejoin',
+        connect: () => (h.daemon as NonNullable<typeof h.daemon>).openNotebook(path, { peerLabel: 'x' }),
+      });
+      const result = await pending;
+      expect(result.isError, resultText(result)).toBeFalsy();
+      const back = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      // The call carried no key of its own (no proxy): the child made one, and sent it both times.
+      expect(lost.mutationKeys[0]).toMatch(/^[0-9a-f]{32}:insert$/);
+      expect(back.mutationKeys).toEqual([lost.mutationKeys[0]]);
+    });
+
+    it('says the outcome is unknown when the session is not back in time, and sends the same call again with its first key', async () => {
+      const clock = new ManualClock();
+      harness = await startChildServerTestHarness({ clock });
+      const h = harness;
+      await h.callJson('create_notebook');
+      const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const recovery = h.container.get(SessionRecoveryState);
+      recovery.setWatched(true);
+      lost.loseAnswerOf('insertCell', true);
+      const pending = h.call('create_cell', { source: 'y = 2', cell_type: 'code' });
+      await expect.poll(() => lost.mutationKeys.length).toBe(1);
+      h.slot.removeWhere(() => true, 'the daemon is gone');
+      recovery.setRecovering({ kind: 'notebook-id', notebookId: lost.notebookId }, h.slot.intentEpoch);
+      await expect
+        .poll(() => h.logger.records.some((record) => record.message.startsWith('the session was lost under a call')))
+        .toBe(true);
+      await clock.advanceAndSettle(46_000);
+      const unknown = await pending;
+      expect(unknown.isError).toBe(true);
+      expect(resultText(unknown)).toMatch(/^Outcome unknown: .*create_cell.* same arguments is safe/);
+      // The agent retries (its arguments in another order): sent with the first call's key.
+      const path = `${h.cwd}/back.ipynb`;
+      await h.container.get(SessionActivation).activate({
+        key: path,
+        target: { kind: 'local-path', path, existed: true },
+        origin: 'rejoin',
+        connect: () => (h.daemon as NonNullable<typeof h.daemon>).openNotebook(path, { peerLabel: 'x' }),
+      });
+      const retried = await h.call('create_cell', { cell_type: 'code', source: 'y = 2' });
+      expect(retried.isError, resultText(retried)).toBeFalsy();
+      const back = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      expect(back.mutationKeys).toEqual([lost.mutationKeys[0]]);
+      // Settled: a third identical call is a call of its own.
+      await h.call('create_cell', { source: 'y = 2', cell_type: 'code' });
+      expect(back.mutationKeys[1]).not.toBe(lost.mutationKeys[0]);
     });
 
     it('answers at once when no attempt is running, and after the wait when the rejoin does not land', async () => {

@@ -15,27 +15,30 @@ import {
   ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { randomHex } from '@nteract-mcp/foundation';
 import type { Container } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
-import { formatServerTitle, idempotencyMetaKey } from '../handoff/handoff-contract.js';
+import { formatServerTitle, honorsIdempotency, idempotencyMetaKey } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { withSessionReport } from '../handoff/session-report.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
+import type { NotebookSession } from '../session/notebook-session.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
-import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
+import { ChildToolRegistry, errorResult, type ToolCallContext } from './child-tool-registry.js';
 import { ClientCancellations } from './client-cancellations.js';
 import { coalesceProgress } from './coalesce-progress.js';
 import { createEditTools } from './create-edit-tools.js';
@@ -46,6 +49,7 @@ import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { NotebookResources } from './notebook-resources.js';
 import { SessionNews, withSessionNews } from './session-news.js';
+import { UnsettledCalls } from './unsettled-calls.js';
 
 /** How the child server presents itself and where it resolves paths. */
 export interface ChildServerOptions {
@@ -68,6 +72,14 @@ export interface ChildServerOptions {
 }
 
 const defaultRecoveryWaitMs = 15_000;
+
+/**
+ * A call whose answer was lost with the daemon connection waits for the session to come back until
+ * this long after it began (well under an MCP client's usual 60 s request timeout), and at least
+ * {@link minLostAnswerWaitMs}; then it is answered with what is known.
+ */
+const lostAnswerDeadlineMs = 45_000;
+const minLostAnswerWaitMs = 5_000;
 
 /** `MissingRequiredClientCapabilityError` (2026-07-28): the request needs a capability the client did not declare. */
 const missingClientCapabilityCode = -32021;
@@ -179,6 +191,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
 
   const cancellations = new ClientCancellations();
   const news = new SessionNews();
+  const unsettled = new UnsettledCalls({ now: () => deps.clock.now() });
+  /** `session` was removed under a call so that it be brought back (not by the agent's own disconnect or switch). */
+  const lostUnderCall = (session: NotebookSession): boolean =>
+    session.handle.isClosed &&
+    recovery.watched &&
+    (session.handle.closedReason === 'disconnected' || (slot.active !== session && recovery.recovering !== undefined));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
@@ -201,10 +219,20 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     }
     // Client cancellations are seen on the server's transport, before the SDK aborts `extra.signal`.
     if (server.transport) cancellations.watch(server.transport);
-    const key = meta?.[idempotencyMetaKey];
+    const name = request.params.name;
+    const args = request.params.arguments;
+    const definition = registry.definition(name);
+    const honoursKeys = honorsIdempotency(definition?._meta);
+    const given = meta?.[idempotencyMetaKey];
+    // A tool that passes keys to the daemon always has one (the proxy's, or one of our own), so a
+    // run of it once more after a lost answer is applied once; the agent's retry of a call whose
+    // outcome it was told is unknown is sent with that call's key.
+    const key = honoursKeys
+      ? (unsettled.take(name, args) ?? (typeof given === 'string' && given.length > 0 ? given : randomHex(16)))
+      : undefined;
     const progressToken = meta?.progressToken;
     const context: ToolCallContext = {
-      idempotencyKey: typeof key === 'string' && key.length > 0 ? key : undefined,
+      idempotencyKey: key,
       signal: extra.signal,
       // Coalesced: a cell printing thousands of lines sends a few notifications a second, not one per output.
       reportProgress: coalesceProgress(
@@ -218,24 +246,30 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       ),
       cancelled: cancellations.signalFor(extra.requestId),
     };
-    const onSession = waitsForRecovery.has(request.params.name);
+    const onSession = waitsForRecovery.has(name);
+    const started = deps.clock.now();
     if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
-    // A call that meets a daemon loss before the watch loop noticed it fails on the closed handle:
-    // it waits for the rejoin and runs once more on the new session (same idempotency key, so a
-    // mutation that did land is not applied twice).
+    // A call whose session was lost under it (the daemon died or stopped answering; the watch
+    // loop removed the session to bring it back) failed on the closed handle, but the daemon may
+    // have done it: the call waits for the rejoin and runs once more on the new session, with the
+    // same idempotency key, so a mutation that did land is answered from the daemon's ledger and
+    // not applied twice. When the session is not back in time, the answer says the outcome is
+    // unknown, never that the call failed.
     const before = onSession ? slot.active : undefined;
-    let result = await registry.call(request.params.name, request.params.arguments, context);
-    if (
-      result.isError === true &&
-      before !== undefined &&
-      before.handle.closedReason === 'disconnected' &&
-      recovery.watched
-    ) {
-      logger.info('the daemon connection was lost under a call; running it again once the session is back', {
-        tool: request.params.name,
+    let result = await registry.call(name, args, context);
+    if (result.isError === true && before !== undefined && lostUnderCall(before)) {
+      const waitMs = Math.max(minLostAnswerWaitMs, lostAnswerDeadlineMs - (deps.clock.now() - started));
+      logger.info('the session was lost under a call; running it again once the session is back', {
+        tool: name,
+        waitMs,
       });
-      if (await recovery.whenReplaced(before, recoveryWaitMs, extra.signal)) {
-        result = await registry.call(request.params.name, request.params.arguments, context);
+      const back = await recovery.whenReplaced(before, waitMs, extra.signal);
+      const again = back ? slot.active : undefined;
+      if (again) result = await registry.call(name, args, context);
+      if (!again || (result.isError === true && lostUnderCall(again))) {
+        const waited = Math.round((deps.clock.now() - started) / 1000);
+        result = lostAnswerResult(name, definition, key, waited);
+        if (key !== undefined && !definition?.annotations?.readOnlyHint) unsettled.remember(name, args, key);
       }
     }
     cancellations.release(extra.requestId);
@@ -308,4 +342,27 @@ function lazyJsonSchemaValidator(): jsonSchemaValidator {
       return validator.getValidator(schema);
     },
   };
+}
+
+/**
+ * The answer to a call whose session was lost under it and did not come back in time: what is
+ * known. A read changed nothing; a tool that passes idempotency keys may have been applied, and
+ * its retry with the same arguments is matched to it; any other may or may not have run.
+ */
+function lostAnswerResult(
+  name: string,
+  definition: Tool | undefined,
+  key: string | undefined,
+  waitedSecs: number,
+): CallToolResult {
+  const lost = `The connection to the notebook's daemon was lost while ${name} was in flight, and the session was not back after ${waitedSecs} s (it is being brought back).`;
+  if (definition?.annotations?.readOnlyHint) return errorResult(`${lost} Nothing was changed; call ${name} again.`);
+  if (key !== undefined) {
+    return errorResult(
+      `Outcome unknown: ${lost} The daemon may or may not have applied it. Calling ${name} again with the same arguments is safe: it is matched to this call and applied at most once (or answered with what this call did).`,
+    );
+  }
+  return errorResult(
+    `Outcome unknown: ${lost} It may or may not have taken effect: check the notebook (session_status, get_all_cells) before calling ${name} again.`,
+  );
 }

@@ -67,6 +67,10 @@ export class FakeNotebookHandle implements NotebookHandle {
   public kernelRestartCount = 0;
   /** Given to the next execution as its `kernelNotice` (as a daemon does after its kernel died), then cleared. */
   public nextKernelNotice: string | undefined;
+  /** The idempotency key of every mutation, in order (`undefined` for one without). */
+  public readonly mutationKeys: (string | undefined)[] = [];
+  /** Mutations whose next call loses its answer, and whether it is applied first (see {@link FakeNotebookHandle.loseAnswerOf}). */
+  readonly #losing = new Map<string, boolean>();
   /** What the owner reports now (tests set it, as a daemon's `conditions` broadcast would). */
   public conditions: readonly NotebookCondition[] = [];
   /** One-off notices not yet taken (tests push them, as a daemon's `notice` broadcast would). */
@@ -365,13 +369,33 @@ export class FakeNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(listener) };
   }
 
+  /**
+   * The next mutation named `operation` (`insertCell`, `updateCell:<id>`, `executeCell:<id>`: those
+   * whose result is answered) loses its answer as a stalled daemon's does: it is applied (when
+   * `applied`), and its answer waits until the handle closes, then rejects with the closed error.
+   */
+  public loseAnswerOf(operation: string, applied: boolean): void {
+    this.#losing.set(operation, applied);
+  }
+
   private once<T>(operation: string, options: MutationOptions | undefined, apply: () => T): T {
     this.use(operation);
     const key = options?.idempotencyKey;
-    if (key !== undefined && this.#ledger.has(key)) return this.#ledger.get(key) as T;
-    const result = apply();
-    if (key !== undefined) this.#ledger.set(key, result);
-    return result;
+    this.mutationKeys.push(key);
+    const losing = this.#losing.get(operation);
+    this.#losing.delete(operation);
+    const applied = (): T => {
+      if (key !== undefined && this.#ledger.has(key)) return this.#ledger.get(key) as T;
+      const result = apply();
+      if (key !== undefined) this.#ledger.set(key, result);
+      return result;
+    };
+    if (losing === undefined) return applied();
+    if (losing) applied();
+    // The answer never comes; the caller (an async method that returns it) rejects once the handle closes.
+    return new Promise<never>((_resolve, reject) => {
+      this.onDidClose(() => reject(this.closedError()));
+    }) as T;
   }
 
   private use(call: string): void {
