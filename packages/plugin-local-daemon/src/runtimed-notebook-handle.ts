@@ -285,7 +285,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   /** `run_code` on the daemon: answered when done; after `timeoutMs` this resolves `timeout` and drops the late answer. */
   public runScratch(source: string, options: { readonly timeoutMs?: number } = {}): Promise<ScratchRun> {
     const run = this.request({ type: 'run_code', source }).then(
-      (answer): ScratchRun => ({ status: answer.status, outputs: answer.outputs as readonly CellOutput[] }),
+      (answer): ScratchRun => ({
+        status: answer.status,
+        outputs: answer.outputs as readonly CellOutput[],
+        ...(answer.kernel_notice === undefined ? {} : { kernelNotice: answer.kernel_notice }),
+      }),
     );
     if (options.timeoutMs === undefined) return run;
     return new Promise((resolve, reject) => {

@@ -116,6 +116,14 @@ describe('edit tools', () => {
     const failed = await harness.callJson('run_code', { code: 'raise Boom' });
     expect(failed).toMatchObject({ status: 'error', outputs: [{ output_type: 'error', ename: 'RuntimeError' }] });
   });
+
+  it('run_code says when it ran in a new kernel (the state of earlier runs is gone)', async () => {
+    const handle = await withNotebook();
+    handle.nextKernelNotice = 'The kernel died: this code runs in a new kernel';
+    const run = await harness.callJson('run_code', { code: 'print(x)' });
+    expect(run.kernel_notice).toBe('The kernel died: this code runs in a new kernel');
+    expect((await harness.callJson('run_code', { code: 'print(x)' })).kernel_notice).toBeUndefined();
+  });
 });
 
 describe(replaceMatches, () => {

@@ -116,6 +116,7 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
           run.outputs,
           () => 'nothing (scratch outputs are not kept: print less, or run it in a cell)',
         ),
+        ...(run.kernelNotice === undefined ? {} : { kernel_notice: run.kernelNotice }),
         ...(run.status === 'timeout'
           ? {
               hint: `Still running after ${timeoutSecs} s; its outputs are not kept. Call interrupt_kernel to stop it.`,

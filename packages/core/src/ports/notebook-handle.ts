@@ -81,6 +81,8 @@ export interface ExecutionState {
 export interface ScratchRun {
   readonly status: 'ok' | 'error' | 'aborted' | 'timeout';
   readonly outputs: readonly CellOutput[];
+  /** See {@link ExecutionResult.kernelNotice}. */
+  readonly kernelNotice?: string;
 }
 
 export interface SavedNotebook {

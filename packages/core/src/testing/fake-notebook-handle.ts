@@ -301,7 +301,9 @@ export class FakeNotebookHandle implements NotebookHandle {
       metadata: {},
     };
     const { status, outputs } = this.#executor(scratch);
-    return { status: status === 'running' || status === 'held' ? 'timeout' : status, outputs };
+    const notice = this.nextKernelNotice === undefined ? {} : { kernelNotice: this.nextKernelNotice };
+    this.nextKernelNotice = undefined;
+    return { status: status === 'running' || status === 'held' ? 'timeout' : status, outputs, ...notice };
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {

@@ -837,14 +837,22 @@ export class NotebookRoom {
       .then(async () => {
         const kernel = await this.ensureKernel().catch(() => undefined);
         if (!kernel) throw new DaemonError('runtimeUnavailable', this.#runtime.reason ?? 'No kernel is available');
-        return kernel.execute(source, { storeHistory: false });
+        // Said here as with a cell: the agent's next run of any kind is where it learns its state is gone.
+        const kernelGone = this.#kernelGone;
+        this.#kernelGone = undefined;
+        const result = await kernel.execute(source, { storeHistory: false });
+        return { result, kernelGone };
       });
     this.#executionQueue = run.then(
       () => undefined,
       () => undefined,
     );
-    const result = await run;
-    return { status: result.status, outputs: [...result.outputs] };
+    const { result, kernelGone } = await run;
+    return {
+      status: result.status,
+      outputs: [...result.outputs],
+      ...(kernelGone === undefined ? {} : { kernel_notice: `${kernelGone}: this code ${newKernelConsequence}` }),
+    };
   }
 
   /**

@@ -330,6 +330,31 @@ describe('NotebookRoom new-kernel notice', () => {
     expect((await runCell(room, p, 'c1')).kernel_notice).toMatch(/^Cells of this notebook ran in an earlier kernel/);
     expect((await runCell(room, p, 'c1')).kernel_notice).toBeUndefined();
   });
+
+  it('tells a scratch run (run_code) too, when it is the first run in the new kernel', async () => {
+    const path = join(dir, 'ran-scratch.ipynb');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        nbformat: 4,
+        nbformat_minor: 5,
+        metadata: {},
+        cells: [{ id: 'c1', cell_type: 'code', source: 'x = 1', metadata: {}, outputs: [], execution_count: 3 }],
+      }),
+    );
+    const { room, release } = await catalog.open(path);
+    release();
+    const p = peer('agent');
+    room.addPeer(p);
+    const first = await room.handle(p, { type: 'run_code', source: 'print(1)' });
+    expect(first.kernel_notice).toMatch(
+      /^Cells of this notebook ran in an earlier kernel.*: this code runs in a new kernel/,
+    );
+    expect((await room.handle(p, { type: 'run_code', source: 'print(1)' })).kernel_notice).toBeUndefined();
+    // Told once: the next cell's execution does not repeat it.
+    expect((await runCell(room, p, 'c1')).kernel_notice).toBeUndefined();
+  });
 });
 
 describe('daemon log lines of rooms, peers, kernels and saves', () => {

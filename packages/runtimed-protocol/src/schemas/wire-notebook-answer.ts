@@ -31,6 +31,8 @@ export const wireNotebookAnswerSchemas = {
   run_code: z.object({
     status: z.enum(['ok', 'error', 'aborted']),
     outputs: wireExecutionStateSchema.shape.outputs,
+    /** Set when the code ran in a new kernel: why the one that ran earlier code is gone. */
+    kernel_notice: z.string().optional(),
   }),
   /** `cancelled`: what was done (`dequeued`, `interrupted`, or `none` for an execution already finished). */
   cancel_execution: z.object({
