@@ -20,8 +20,11 @@ const contextTitles: Record<Context, string> = { idle: 'idle', edit: 'during an 
 /** Where a fault strikes: from outside (after the request is sent), or through a hook armed before it. */
 interface Fault {
   readonly name: string;
-  /** Whether the kernel (and so `x`) outlives the fault. */
-  readonly kernelSurvives: boolean;
+  /**
+   * Whether the kernel (and so `x`) outlives the fault; `with-the-daemon`: when the daemon process
+   * that ran before the fault still runs after it (a stalled daemon may be replaced, or go on).
+   */
+  readonly kernelSurvives: boolean | 'with-the-daemon';
   /** The fault hook that must have fired in the cell (proof the fault happened), if it uses one. */
   readonly hook?: string;
   /**
@@ -127,6 +130,30 @@ const faults: readonly Fault[] = [
     },
   },
   {
+    name: 'daemon stalled (SIGSTOP) 5 s',
+    kernelSurvives: 'with-the-daemon',
+    inject: async (s) => {
+      await s.faults.stallDaemon(5_000);
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon stalled (SIGSTOP) 20 s',
+    kernelSurvives: 'with-the-daemon',
+    inject: async (s) => {
+      await s.faults.stallDaemon(20_000);
+      return undefined;
+    },
+  },
+  {
+    name: 'daemon stalled (SIGSTOP) 60 s',
+    kernelSurvives: 'with-the-daemon',
+    inject: async (s) => {
+      await s.faults.stallDaemon(60_000);
+      return undefined;
+    },
+  },
+  {
     name: 'kernel SIGKILL',
     kernelSurvives: false,
     mayFailInFlight: ['exec'],
@@ -158,6 +185,8 @@ interface RowSession {
   readonly notebookId: string;
   readonly notebookPath: string;
   readonly edits: Edit[];
+  /** Answers that said a call's outcome was unknown (each followed by the same call once more). */
+  readonly unknownOutcomes: string[];
 }
 
 const full = process.env.NTERACT_FAULT_MATRIX === 'full';
@@ -181,23 +210,33 @@ async function openRow(row: number): Promise<RowSession> {
     const saved = await session.call('save_notebook', { path: notebookPath });
     if (saved.isError) throw new Error(`save_notebook: ${saved.text}`);
     mkdirSync(join(session.dirs.project, 'runs'), { recursive: true });
-    return { session, notebookId, notebookPath, edits: [] };
+    return { session, notebookId, notebookPath, edits: [], unknownOutcomes: [] };
   } catch (error) {
     await session.stop();
     throw error;
   }
 }
 
-/** Sends a create_cell now and records whether it was acknowledged once it settles. */
-function sendEdit(row: RowSession, source: string, run: boolean): Promise<SettledCall> {
+/**
+ * Sends a create_cell now and records whether it was acknowledged once it settles. An answer that
+ * says the outcome is unknown (and that the same call again is safe) is followed, as an agent
+ * would, by the same call once more: the edit counts as acknowledged when that one is.
+ */
+async function sendEdit(row: RowSession, source: string, run: boolean): Promise<SettledCall> {
   const edit: Edit = { source, acked: false };
   row.edits.push(edit);
-  return row.session
-    .send('create_cell', run ? { source, and_run: true, timeout_secs: 30 } : { source })
-    .then((settled) => {
-      edit.acked = settled.ok && !settled.outcome.isError;
-      return settled;
-    });
+  const args = run ? { source, and_run: true, timeout_secs: 30 } : { source };
+  let settled = await row.session.send('create_cell', args);
+  if (
+    settled.ok &&
+    settled.outcome.isError &&
+    /^Outcome unknown: .*same arguments is safe/s.test(settled.outcome.text)
+  ) {
+    row.unknownOutcomes.push(settled.outcome.text);
+    settled = await row.session.send('create_cell', args);
+  }
+  edit.acked = settled.ok && !settled.outcome.isError;
+  return settled;
 }
 
 function runLines(row: RowSession, marker: string): number {
@@ -260,6 +299,7 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
   if (!setx.ok || setx.outcome.isError) return [`setup: x = ${nonce} failed: ${describeSettled(setx)}`];
 
   // The fault, at the moment the context says, and the calls sent at once.
+  const daemonBefore = s.pids.daemon();
   const pending: Promise<SettledCall>[] = [];
   let heal: (() => void) | undefined;
   const source = context === 'exec' ? execSource(row, marker) : `# edit ${marker}`;
@@ -336,7 +376,9 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
   const check = await sendEdit(row, `print(x)  # check ${marker}`, true);
   const checkText = check.ok ? check.outcome.text : check.error.message;
   texts.push(checkText);
-  if (fault.kernelSurvives) {
+  const kernelSurvives =
+    fault.kernelSurvives === 'with-the-daemon' ? s.pids.daemon() === daemonBefore : fault.kernelSurvives;
+  if (kernelSurvives) {
     if (!checkText.includes(String(nonce))) failures.push(`x lost: ${describeSettled(check)}`);
   } else {
     if (checkText.includes(String(nonce))) failures.push('x survived a fault that should have replaced the kernel');

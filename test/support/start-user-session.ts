@@ -95,6 +95,11 @@ export interface SessionFaults {
   childExit75(): Promise<number>;
   /** SIGKILLs the running daemon (socket and locks stay behind, like a crash); returns its pid. */
   killDaemon(): Promise<number>;
+  /**
+   * Stops the daemon's process (SIGSTOP) for `ms`, then lets it go on (SIGCONT) — a daemon that
+   * hangs. Resolves at once with the pid; the returned `resume` ends the stall early (idempotent).
+   */
+  stallDaemon(ms: number): Promise<{ readonly pid: number; resume(): void }>;
   /** `runtimed stop` with the session's environment; resolves once the daemon process is gone. */
   stopDaemon(): Promise<number | undefined>;
   /** `runtimed start` by hand with the session's environment, reporting `version` when given. */
@@ -268,6 +273,8 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     kernels,
   };
 
+  /** How to end each daemon stall still on (see `faults.stallDaemon`). */
+  const stalls = new Set<() => void>();
   const faults: SessionFaults = {
     killChild: async () => {
       const pid = await pids.waitForChild();
@@ -293,6 +300,20 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
       process.kill(pid, 'SIGKILL');
       await waitGone(pid, 10_000);
       return pid;
+    },
+    stallDaemon: async (ms) => {
+      const pid = await pids.waitForDaemon();
+      process.kill(pid, 'SIGSTOP');
+      let stalled = true;
+      const resume = (): void => {
+        if (!stalled) return;
+        stalled = false;
+        clearTimeout(timer);
+        killQuietly(pid, 'SIGCONT');
+      };
+      const timer = setTimeout(resume, ms);
+      stalls.add(resume);
+      return { pid, resume };
     },
     stopDaemon,
     startDaemon,
@@ -338,6 +359,8 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
 
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
+      // A stalled daemon stops only once it runs again.
+      for (const resume of stalls) resume();
       const proxy = inner.pid;
       const child = childPid();
       daemonPid();

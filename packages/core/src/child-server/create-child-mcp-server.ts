@@ -228,7 +228,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     // run of it once more after a lost answer is applied once; the agent's retry of a call whose
     // outcome it was told is unknown is sent with that call's key.
     const key = honoursKeys
-      ? (unsettled.take(name, args) ?? (typeof given === 'string' && given.length > 0 ? given : randomHex(16)))
+      ? (unsettled.keyOf(name, args) ?? (typeof given === 'string' && given.length > 0 ? given : randomHex(16)))
       : undefined;
     const progressToken = meta?.progressToken;
     const context: ToolCallContext = {
@@ -263,15 +263,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         tool: name,
         waitMs,
       });
+      // From now until a call with this key is done, the same call (an agent retrying, its client
+      // having given up on this one) goes with this call's key.
+      if (key !== undefined && definition?.annotations?.readOnlyHint !== true) unsettled.remember(name, args, key);
       const back = await recovery.whenReplaced(before, waitMs, extra.signal);
       const again = back ? slot.active : undefined;
       if (again) result = await registry.call(name, args, context);
       if (!again || (result.isError === true && lostUnderCall(again))) {
         const waited = Math.round((deps.clock.now() - started) / 1000);
         result = lostAnswerResult(name, definition, key, waited);
-        if (key !== undefined && !definition?.annotations?.readOnlyHint) unsettled.remember(name, args, key);
       }
     }
+    if (key !== undefined && result.isError !== true) unsettled.settle(name, args, key);
     cancellations.release(extra.requestId);
     return withSessionReport(withSessionNews(result, news.take(slot.active?.handle)), recovery.report());
   };

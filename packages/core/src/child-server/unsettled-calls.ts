@@ -8,14 +8,16 @@ export interface UnsettledCallsOptions {
 }
 
 /**
- * Mutating calls whose outcome the agent was told is unknown (the daemon stopped answering while
- * they were in flight), by tool and exact arguments, with the idempotency key they were sent
- * with. When the agent calls the same tool with the same arguments again, that retry is sent with
- * the first call's key, so the daemon's ledger applies the mutation at most once: a first call
- * that did land is answered from the ledger, one that did not is applied now.
+ * Mutating calls whose outcome is unknown (the daemon stopped answering while they were in flight,
+ * and they wait for the session to come back, or were answered that the outcome is unknown), by
+ * tool and exact arguments, with the idempotency key they were sent with. When the agent calls the
+ * same tool with the same arguments again meanwhile, that retry is sent with the first call's key,
+ * so the daemon's ledger applies the mutation at most once: a first call that did land is answered
+ * from the ledger, one that did not is applied now. The entry stays until a call with its key is
+ * done ({@link UnsettledCalls.settle}): a retry that found no session yet keeps it for the next.
  *
  * Arguments are compared as canonical JSON (object keys sorted), so a retry that orders its
- * arguments differently still matches. A retry settles the entry: a third identical call is new.
+ * arguments differently still matches. Once settled, an identical call is a call of its own.
  */
 export class UnsettledCalls {
   readonly #calls = new Map<string, { readonly key: string; readonly at: number }>();
@@ -44,13 +46,20 @@ export class UnsettledCalls {
     }
   }
 
-  /** The key of an unsettled call of `tool` with exactly `args`, which it settles; `undefined` when none. */
-  public take(tool: string, args: unknown): string | undefined {
+  /** Forgets the call of `tool` with `args` when it is the one sent with `key`: a call with that key was done. */
+  public settle(tool: string, args: unknown, key: string): void {
+    const id = callId(tool, args);
+    if (this.#calls.get(id)?.key === key) this.#calls.delete(id);
+  }
+
+  /** The key of an unsettled call of `tool` with exactly `args`; `undefined` when none (or it is too old). */
+  public keyOf(tool: string, args: unknown): string | undefined {
     const id = callId(tool, args);
     const entry = this.#calls.get(id);
     if (!entry) return undefined;
+    if (this.#now() - entry.at <= this.#ttlMs) return entry.key;
     this.#calls.delete(id);
-    return this.#now() - entry.at <= this.#ttlMs ? entry.key : undefined;
+    return undefined;
   }
 }
 
