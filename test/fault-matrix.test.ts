@@ -177,6 +177,8 @@ interface Edit {
   readonly source: string;
   /** true: answered without error; false: answered with an error or not at all (outcome unknown). */
   acked: boolean;
+  /** An answer said its outcome was unknown (then an error for it is no false answer if it was made). */
+  unknown: boolean;
 }
 
 /** One session used by one or more cells of a row, with the bookkeeping the checks need. */
@@ -223,20 +225,33 @@ async function openRow(row: number): Promise<RowSession> {
  * would, by the same call once more: the edit counts as acknowledged when that one is.
  */
 async function sendEdit(row: RowSession, source: string, run: boolean): Promise<SettledCall> {
-  const edit: Edit = { source, acked: false };
+  const edit: Edit = { source, acked: false, unknown: false };
   row.edits.push(edit);
   const args = run ? { source, and_run: true, timeout_secs: 30 } : { source };
   let settled = await row.session.send('create_cell', args);
-  if (
-    settled.ok &&
-    settled.outcome.isError &&
-    /^Outcome unknown: .*same arguments is safe/s.test(settled.outcome.text)
-  ) {
-    row.unknownOutcomes.push(settled.outcome.text);
+  // As an agent does with what it is told: an unknown outcome is sent again (it is safe, the
+  // answer says); a call refused while the session is brought back is sent again once it is.
+  for (let retry = 0; retry < 3 && settled.ok && settled.outcome.isError; retry++) {
+    const { text } = settled.outcome;
+    if (/^Outcome unknown: .*same arguments is safe/s.test(text)) {
+      edit.unknown = true;
+      row.unknownOutcomes.push(text);
+    } else if (!/\[nteract\] This create_cell did nothing: .* is being brought back by itself/s.test(text)) break;
+    await waitForActive(row.session, row.notebookId).catch(() => undefined);
     settled = await row.session.send('create_cell', args);
   }
   edit.acked = settled.ok && !settled.outcome.isError;
   return settled;
+}
+
+/** Resolves once `session_status` shows `notebookId` active. */
+function waitForActive(s: UserSession, notebookId: string): Promise<unknown> {
+  return waitFor(
+    `notebook ${notebookId} to be active`,
+    async () =>
+      ((await s.call('session_status')).json?.active as { notebook_id?: string } | null)?.notebook_id === notebookId,
+    { timeoutMs: 90_000, intervalMs: 250 },
+  );
 }
 
 function runLines(row: RowSession, marker: string): number {
@@ -399,6 +414,9 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
         failures.push(`acknowledged cell ${JSON.stringify(edit.source.split('\n')[0])} ×${count}`);
       if (!edit.acked && count > 1)
         failures.push(`unacknowledged cell ${JSON.stringify(edit.source.split('\n')[0])} ×${count}`);
+      // Never an error for something that happened, unless the agent was told the outcome is unknown.
+      if (!edit.acked && count === 1 && !edit.unknown && !(fault.mayFailInFlight?.includes(context) ?? false))
+        failures.push(`an error answered an edit that was made: ${JSON.stringify(edit.source.split('\n')[0])}`);
     }
     const known = new Set(row.edits.map((edit) => edit.source));
     const strangers = live.filter((entry) => !known.has(entry));

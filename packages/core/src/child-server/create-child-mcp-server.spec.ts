@@ -507,6 +507,14 @@ describe('createChildMcpServer', () => {
       const late = await h.call('get_all_cells');
       expect(late.isError).toBe(true);
       expect(reportOf(late)).toEqual({ target: '/n/lost.ipynb' });
+      // With a watch loop that brings sessions back, the refusal says so (nothing to reconnect by hand).
+      recovery.setWatched(true);
+      const watched = await h.call('create_cell', { source: 'x' });
+      expect(watched.content.at(-1)).toMatchObject({
+        text: expect.stringMatching(
+          /^\[nteract\] This create_cell did nothing: the session on \/n\/lost.ipynb was lost/,
+        ),
+      });
     });
 
     it('gives a hosted session its URL without credentials', async () => {

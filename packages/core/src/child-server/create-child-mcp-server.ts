@@ -29,6 +29,7 @@ import { formatPeerLabel } from '../handoff/format-peer-label.js';
 import { formatServerTitle, honorsIdempotency, idempotencyMetaKey } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { withSessionReport } from '../handoff/session-report.js';
+import { describeNotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
@@ -275,6 +276,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       }
     }
     if (key !== undefined && result.isError !== true) unsettled.settle(name, args, key);
+    // Refused for want of a session while a lost one is being brought back: it did nothing, and
+    // the agent need not reconnect by hand.
+    if (result.isError === true && onSession && before === undefined && !slot.active && recovery.watched) {
+      const recovering = recovery.recovering;
+      if (recovering) result = withSessionNews(result, [recoveringNote(name, describeNotebookTarget(recovering))]);
+    }
     cancellations.release(extra.requestId);
     return withSessionReport(withSessionNews(result, news.take(slot.active?.handle)), recovery.report());
   };
@@ -368,4 +375,9 @@ function lostAnswerResult(
   return errorResult(
     `Outcome unknown: ${lost} It may or may not have taken effect: check the notebook (session_status, get_all_cells) before calling ${name} again.`,
   );
+}
+
+/** Said with a call refused for want of a session while the lost one is being brought back. */
+function recoveringNote(name: string, target: string): string {
+  return `This ${name} did nothing: the session on ${target} was lost (its daemon stopped answering or went away) and is being brought back by itself. Call ${name} again once session_status shows it active; no connect_notebook is needed.`;
 }
