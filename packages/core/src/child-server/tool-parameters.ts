@@ -2,8 +2,9 @@ import * as z from 'zod';
 
 /**
  * Parameter schemas shared by the child's tools. Every optional parameter also accepts `null`
- * (agents send it for "not given"). Booleans accept `"true"`/`"false"`, and any other string
- * counts as absent, as in the original server; numbers accept numeric strings.
+ * (agents send it for "not given"). Booleans also accept the strings `"true"`/`"false"` (any case) and
+ * numbers numeric strings, which some clients send; any other value is refused with the argument's
+ * name (`and_run: "yes"` must not quietly mean "no").
  */
 export const toolParameters = {
   /** A required string. */
@@ -14,15 +15,9 @@ export const toolParameters = {
   optionalString(description: string) {
     return z.string().nullish().describe(description);
   },
-  /** An optional boolean (`null` and unknown strings = absent). */
+  /** An optional boolean (`null` = absent). */
   optionalBoolean(description: string) {
-    return z
-      .preprocess((value) => {
-        if (value === 'true') return true;
-        if (value === 'false') return false;
-        return typeof value === 'string' ? undefined : value;
-      }, z.boolean().nullish())
-      .describe(description);
+    return z.preprocess(booleanString, z.boolean().nullish()).describe(description);
   },
   /** An optional positive number (`null` = absent). */
   optionalPositiveNumber(description: string) {
@@ -33,6 +28,15 @@ export const toolParameters = {
     return z.preprocess(numericString, z.number().int().min(0).nullish()).describe(description);
   },
 } as const;
+
+/** `"true"` / `"false"` (any case) become booleans; every other value is left for the schema to judge. */
+function booleanString(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const word = value.trim().toLowerCase();
+  if (word === 'true') return true;
+  if (word === 'false') return false;
+  return value;
+}
 
 /** A value that is a decimal number written as a string becomes that number. */
 function numericString(value: unknown): unknown {
