@@ -49,7 +49,9 @@ describe('tool parameters', () => {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, PropertySchema>;
       for (const [name, schema] of Object.entries(properties)) {
         const args = { cell_id: 'cell-1', code: 'x', execution_id: 'e1', find: 'x', replace: 'y' };
-        const text = await toolError(harness.call(tool.name, { ...args, [name]: wrongValueFor(admittedKinds(schema)) }));
+        const text = await toolError(
+          harness.call(tool.name, { ...args, [name]: wrongValueFor(admittedKinds(schema)) }),
+        );
         expect(text, `${tool.name}.${name}`).toMatch(new RegExp(`^Invalid arguments for ${tool.name}: ${name}: `));
         checked += 1;
       }
