@@ -167,6 +167,7 @@ export type {
   ExecutionResult,
   ExecutionState,
   InsertCellRequest,
+  KernelInterruptOutcome,
   MutationOptions,
   NotebookCell,
   NotebookCondition,

@@ -9,6 +9,7 @@ import {
   type ExecutionState,
   type HostedUrlTarget,
   type InsertCellRequest,
+  type KernelInterruptOutcome,
   type Logger,
   type MutationOptions,
   type NotebookCell,
@@ -35,6 +36,9 @@ export const newKernelConsequence =
 
 /** How long {@link HostedNotebookHandle.close} waits for writes in progress (an execution's outputs) to reach the server. */
 export const closeFlushTimeoutMs = 5_000;
+
+/** How long an interrupted execution has to end before the interrupt is reported as not effective. */
+const interruptVerifyMs = 5_000;
 
 /** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
 export const maxRememberedExecutions = 256;
@@ -284,9 +288,16 @@ export class HostedNotebookHandle implements NotebookHandle {
     return stateOf(record);
   }
 
-  public async interruptKernel(): Promise<void> {
+  public async interruptKernel(): Promise<KernelInterruptOutcome> {
     this.assertOpen();
+    const running = [...this.#executions.values()].find((record) => record.status === 'running');
     await this.#kernel.interrupt();
+    if (running === undefined) return 'nothing_running';
+    const ended = await Promise.race([
+      running.done.then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, interruptVerifyMs, false).unref()),
+    ]);
+    return ended ? 'interrupted' : 'still_running';
   }
 
   public async restartKernel(): Promise<void> {

@@ -8,6 +8,7 @@ import {
   type ExecutionResult,
   type ExecutionState,
   type InsertCellRequest,
+  type KernelInterruptOutcome,
   type Logger,
   type MutationOptions,
   type NotebookCell,
@@ -168,7 +169,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /**
    * Document `ready` (the greeting carries the whole document); runtime from the daemon's state:
-   * `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution),
+   * `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution), except a
+   * `stopped` whose kernel failed to start (`kernel_status: 'failed'`), which is `failed`;
    * `unavailable` is `unavailable` with the daemon's reason, `not_started` and `starting` are
    * `pending` with a reason that says so (a room just opened, e.g. after a daemon restart, starts
    * its kernel in the background).
@@ -180,6 +182,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     }
     if (state === 'starting') return { document: 'ready', runtime: 'pending', reason: 'the kernel is starting' };
     if (state === 'not_started') return { document: 'ready', runtime: 'pending', reason: 'no kernel started yet' };
+    if (state === 'stopped' && this.#runtime.kernel_status === 'failed') {
+      return { document: 'ready', runtime: 'failed', reason: reason ?? 'the kernel failed to start' };
+    }
     return { document: 'ready', runtime: 'ready' };
   }
 
@@ -309,8 +314,10 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     });
   }
 
-  public async interruptKernel(): Promise<void> {
-    await this.request({ type: 'interrupt' });
+  public async interruptKernel(): Promise<KernelInterruptOutcome> {
+    const answer = await this.request({ type: 'interrupt' });
+    // A daemon before `outcome` answered only `interrupted: true`.
+    return answer.outcome ?? 'interrupted';
   }
 
   public async restartKernel(): Promise<void> {

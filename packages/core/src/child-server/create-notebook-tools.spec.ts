@@ -247,6 +247,16 @@ describe('notebook tools', () => {
     expect(resultText(await harness.call('get_all_cells'))).toBe('[0] cell-1 code: x');
   });
 
+  it('says when an interrupt found nothing running, and refuses to call interrupted what still runs', async () => {
+    const handle = await withNotebook();
+    handle.interruptOutcome = 'nothing_running';
+    expect(await harness.callJson('interrupt_kernel')).toEqual({ interrupted: false, note: 'Nothing was running.' });
+    handle.interruptOutcome = 'still_running';
+    expect(await toolError(harness.call('interrupt_kernel'))).toMatch(
+      /^Not interrupted: the kernel is still running .* restart_kernel stops it/,
+    );
+  });
+
   it('interrupts and restarts the kernel', async () => {
     const handle = await withNotebook();
     expect(await harness.callJson('interrupt_kernel')).toEqual({ interrupted: true });

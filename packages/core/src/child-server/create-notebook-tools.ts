@@ -453,13 +453,20 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const interruptKernel = defineChildTool({
     name: 'interrupt_kernel',
-    description: 'Interrupt the kernel of the active notebook (stops the running execution).',
+    description:
+      'Interrupt the kernel of the active notebook to stop the running execution. Says whether it stopped: code that ignores the interrupt still runs (an error says so; restart_kernel stops it).',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
       // Nothing runs in a kernel still starting: no wait.
       const access = deps.slot.access('runtime');
-      await access.handle.interruptKernel();
+      const outcome = await access.handle.interruptKernel();
+      if (outcome === 'still_running') {
+        throw new ToolError(
+          "Not interrupted: the kernel is still running the execution a few seconds after the interrupt (its code ignores it, or is stuck outside Python). restart_kernel stops it; the kernel's variables are lost then.",
+        );
+      }
+      if (outcome === 'nothing_running') return jsonResult({ interrupted: false, note: 'Nothing was running.' });
       return jsonResult({ interrupted: true });
     },
   });

@@ -243,6 +243,21 @@ describe('session tools', () => {
       });
     });
 
+    it('is an error when the kernel did not start, and the new ephemeral notebook is discarded, the previous one staying active', async () => {
+      harness = await startChildServerTestHarness();
+      const first = await harness.callJson('create_notebook');
+      harness.daemon?.setNextReadiness({
+        document: 'ready',
+        runtime: 'failed',
+        reason: 'kernel failed to start: it exited (exit code 3)',
+      });
+      expect(await toolError(harness.call('create_notebook'))).toBe(
+        'Failed to create notebook: its kernel did not start (kernel failed to start: it exited (exit code 3)). The new notebook was closed; being ephemeral, it is not kept. Check the kernel with list_kernels, or pick another (kernel=…).',
+      );
+      expect(harness.daemon?.handles.at(-1)?.isClosed).toBe(true);
+      expect(harness.slot.active?.handle.notebookId).toBe(first.notebook_id);
+    });
+
     it('reports a failed create', async () => {
       harness = await startChildServerTestHarness();
       harness.daemon?.failConnects(1);

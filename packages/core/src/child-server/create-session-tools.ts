@@ -10,7 +10,7 @@ import {
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
 import type { DaemonObservation, DaemonPort, RoomInfo } from '../ports/daemon-port.js';
-import type { NotebookHandle } from '../ports/notebook-handle.js';
+import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
@@ -169,14 +169,26 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
               { peerLabel, signal },
             );
             const { handle } = created;
+            let readiness: NotebookReadiness;
             try {
-              await handle.waitUntilReady(signal);
+              readiness = await handle.waitUntilReady(signal);
             } catch (error) {
               void handle.close();
               if (signal.aborted) throw error;
               throw new ToolError(
                 `Notebook created but did not become ready: ${error instanceof Error ? error.message : String(error)}`,
                 { cause: error },
+              );
+            }
+            if (readiness.runtime === 'failed') {
+              // A notebook whose kernel never came up is no answer to "create a notebook to run in".
+              await handle.close().catch(() => undefined);
+              throw new ToolError(
+                `Failed to create notebook: its kernel did not start (${readiness.reason ?? 'no reason given'}). ${
+                  ephemeral
+                    ? 'The new notebook was closed; being ephemeral, it is not kept.'
+                    : `The untitled notebook ${handle.notebookId} is kept without a kernel; connect_notebook(notebook_id) opens it.`
+                } Check the kernel with list_kernels, or pick another (kernel=…).`,
               );
             }
             return handle;

@@ -21,13 +21,22 @@ export interface NotebookCell {
 /**
  * How far a connection has come. `document` is `ready` when the notebook is loaded and
  * interactive; `runtime` is `ready` when a kernel answers, `unavailable` when none can be started
- * (with `reason`). A handle that exists is not proof of readiness.
+ * (with `reason`), `failed` when its kernel was started and did not come up (exited at start, or
+ * never answered; with `reason`): the next execution tries again. A handle that exists is not
+ * proof of readiness.
  */
 export interface NotebookReadiness {
   readonly document: 'pending' | 'ready' | 'failed';
-  readonly runtime: 'pending' | 'ready' | 'unavailable';
+  readonly runtime: 'pending' | 'ready' | 'unavailable' | 'failed';
   readonly reason?: string;
 }
+
+/**
+ * What `interruptKernel` did: the running execution ended (`interrupted`), nothing was running
+ * (`nothing_running`), or it still runs a few seconds after the interrupt (`still_running`: its
+ * code ignores the interrupt; only a restart stops it).
+ */
+export type KernelInterruptOutcome = 'interrupted' | 'nothing_running' | 'still_running';
 
 /** Carried by every mutating call, so a replay after a crash is applied once (see the daemon ledger). */
 export interface MutationOptions {
@@ -174,7 +183,8 @@ export interface NotebookHandle {
    * backends that cannot.
    */
   runScratch?(source: string, options?: { readonly timeoutMs?: number }): Promise<ScratchRun>;
-  interruptKernel(): Promise<void>;
+  /** Interrupts the running execution and says whether it ended (see {@link KernelInterruptOutcome}). */
+  interruptKernel(): Promise<KernelInterruptOutcome>;
   restartKernel(): Promise<void>;
   /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */
   save(path?: string): Promise<SavedNotebook>;

@@ -272,7 +272,8 @@ export class SessionSlot {
         `Notebook ${id} is still syncing; reads work now, edits and execution in a moment. Retry shortly.`,
       );
     }
-    if (requirement === 'runtime' && readiness.runtime !== 'ready') {
+    // A failed start is tried again by the next execution, which says why when it fails again.
+    if (requirement === 'runtime' && readiness.runtime !== 'ready' && readiness.runtime !== 'failed') {
       throw new CoreError(
         'runtimeNotReady',
         readiness.runtime === 'unavailable'

@@ -8,6 +8,7 @@ import type {
   ExecutionResult,
   ExecutionState,
   InsertCellRequest,
+  KernelInterruptOutcome,
   MutationOptions,
   NotebookCell,
   NotebookCondition,
@@ -62,6 +63,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   public readonly peerLabel: string | undefined;
   public readonly calls: string[] = [];
   public interruptCount = 0;
+  /** What the next `interruptKernel` answers (a kernel that ignores the interrupt: `still_running`). */
+  public interruptOutcome: KernelInterruptOutcome = 'interrupted';
   /** The executions a call's `signal` cancelled, in order. */
   public readonly cancelledExecutions: string[] = [];
   public kernelRestartCount = 0;
@@ -329,9 +332,10 @@ export class FakeNotebookHandle implements NotebookHandle {
     waiter?.({ ...state, status: outcome.status, outputs });
   }
 
-  public async interruptKernel(): Promise<void> {
+  public async interruptKernel(): Promise<KernelInterruptOutcome> {
     this.use('interruptKernel');
     this.interruptCount += 1;
+    return this.interruptOutcome;
   }
 
   public async restartKernel(): Promise<void> {

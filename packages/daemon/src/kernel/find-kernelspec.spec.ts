@@ -54,9 +54,39 @@ describe(findKernelspec, () => {
     expect(resolution.reason).toMatch(/pip install ipykernel|python3-ipykernel/);
   });
 
-  it("replaces a spec's interpreter that cannot import ipykernel by a candidate that can", async () => {
+  it('is unavailable, naming the interpreter, when a spec names a missing one by its path (no other interpreter in its place)', async () => {
     const root = await tempDir();
-    const missing = join(root, 'bin', 'python3');
+    const missing = join(root, 'gone-venv', 'bin', 'python3');
+    await writeSpec(root, 'python3', {
+      argv: [missing, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+      display_name: 'Project Python',
+      language: 'python',
+    });
+    const resolution = await findKernelspec({ searchDirs: [root], pythonCandidates: ['/usr/bin/python3'] });
+    expect(resolution.kind).toBe('unavailable');
+    if (resolution.kind !== 'unavailable') return;
+    expect(resolution.reason).toContain(`runs ${missing}, which does not exist`);
+    const listed = await listKernelspecs({ searchDirs: [root], pythonCandidates: ['/usr/bin/python3'] });
+    expect(listed.find((spec) => spec.name === 'python3')).toMatchObject({ available: false });
+  }, 60_000);
+
+  it('is unavailable when a spec names by its path an interpreter without ipykernel', async () => {
+    const root = await tempDir();
+    await writeSpec(root, 'python3', {
+      argv: ['/bin/sh', '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+      display_name: 'Odd Python',
+      language: 'python',
+    });
+    const resolution = await findKernelspec({ searchDirs: [root], pythonCandidates: ['/usr/bin/python3'] });
+    expect(resolution).toMatchObject({
+      kind: 'unavailable',
+      reason: expect.stringContaining('/bin/sh, which cannot import ipykernel'),
+    });
+  }, 60_000);
+
+  it("replaces a spec's interpreter named by a bare name that cannot import ipykernel by a candidate that can", async () => {
+    const root = await tempDir();
+    const missing = 'no-such-python-nteract-test';
     const resourceDir = await writeSpec(root, 'python3', {
       argv: [missing, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
       display_name: 'Project Python',

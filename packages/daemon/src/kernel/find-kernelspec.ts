@@ -62,8 +62,10 @@ const kernelNamePattern = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
  *
  * Guarantees: never throws for a missing or broken installation (that is `unavailable`, with a
  * reason that says what to install); the first usable spec in `searchDirs` order wins; when a
- * Python/ipykernel spec names an interpreter that cannot import ipykernel (e.g. a bare `python3`
- * that is a pyenv shim), `argv[0]` is replaced by the first candidate that can; when no directory
+ * Python/ipykernel spec names its interpreter by a bare name that cannot import ipykernel (e.g.
+ * `python3` that is a pyenv shim), `argv[0]` is replaced by the first candidate that can (Jupyter
+ * runs its own interpreter there too); an interpreter named by an absolute path that is missing or
+ * cannot import ipykernel makes the kernel unavailable (never another interpreter in its place); when no directory
  * holds a spec for a Python name (`python`, `python3`, ...) but a candidate has ipykernel, the
  * standard ipykernel spec is synthesised for it. Caches nothing itself: every call reads the
  * kernelspecs again, and asks the interpreters through `options.probes` (uncached by default).
@@ -249,7 +251,17 @@ async function resolveKernelspec(
       problems.push(`${file}: its program ${program} was not found`);
       continue;
     }
-    const interpreter = (await probe.first([program], parsed.env)) ?? (await probe.first(candidates, parsed.env));
+    const own = await probe.first([program], parsed.env);
+    if (own !== undefined) return { kind: 'found', spec: { ...parsed, argv: [own, ...rest] } };
+    if (isAbsolute(program)) {
+      // The spec names its interpreter: running another one instead would be a silent substitution.
+      const what = (await findExecutable(program, env)) === undefined ? 'does not exist' : 'cannot import ipykernel';
+      return {
+        kind: 'unavailable',
+        reason: `The kernelspec '${name}' (${file}) runs ${program}, which ${what}. Reinstall that kernel (\`python -m ipykernel install --user --name ${name}\` with the interpreter you want), or remove its directory.`,
+      };
+    }
+    const interpreter = await probe.first(candidates, parsed.env);
     if (interpreter !== undefined) {
       return { kind: 'found', spec: { ...parsed, argv: [interpreter, ...rest] } };
     }

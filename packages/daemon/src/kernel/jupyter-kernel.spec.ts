@@ -211,7 +211,7 @@ describe(JupyterKernel, () => {
       await started;
       expect(kernel.status).toBe('busy');
 
-      await kernel.interrupt();
+      expect(await kernel.interrupt()).toBe('interrupted');
       const result = await running;
       expect(result.status).toBe('error');
       expect(result.outputs.at(-1)).toMatchObject({ output_type: 'error', ename: 'KeyboardInterrupt' });
@@ -224,6 +224,24 @@ describe(JupyterKernel, () => {
       expect(plainText(after.outputs[0])).toBe('2');
     });
   }
+
+  it('says when nothing was running, and when the code ignored the interrupt and still runs', kernelTest, async () => {
+    const { kernel } = await startKernel();
+    expect(await kernel.interrupt()).toBe('nothing_running');
+    let markStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      markStarted = resolve;
+    });
+    const stubborn = kernel.execute(
+      "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ignoring', flush=True)\ntime.sleep(4)\nprint('finished')",
+      { onOutput: () => markStarted() },
+    );
+    await started;
+    expect(await kernel.interrupt(1_000)).toBe('still_running');
+    const result = await stubborn;
+    expect(result.status).toBe('ok');
+    expect(JSON.stringify(result.outputs)).toContain('finished');
+  });
 
   it('restarts: state is gone, pending executions are aborted, the same object keeps working', kernelTest, async () => {
     const { kernel } = await startKernel();

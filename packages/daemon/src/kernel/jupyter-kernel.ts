@@ -12,6 +12,13 @@ import type { KernelRecords } from './kernel-records.js';
  * our shell requests; `restarting` during {@link JupyterKernel.restart}; `dead` after an
  * unexpected exit, a failed restart, or {@link JupyterKernel.shutdown}.
  */
+/**
+ * What an interrupt did: the execution that was running ended (`interrupted`), nothing was running
+ * (`nothing_running`), or it still runs after the kernel had a few seconds to stop it
+ * (`still_running`: e.g. code that ignores SIGINT; only a restart stops it).
+ */
+export type KernelInterruptOutcome = 'interrupted' | 'nothing_running' | 'still_running';
+
 export type KernelStatus = 'starting' | 'idle' | 'busy' | 'restarting' | 'dead';
 
 /** The outcome of one {@link JupyterKernel.execute}. */
@@ -69,8 +76,14 @@ export interface KernelExitInfo {
   readonly reason: 'died' | 'shutdown';
 }
 
-const defaultStartupTimeoutMs = 60_000;
+/**
+ * How long a kernel has to answer `kernel_info_request` before it is killed and its start fails:
+ * well under an MCP client's 60 s request timeout, so the agent hears why (ipykernel answers in 1–3 s).
+ */
+const defaultStartupTimeoutMs = 20_000;
 const interruptReplyTimeoutMs = 10_000;
+/** How long an interrupted execution has to end before the interrupt is reported as not effective. */
+const interruptVerifyMs = 5_000;
 /** After the reply, how long iopub may stay silent before we stop waiting for the `idle` status. */
 const idleGraceMs = 5_000;
 
@@ -80,13 +93,20 @@ class PendingExecution {
   public reply: { readonly status: KernelExecution['status']; readonly executionCount: number | null } | undefined;
   public idle = false;
   public done = false;
+  /** Resolves when the execution has finished, however. */
+  public readonly finished: Promise<void>;
+  public markFinished: () => void = () => undefined;
   public graceTimer: NodeJS.Timeout | undefined;
 
   public constructor(
     public readonly code: string,
     public readonly options: ExecuteOptions,
     public readonly resolve: (result: KernelExecution) => void,
-  ) {}
+  ) {
+    this.finished = new Promise((done) => {
+      this.markFinished = done;
+    });
+  }
 }
 
 /**
@@ -97,6 +117,7 @@ class PendingExecution {
  * restarts, dies or shuts down before it finished; only iopub messages answering our own requests
  * are looked at; the kernel's stdout/stderr never reach our stdout; after `shutdown()` no process,
  * socket or connection file is left behind. Public methods reject only with {@link DaemonError}.
+ * `interrupt` says whether the running execution ended within a few seconds of it.
  * Does not guarantee: that interrupting stops the code (the kernel decides); that the kernel
  * survives its code (a crash makes the status `dead`; `restart()` brings a new one); that
  * grandchildren started by the kernel die with a graceful shutdown; stdin (`input()` raises in
@@ -235,17 +256,25 @@ export class JupyterKernel {
    * reports `busy`, before the code starts; an interrupt in that window is lost (call again).
    * Rejects with `kernelShutdown` / `kernelDied` when there is no kernel to interrupt.
    */
-  public async interrupt(): Promise<void> {
+  public async interrupt(verifyMs = interruptVerifyMs): Promise<KernelInterruptOutcome> {
     const unusable = this.unusableError();
     if (unusable !== undefined) throw unusable;
-    if (this.state === 'starting' || this.state === 'restarting') return;
+    if (this.state === 'starting' || this.state === 'restarting') return 'nothing_running';
+    // The execution running now is the oldest not finished (the kernel runs them in order).
+    const running = [...this.pending].find((execution) => !execution.done && execution.msgId !== undefined);
+    if (running === undefined) return 'nothing_running';
     const process = this.process;
     if (this.options.spec.interruptMode === 'message') {
       const reply = await process.requestReply('control', 'interrupt_request', {}, interruptReplyTimeoutMs);
       if (reply === undefined) this.logger?.warn('Kernel did not answer interrupt_request', { pid: process.pid });
-      return;
-    }
-    if (!process.signal('SIGINT')) this.logger?.warn('Could not signal the kernel', { pid: process.pid });
+    } else if (!process.signal('SIGINT')) this.logger?.warn('Could not signal the kernel', { pid: process.pid });
+    const ended = await Promise.race([
+      running.finished.then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, verifyMs, false).unref()),
+    ]);
+    if (!ended)
+      this.logger?.warn('The kernel is still running the execution it was interrupted in', { pid: process.pid });
+    return ended ? 'interrupted' : 'still_running';
   }
 
   /**
@@ -406,6 +435,7 @@ export class JupyterKernel {
     clearTimeout(execution.graceTimer);
     this.pending.delete(execution);
     if (execution.msgId !== undefined) this.byMsgId.delete(execution.msgId);
+    execution.markFinished();
     execution.resolve({
       status: status ?? execution.reply?.status ?? 'aborted',
       executionCount: execution.reply?.executionCount ?? execution.collector.executionCount,

@@ -1,6 +1,7 @@
 import type { Subscription } from '@nteract-mcp/foundation';
 import type { WireKernelspec } from '@nteract-mcp/runtimed-protocol';
 import type { NotebookOutput } from '../document/notebook-document.js';
+import type { KernelInterruptOutcome } from '../kernel/jupyter-kernel.js';
 
 /** What a room needs of a running kernel; `JupyterKernel` provides it. */
 export interface RoomKernel {
@@ -16,7 +17,8 @@ export interface RoomKernel {
       storeHistory?: boolean;
     },
   ): Promise<{ status: 'ok' | 'error' | 'aborted'; executionCount: number | null; outputs: readonly NotebookOutput[] }>;
-  interrupt(): Promise<void>;
+  /** Interrupts the running execution and says whether it ended (see {@link KernelInterruptOutcome}). */
+  interrupt(): Promise<KernelInterruptOutcome>;
   restart(): Promise<void>;
   shutdown(): Promise<void>;
 }

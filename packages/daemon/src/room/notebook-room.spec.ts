@@ -28,7 +28,7 @@ const echoKernels: KernelLauncher = {
         options?.onOutput?.(output, [output]);
         return { status: 'ok', executionCount: 7, outputs: [output] };
       },
-      interrupt: async () => undefined,
+      interrupt: async () => 'nothing_running' as const,
       restart: async () => undefined,
       shutdown: async () => undefined,
     },

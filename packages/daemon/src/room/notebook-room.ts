@@ -479,9 +479,9 @@ export class NotebookRoom {
         return this.cancelExecution(request.execution_id);
       case 'interrupt': {
         const kernel = this.requireKernelForControl();
-        await kernel.interrupt();
-        this.#init.logger.info('kernel interrupted', { pid: kernel.pid });
-        return { interrupted: true } satisfies WireNotebookAnswer<'interrupt'>;
+        const outcome = await kernel.interrupt();
+        this.#init.logger.info('kernel interrupted', { pid: kernel.pid, outcome });
+        return { interrupted: outcome === 'interrupted', outcome } satisfies WireNotebookAnswer<'interrupt'>;
       }
       case 'restart_kernel': {
         const kernel = await this.ensureKernel();
@@ -1149,12 +1149,15 @@ export class NotebookRoom {
     try {
       launch = await this.#init.launcher.launch(this.#workingDir, request, this.#client);
     } catch (error) {
-      this.#init.logger.warn('kernel failed to start', { kernelspec: request.name, error: (error as Error).message });
-      this.setRuntime({
-        state: 'stopped',
-        kernel_status: null,
-        reason: `kernel failed to start: ${(error as Error).message}`,
-      });
+      const why = (error as Error).message;
+      this.#init.logger.warn('kernel failed to start', { kernelspec: request.name, error: why });
+      // `failed`, not a plain `stopped`: a client must not call this room's runtime ready. The next
+      // execution (or restart_kernel) tries again.
+      this.setRuntime({ state: 'stopped', kernel_status: 'failed', reason: `kernel failed to start: ${why}` });
+      this.setCondition(
+        'kernel_failed',
+        `The kernel '${request.name}' did not start, so nothing runs; the next run or restart_kernel tries again. ${why}`,
+      );
       return undefined;
     }
     if (launch.kind === 'unavailable') {
@@ -1170,6 +1173,7 @@ export class NotebookRoom {
     }
     this.#kernel = kernel;
     this.#init.logger.info('kernel started', { kernelspec: request.name, pid: kernel.pid });
+    this.setCondition('kernel_failed', undefined);
     kernel.onStatus((status) => {
       if (this.#kernel === kernel) this.setRuntime({ state: 'ready', kernel_status: status });
     });

@@ -18,7 +18,7 @@ class ScriptedKernel implements RoomKernel {
   public shutdownCalls = 0;
   public finishShutdown: () => void = () => undefined;
   public execute: RoomKernel['execute'] = async () => ({ status: 'ok', executionCount: 1, outputs: [] });
-  public interrupt = async () => undefined;
+  public interrupt: RoomKernel['interrupt'] = async () => 'nothing_running';
   public restart = async () => undefined;
   public onStatus(): Subscription {
     return { dispose: () => undefined };

@@ -136,7 +136,7 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
   get_execution: execution,
   run_code: { status: 'ok', outputs: [{ output_type: 'stream', name: 'stdout', text: '1\n' }] },
   cancel_execution: { execution_id: 'e-1', cancelled: 'interrupted' },
-  interrupt: { interrupted: true },
+  interrupt: { interrupted: true, outcome: 'interrupted' },
   restart_kernel: { restarted: true, runtime },
   save: { notebook_id: 'n-1', notebook_path: '/tmp/a.ipynb' },
   leave: { left: true },

@@ -39,7 +39,16 @@ export const wireNotebookAnswerSchemas = {
     execution_id: z.string().min(1),
     cancelled: z.enum(['dequeued', 'interrupted', 'none']),
   }),
-  interrupt: z.object({ interrupted: z.literal(true) }),
+  /**
+   * `outcome`: the running execution ended after the interrupt (`interrupted`), nothing was running
+   * (`nothing_running`: nothing sent), or it still runs a few seconds later (`still_running`: the
+   * code ignores the interrupt; only a restart stops it). A daemon before `outcome` answers
+   * `interrupted: true` alone.
+   */
+  interrupt: z.object({
+    interrupted: z.boolean(),
+    outcome: z.enum(['interrupted', 'nothing_running', 'still_running']).optional(),
+  }),
   restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
   save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),
   leave: z.object({ left: z.literal(true) }),
