@@ -18,6 +18,8 @@
  *   answer `kernel_info_request` in time; the message carries the tail of its stderr.
  * - `kernelDied`: the kernel process exited without being asked to (`restart()` starts a new one).
  * - `kernelShutdown`: the kernel was shut down on purpose; it cannot be used any more.
+ * - `fileReadOnly`: the notebook's file is read-only (no write permission bit): it is left as it is.
+ * - `saveFailed`: writing the notebook's file failed; the message says what the room kept.
  * - `fileConflict`: the notebook's file was changed by another program while the room had unsaved
  *   edits; the message says where the room's version was saved and how to go on.
  * - `notDurable`: an edit was applied but neither the journal nor a save could make it durable.
@@ -39,6 +41,8 @@ export type DaemonErrorKind =
   | 'kernelDied'
   | 'kernelShutdown'
   | 'fileConflict'
+  | 'saveFailed'
+  | 'fileReadOnly'
   | 'notDurable';
 
 const daemonErrorBrand: unique symbol = Symbol.for('@nteract-mcp/daemon/DaemonError');

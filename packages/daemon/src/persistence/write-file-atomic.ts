@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { DaemonError } from '../daemon-error.js';
 
 /**
  * Writes `text` so that readers see the old content or the new, never a torn file: a temp file in
@@ -9,7 +10,8 @@ import { basename, dirname, join } from 'node:path';
  *
  * The file stays the user's: when the target exists, the new file gets its permission bits, and
  * its owner and group when this process may set them (as root, or as the owner choosing one of its
- * groups); a failed chown is not an error. A new file gets `mode` (less the umask).
+ * groups); a failed chown is not an error. A new file gets `mode` (less the umask). A file
+ * without any write permission bit is not replaced: that rejects with `fileReadOnly`.
  *
  * Resolves to the stat of the file written (taken from its handle before the rename), so a caller
  * that compares the file later compares it with what it wrote, not with whatever is there by the
@@ -22,6 +24,14 @@ export async function writeFileAtomic(path: string, text: string, mode = 0o644):
     if (error.code === 'ENOENT') return undefined;
     throw error;
   });
+  if (existing && (existing.mode & 0o222) === 0) {
+    // The rename would replace it regardless of its mode (and root may write anything): a file
+    // its owner made read-only is left as it is.
+    throw new DaemonError(
+      'fileReadOnly',
+      `${path} is read-only (mode ${(existing.mode & 0o777).toString(8).padStart(4, '0')}), so it is left as it is; the daemon keeps every edit. Make it writable (chmod u+w) and the next save writes them.`,
+    );
+  }
   const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let written: Stats;
   try {

@@ -34,6 +34,10 @@ import type { KernelClient, KernelLauncher, RoomKernel } from './kernel-launcher
 import { RoomConditions } from './room-conditions.js';
 
 /** Timings and bounds of a room; all configurable so tests run in milliseconds. */
+
+/** The first retry of a failed save, and the longest wait between retries. */
+const firstSaveRetryMs = 1_000;
+const maxSaveRetryMs = 30_000;
 export interface RoomSettings {
   /** How long the kernel outlives the last peer when it left cleanly (sent `leave`). */
   readonly keepAliveMs: number;
@@ -118,8 +122,12 @@ export interface RoomInit {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly notify: (notice: RoomNotice) => void;
-  /** Called when a save binds the room to a file. */
-  readonly onPathBound: (room: NotebookRoom, path: string) => Promise<void>;
+  /**
+   * Binds the room to another file (a save to a new path): refuses a path another room has before
+   * anything is written, runs `write`, and binds (index, registry) only once it succeeded; when it
+   * fails nothing is bound and its error is thrown.
+   */
+  readonly bindPath: (room: NotebookRoom, path: string, write: () => Promise<void>) => Promise<void>;
 }
 
 /**
@@ -157,6 +165,9 @@ export class NotebookRoom {
   #executionQueue: Promise<unknown> = Promise.resolve();
   #dirty = false;
   #saveTimer: Timer | undefined;
+  /** The delay of the last save retry (0: the last write succeeded). */
+  #saveRetryMs = 0;
+  #disposed = false;
   #dirtySince: number | undefined;
   #saving: Promise<void> = Promise.resolve();
   #closed = false;
@@ -543,7 +554,10 @@ export class NotebookRoom {
    * and the room goes away: reaped or shut down) the journal file is deleted.
    */
   public dispose(discardJournal: boolean): void {
+    this.#disposed = true;
     this.#watchTimer?.cancel();
+    this.#saveTimer?.cancel();
+    this.#saveTimer = undefined;
     this.#watcher?.close();
     this.#watcher = undefined;
     try {
@@ -1004,13 +1018,42 @@ export class NotebookRoom {
       await this.ownWriteSettled();
       this.assertWritable();
     }
-    if (target !== previous) await this.#init.onPathBound(this, target);
-    this.#path = target;
-    this.#workingDir = dirname(target);
+    if (target !== previous) {
+      // Transactional: the room moves to the new file only once the file is written; a failed
+      // write leaves the path, the registry, the watcher and autosave as they were.
+      const text = this.#document.toIpynb();
+      let written: NotebookFileState | undefined;
+      try {
+        await this.#init.bindPath(this, target, async () => {
+          written = notebookFileState(target, text, await writeFileAtomic(target, text, 0o644));
+        });
+      } catch (error) {
+        if (DaemonError.is(error)) throw error;
+        const kept = previous === undefined ? 'it stays untitled' : `it is still saved to ${previous}`;
+        throw new DaemonError(
+          'saveFailed',
+          `Cannot save to ${target}: ${describeWriteFailure(error)}. Nothing changed: ${kept}.`,
+          { cause: error },
+        );
+      }
+      this.#path = target;
+      this.#workingDir = dirname(target);
+      this.#fileState = written;
+      this.watchFile();
+    }
+    // An explicit save writes the room's version over a conflict.
     this.#conflict = undefined;
     this.#dirty = true;
-    await this.flush();
-    if (target !== previous) this.watchFile();
+    try {
+      await this.flush();
+    } catch (error) {
+      if (DaemonError.is(error)) throw error;
+      throw new DaemonError(
+        'saveFailed',
+        `Cannot save to ${target}: ${describeWriteFailure(error)}. The daemon keeps every edit and tries again; session_status shows when saving works again.`,
+        { cause: error },
+      );
+    }
     if (previous === undefined && !this.#ephemeral) await this.#init.untitled.remove(this.notebookId);
     this.broadcast({ event: 'saved', notebook_path: target });
     return { notebook_id: this.notebookId, notebook_path: target } satisfies WireNotebookAnswer<'save'>;
@@ -1043,6 +1086,21 @@ export class NotebookRoom {
     for (const peer of this.#peers.values()) {
       if (peer.id !== exceptPeerId) peer.send({ type: 'broadcast', ...event });
     }
+  }
+
+  /**
+   * After a failed write: the next try in 1 s, then twice as long each time up to 30 s, until one
+   * succeeds (a change tries sooner). Returns the delay; none once the room is closed.
+   */
+  private scheduleSaveRetry(): number | undefined {
+    if (this.#disposed) return undefined;
+    this.#saveRetryMs = Math.min(this.#saveRetryMs === 0 ? firstSaveRetryMs : this.#saveRetryMs * 2, maxSaveRetryMs);
+    if (this.#saveTimer) return this.#saveRetryMs;
+    this.#saveTimer = this.#init.clock.setTimer(this.#saveRetryMs, () => {
+      this.#saveTimer = undefined;
+      this.#saving = this.#saving.then(() => this.writeNow()).catch(() => undefined);
+    });
+    return this.#saveRetryMs;
   }
 
   private markDirty(): void {
@@ -1109,21 +1167,27 @@ export class NotebookRoom {
       }
     }
     if (state === undefined) {
-      this.#init.logger.error('autosave failed; will retry on the next change', {
+      const retryMs = this.scheduleSaveRetry();
+      this.#init.logger.error('autosave failed; retrying', {
         notebookId: this.notebookId,
         path: target,
+        retryInMs: retryMs,
         error: failure,
       });
-      this.setCondition(
-        'autosave_failing',
-        `Saving ${target} failed (${describeWriteFailure(failure)}); the edits are kept by the daemon but are not in the file yet.`,
-      );
+      if (DaemonError.is(failure, 'fileReadOnly')) this.setCondition('file_read_only', failure.message);
+      else {
+        this.setCondition(
+          'autosave_failing',
+          `Saving ${target} failed (${describeWriteFailure(failure)}); the edits are kept by the daemon but are not in the file yet. It tries again every ${Math.round(maxSaveRetryMs / 1000)} s at most.`,
+        );
+      }
       throw failure;
     }
-    if (this.#conditions.has('autosave_failing')) {
-      this.setCondition('autosave_failing', undefined);
-      this.notice(`Saving works again: ${target} has every edit.`);
-    }
+    this.#saveRetryMs = 0;
+    const failing = this.#conditions.has('autosave_failing') || this.#conditions.has('file_read_only');
+    this.setCondition('autosave_failing', undefined);
+    this.setCondition('file_read_only', undefined);
+    if (failing) this.notice(`Saving works again: ${target} has every edit.`);
     this.#lastSaved = { at: this.#init.clock.now(), path: target };
     this.#init.logger.debug('saved', { path: target, bytes: state.size });
     this.rotateJournal(state, mark);

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from '@nteract-mcp/foundation';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest, RoomKernel } from './kernel-launcher.js';
@@ -453,7 +453,7 @@ describe('daemon log lines of rooms, peers, kernels and saves', () => {
     await room.handle(a, { type: 'insert_cell', source: 'more = 2' });
     clock.advance(50);
     await room.flush().catch(() => undefined);
-    expect(logger.find('autosave failed; will retry on the next change', 'error').length).toBeGreaterThan(0);
+    expect(logger.find('autosave failed; retrying', 'error').length).toBeGreaterThan(0);
     expect(logger.dump()).not.toContain('do-not-log-me');
     expect(logger.dump()).not.toContain('more = 2');
   });
@@ -545,5 +545,107 @@ describe('the client a room starts its kernel for', () => {
     await settle();
     expect(launcher.launches).toEqual([{ workingDir: tmpdir(), client }]);
     expect(joined.room.info().working_dir).toBe(tmpdir());
+  });
+});
+
+describe('a save to another path', () => {
+  it('moves the room to the new file only once it is written: a failed write changes nothing and says so', async () => {
+    const first = join(dir, 'first.ipynb');
+    const { room, release } = await catalog.open(first);
+    const a = peer('a');
+    room.addPeer(a);
+    release();
+    await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
+    clock.advance(50);
+    await room.flush();
+
+    // A directory where the new file should go: the rename onto it fails, as root too.
+    const blocked = join(dir, 'blocked.ipynb');
+    mkdirSync(blocked);
+    const failed = await room.handle(a, { type: 'save', path: blocked }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failed).toMatchObject({ kind: 'saveFailed' });
+    expect((failed as Error).message).toMatch(
+      new RegExp(`^Cannot save to ${blocked}: .+\\. Nothing changed: it is still saved to ${first}\\.$`),
+    );
+    expect(room.path).toBe(first);
+    // Later edits still reach the first file; the failed path is bound to nothing.
+    await room.handle(a, { type: 'insert_cell', source: 'y = 2' });
+    clock.advance(50);
+    await room.flush();
+    expect(readFileSync(first, 'utf8')).toContain('y = 2');
+    expect(readdirSync(blocked)).toEqual([]);
+
+    // A save that can be written moves it, and the first file keeps what it had.
+    const second = join(dir, 'second.ipynb');
+    await room.handle(a, { type: 'save', path: second });
+    expect(room.path).toBe(second);
+    expect(readFileSync(second, 'utf8')).toContain('y = 2');
+  });
+});
+
+describe('a failing autosave', () => {
+  async function openWithCell(name: string) {
+    const path = join(dir, name);
+    const { room, release } = await catalog.open(path);
+    const a = peer('a');
+    room.addPeer(a);
+    release();
+    await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
+    clock.advance(50);
+    await room.flush();
+    return { path, room, a };
+  }
+
+  it('is retried with back-off (1 s, 2 s, 4 s … at most 30 s) with no further change, until it works again', async () => {
+    const { path, room, a } = await openWithCell('retry.ipynb');
+    const retries = () => logger.find('autosave failed; retrying', 'error').map((record) => record.fields.retryInMs);
+    await room.handle(a, { type: 'insert_cell', source: 'kept = 2' });
+    // A directory in the notebook's place: every write fails (as root too) until it is gone.
+    rmSync(path);
+    mkdirSync(path);
+    clock.advance(50);
+    await vi.waitFor(() => expect(retries()).toEqual([1_000]));
+    expect(room.conditions().map((condition) => condition.kind)).toContain('autosave_failing');
+    const expected = [1_000];
+    for (const wait of [1_000, 2_000, 4_000, 8_000, 16_000, 30_000]) {
+      clock.advance(wait);
+      expected.push(Math.min(wait * 2, 30_000));
+      await vi.waitFor(() => expect(retries()).toEqual(expected));
+    }
+    // The place is free again: the next retry writes every edit, with no new change.
+    rmSync(path, { recursive: true });
+    clock.advance(30_000);
+    await vi.waitFor(() => expect(readFileSync(path, 'utf8')).toContain('kept = 2'));
+    await vi.waitFor(() => expect(room.conditions()).toEqual([]));
+    clock.advance(60_000);
+    await settle();
+    expect(retries()).toHaveLength(expected.length);
+  });
+
+  it('leaves a read-only (0444) file as it is and says so, until it is writable again', async () => {
+    const { path, room, a } = await openWithCell('readonly.ipynb');
+    const before = readFileSync(path, 'utf8');
+    chmodSync(path, 0o444);
+    await room.handle(a, { type: 'insert_cell', source: 'not_written = 3' });
+    clock.advance(50);
+    await settle();
+    await room.flush().catch(() => undefined);
+    expect(readFileSync(path, 'utf8')).toBe(before);
+    expect(statSync(path).mode & 0o777).toBe(0o444);
+    expect(room.conditions()).toEqual([
+      expect.objectContaining({
+        kind: 'file_read_only',
+        message: expect.stringContaining(`${path} is read-only (mode 0444)`),
+      }),
+    ]);
+    const refused = await room.handle(a, { type: 'save' }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ kind: 'fileReadOnly' });
+    chmodSync(path, 0o644);
+    clock.advance(30_000);
+    await vi.waitFor(() => expect(readFileSync(path, 'utf8')).toContain('not_written = 3'));
+    await vi.waitFor(() => expect(room.conditions()).toEqual([]));
   });
 });

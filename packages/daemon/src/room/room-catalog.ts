@@ -413,7 +413,7 @@ export class RoomCatalog {
             ...(notice.kind === 'peer_left' ? { departure: notice.departure } : {}),
           });
       },
-      onPathBound: (bound, newPath) => this.bindPath(bound, newPath),
+      bindPath: (bound, newPath, write) => this.bindPath(bound, newPath, write),
     });
     this.#rooms.set(notebookId, room);
     if (path !== undefined) this.#byPath.set(path, notebookId);
@@ -435,7 +435,7 @@ export class RoomCatalog {
     this.init.emit({ event: 'room_closed', notebook_id: room.notebookId });
   }
 
-  private async bindPath(room: NotebookRoom, rawPath: string): Promise<void> {
+  private async bindPath(room: NotebookRoom, rawPath: string, write: () => Promise<void>): Promise<void> {
     const path = canonicalNotebookPath(rawPath);
     const owner = this.#byPath.get(path);
     if (owner !== undefined && owner !== room.notebookId) {
@@ -444,6 +444,7 @@ export class RoomCatalog {
         `Cannot save: ${path} is already open in session ${owner}. Close that session first, then retry.`,
       );
     }
+    await write();
     if (room.path !== undefined && this.#byPath.get(room.path) === room.notebookId) this.#byPath.delete(room.path);
     this.#byPath.set(path, room.notebookId);
     await this.init.registry.bind(room.notebookId, path);

@@ -83,6 +83,8 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   kernelDied: 'runtime_unavailable',
   kernelShutdown: 'runtime_unavailable',
   fileConflict: 'file_conflict',
+  saveFailed: 'save_failed',
+  fileReadOnly: 'save_failed',
   notDurable: 'internal',
 };
 

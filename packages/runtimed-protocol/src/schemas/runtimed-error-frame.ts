@@ -19,6 +19,7 @@ export const runtimedErrorCodes = [
   'idempotency_conflict',
   'execution_not_found',
   'file_conflict',
+  'save_failed',
   'shutting_down',
   'internal',
 ] as const;
