@@ -154,6 +154,34 @@ const faults: readonly Fault[] = [
     },
   },
   {
+    name: 'disk full (ENOSPC) during autosave',
+    kernelSurvives: true,
+    hook: 'disk-fail',
+    healBeforeChecks: true,
+    told: /Saving .+ failed \(ENOSPC: no space left on device/,
+    inject: async (s) => s.faults.failDisk('ENOSPC', s.dirs.project),
+  },
+  {
+    name: 'read-only directory (EROFS) during autosave',
+    kernelSurvives: true,
+    hook: 'disk-fail',
+    healBeforeChecks: true,
+    told: /Saving .+ failed \(EROFS: read-only file system/,
+    inject: async (s) => s.faults.failDisk('EROFS', s.dirs.project),
+  },
+  {
+    name: 'disk full (ENOSPC) during save-as',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => saveAsScenario(row, 'ENOSPC'),
+  },
+  {
+    name: 'read-only directory (EROFS) during save-as',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => saveAsScenario(row, 'EROFS'),
+  },
+  {
     name: 'kernel SIGKILL',
     kernelSurvives: false,
     mayFailInFlight: ['exec'],
@@ -275,6 +303,60 @@ function describeSettled(settled: SettledCall): string {
   return brief.replace(/\s+/g, ' ').slice(0, 240);
 }
 
+/** Whether `hook` fired since the `since`-th firing. */
+function hookFired(s: UserSession, hook: string, since: number): boolean {
+  return s.faults
+    .fired()
+    .slice(since)
+    .some((entry) => entry.hook === hook);
+}
+
+/**
+ * A save to another directory that cannot be written (full, or read-only): the answer is an error
+ * that says nothing changed, and nothing did: the notebook still saves to its file (an edit made
+ * after it reaches that file), session_status shows that path, and nothing is at the new path.
+ * Once the directory is writable again the same save works.
+ */
+async function saveAsScenario(row: RowSession, errno: 'ENOSPC' | 'EROFS'): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const firstFiring = s.faults.fired().length;
+  const elsewhere = join(s.dirs.project, `elsewhere-${errno}`);
+  mkdirSync(elsewhere, { recursive: true });
+  const newPath = join(elsewhere, 'moved.ipynb');
+  const heal = s.faults.failDisk(errno, elsewhere);
+  try {
+    const saved = await s.call('save_notebook', { path: newPath });
+    const expected = new RegExp(
+      `^Failed to save notebook: Cannot save to ${newPath}: ${errno}: .+. Nothing changed: it is still saved to ${row.notebookPath}.$`,
+    );
+    if (!saved.isError || !expected.test(saved.text))
+      failures.push(`save_notebook answered: ${saved.text.slice(0, 200)}`);
+    if (!hookFired(s, 'disk-fail', firstFiring)) failures.push('the disk-fail hook did not fire');
+    if (existsSync(newPath)) failures.push('a file appeared at the path that could not be written');
+    const status = await s.call('session_status');
+    const activePath = (status.json?.active as { path?: string } | null | undefined)?.path;
+    if (activePath !== row.notebookPath) failures.push(`session_status shows the path ${String(activePath)}`);
+    const source = `# after the failed save-as ${errno}`;
+    const edit = await sendEdit(row, source, false);
+    if (!edit.ok || edit.outcome.isError) failures.push(`an edit after it failed: ${describeSettled(edit)}`);
+    await waitFor(
+      'the edit to reach the notebook file',
+      () => readNotebookFile(row.notebookPath).some((cell) => cell.source === source),
+      { timeoutMs: 20_000 },
+    ).catch(() => failures.push('the edit after the failed save-as did not reach the notebook file'));
+  } finally {
+    heal();
+  }
+  const again = await s.call('save_notebook', { path: newPath });
+  if (again.isError) failures.push(`the same save once the directory is writable: ${again.text.slice(0, 200)}`);
+  else if (!existsSync(newPath)) failures.push('the save that worked wrote no file');
+  // The row goes on with its own file.
+  const back = await s.call('save_notebook', { path: row.notebookPath });
+  if (back.isError) failures.push(`saving back to the row's file: ${back.text.slice(0, 200)}`);
+  return failures;
+}
+
 /** Runs one cell on a row's session (the row's own scenario, or the shared one); returns its failures. */
 async function runCell(row: RowSession, fault: Fault, context: Context, cell: number): Promise<string[]> {
   if (!fault.scenario) return runSharedCell(row, fault, context, cell);
@@ -304,6 +386,7 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
   const marker = `c${cell}_${context}`;
   const firstRequest = s.transport.requests().length;
   const firstFiring = s.faults.fired().length;
+  const firstNews = s.transport.news().length;
 
   // Setup: a value in the kernel the fault may or may not keep.
   let setx = await sendEdit(row, `x = ${nonce}  # setx ${marker}`, true);
@@ -346,6 +429,13 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
   }
   const answers = await Promise.all(pending);
   if (fault.healBeforeChecks) {
+    // Undone only once it struck (an autosave comes a moment after the edit's answer).
+    const hook = fault.hook;
+    if (hook !== undefined) {
+      await waitFor(`the ${hook} hook to fire`, () => hookFired(s, hook, firstFiring), {
+        timeoutMs: 20_000,
+      }).catch(() => undefined);
+    }
     heal?.();
     heal = undefined;
   }
@@ -436,7 +526,9 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
     }
   }
 
-  // The agent was told what happened: in an answer, or in session_status now.
+  // The agent was told what happened: in an answer (what the server added to any answer counts),
+  // or in session_status now.
+  texts.push(...s.transport.news().slice(firstNews));
   if (fault.told && !texts.some((text) => fault.told?.test(text))) {
     const status = await s.send('session_status');
     const statusText = status.ok ? status.outcome.text : status.error.message;

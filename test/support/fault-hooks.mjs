@@ -20,9 +20,15 @@
 //     The next `count` answers to `get_daemon_info` (default 1) are replaced by an error frame on
 //     the same, still open connection (the identity query fails; nothing disconnects). The file is
 //     removed once used up.
+//   disk.json  {"errno": "ENOSPC" | "EROFS", "under": "/abs/dir"}
+//     While the file exists, every file opened for writing under `under` (fs/promises `open` with a
+//     `w`, `a` or `+` flag: the notebook's atomic writes) fails with that errno, as on a full disk or
+//     a read-only file system. The daemon's own data dir (its journal) is left alone.
 //
 // Every firing appends one JSON line to `$HOME/.nteract-test-faults/fired.log`.
 import { appendFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import fsPromises from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { Socket } from 'node:net';
 import { basename, join } from 'node:path';
 
@@ -191,4 +197,22 @@ if (home !== '' && isDaemon) {
     }
     return write.call(this, chunk, ...rest);
   };
+}
+
+if (home !== '' && isDaemon) {
+  const messages = { ENOSPC: 'no space left on device', EROFS: 'read-only file system' };
+  const originalOpen = fsPromises.open;
+  fsPromises.open = function hookedOpen(path, flags, ...rest) {
+    const rule = readControl('disk.json');
+    const target = String(path);
+    if (rule && typeof flags === 'string' && /[wa+]/.test(flags) && target.startsWith(`${rule.under}/`)) {
+      fired({ hook: 'disk-fail', errno: rule.errno, path: target });
+      const error = new Error(`${rule.errno}: ${messages[rule.errno] ?? 'i/o error'}, open '${target}'`);
+      Object.assign(error, { code: rule.errno, syscall: 'open', path: target });
+      return Promise.reject(error);
+    }
+    return originalOpen.call(this, path, flags, ...rest);
+  };
+  // ESM importers of node:fs/promises (the daemon) see the hooked function too.
+  syncBuiltinESMExports();
 }

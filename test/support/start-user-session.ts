@@ -118,6 +118,11 @@ export interface SessionFaults {
   failDaemonInfo(count?: number): void;
   /** SIGKILLs the kernels of the running daemon; returns their pids (waits for one to run). */
   killKernel(): Promise<number[]>;
+  /**
+   * Makes the daemon's writes of files under `dir` fail with `errno` (a full disk, a read-only file
+   * system) until the returned function is called (hook: disk.json).
+   */
+  failDisk(errno: 'ENOSPC' | 'EROFS', dir: string): () => void;
   /** Every hook firing so far. */
   fired(): FiredHook[];
 }
@@ -338,6 +343,11 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     failDaemonInfo: (count = 1) => {
       needHooks('failDaemonInfo');
       control('daemon-info.json', { count });
+    },
+    failDisk: (errno, dir) => {
+      needHooks('failDisk');
+      control('disk.json', { errno, under: dir });
+      return () => clear('disk.json');
     },
     killKernel: async () => {
       const found = await waitFor('a running kernel', () => {

@@ -24,6 +24,8 @@ export class TappedTransport implements Transport {
   readonly #requests = new Map<string, TappedRequest>();
   /** Responses whose id was never sent by this client. */
   readonly #strays: JSONRPCMessage[] = [];
+  /** Every `[nteract] ` line of every tool result, in arrival order. */
+  readonly #news: string[] = [];
 
   public constructor(inner: Transport) {
     this.#inner = inner;
@@ -42,6 +44,14 @@ export class TappedTransport implements Transport {
         const request = this.#requests.get(JSON.stringify(record.id));
         if (request) request.answers += 1;
         else this.#strays.push(message);
+        const content = (message as { result?: { content?: unknown } }).result?.content;
+        if (Array.isArray(content)) {
+          for (const item of content as { type?: unknown; text?: unknown }[]) {
+            if (item.type === 'text' && typeof item.text === 'string' && item.text.startsWith('[nteract] ')) {
+              this.#news.push(item.text);
+            }
+          }
+        }
       }
       this.onmessage?.(message);
     };
@@ -70,6 +80,14 @@ export class TappedTransport implements Transport {
   /** Every request sent so far, in order, with its answer count. */
   public requests(): readonly TappedRequest[] {
     return [...this.#requests.values()];
+  }
+
+  /**
+   * Every line the server added to a tool result to tell the agent something (`[nteract] …`),
+   * whichever call it came with (session_status polls included), in arrival order.
+   */
+  public news(): readonly string[] {
+    return [...this.#news];
   }
 
   /** Responses to ids this client never used. */
