@@ -11,7 +11,16 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readNotebookFile, type SettledCall, startUserSession, type UserSession, waitFor } from './support/index.js';
+import {
+  brokenKernelArgv,
+  installKernelspec,
+  processesWithHome,
+  readNotebookFile,
+  type SettledCall,
+  startUserSession,
+  type UserSession,
+  waitFor,
+} from './support/index.js';
 
 type Context = 'idle' | 'edit' | 'exec';
 const contexts: readonly Context[] = ['idle', 'edit', 'exec'];
@@ -180,6 +189,29 @@ const faults: readonly Fault[] = [
     kernelSurvives: true,
     contexts: ['idle'],
     scenario: (row) => saveAsScenario(row, 'EROFS'),
+  },
+  {
+    name: 'kernel exits at start',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => brokenKernelScenario(row, 'exits', /Kernel 'exits' .*boom: cannot start/s),
+  },
+  {
+    name: 'kernel never answers (no kernel_info reply)',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) =>
+      brokenKernelScenario(
+        row,
+        'hangs',
+        /Kernel 'hangs' did not answer kernel_info_request within 20000 ms \(it was killed\)/,
+      ),
+  },
+  {
+    name: 'kernel ignores SIGINT',
+    kernelSurvives: false,
+    contexts: ['exec'],
+    scenario: (row, _context, cell) => stubbornKernelScenario(row, cell),
   },
   {
     name: 'kernel SIGKILL',
@@ -354,6 +386,78 @@ async function saveAsScenario(row: RowSession, errno: 'ENOSPC' | 'EROFS'): Promi
   // The row goes on with its own file.
   const back = await s.call('save_notebook', { path: row.notebookPath });
   if (back.isError) failures.push(`saving back to the row's file: ${back.text.slice(0, 200)}`);
+  return failures;
+}
+
+/**
+ * create_notebook with a kernel that does not come up: an error within 30 s that says why (not
+ * "ready"), and the agent's notebook stays its active session, its kernel untouched.
+ */
+async function brokenKernelScenario(row: RowSession, kernel: 'exits' | 'hangs', why: RegExp): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  installKernelspec(s.dirs, kernel, brokenKernelArgv[kernel]);
+  const nonce = `${kernel}-${Date.now()}`;
+  const setup = await sendEdit(row, `kept = ${JSON.stringify(nonce)}`, true);
+  if (!setup.ok || setup.outcome.isError) return [`setup failed: ${describeSettled(setup)}`];
+  const started = Date.now();
+  const created = await s.send('create_notebook', { kernel });
+  const seconds = (Date.now() - started) / 1000;
+  if (!created.ok) failures.push(`create_notebook failed: ${created.error.message}`);
+  else if (!created.outcome.isError) failures.push(`create_notebook said it worked: ${describeSettled(created)}`);
+  else if (
+    !/^Failed to create notebook: its kernel did not start/.test(created.outcome.text) ||
+    !why.test(created.outcome.text)
+  )
+    failures.push(`create_notebook's error does not say why: ${describeSettled(created)}`);
+  if (seconds > 30) failures.push(`create_notebook took ${Math.round(seconds)} s (more than 30)`);
+  const status = await s.call('session_status');
+  const active = (status.json?.active as { notebook_id?: string } | null | undefined)?.notebook_id;
+  if (active !== row.notebookId) failures.push(`the active notebook is now ${String(active)}`);
+  const check = await sendEdit(row, 'print(kept)', true);
+  if (!check.ok || !check.outcome.text.includes(nonce))
+    failures.push(`the kernel lost its state: ${describeSettled(check)}`);
+  if (kernel === 'hangs') {
+    await waitFor(
+      'the hung kernel to be killed',
+      () => !processesWithHome(s.dirs.home).some((p) => p.cmdline.includes('sleep 600')),
+      {
+        timeoutMs: 15_000,
+      },
+    ).catch(() => failures.push('the kernel that never answered still runs'));
+  }
+  return failures;
+}
+
+/**
+ * Code that ignores SIGINT runs; interrupt_kernel must not say it stopped it, and must point to
+ * restart_kernel, which does; the notebook runs code again after it.
+ */
+async function stubbornKernelScenario(row: RowSession, cell: number): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const marker = `stubborn_${cell}`;
+  const running = await sendEdit(
+    row,
+    `# ${marker}\nimport signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ignoring SIGINT', flush=True)\ntime.sleep(300)`,
+    false,
+  );
+  const cellId = running.ok ? (running.outcome.json?.cell_id as string | undefined) : undefined;
+  if (cellId === undefined) return [`creating the cell failed: ${describeSettled(running)}`];
+  const started = await s.send('execute_cell', { cell_id: cellId, timeout_secs: 3 });
+  if (!started.ok || started.outcome.isError) failures.push(`execute_cell: ${describeSettled(started)}`);
+  const interrupted = await s.send('interrupt_kernel');
+  if (!interrupted.ok) failures.push(`interrupt_kernel failed: ${interrupted.error.message}`);
+  else if (
+    !interrupted.outcome.isError ||
+    !/^Not interrupted: .*restart_kernel stops it/s.test(interrupted.outcome.text)
+  )
+    failures.push(`interrupt_kernel answered: ${describeSettled(interrupted)}`);
+  const restarted = await s.send('restart_kernel');
+  if (!restarted.ok || restarted.outcome.isError) failures.push(`restart_kernel: ${describeSettled(restarted)}`);
+  const after = await sendEdit(row, `print(6 * 7)  # after ${marker}`, true);
+  if (!after.ok || !after.outcome.text.includes('42'))
+    failures.push(`no run after the restart: ${describeSettled(after)}`);
   return failures;
 }
 

@@ -2,19 +2,18 @@
 // bins, a fresh HOME with the broken kernelspecs installed in the user's Jupyter data dir, the
 // daemon auto-started. Every answer must say what happened: no "ready" for a kernel that is not,
 // no wait past the client's patience, no other interpreter in place of a missing one.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processesWithHome, startUserSession, type UserSession, waitFor } from './support/index.js';
+import {
+  brokenKernelArgv,
+  installKernelspec,
+  processesWithHome,
+  startUserSession,
+  type UserSession,
+  waitFor,
+} from './support/index.js';
 
 let session: UserSession;
-
-/** Installs a kernelspec `name` in the session's user Jupyter data dir. */
-function installKernelspec(s: UserSession, name: string, argv: readonly string[], language = 'python'): void {
-  const dir = join(s.dirs.data, 'jupyter', 'kernels', name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'kernel.json'), JSON.stringify({ argv, display_name: `Test ${name}`, language }));
-}
 
 interface ListedRoom {
   readonly notebook_id: string;
@@ -35,21 +34,21 @@ async function listRooms(s: UserSession): Promise<ListedRoom[]> {
 
 beforeAll(async () => {
   session = await startUserSession({ requestTimeoutMs: 120_000 });
-  installKernelspec(session, 'hangs', [
+  installKernelspec(session.dirs, 'hangs', [
     '/bin/sh',
     '-c',
     'echo "hanging kernel: never answers" >&2; exec sleep 600',
     'sh',
     '{connection_file}',
   ]);
-  installKernelspec(session, 'exits', [
+  installKernelspec(session.dirs, 'exits', [
     '/bin/sh',
     '-c',
     'echo "boom: cannot start" >&2; exit 3',
     'sh',
     '{connection_file}',
   ]);
-  installKernelspec(session, 'gone-venv', [
+  installKernelspec(session.dirs, 'gone-venv', [
     join(session.dirs.root, 'deleted-venv', 'bin', 'python3'),
     '-m',
     'ipykernel_launcher',

@@ -3,6 +3,7 @@ export {
   type UserEnvironment,
   type UserEnvironmentOptions,
 } from './create-user-environment.js';
+export { brokenKernelArgv, installKernelspec } from './install-kernelspec.js';
 export { readNotebookFile, type SavedCell } from './notebook-file.js';
 export {
   allProcesses,
