@@ -34,20 +34,8 @@ async function listRooms(s: UserSession): Promise<ListedRoom[]> {
 
 beforeAll(async () => {
   session = await startUserSession({ requestTimeoutMs: 120_000 });
-  installKernelspec(session.dirs, 'hangs', [
-    '/bin/sh',
-    '-c',
-    'echo "hanging kernel: never answers" >&2; exec sleep 600',
-    'sh',
-    '{connection_file}',
-  ]);
-  installKernelspec(session.dirs, 'exits', [
-    '/bin/sh',
-    '-c',
-    'echo "boom: cannot start" >&2; exit 3',
-    'sh',
-    '{connection_file}',
-  ]);
+  installKernelspec(session.dirs, 'hangs', brokenKernelArgv.hangs);
+  installKernelspec(session.dirs, 'exits', brokenKernelArgv.exits);
   installKernelspec(session.dirs, 'gone-venv', [
     join(session.dirs.root, 'deleted-venv', 'bin', 'python3'),
     '-m',
