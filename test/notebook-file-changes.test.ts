@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -126,5 +126,88 @@ describe('notebook files changed by other programs', () => {
     expect(cells.text).toContain('git checkout');
     expect(cells.text).not.toContain('unsaved agent edit');
     expect((await call('create_cell', { source: 'after reconnect' })).isError).toBe(false);
+  });
+
+  it('tells the agent when its file is deleted, renamed or replaced, and writes a deleted one back with the next edit', {
+    timeout: 120_000,
+  }, async () => {
+    const session = await startUserSession();
+    sessions.push(session);
+    const path = join(session.dirs.project, 'watched.ipynb');
+    writeNotebook(path, [codeCell('c1', 'mine')]);
+    expect((await session.call('connect_notebook', { path })).isError).toBe(false);
+    const told = (pattern: RegExp) =>
+      waitFor(`the agent to be told ${String(pattern)}`, async () => {
+        const status = await session.call('session_status');
+        return pattern.test(status.text) || session.transport.news().some((line) => pattern.test(line));
+      });
+
+    // Deleted: told (status and the next answer); the next edit writes it back.
+    rmSync(path);
+    await told(new RegExp(`${path} was deleted or moved away by another program`));
+    expect((await session.call('create_cell', { source: 'after delete' })).isError).toBe(false);
+    await untilFile(path, ['mine', 'after delete']);
+    await told(new RegExp(`${path} was written again with every edit`));
+
+    // Renamed: told where it went.
+    const renamed = join(session.dirs.project, 'renamed.ipynb');
+    renameSync(path, renamed);
+    await told(new RegExp(`${path} was renamed to ${renamed} by another program`));
+    expect((await session.call('create_cell', { source: 'after rename' })).isError).toBe(false);
+    await untilFile(path, ['mine', 'after delete', 'after rename']);
+
+    // Replaced by another program (no unsaved edits): reloaded, and the agent is told.
+    await waitFor(
+      'the session to settle',
+      async () => !(await session.call('session_status')).text.includes('file_missing'),
+    );
+    writeNotebook(path, [codeCell('t1', 'theirs')]);
+    await told(
+      new RegExp(`${path} was replaced on disk by another program; the notebook was reloaded from it \\(1 cell now\\)`),
+    );
+    expect((await session.call('get_all_cells', { format: 'json' })).text).toContain('theirs');
+  });
+
+  it('one rule for a path that does not exist: a new notebook in an existing directory (said so), an error in a missing one', {
+    timeout: 120_000,
+  }, async () => {
+    const session = await startUserSession();
+    sessions.push(session);
+    const fresh = join(session.dirs.project, 'fresh.ipynb');
+    const created = await session.call('connect_notebook', { path: 'fresh.ipynb' });
+    expect(created.isError, created.text).toBe(false);
+    expect(created.json).toMatchObject({
+      created: true,
+      note: `${fresh} did not exist: a new empty notebook was created there.`,
+    });
+    expect(existsSync(fresh)).toBe(true);
+    const again = await session.call('connect_notebook', { path: 'fresh.ipynb' });
+    expect(again.json?.created).toBeUndefined();
+
+    const nowhere = join(session.dirs.project, 'no-such-dir', 'x.ipynb');
+    const refused = await session.call('connect_notebook', { path: nowhere });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain(`the directory ${join(session.dirs.project, 'no-such-dir')} does not exist`);
+    expect(existsSync(join(session.dirs.project, 'no-such-dir'))).toBe(false);
+  });
+
+  it('nteract-mcp --notebook with a file that does not exist yet opens a new notebook there (the README example)', {
+    timeout: 120_000,
+  }, async () => {
+    const session = await startUserSession({ proxyArgs: ['--notebook', 'analysis.ipynb'] });
+    sessions.push(session);
+    const path = join(session.dirs.project, 'analysis.ipynb');
+    const status = await waitFor('the --notebook notebook to be active', async () => {
+      const answer = await session.call('session_status');
+      const active = answer.json?.active as { path?: string } | null | undefined;
+      return active?.path === path ? answer : undefined;
+    });
+    expect(status.text).not.toContain('no longer exists');
+    // The first child served it: it did not die waiting for the daemon it started (exit code 13).
+    expect((status.json?.proxy as { restart_count?: number } | undefined)?.restart_count).toBe(0);
+    expect(session.stderr()).not.toContain('"exitClass":"crash"');
+    expect(existsSync(path)).toBe(true);
+    expect((await session.call('create_cell', { source: 'x = 1' })).isError).toBe(false);
+    await untilFile(path, ['x = 1']);
   });
 });

@@ -118,12 +118,20 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
   // Start-up order, the handoff rejoin before serving, the exit codes and shutdown are the runtime's.
   const runtime = container.get(ChildRuntime);
   process.stdin.once('end', () => void runtime.stop(0, 'stdin closed'));
-  return runtime.run({
-    child,
-    transport: new GuardedStdioTransport({ logger: logger.child('transport') }),
-    handoff,
-    cwd: process.cwd(),
-  });
+  // The process lives until the runtime stops. Before it serves, a handed-over rejoin may wait on
+  // nothing but unref'd timers and a detached daemon start, and Node would end the process there
+  // (exit code 13: a top-level await that never settled), losing the notebook it was handed.
+  const alive = setInterval(() => undefined, 2 ** 30);
+  try {
+    return await runtime.run({
+      child,
+      transport: new GuardedStdioTransport({ logger: logger.child('transport') }),
+      handoff,
+      cwd: process.cwd(),
+    });
+  } finally {
+    clearInterval(alive);
+  }
 }
 
 /** The daemon's version if it answers within 500 ms (for `serverInfo.title`). */

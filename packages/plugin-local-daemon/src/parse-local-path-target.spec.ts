@@ -49,9 +49,16 @@ describe(parseLocalPathTarget, () => {
     expectInvalid(() => parseLocalPathTarget('~', { cwd: '/', homeDir: join(root, 'home') }), /is a directory/);
   });
 
-  it('keeps a missing file, canonicalising its nearest existing directory', () => {
-    const target = parseLocalPathTarget(join(root, 'link', 'new', 'b.ipynb'), { cwd: '/' });
-    expect(target).toEqual({ kind: 'local-path', path: join(canonicalRoot, 'real', 'new', 'b.ipynb'), existed: false });
+  it('keeps a missing file in an existing directory (a new notebook), canonicalising the directory', () => {
+    const target = parseLocalPathTarget(join(root, 'link', 'b.ipynb'), { cwd: '/' });
+    expect(target).toEqual({ kind: 'local-path', path: join(canonicalRoot, 'real', 'b.ipynb'), existed: false });
+  });
+
+  it('refuses a missing file whose directory does not exist, naming the directory', () => {
+    expectInvalid(
+      () => parseLocalPathTarget(join(root, 'link', 'new', 'b.ipynb'), { cwd: '/' }),
+      `Cannot open '${join(root, 'link', 'new', 'b.ipynb')}': the directory ${join(root, 'link', 'new')} does not exist. Create it first, or give a path in an existing directory.`,
+    );
   });
 
   it('accepts a file:// URL', () => {

@@ -18,8 +18,9 @@ export interface LocalPathParseContext extends TargetParseContext {
 
 /**
  * A local notebook path: `~` expanded, relative paths resolved against `context.cwd`, symlinks
- * resolved when the file exists (else its nearest existing directory is canonicalised).
- * Accepts `file://` URLs. A directory is refused.
+ * resolved when the file exists (else its directory is canonicalised). Accepts `file://` URLs.
+ * A directory is refused, and so is a missing file whose directory does not exist (a missing file
+ * in an existing directory is a new notebook: `existed: false`).
  */
 export function parseLocalPathTarget(raw: string, context: LocalPathParseContext): LocalPathTarget {
   if (raw.trim().length === 0) {
@@ -48,6 +49,12 @@ export function parseLocalPathTarget(raw: string, context: LocalPathParseContext
   }
   if (inspection.kind === 'file') {
     return Object.freeze({ kind: 'local-path', path: inspection.canonicalPath, existed: true });
+  }
+  if (inspect(dirname(absolute)).kind !== 'directory') {
+    throw new CoreError(
+      'invalidTarget',
+      `Cannot open '${absolute}': the directory ${dirname(absolute)} does not exist. Create it first, or give a path in an existing directory.`,
+    );
   }
   return Object.freeze({ kind: 'local-path', path: canonicalMissingPath(absolute, inspect), existed: false });
 }

@@ -6,6 +6,7 @@ import * as z from 'zod';
 import type { CreatedNotebook } from '../contributions/notebook-backend.js';
 import {
   describeNotebookTarget,
+  isLocalPathTarget,
   type NotebookTarget,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
@@ -63,7 +64,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
   const connectNotebook = defineChildTool({
     name: 'connect_notebook',
     description:
-      'Connect to a notebook and make it your active session: a .ipynb file by path (opened in the daemon) or an open notebook by notebook_id (UUID from list_active_notebooks). Give exactly one. Connecting again switches the active session; the previous one stays parked (its kernel keeps running). Returns at once with the notebook as currently known; check readiness before running code.',
+      'Connect to a notebook and make it your active session: a .ipynb file by path (opened in the daemon) or an open notebook by notebook_id (UUID from list_active_notebooks). Give exactly one. A path that does not exist yet, in a directory that does, becomes a new empty notebook there (the answer says created: true); a path in a missing directory is an error. Connecting again switches the active session; the previous one stays parked (its kernel keeps running). Returns at once with the notebook as currently known; check readiness before running code.',
     inputSchema: z.object({
       path: toolParameters.optionalString(
         'Path of a .ipynb file (absolute, ~/…, or relative to the working directory).',
@@ -111,6 +112,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         notebook_id: handle.notebookId,
         ...(handle.notebookPath !== undefined ? { path: handle.notebookPath } : {}),
         connected: true,
+        ...(isLocalPathTarget(target) && !target.existed
+          ? { created: true, note: `${target.path} did not exist: a new empty notebook was created there.` }
+          : {}),
         readiness,
         projection: readiness.runtime === 'ready' ? 'ready' : 'retained',
         cells: await cellSummary(handle),

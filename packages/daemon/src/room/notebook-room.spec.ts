@@ -1,4 +1,13 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
@@ -283,6 +292,59 @@ describe('NotebookRoom external changes', () => {
     await saved(room);
     expect(sourcesOf(path)).toEqual(['mine, edited', 'theirs']);
     expect(received.map((frame) => frame.event)).toContain('cell_inserted');
+  });
+
+  it('tells the peers when the file is replaced on disk and reloaded', async () => {
+    const path = join(dir, 'r.ipynb');
+    const catalog = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(catalog, path, received);
+    await room.handle(p, { type: 'insert_cell', source: 'mine' });
+    await saved(room);
+    rewriteWithExtraCell(path, 'theirs');
+    // The next edit sees it (the watcher may be slower than the test).
+    await room.handle(p, { type: 'insert_cell', source: 'next' });
+    const notices = received.filter((frame) => frame.event === 'notice').map((frame) => frame.message);
+    expect(notices).toEqual([
+      `${path} was replaced on disk by another program; the notebook was reloaded from it (2 cells now). Read the cells again before editing.`,
+    ]);
+  });
+
+  it('tells the peers when the file is deleted, keeps the notebook, and writes the file back with the next edit', async () => {
+    const path = join(dir, 'd.ipynb');
+    const catalog = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(catalog, path, received);
+    await room.handle(p, { type: 'insert_cell', source: 'mine' });
+    await saved(room);
+    rmSync(path);
+    await room.handle(p, { type: 'insert_cell', source: 'after' });
+    expect(room.conditions()).toEqual([
+      expect.objectContaining({
+        kind: 'file_missing',
+        message: `${path} was deleted or moved away by another program. The daemon keeps this notebook, and the next edit or save_notebook writes it to ${path} again.`,
+      }),
+    ]);
+    await saved(room);
+    expect(sourcesOf(path)).toEqual(['mine', 'after']);
+    expect(room.conditions()).toEqual([]);
+    expect(received.filter((frame) => frame.event === 'notice').map((frame) => frame.message)).toContain(
+      `${path} was written again with every edit.`,
+    );
+  });
+
+  it('names where a renamed file went', async () => {
+    const path = join(dir, 'old.ipynb');
+    const catalog = await daemonLife();
+    const { room, peer: p } = await join_(catalog, path);
+    await room.handle(p, { type: 'insert_cell', source: 'mine' });
+    await saved(room);
+    const renamed = join(dir, 'new-name.ipynb');
+    renameSync(path, renamed);
+    await room.handle(p, { type: 'insert_cell', source: 'after' });
+    expect(room.conditions()[0]?.message).toBe(
+      `${path} was renamed to ${renamed} by another program. The daemon keeps this notebook, and the next edit or save_notebook writes it to ${path} again (connect_notebook(path='${renamed}') to follow the renamed file instead).`,
+    );
   });
 
   it('judges a change made the moment our save is on disk, before the save has settled, as a change of a saved room', async () => {

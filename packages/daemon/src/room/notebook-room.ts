@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
+import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
 import type {
@@ -641,8 +641,16 @@ export class NotebookRoom {
   private checkDisk(): void {
     const known = this.#fileState;
     if (this.#path === undefined || this.#conflict || !known || known.path !== this.#path) return;
+    if (!this.#writing && !existsSync(known.path)) {
+      this.fileWentMissing(known);
+      return;
+    }
     const seen = readNotebookFileIfChanged(known, this.#writingSha);
     if (!seen) return;
+    if (this.#conditions.has('file_missing')) {
+      this.setCondition('file_missing', undefined);
+      this.notice(`${known.path} is back on disk.`);
+    }
     if (!seen.changed) {
       if (seen.state.sha256 === known.sha256) this.#fileState = seen.state;
       return;
@@ -665,9 +673,27 @@ export class NotebookRoom {
         return;
       }
       this.applyReload(loaded, seen.state, 'changed on disk by another program');
+      const count = loaded.cells().length;
+      this.notice(
+        `${known.path} was replaced on disk by another program; the notebook was reloaded from it (${count} cell${count === 1 ? '' : 's'} now). Read the cells again before editing.`,
+      );
       return;
     }
     this.enterConflict(seen.state);
+  }
+
+  /**
+   * The file is gone (deleted, or moved away: a file of the same inode in its directory names where
+   * to). The room keeps the notebook and tells its peers; the next save writes the file back.
+   */
+  private fileWentMissing(known: NotebookFileState): void {
+    if (this.#conditions.has('file_missing')) return;
+    const movedTo = sameInodeIn(dirname(known.path), known.ino);
+    const what = movedTo === undefined ? 'was deleted or moved away' : `was renamed to ${movedTo}`;
+    this.setCondition(
+      'file_missing',
+      `${known.path} ${what} by another program. The daemon keeps this notebook, and the next edit or save_notebook writes it to ${known.path} again${movedTo === undefined ? '' : ` (connect_notebook(path='${movedTo}') to follow the renamed file instead)`}.`,
+    );
   }
 
   private reloadFromDisk(why: string): void {
@@ -1188,6 +1214,10 @@ export class NotebookRoom {
     this.setCondition('autosave_failing', undefined);
     this.setCondition('file_read_only', undefined);
     if (failing) this.notice(`Saving works again: ${target} has every edit.`);
+    if (toFile && this.#conditions.has('file_missing')) {
+      this.setCondition('file_missing', undefined);
+      this.notice(`${target} was written again with every edit.`);
+    }
     this.#lastSaved = { at: this.#init.clock.now(), path: target };
     this.#init.logger.debug('saved', { path: target, bytes: state.size });
     this.rotateJournal(state, mark);
@@ -1308,4 +1338,22 @@ function badRequest(message: string): DaemonError {
 /** A failed write in a few words: the error code and message (`ENOSPC: no space left on device, …`). */
 function describeWriteFailure(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The notebook file in `dir` whose inode is `ino` (where a renamed file went), if any. */
+function sameInodeIn(dir: string, ino: number): string | undefined {
+  try {
+    for (const name of readdirSync(dir)) {
+      if (!name.endsWith('.ipynb')) continue;
+      const path = join(dir, name);
+      try {
+        if (statSync(path).ino === ino) return path;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  } catch {
+    // the directory itself is gone or unreadable
+  }
+  return undefined;
 }
