@@ -8,7 +8,7 @@
 // CI (default): one session per row, a fresh one after a failed cell, three rows at a time.
 // NTERACT_FAULT_MATRIX=full: a fresh session for every cell. NTERACT_FAULT_MATRIX_ROWS=<regexp>: only
 // the matching rows (while working on one fault).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -189,6 +189,24 @@ const faults: readonly Fault[] = [
     kernelSurvives: true,
     contexts: ['idle'],
     scenario: (row) => saveAsScenario(row, 'EROFS'),
+  },
+  {
+    name: 'notebook file deleted',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => fileChangeScenario(row, 'deleted'),
+  },
+  {
+    name: 'notebook file renamed',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => fileChangeScenario(row, 'renamed'),
+  },
+  {
+    name: 'notebook file replaced by another program',
+    kernelSurvives: true,
+    contexts: ['idle'],
+    scenario: (row) => fileChangeScenario(row, 'replaced'),
   },
   {
     name: 'kernel exits at start',
@@ -386,6 +404,99 @@ async function saveAsScenario(row: RowSession, errno: 'ENOSPC' | 'EROFS'): Promi
   // The row goes on with its own file.
   const back = await s.call('save_notebook', { path: row.notebookPath });
   if (back.isError) failures.push(`saving back to the row's file: ${back.text.slice(0, 200)}`);
+  return failures;
+}
+
+/**
+ * Another program deletes, renames or replaces the notebook's file: the agent is told (in an answer
+ * or session_status), nothing acknowledged is lost, the session stays on the notebook, and the
+ * file holds the notebook again after the next edit (a replaced one: the replacement, reloaded).
+ */
+async function fileChangeScenario(row: RowSession, change: 'deleted' | 'renamed' | 'replaced'): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const path = row.notebookPath;
+  const firstNews = s.transport.news().length;
+  const setup = await sendEdit(row, `# before the file is ${change}`, false);
+  if (!setup.ok || setup.outcome.isError) return [`setup failed: ${describeSettled(setup)}`];
+  await waitFor(
+    'the edit to be saved',
+    () => readNotebookFile(path).some((cell) => cell.source === `# before the file is ${change}`),
+    {
+      timeoutMs: 20_000,
+    },
+  );
+  const liveSources = async (): Promise<string[] | undefined> => {
+    const listed = await s.send('get_all_cells', { format: 'json' });
+    return listed.ok
+      ? (listed.outcome.json?.cells as { source: string }[] | undefined)?.map((cell) => cell.source)
+      : undefined;
+  };
+  const before = (await liveSources()) ?? [];
+  const renamed = join(s.dirs.project, `renamed-${Date.now()}.ipynb`);
+  let told: RegExp;
+  if (change === 'deleted') {
+    rmSync(path);
+    told = new RegExp(`${path} was deleted or moved away by another program`);
+  } else if (change === 'renamed') {
+    renameSync(path, renamed);
+    told = new RegExp(`${path} was renamed to ${renamed} by another program`);
+  } else {
+    const notebook = JSON.parse(readFileSync(path, 'utf8')) as { cells: Record<string, unknown>[] };
+    notebook.cells.push({
+      cell_type: 'code',
+      id: `theirs-${Date.now()}`,
+      metadata: {},
+      source: ['# theirs'],
+      outputs: [],
+      execution_count: null,
+    });
+    const temp = `${path}.other-program.tmp`;
+    writeFileSync(temp, JSON.stringify(notebook, null, 1));
+    renameSync(temp, path);
+    told = new RegExp(`${path} was replaced on disk by another program; the notebook was reloaded from it`);
+  }
+  try {
+    await waitFor(
+      `the agent to be told ${String(told)}`,
+      async () => {
+        if (
+          s.transport
+            .news()
+            .slice(firstNews)
+            .some((line) => told.test(line))
+        )
+          return true;
+        return told.test((await s.call('session_status')).text);
+      },
+      { timeoutMs: 20_000 },
+    );
+  } catch {
+    failures.push(`the agent was not told (${String(told)})`);
+  }
+  const expectedLive = change === 'replaced' ? [...before, '# theirs'] : before;
+  const live = await liveSources();
+  if (JSON.stringify(live) !== JSON.stringify(expectedLive))
+    failures.push(`live cells ${JSON.stringify(live)}, expected ${JSON.stringify(expectedLive)}`);
+  const after = await sendEdit(row, `# after the file was ${change}`, false);
+  if (!after.ok || after.outcome.isError) failures.push(`the next edit: ${describeSettled(after)}`);
+  const expected = [...expectedLive, `# after the file was ${change}`];
+  await waitFor(
+    'the file to hold the notebook again',
+    () => {
+      const disk = readNotebookFile(path).map((cell) => cell.source);
+      if (JSON.stringify(disk) === JSON.stringify(expected)) return true;
+      throw new Error(`it holds ${JSON.stringify(disk)}`);
+    },
+    { timeoutMs: 20_000 },
+  ).catch((error: Error) => failures.push(`the file: ${error.message}`));
+  const status = await s.call('session_status');
+  if ((status.json?.active as { notebook_id?: string } | null | undefined)?.notebook_id !== row.notebookId)
+    failures.push('the session left the notebook');
+  if (change === 'replaced') {
+    // The row's own bookkeeping: the replacement's cell is one nobody created through the agent.
+    row.edits.push({ source: '# theirs', acked: true, unknown: false });
+  }
   return failures;
 }
 
