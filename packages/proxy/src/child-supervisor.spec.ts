@@ -373,15 +373,26 @@ describe(ChildSupervisor, () => {
     expect(context.overlaps()).toBe(0);
   });
 
-  it('stop() sends SIGTERM, then SIGKILL after the grace period, and never respawns', async () => {
+  it("stop() closes the child's input and lets it exit by itself: a clean exit, no signal", async () => {
+    const { start, supervisor, child, exits } = setup();
+    await start();
+    await supervisor.stop();
+    expect(child(0).signals).toEqual([]);
+    expect(exits.at(-1)).toMatchObject({ intentional: true, exit: { code: 0, signal: null }, exitClass: 'clean-stop' });
+  });
+
+  it('stop() sends SIGTERM when the child does not exit after its input closed, then SIGKILL, and never respawns', async () => {
     const { start, supervisor, port, advance, child, exits } = setup();
     await start();
     child(0).ignoreSignals = true;
+    child(0).ignoreInputEnd = true;
     let stopped = false;
     const stopping = supervisor.stop().then(() => {
       stopped = true;
     });
     await settle();
+    expect(child(0).signals).toEqual([]);
+    await advance(5_000);
     expect(child(0).signals).toEqual(['SIGTERM']);
     await advance(4_999);
     expect(child(0).signals).toEqual(['SIGTERM']);

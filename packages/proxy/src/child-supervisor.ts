@@ -179,8 +179,10 @@ export class ChildSupervisor {
   }
 
   /**
-   * Kills the child (SIGTERM, then SIGKILL after the grace period), rejects every waiter and never
-   * spawns again. Resolves once the child has exited. Idempotent.
+   * Stops the child as a client ending its session does: its stdin is closed, so it leaves its
+   * notebooks and exits by itself (clean, exit code 0); SIGTERM only when it has not after the
+   * grace period, SIGKILL after another. Rejects every waiter and never spawns again. Resolves once
+   * the child has exited. Idempotent.
    */
   public stop(): Promise<void> {
     if (this.#stopping) return this.#stopping;
@@ -409,13 +411,25 @@ export class ChildSupervisor {
     }
     const running = this.#terminations.get(child);
     if (running) return running;
-    child.kill('SIGTERM');
-    const escalation = this.clock.setTimer(this.#killGraceMs, () => {
-      this.#logger.warn('child ignored SIGTERM; sending SIGKILL', { pid: child.pid });
-      child.kill('SIGKILL');
-    });
+    let escalation: Timer | undefined;
+    const signal = (): void => {
+      child.kill('SIGTERM');
+      escalation = this.clock.setTimer(this.#killGraceMs, () => {
+        this.#logger.warn('child ignored SIGTERM; sending SIGKILL', { pid: child.pid });
+        child.kill('SIGKILL');
+      });
+    };
+    if (intent === 'stop') {
+      // The end of its input is the child's cue to leave its rooms and exit 0: the daemon then
+      // keeps the kernel for its keep-alive, not for a vanished peer's longer wait.
+      child.stdin.end();
+      escalation = this.clock.setTimer(this.#killGraceMs, () => {
+        this.#logger.warn('child did not exit after its input closed; sending SIGTERM', { pid: child.pid });
+        signal();
+      });
+    } else signal();
     const termination = child.exited.finally(() => {
-      escalation.cancel();
+      escalation?.cancel();
       this.#terminations.delete(child);
     });
     this.#terminations.set(child, termination);

@@ -8,7 +8,8 @@ import { NotModelledError } from './not-modelled-error.js';
  * A child process made of two in-memory pipes. The test reads what the parent wrote
  * ({@link FakeChildProcess.receivedLines}), answers as the child ({@link FakeChildProcess.send}),
  * and ends it ({@link FakeChildProcess.exit}); `kill` ends it with the signal unless
- * `ignoreSignals` is set. A spec with `credentialChannel` gets an in-memory credential channel:
+ * `ignoreSignals` is set. Like a stdio MCP server it exits 0 when its stdin ends, unless
+ * `ignoreInputEnd` is set. A spec with `credentialChannel` gets an in-memory credential channel:
  * {@link FakeChildProcess.credentialLines} is what the parent wrote to it,
  * {@link FakeChildProcess.sendCredential} writes to the parent.
  */
@@ -19,6 +20,8 @@ export class FakeChildProcess implements ChildProcessHandle {
   public readonly credentials: Duplex | undefined;
   public readonly signals: NodeJS.Signals[] = [];
   public ignoreSignals = false;
+  /** Set: the end of its stdin does not end it (a child stuck in its shutdown). */
+  public ignoreInputEnd = false;
   #exit: ChildExit | undefined;
   #resolveExit!: (exit: ChildExit) => void;
   #received = '';
@@ -35,6 +38,9 @@ export class FakeChildProcess implements ChildProcessHandle {
     this.stdin.setEncoding('utf8');
     this.stdin.on('data', (chunk: string) => {
       this.#received += chunk;
+    });
+    this.stdin.on('end', () => {
+      if (!this.ignoreInputEnd) this.exit(0);
     });
     if (spec.credentialChannel) {
       const fromParent = new PassThrough();
