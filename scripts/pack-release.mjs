@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds every package under packages/ and packs each into one directory, ready for
-// `npm install -g release/*.tgz` (all of them in one command) or `npm publish <tarball>`. Node
+// `npm install -g ./release/*.tgz` (all of them in one command) or `npm publish <tarball>`. Node
 // built-ins only. The tarballs of these packages at other versions are removed from that directory.
 //
 //   node scripts/pack-release.mjs [--out DIR] [--no-build]   (npm run pack:release)
@@ -61,7 +61,7 @@ function tarballPrefix(name) {
 /**
  * The tarballs among `files` that `npm pack` made of these packages at any version (`@scope/name`
  * packs as `scope-name-<version>.tgz`), so that `release/*.tgz` holds one version of each package
- * and `npm install -g release/*.tgz` installs exactly what was packed last. Other files stay.
+ * and `npm install -g ./release/*.tgz` installs exactly what was packed last. Other files stay.
  */
 export function staleTarballs(files, packages) {
   const prefixes = packages.map((pkg) => tarballPrefix(pkg.name));
