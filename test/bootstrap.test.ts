@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   utimesSync,
   writeFileSync,
@@ -65,10 +66,13 @@ describe('a fresh clone installs cleanly', () => {
     // What `npm ci` reads of a clone: the root manifest, the lockfile and each workspace's manifest.
     const clone = scratch();
     for (const path of ['package.json', 'package-lock.json']) copyFileSync(join(repo, path), join(clone, path));
-    const workspaces = [
-      'test',
-      ...['packages', 'examples'].flatMap((dir) => readdirSync(join(repo, dir)).map((name) => join(dir, name))),
-    ];
+    const patterns = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { workspaces: string[] })
+      .workspaces;
+    const workspaces = patterns.flatMap((pattern) =>
+      pattern.endsWith('/*')
+        ? readdirSync(join(repo, pattern.slice(0, -2))).map((name) => join(pattern.slice(0, -2), name))
+        : [pattern],
+    );
     for (const workspace of workspaces) {
       if (!existsSync(join(repo, workspace, 'package.json'))) continue;
       mkdirSync(join(clone, workspace), { recursive: true });
