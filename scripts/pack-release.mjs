@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds every package under packages/ and packs each into one directory, ready for
-// `npm install <tarballs>` or `npm publish <tarball>`. Node built-ins only.
+// `npm install -g ./release/*.tgz` (all of them in one command) or `npm publish <tarball>`. Node
+// built-ins only. The tarballs of these packages at other versions are removed from that directory.
 //
 //   node scripts/pack-release.mjs [--out DIR] [--no-build]   (npm run pack:release)
 //
@@ -52,6 +53,23 @@ export function cleanPackage(packageDir) {
   rmSync(join(packageDir, licenseMarker), { force: true });
 }
 
+/** What the file `npm pack` makes of a package starts with: `@scope/name` → `scope-name-`. */
+function tarballPrefix(name) {
+  return `${name.replace(/^@/, '').replace('/', '-')}-`;
+}
+
+/**
+ * The tarballs among `files` that `npm pack` made of these packages at any version (`@scope/name`
+ * packs as `scope-name-<version>.tgz`), so that `release/*.tgz` holds one version of each package
+ * and `npm install -g ./release/*.tgz` installs exactly what was packed last. Other files stay.
+ */
+export function staleTarballs(files, packages) {
+  const prefixes = packages.map((pkg) => tarballPrefix(pkg.name));
+  return files.filter((file) =>
+    prefixes.some((prefix) => file.startsWith(prefix) && /^\d+\.\d+\.\d+[^/]*\.tgz$/.test(file.slice(prefix.length))),
+  );
+}
+
 function npm(args, options = {}) {
   const result = spawnSync(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, {
     cwd: root,
@@ -65,8 +83,8 @@ function npm(args, options = {}) {
 }
 
 /**
- * Packs every release package into `outDir` (created; older tarballs of these packages replaced)
- * and returns the tarballs' absolute paths. Each tarball is checked to hold its package.json,
+ * Packs every release package into `outDir` (created; the tarballs of these packages at any version
+ * removed first) and returns the tarballs' absolute paths. Each tarball is checked to hold its package.json,
  * README.md, LICENSE and dist/.
  */
 export function packRelease(outDir, { build = true } = {}) {
@@ -82,6 +100,11 @@ export function packRelease(outDir, { build = true } = {}) {
     if (built.status !== 0) throw new Error('the build failed');
   }
   mkdirSync(outDir, { recursive: true });
+  const stale = staleTarballs(readdirSync(outDir), packages);
+  for (const file of stale) rmSync(join(outDir, file));
+  const current = new Set(packages.map((pkg) => `${tarballPrefix(pkg.name)}${pkg.version}.tgz`));
+  const older = stale.filter((file) => !current.has(file));
+  if (older.length > 0) say(`removed the tarballs of other versions: ${older.join(', ')}`);
   const result = npm([
     'pack',
     '--json',
@@ -119,7 +142,7 @@ function main(argv) {
     else throw new Error(`unknown argument ${arg}: usage: pack-release.mjs [--out DIR] [--no-build]`);
   }
   const tarballs = packRelease(outDir, { build });
-  say(`${tarballs.length} tarballs in ${outDir}; install them together: npm install <every tarball>`);
+  say(`${tarballs.length} tarballs in ${outDir}; install them together: npm install -g ${outDir}/*.tgz`);
   for (const tarball of tarballs) process.stdout.write(`${tarball}\n`);
 }
 

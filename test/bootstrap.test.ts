@@ -1,5 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +56,39 @@ describe('bootstrap: install staleness', () => {
     expect(installReason(dir)).toBeUndefined();
     file(join(dir, 'package-lock.json'), 10);
     expect(installReason(dir)).toBe('package-lock.json changed since the last install');
+  });
+});
+
+describe('a fresh clone installs cleanly', () => {
+  it('`npm ci` prints no EBADENGINE warning on the Node.js this repository supports (the root `overrides` keeps every locked package installable on Node 20)', {
+    timeout: 60_000,
+  }, () => {
+    // What `npm ci` reads of a clone: the root manifest, the lockfile and each workspace's manifest.
+    const clone = scratch();
+    for (const path of ['package.json', 'package-lock.json']) copyFileSync(join(repo, path), join(clone, path));
+    const patterns = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { workspaces: string[] })
+      .workspaces;
+    const workspaces = patterns.flatMap((pattern) =>
+      pattern.endsWith('/*')
+        ? readdirSync(join(repo, pattern.slice(0, -2))).map((name) => join(pattern.slice(0, -2), name))
+        : [pattern],
+    );
+    for (const workspace of workspaces) {
+      if (!existsSync(join(repo, workspace, 'package.json'))) continue;
+      mkdirSync(join(clone, workspace), { recursive: true });
+      copyFileSync(join(repo, workspace, 'package.json'), join(clone, workspace, 'package.json'));
+    }
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env))
+      if (value !== undefined && !/^npm_/i.test(key)) env[key] = value;
+    const result = spawnSync('npm', ['ci', '--dry-run', '--no-audit', '--no-fund'], {
+      cwd: clone,
+      env,
+      encoding: 'utf8',
+    });
+    const printed = `${result.stdout}\n${result.stderr}`;
+    expect(result.status, printed).toBe(0);
+    expect(printed).not.toMatch(/EBADENGINE/);
   });
 });
 

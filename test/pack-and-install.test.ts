@@ -1,12 +1,28 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createUserEnvironment, descendantsOf, type UserEnvironment } from './support/index.js';
+import {
+  createUserEnvironment,
+  descendantsOf,
+  processInfo,
+  readmeCommands,
+  type UserEnvironment,
+} from './support/index.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'nmcp-pack-')));
@@ -17,28 +33,50 @@ afterAll(async () => {
 
 /**
  * The environment of a user's shell: without what `npm test` adds (npm_* variables, this checkout's
- * node_modules/.bin on PATH), so nothing of the monorepo can leak into the install or the session.
+ * node_modules/.bin on PATH), so nothing of the monorepo can leak into the install or the session;
+ * `bin` first on PATH, as a global install leaves it.
  */
-function shellEnvironment(base: Readonly<Record<string, string | undefined>>): Record<string, string> {
+function shellEnvironment(base: Readonly<Record<string, string | undefined>>, bin: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value === undefined || /^npm_/i.test(key)) continue;
     env[key] = value;
   }
-  env.PATH = (base.PATH ?? '')
-    .split(delimiter)
-    .filter((dir) => dir !== '' && !resolve(dir).startsWith(root + sep) && resolve(dir) !== root)
-    .join(delimiter);
+  env.PATH = [
+    bin,
+    ...(base.PATH ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '' && !resolve(dir).startsWith(root + sep) && resolve(dir) !== root),
+  ].join(delimiter);
   return env;
 }
 
 function run(command: string, args: readonly string[], options: { cwd: string; env: Record<string, string> }) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile(command, args, { ...options, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(command, args, { ...options, timeout: 600_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       done({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * A fresh clone of this checkout as it is now: every file git tracks or would track (modified ones
+ * as they are on disk), and nothing it ignores (no node_modules, dist, release, .turbo).
+ */
+function copyOfTheClone(into: string): void {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: root,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
+    .split('\0')
+    .filter(Boolean);
+  for (const file of files) {
+    if (!existsSync(join(root, file))) continue; // deleted in the working tree
+    mkdirSync(dirname(join(into, file)), { recursive: true });
+    copyFileSync(join(root, file), join(into, file));
+  }
 }
 
 interface Answer {
@@ -46,71 +84,96 @@ interface Answer {
   readonly isError: boolean;
 }
 
-describe('the packed packages install like any npm package', () => {
-  it('packs every package, installs the tarballs into an empty directory with no workspace around it, and `npx nteract-mcp` runs a full session (auto-started daemon, real kernel)', {
-    timeout: 600_000,
+describe('the README install, as written', () => {
+  it("runs the README's Install lines in a fresh copy of the clone (npm ci, npm run pack:release, npm install -g ./release/*.tgz into a temp global prefix), and the installed nteract-mcp, started as the README's `claude mcp add … -e …` line says, runs a full session from a fresh HOME (auto-started daemon, real kernel)", {
+    timeout: 900_000,
   }, async () => {
-    const shell = shellEnvironment(process.env);
-    const tarballsDir = join(work, 'tarballs');
-    const packed = await run(
-      process.execPath,
-      [join(root, 'scripts', 'pack-release.mjs'), '--no-build', '--out', tarballsDir],
-      {
-        cwd: root,
-        env: shell,
-      },
-    );
-    expect(packed.code, packed.stderr).toBe(0);
-    const tarballs = packed.stdout.split('\n').filter(Boolean);
-    expect(tarballs.map((path) => path.slice(tarballsDir.length + 1)).sort()).toEqual(
-      [
-        'nteract-mcp-0.1.0.tgz',
-        'nteract-mcp-core-0.1.0.tgz',
-        'nteract-mcp-daemon-0.1.0.tgz',
-        'nteract-mcp-foundation-0.1.0.tgz',
-        'nteract-mcp-output-shaping-0.1.0.tgz',
-        'nteract-mcp-plugin-hosted-0.1.0.tgz',
-        'nteract-mcp-plugin-local-daemon-0.1.0.tgz',
-        'nteract-mcp-plugin-transport-legacy-0.1.0.tgz',
-        'nteract-mcp-plugin-transport-native-0.1.0.tgz',
-        'nteract-mcp-proxy-0.1.0.tgz',
-        'nteract-mcp-runtimed-protocol-0.1.0.tgz',
-      ].sort(),
-    );
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const { install, claudeMcpAdd } = readmeCommands(readme);
+    const version = (
+      JSON.parse(readFileSync(join(root, 'packages', 'nteract-mcp', 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
 
-    // An empty project of a user's (no package.json, no workspace above it: the temp dir).
-    const project = join(work, 'project');
-    mkdirSync(project);
-    const installed = await run(
-      'npm',
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--no-package-lock', ...tarballs],
-      { cwd: project, env: shell },
-    );
-    expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0);
-    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>;
+    // The clone line names the repository by a placeholder; the clone is this checkout's files.
+    expect(install[0]).toBe('git clone <repository URL> nteract-mcp && cd nteract-mcp');
+    const clone = join(work, 'nteract-mcp');
+    copyOfTheClone(clone);
+    // release/ of an earlier version, as a user who pulls and packs again has it: `release/*.tgz`
+    // must still install one version of each package.
+    mkdirSync(join(clone, 'release'));
+    writeFileSync(join(clone, 'release', 'nteract-mcp-0.0.1.tgz'), 'an older release');
+
+    // `npm install -g` goes to a temp prefix (npm_config_prefix: the global prefix, the command
+    // unchanged); the cache of the machine's npm is used where it has a package.
+    const prefix = join(work, 'prefix');
+    const shell: Record<string, string> = {
+      ...shellEnvironment(process.env, join(prefix, 'bin')),
+      npm_config_prefix: prefix,
+      npm_config_prefer_offline: 'true',
+      npm_config_update_notifier: 'false',
     };
-    expect(Object.keys(manifest.dependencies)).toContain('nteract-mcp');
-    // What the README says of npm 11's install-scripts warning: only zeromq's script is in the
-    // user's tree (it checks its prebuilt addon; the session below runs without it having run on
-    // npm 11); esbuild, a build tool of the repository, never reaches an installing user.
-    expect(existsSync(join(project, 'node_modules', 'esbuild'))).toBe(false);
-    const printed = `${installed.stdout}\n${installed.stderr}`;
-    expect(printed).not.toContain('esbuild');
-    if (printed.includes('install-scripts')) expect(printed).toMatch(/install-scripts\s+zeromq@/);
-    expect(existsSync(join(project, 'node_modules', 'zeromq', 'package.json'))).toBe(true);
-    const bins = join(project, 'node_modules', 'nteract-mcp', 'dist');
+    const printed: Record<string, string> = {};
+    for (const line of install.slice(1)) {
+      const result = await run('sh', ['-c', line], { cwd: clone, env: shell });
+      printed[line] = `${result.stdout}\n${result.stderr}`;
+      expect(result.code, `${line}\n${printed[line]}`).toBe(0);
+    }
+    const globalInstall = install.find((line) => /^npm install -g /.test(line));
+    expect(globalInstall, 'the README installs with npm install -g').toBeDefined();
 
-    // The session: `npx nteract-mcp` from that directory, a fresh HOME, nothing pre-started.
+    // `npm ci` on this Node warns of no engine (the README says it prints no warning on Node 20).
+    const ci = install.find((line) => /^npm ci\b/.test(line));
+    expect(ci, 'the README runs npm ci').toBeDefined();
+    expect(printed[ci ?? '']).not.toMatch(/EBADENGINE/);
+    // pack:release left one version of each package in release/.
+    const tarballs = readdirSync(join(clone, 'release')).sort();
+    expect(tarballs).toEqual(
+      [
+        'nteract-mcp',
+        'nteract-mcp-core',
+        'nteract-mcp-daemon',
+        'nteract-mcp-foundation',
+        'nteract-mcp-output-shaping',
+        'nteract-mcp-plugin-hosted',
+        'nteract-mcp-plugin-local-daemon',
+        'nteract-mcp-plugin-transport-legacy',
+        'nteract-mcp-plugin-transport-native',
+        'nteract-mcp-proxy',
+        'nteract-mcp-runtimed-protocol',
+      ]
+        .map((name) => `${name}-${version}.tgz`)
+        .sort(),
+    );
+    // What the README says of npm 11's install-scripts warning: only zeromq's script is in the
+    // installed tree (it checks its prebuilt addon; the session below runs without it having run);
+    // esbuild, a build tool of the repository, never reaches an installing user.
+    const installed = join(prefix, 'lib', 'node_modules');
+    const installPrinted = printed[globalInstall ?? ''] ?? '';
+    expect(installPrinted).not.toContain('esbuild');
+    if (installPrinted.includes('install-scripts')) expect(installPrinted).toMatch(/install-scripts\s+zeromq@/);
+    expect(existsSync(join(installed, 'esbuild'))).toBe(false);
+    // On PATH: the three bins the README names; `nteract-mcp --version` printed the version.
+    expect(readdirSync(join(prefix, 'bin')).sort()).toEqual(['nteract-mcp', 'runt-mcp', 'runtimed']);
+    const versionLine = install.find((line) => line === 'nteract-mcp --version');
+    expect(versionLine, 'the README checks the install with nteract-mcp --version').toBeDefined();
+    expect(printed[versionLine ?? '']).toContain(`nteract-mcp ${version}`);
+
+    // The session: the README's Claude Code line with a variable, as Claude Code starts it (the
+    // command after --, the -e variables in its environment), a fresh HOME, nothing pre-started.
+    const add = claudeMcpAdd.find((entry) => Object.keys(entry.env).length > 0);
+    expect(add, 'a `claude mcp add nteract -e …` line in the README').toBeDefined();
+    if (!add) return;
+    const bins = join(installed, 'nteract-mcp', 'dist');
     const environment: UserEnvironment = createUserEnvironment(join(bins, 'runtimed.js'));
     cleanups.push(() => environment.cleanup());
-    const env = shellEnvironment(environment.env);
-    writeFileSync(join(environment.dirs.home, '.npmrc'), 'update-notifier=false\n');
+    const env = { ...shellEnvironment(environment.env, join(prefix, 'bin')), ...add.env };
     const transport = new StdioClientTransport({
-      command: 'npx',
-      args: ['nteract-mcp'],
+      command: add.command,
+      args: [...add.args],
       env,
-      cwd: project,
+      cwd: environment.dirs.project,
       stderr: 'pipe',
     });
     let stderr = '';
@@ -120,6 +183,7 @@ describe('the packed packages install like any npm package', () => {
     const client = new Client({ name: 'pack-and-install', version: '1.0.0' });
     await client.connect(transport);
     cleanups.push(() => client.close());
+    expect(client.getServerVersion()?.name, stderr).toBeDefined();
     const call = async (name: string, args: Record<string, unknown> = {}): Promise<Answer> => {
       const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })) as {
         content: { type: string; text?: string }[];
@@ -139,20 +203,31 @@ describe('the packed packages install like any npm package', () => {
     const second = await call('create_cell', { source: 'x + 1', and_run: true });
     expect(second.isError, `${second.text}\n${stderr}`).toBe(false);
     expect(second.text).toMatch(/\b42\b/);
+    // The -e variable reached the server.
+    if (add.env.NTERACT_MCP_LOG_LEVEL === 'debug') expect(stderr).toMatch(/ DEBUG\b/);
 
-    // Every process of the session runs the installed copy: the proxy, the child and the daemon.
+    // Every process of the session runs the installed copy: the proxy, the child and the daemon;
+    // none runs this checkout or the clone it was installed from.
     const daemon = environment.daemonPid();
     expect(daemon, 'the auto-started daemon').toBeTypeOf('number');
-    const ours = [...descendantsOf(transport.pid as number), ...(daemon ? descendantsOf(daemon) : [])];
+    const proxy = processInfo(transport.pid as number);
+    expect(proxy, 'the proxy the client started').toBeDefined();
+    const ours = [
+      ...(proxy ? [proxy] : []),
+      ...descendantsOf(transport.pid as number),
+      ...(daemon ? descendantsOf(daemon) : []),
+    ];
     const cmdlines = ours.map((info) => info.cmdline);
-    expect(cmdlines.some((line) => line.includes(join(project, 'node_modules', '.bin', 'nteract-mcp')))).toBe(true);
+    expect(cmdlines.some((line) => line.includes(join(prefix, 'bin', 'nteract-mcp')))).toBe(true);
     expect(cmdlines.some((line) => line.includes(join(bins, 'runt-mcp.js')))).toBe(true);
     const daemonCommand = readFileSync(`/proc/${daemon}/cmdline`, 'utf8').split('\0');
-    expect(
-      daemonCommand.some((arg) => arg.startsWith(join(project, 'node_modules')) && arg.endsWith('runtimed.js')),
-    ).toBe(true);
+    expect(daemonCommand.some((arg) => arg.startsWith(installed) && arg.endsWith('runtimed.js'))).toBe(true);
     expect(cmdlines.some((line) => line.includes('ipykernel'))).toBe(true);
-    expect(cmdlines.filter((line) => line.includes(root))).toEqual([]);
+    expect(cmdlines.filter((line) => line.includes(root) || line.includes(clone))).toEqual([]);
+
+    // `runtimed status` on PATH (the README's troubleshooting) finds the session's daemon.
+    const status = await run('runtimed', ['status'], { cwd: environment.dirs.project, env });
+    expect(status.code, `${status.stdout}\n${status.stderr}`).toBe(0);
 
     await client.close();
     await environment.cleanup();

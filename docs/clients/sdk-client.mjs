@@ -1,8 +1,8 @@
-// Any MCP client built on the SDK: start nteract-mcp over stdio, then call its tools.
+// Any MCP client built on the SDK: start nteract-mcp (installed, on PATH) over stdio, then call its tools.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const transport = new StdioClientTransport({ command: 'npx', args: ['-y', 'nteract-mcp'] });
+const transport = new StdioClientTransport({ command: 'nteract-mcp' });
 const client = new Client({ name: 'my-agent', version: '1.0.0' });
 await client.connect(transport);
 await client.callTool({ name: 'create_notebook', arguments: {} });

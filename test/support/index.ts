@@ -14,6 +14,7 @@ export {
   processesWithHome,
   processInfo,
 } from './process-tree.js';
+export { type ClaudeMcpAdd, type ReadmeCommands, readmeCommands } from './readme-commands.js';
 export {
   type JupyterServerOptions,
   type JupyterServerUnderTest,
