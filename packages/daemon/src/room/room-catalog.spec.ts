@@ -548,16 +548,22 @@ describe('the client a room starts its kernel for', () => {
   });
 });
 
+/** A room of the file `name` in `dir` with one peer and one saved cell. */
+async function openWithCell(name: string) {
+  const path = join(dir, name);
+  const { room, release } = await catalog.open(path);
+  const a = peer('a');
+  room.addPeer(a);
+  release();
+  await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
+  clock.advance(50);
+  await room.flush();
+  return { path, room, a };
+}
+
 describe('a save to another path', () => {
   it('moves the room to the new file only once it is written: a failed write changes nothing and says so', async () => {
-    const first = join(dir, 'first.ipynb');
-    const { room, release } = await catalog.open(first);
-    const a = peer('a');
-    room.addPeer(a);
-    release();
-    await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
-    clock.advance(50);
-    await room.flush();
+    const { path: first, room, a } = await openWithCell('first.ipynb');
 
     // A directory where the new file should go: the rename onto it fails, as root too.
     const blocked = join(dir, 'blocked.ipynb');
@@ -587,18 +593,6 @@ describe('a save to another path', () => {
 });
 
 describe('a failing autosave', () => {
-  async function openWithCell(name: string) {
-    const path = join(dir, name);
-    const { room, release } = await catalog.open(path);
-    const a = peer('a');
-    room.addPeer(a);
-    release();
-    await room.handle(a, { type: 'insert_cell', source: 'x = 1' });
-    clock.advance(50);
-    await room.flush();
-    return { path, room, a };
-  }
-
   it('is retried with back-off (1 s, 2 s, 4 s … at most 30 s) with no further change, until it works again', async () => {
     const { path, room, a } = await openWithCell('retry.ipynb');
     const retries = () => logger.find('autosave failed; retrying', 'error').map((record) => record.fields.retryInMs);
