@@ -33,11 +33,11 @@ import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher, RoomKernel } from './kernel-launcher.js';
 import { RoomConditions } from './room-conditions.js';
 
-/** Timings and bounds of a room; all configurable so tests run in milliseconds. */
-
 /** The first retry of a failed save, and the longest wait between retries. */
 const firstSaveRetryMs = 1_000;
 const maxSaveRetryMs = 30_000;
+
+/** Timings and bounds of a room; all configurable so tests run in milliseconds. */
 export interface RoomSettings {
   /** How long the kernel outlives the last peer when it left cleanly (sent `leave`). */
   readonly keepAliveMs: number;
