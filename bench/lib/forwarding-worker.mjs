@@ -44,7 +44,7 @@ const result = {
 const answerHead = `{"result":${JSON.stringify(result)},"jsonrpc":"2.0","id":`;
 const tools = [{ name: 'get_all_cells', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }];
 
-/** A child that answers every request on its stdin at once. */
+/** A child that answers every request on its stdin at once, and exits when its stdin ends. */
 function fakeChild() {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
@@ -80,6 +80,11 @@ function fakeChild() {
     stdout.end();
     exit({ code: null, signal });
   };
+  // Like a stdio MCP server, it exits 0 when its input ends (how the proxy stops it).
+  stdin.on('end', () => {
+    stdout.end();
+    exit({ code: 0, signal: null });
+  });
   return { pid: 1, stdin, stdout, exited, kill };
 }
 
