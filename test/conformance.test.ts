@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -19,6 +19,8 @@ import { processesWithHome, waitFor } from './support/index.js';
  * pass (see judgeScenario for WARNING and SKIPPED).
  */
 const baselinePath = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));
+/** The README, whose conformance figures the test checks against what it measures. */
+const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
 
 /**
  * server-stateless is 2026-07-28 only; the other three are the legacy (2025-11-25) lifecycle.
@@ -86,10 +88,41 @@ describe('the MCP conformance suite against the shipped nteract-mcp (through the
       expect(run.checks.length, run.output).toBeGreaterThan(0);
       expect(verdict.problems, `${verdict.summary}\n${run.output}\n${target.stderr()}`).toEqual([]);
       expect(verdict.passed, verdict.summary).toBeGreaterThanOrEqual(atLeast);
+      if (scenario === 'server-stateless') {
+        // The README's figure with the fixture tool added is this very count.
+        const stated = /-32021\s+rule\):\s+(\d+)\/(\d+)/.exec(readFileSync(readmePath, 'utf8'));
+        expect(`${verdict.passed}/${verdict.total}`).toBe(`${stated?.[1]}/${stated?.[2]}`);
+      }
       // The suite's own verdict on the same baseline (its --expected-failures).
       expect(run.exitCode, run.output).toBe(0);
     });
   }
+
+  it('run as an outsider runs it (no plugin, default options), server-stateless scores the README figure, and only checks that need a fixture tool of the suite fail', {
+    timeout: 240_000,
+  }, async () => {
+    const readme = readFileSync(readmePath, 'utf8');
+    const stated = /`server-stateless` (\d+)\/(\d+) run as an outsider runs it/.exec(readme);
+    expect(stated, 'the README states the outsider figure').not.toBeNull();
+    const outsider = await startConformanceTarget();
+    try {
+      const run = await outsider.runScenario('server-stateless', { specVersion: '2026-07-28' });
+      const verdict = judgeScenario('server-stateless', run.checks, { expectedFailures: [], notApplicable: [] });
+      const failing = run.checks.filter((check) => check.status === 'FAILURE');
+      console.log(
+        `conformance as an outsider runs it: ${verdict.summary}; failing: ${failing.map((check) => check.id).join(', ')}`,
+      );
+      expect(`${verdict.passed}/${verdict.total}`).toBe(`${stated?.[1]}/${stated?.[2]}`);
+      for (const check of failing) {
+        expect(check.errorMessage ?? '', check.id).toMatch(
+          /^Not testable: server does not list the diagnostic tool '(test_\w+)'/,
+        );
+        expect(readme, `the README names ${check.id}`).toContain(check.id);
+      }
+    } finally {
+      await outsider.stop();
+    }
+  });
 
   it('the shared child served the 2026-07-28 requests in the native era', { timeout: 30_000 }, async () => {
     // (A legacy session's proxy may answer from its cache and stop its child before that child logs an era.)
