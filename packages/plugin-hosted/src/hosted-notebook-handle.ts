@@ -293,10 +293,14 @@ export class HostedNotebookHandle implements NotebookHandle {
     const running = [...this.#executions.values()].find((record) => record.status === 'running');
     await this.#kernel.interrupt();
     if (running === undefined) return 'nothing_running';
+    let timer: Timer | undefined;
     const ended = await Promise.race([
       running.done.then(() => true),
-      new Promise<false>((resolve) => setTimeout(resolve, interruptVerifyMs, false).unref()),
+      new Promise<false>((resolve) => {
+        timer = this.#clock.setTimer(interruptVerifyMs, () => resolve(false));
+      }),
     ]);
+    timer?.cancel();
     return ended ? 'interrupted' : 'still_running';
   }
 
