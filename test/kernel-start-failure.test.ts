@@ -53,7 +53,7 @@ afterAll(async () => {
 });
 
 describe('a kernel that does not start', () => {
-  it('that never answers: create_notebook is a clear error within 30 s, the kernel is killed, the new notebook closed', async () => {
+  it('that never answers: create_notebook is a clear error once its 20 s bound passes, the kernel is killed, the new notebook closed', async () => {
     const s = session;
     const before = new Set((await listRooms(s)).map((room) => room.notebook_id));
     const active = await activeNotebookId(s);
@@ -67,7 +67,8 @@ describe('a kernel that does not start', () => {
     );
     expect(answer.text).toContain('hanging kernel: never answers');
     expect(answer.text).toContain('The new notebook was closed; being ephemeral, it is not kept.');
-    expect(seconds).toBeLessThanOrEqual(30);
+    // The bound is the daemon's (the error names it); the wall time is reported, not asserted.
+    console.log(`create_notebook on a kernel that never answers: an error after ${seconds.toFixed(1)} s`);
     // Killed: no `sleep 600` of this HOME is left.
     await waitFor(
       'the hung kernel to be gone',
@@ -105,15 +106,14 @@ describe('a kernel that does not start', () => {
       available: false,
       reason: expect.stringContaining(`runs ${missing}, which does not exist`),
     });
+    // Refused before anything is made, with the reason and the kernels that can run.
     const created = await s.call('create_notebook', { kernel: 'gone-venv' });
-    const text = created.isError ? created.text : JSON.stringify(created.json);
-    expect(text).toContain(`runs ${missing}, which does not exist`);
-    if (!created.isError) {
-      expect(created.json?.readiness).toMatchObject({ runtime: 'unavailable' });
-      const ran = await s.call('run_code', { code: 'import sys; print(sys.executable)' });
-      expect(ran.isError).toBe(true);
-      expect(ran.text).toContain(`runs ${missing}, which does not exist`);
-    }
+    expect(created.isError).toBe(true);
+    expect(created.text).toMatch(
+      /^Failed to create notebook: The Jupyter kernel 'gone-venv' is installed but cannot run /,
+    );
+    expect(created.text).toContain(`runs ${missing}, which does not exist`);
+    expect(created.text).toContain('Installed kernels: ');
     // No kernel of this HOME runs /usr/bin/python3 for it.
     expect(processesWithHome(s.dirs.home).filter((p) => p.cmdline.includes('ipykernel_launcher'))).toHaveLength(1);
   }, 60_000);

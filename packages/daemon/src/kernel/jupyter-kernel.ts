@@ -8,17 +8,17 @@ import { KernelProcess, type KernelProcessExit, type KernelProcessOptions } from
 import type { KernelRecords } from './kernel-records.js';
 
 /**
- * `starting` until the first kernel answers; `idle`/`busy` mirror the kernel's iopub status for
- * our shell requests; `restarting` during {@link JupyterKernel.restart}; `dead` after an
- * unexpected exit, a failed restart, or {@link JupyterKernel.shutdown}.
- */
-/**
  * What an interrupt did: the execution that was running ended (`interrupted`), nothing was running
  * (`nothing_running`), or it still runs after the kernel had a few seconds to stop it
  * (`still_running`: e.g. code that ignores SIGINT; only a restart stops it).
  */
 export type KernelInterruptOutcome = 'interrupted' | 'nothing_running' | 'still_running';
 
+/**
+ * `starting` until the first kernel answers; `idle`/`busy` mirror the kernel's iopub status for
+ * our shell requests; `restarting` during {@link JupyterKernel.restart}; `dead` after an
+ * unexpected exit, a failed restart, or {@link JupyterKernel.shutdown}.
+ */
 export type KernelStatus = 'starting' | 'idle' | 'busy' | 'restarting' | 'dead';
 
 /** The outcome of one {@link JupyterKernel.execute}. */

@@ -26,17 +26,19 @@ export function notebookFileState(path: string, text: string, stat: Stats = stat
 /**
  * The file's text and state when its stat differs from `known` (a read only then), with `changed`
  * telling whether the content differs too (from `known` and from `alsoOurs`, the hash of a write
- * of ours under way); `undefined` when the stat is the same or the file is gone.
+ * of ours under way); `'missing'` when there is no file at the path; `undefined` when the stat is
+ * the same or the file cannot be read now.
  */
 export function readNotebookFileIfChanged(
   known: NotebookFileState,
   alsoOurs?: string,
-): { readonly text: string; readonly state: NotebookFileState; readonly changed: boolean } | undefined {
+): { readonly text: string; readonly state: NotebookFileState; readonly changed: boolean } | 'missing' | undefined {
   let stat: ReturnType<typeof statSync>;
   try {
     stat = statSync(known.path);
-  } catch {
-    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'missing' : undefined;
   }
   if (stat.ino === known.ino && stat.size === known.size && stat.mtimeMs === known.mtimeMs) return undefined;
   let text: string;

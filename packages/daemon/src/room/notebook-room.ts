@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
+import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
 import type {
@@ -641,11 +641,12 @@ export class NotebookRoom {
   private checkDisk(): void {
     const known = this.#fileState;
     if (this.#path === undefined || this.#conflict || !known || known.path !== this.#path) return;
-    if (!this.#writing && !existsSync(known.path)) {
-      this.fileWentMissing(known);
+    const seen = readNotebookFileIfChanged(known, this.#writingSha);
+    if (seen === 'missing') {
+      // (Our own atomic rename may be under way: judged once it settled.)
+      if (!this.#writing) this.fileWentMissing(known);
       return;
     }
-    const seen = readNotebookFileIfChanged(known, this.#writingSha);
     if (!seen) return;
     if (this.#conditions.has('file_missing')) {
       this.setCondition('file_missing', undefined);
