@@ -1,47 +1,56 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  baselineWithFixtureTool,
   type ConformanceBaseline,
   judgeScenario,
   readConformanceBaseline,
   type ScenarioVerdict,
 } from './support/conformance/conformance-baseline.js';
-import { type ConformanceTarget, startConformanceTarget } from './support/conformance/start-conformance-target.js';
-import { processesWithHome, waitFor } from './support/index.js';
+import {
+  type ConformanceTarget,
+  type SuiteRun,
+  startConformanceTarget,
+  stdioHttpBridge,
+} from './support/conformance/start-conformance-target.js';
+import { processesWithHome, readmeCommands, shippedBins, waitFor } from './support/index.js';
 
 /**
- * The MCP conformance suite (@modelcontextprotocol/conformance 0.2.0-alpha.12, run on this Node
- * with the shim in test/support/conformance/node20-shim) against the shipped nteract-mcp as a
- * user starts it (fresh HOME, nothing pre-started, default options), through the loopback
- * Streamable-HTTP -> stdio bridge (the suite speaks HTTP only). Each scenario must pass every
- * check except those test/conformance-baseline.yml names with a reason, and no baseline entry may
- * pass (see judgeScenario for WARNING and SKIPPED).
+ * The MCP conformance suite (@modelcontextprotocol/conformance 0.2.0-alpha.12) run as an outsider
+ * runs it, and as the README's "MCP conformance" section says: the shipped nteract-mcp from a
+ * fresh HOME with default options behind the loopback Streamable-HTTP -> stdio bridge (the suite
+ * speaks HTTP only), then each `conformance server --url <url> --scenario <name>` the README states,
+ * word for word, with the suite's defaults (on Node 20 with the shim in node20-shim, as the README
+ * says). The figure is the suite's own `Passed:` line, which must be what the README says it
+ * prints; every check outside test/conformance-baseline.yml must pass, and every entry there must
+ * fail for the reason it gives.
  */
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const baselinePath = fileURLToPath(new URL('./conformance-baseline.yml', import.meta.url));
-/** The README, whose conformance figures the test checks against what it measures. */
-const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
+const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+const stated = readmeCommands(readme).conformance;
 
-/**
- * server-stateless is 2026-07-28 only; the other three are the legacy (2025-11-25) lifecycle.
- * `atLeast`: the SUCCESS count the scenario must reach (server-stateless: more than the v2 SDK's
- * reference server, 22 of 28).
- */
-const scenarios = [
-  { scenario: 'server-stateless', specVersion: '2026-07-28', atLeast: 26 },
-  { scenario: 'server-initialize', specVersion: '2025-11-25', atLeast: 1 },
-  { scenario: 'ping', specVersion: '2025-11-25', atLeast: 1 },
-  { scenario: 'tools-list', specVersion: '2025-11-25', atLeast: 1 },
-] as const;
+/** The scenarios the README must state a figure for: the 2026-07-28 one and the legacy lifecycle. */
+const scenarios = ['server-stateless', 'server-initialize', 'ping', 'tools-list'];
 
 /** What a `server` entry may be about: the bridge, or a fixture tool of the suite. */
 const allowedReason = /fixture tool|the bridge/;
+
+/** How the suite says a check could not run: the tool it calls is not in `tools/list`. */
+const notTestable = /^Not testable: server does not list the diagnostic tool '(test_\w+)'/;
 
 /**
  * The suite's fixture tool `test_missing_capability`, added to nteract's child as a third-party
  * plugin module is (NTERACT_MCP_PLUGINS): the checks that call it test nteract's own -32021 rule.
  */
+const fixtureTool = 'test_missing_capability';
 const fixturePlugin = fileURLToPath(new URL('./support/conformance/fixture-tools-plugin.mjs', import.meta.url));
+
+function scenarioOf(args: readonly string[]): string {
+  return args[args.indexOf('--scenario') + 1] ?? '';
+}
 
 /** The eras the servers' children opened (their `protocol era opened` log lines). */
 function erasOpened(stderr: string): Set<string> {
@@ -54,14 +63,31 @@ function erasOpened(stderr: string): Set<string> {
   return eras;
 }
 
-describe('the MCP conformance suite against the shipped nteract-mcp (through the stdio<->HTTP bridge)', () => {
+/** Why `run` does not match `verdict`'s baseline, the README and the suite's exit code (empty: it does). */
+function mismatches(run: SuiteRun, verdict: ScenarioVerdict, baseline: ConformanceBaseline): string[] {
+  const found = [...verdict.problems];
+  if (run.checks.length === 0) found.push('the suite reported no check');
+  if (run.exitCode !== (run.failed > 0 ? 1 : 0)) found.push(`exit code ${run.exitCode} with ${run.failed} failed`);
+  for (const check of run.checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')) {
+    if (!readme.includes(`\`${check.id}\``)) found.push(`the README does not name ${check.id}`);
+    if (check.status !== 'FAILURE') continue;
+    const tool = notTestable.exec(check.errorMessage ?? '')?.[1];
+    const entry = baseline.expectedFailures.find((e) => e.scenario === verdict.scenario && e.checkId === check.id);
+    if (!tool || !entry?.reason.includes(tool)) {
+      found.push(`${check.id} failed otherwise than its baseline reason says: ${check.errorMessage}`);
+    }
+  }
+  return found;
+}
+
+describe('the MCP conformance suite, run as the README says and an outsider runs it, against the shipped nteract-mcp', () => {
   let baseline: ConformanceBaseline;
   let target: ConformanceTarget;
   const verdicts: ScenarioVerdict[] = [];
 
   beforeAll(async () => {
     baseline = readConformanceBaseline(baselinePath);
-    target = await startConformanceTarget({ env: { NTERACT_MCP_PLUGINS: fixturePlugin } });
+    target = await startConformanceTarget();
   }, 60_000);
 
   afterAll(async () => {
@@ -69,58 +95,58 @@ describe('the MCP conformance suite against the shipped nteract-mcp (through the
     if (verdicts.length > 0) console.log(`conformance pass counts:\n  ${verdicts.map((v) => v.summary).join('\n  ')}`);
   }, 60_000);
 
+  it('the README runs the shipped nteract-mcp behind the bridge from a fresh HOME, and the suite with its defaults', () => {
+    const bridge = `node ${relative(repoRoot, stdioHttpBridge)} --port 0 -- node ${relative(repoRoot, shippedBins.proxy)}`;
+    expect(stated.setup).toContain(`HOME=$(mktemp -d) ${bridge} &`);
+    expect(stated.setup).toContain('npx conformance server --url <url> --scenario server-stateless');
+    expect(stated.runs.map((run) => scenarioOf(run.args))).toEqual(scenarios);
+    for (const run of stated.runs)
+      expect(run.args, run.line).toEqual(['server', '--url', '<url>', '--scenario', scenarioOf(run.args)]);
+  });
+
   it('the baseline names only checks of the scenarios run here, each with an admissible reason', () => {
-    const run = new Set<string>(scenarios.map((entry) => entry.scenario));
     for (const entry of [...baseline.expectedFailures, ...baseline.notApplicable]) {
-      expect(run.has(entry.scenario), `line ${entry.line}: ${entry.scenario} is not run by this test`).toBe(true);
+      expect(scenarios, `line ${entry.line}: ${entry.scenario} is not run by this test`).toContain(entry.scenario);
     }
     for (const entry of baseline.expectedFailures) {
       expect(entry.reason, `line ${entry.line}: ${entry.checkId}`).toMatch(allowedReason);
     }
   });
 
-  for (const { scenario, specVersion, atLeast } of scenarios) {
-    it(`${scenario} (${specVersion}): every check passes but those in the baseline`, { timeout: 240_000 }, async () => {
-      const run = await target.runScenario(scenario, { specVersion, expectedFailures: baselinePath });
-      const verdict = judgeScenario(scenario, run.checks, baseline);
+  for (const run of stated.runs) {
+    it(`\`${run.line}\` prints \`${run.prints}\`; every check passes but those the baseline names, each failing for its reason`, {
+      timeout: 240_000,
+    }, async () => {
+      const result = await target.runConformance(run.args);
+      const verdict = judgeScenario(scenarioOf(run.args), result.checks, baseline);
       verdicts.push(verdict);
       console.log(`conformance: ${verdict.summary}`);
-      expect(run.checks.length, run.output).toBeGreaterThan(0);
-      expect(verdict.problems, `${verdict.summary}\n${run.output}\n${target.stderr()}`).toEqual([]);
-      expect(verdict.passed, verdict.summary).toBeGreaterThanOrEqual(atLeast);
-      if (scenario === 'server-stateless') {
-        // The README's figure with the fixture tool added is this very count.
-        const stated = /-32021\s+rule\):\s+(\d+)\/(\d+)/.exec(readFileSync(readmePath, 'utf8'));
-        expect(`${verdict.passed}/${verdict.total}`).toBe(`${stated?.[1]}/${stated?.[2]}`);
-      }
-      // The suite's own verdict on the same baseline (its --expected-failures).
-      expect(run.exitCode, run.output).toBe(0);
+      expect(mismatches(result, verdict, baseline), `${result.output}\n${target.stderr()}`).toEqual([]);
+      expect(result.passedLine, result.command).toBe(run.prints);
     });
   }
 
-  it('run as an outsider runs it (no plugin, default options), server-stateless scores the README figure, and only checks that need a fixture tool of the suite fail', {
+  it(`with the suite's fixture tool ${fixtureTool} added as a plugin, the checks that call it pass (nteract's own -32021 rule)`, {
     timeout: 240_000,
   }, async () => {
-    const readme = readFileSync(readmePath, 'utf8');
-    const stated = /`server-stateless` (\d+)\/(\d+) run as an outsider runs it/.exec(readme);
-    expect(stated, 'the README states the outsider figure').not.toBeNull();
-    const outsider = await startConformanceTarget();
+    const run = stated.runs.find((entry) => scenarioOf(entry.args) === 'server-stateless');
+    const withFixture = baselineWithFixtureTool(baseline, fixtureTool);
+    const needsFixture = baseline.expectedFailures.filter((entry) => !withFixture.expectedFailures.includes(entry));
+    expect(needsFixture.map((entry) => entry.checkId)).toEqual([
+      'sep-2575-server-rejects-undeclared-capability',
+      'sep-2575-missing-capability-http-400',
+    ]);
+    const fixtureTarget = await startConformanceTarget({ env: { NTERACT_MCP_PLUGINS: fixturePlugin } });
     try {
-      const run = await outsider.runScenario('server-stateless', { specVersion: '2026-07-28' });
-      const verdict = judgeScenario('server-stateless', run.checks, { expectedFailures: [], notApplicable: [] });
-      const failing = run.checks.filter((check) => check.status === 'FAILURE');
-      console.log(
-        `conformance as an outsider runs it: ${verdict.summary}; failing: ${failing.map((check) => check.id).join(', ')}`,
-      );
-      expect(`${verdict.passed}/${verdict.total}`).toBe(`${stated?.[1]}/${stated?.[2]}`);
-      for (const check of failing) {
-        expect(check.errorMessage ?? '', check.id).toMatch(
-          /^Not testable: server does not list the diagnostic tool '(test_\w+)'/,
-        );
-        expect(readme, `the README names ${check.id}`).toContain(check.id);
+      const result = await fixtureTarget.runConformance(run?.args ?? []);
+      const verdict = judgeScenario('server-stateless', result.checks, withFixture);
+      console.log(`conformance with ${fixtureTool} added: ${verdict.summary}`);
+      expect(verdict.problems, `${result.output}\n${fixtureTarget.stderr()}`).toEqual([]);
+      for (const entry of needsFixture) {
+        expect(result.checks.find((check) => check.id === entry.checkId)?.status, entry.checkId).toBe('SUCCESS');
       }
     } finally {
-      await outsider.stop();
+      await fixtureTarget.stop();
     }
   });
 

@@ -4,11 +4,30 @@
  *
  * - `install`: the lines of the first `sh` block of its `## Install` section, in order;
  * - `claudeMcpAdd`: every inline `claude mcp add …` command (a line with `…` is a pattern, not a
- *   command, and is left out), parsed as Claude Code parses it.
+ *   command, and is left out), parsed as Claude Code parses it;
+ * - `conformance`: the `sh` block of its `### MCP conformance` section (how to start what the suite
+ *   tests), and every `` `conformance server …` prints `Passed: …` `` statement there (conformance.test).
  */
 export interface ReadmeCommands {
   readonly install: readonly string[];
   readonly claudeMcpAdd: readonly ClaudeMcpAdd[];
+  readonly conformance: ReadmeConformance;
+}
+
+export interface ReadmeConformance {
+  /** The lines of the section's `sh` block. */
+  readonly setup: readonly string[];
+  readonly runs: readonly ConformanceRunStatement[];
+}
+
+/** `` `conformance server --url <url> --scenario ping` prints `Passed: 2/2, 0 failed, 0 warnings` ``. */
+export interface ConformanceRunStatement {
+  /** The command as written, `conformance server --url <url> …`. */
+  readonly line: string;
+  /** Its words after `conformance`; `<url>` stands for the bridge's URL. */
+  readonly args: readonly string[];
+  /** The suite's `Passed:` line the README says it prints. */
+  readonly prints: string;
 }
 
 /** A `claude mcp add <name> [-e KEY=value]… [-s scope] -- <command> [args]…` line. */
@@ -21,16 +40,49 @@ export interface ClaudeMcpAdd {
 }
 
 export function readmeCommands(readme: string): ReadmeCommands {
-  return { install: installLines(readme), claudeMcpAdd: claudeMcpAddLines(readme) };
+  return { install: installLines(readme), claudeMcpAdd: claudeMcpAddLines(readme), conformance: conformance(readme) };
+}
+
+function conformance(readme: string): ReadmeConformance {
+  const section = sectionOf(readme, '### MCP conformance');
+  const runs: ConformanceRunStatement[] = [];
+  for (const match of section.matchAll(/`(conformance server [^`]*)` prints `(Passed: [^`]*)`/g)) {
+    const line = (match[1] ?? '').replace(/\s+/g, ' ').trim();
+    runs.push({ line, args: line.split(' ').slice(1), prints: match[2] ?? '' });
+  }
+  if (runs.length === 0)
+    throw new Error('the MCP conformance section of README.md states no `conformance server …` prints `Passed: …`');
+  return { setup: shLines(section, 'MCP conformance'), runs };
 }
 
 function installLines(readme: string): string[] {
-  const start = readme.indexOf('\n## Install\n');
-  if (start < 0) throw new Error('README.md has no "## Install" section');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+  return shLines(sectionOf(readme, '## Install'), 'Install');
+}
+
+/** From the `heading` line to the next heading of the same or a higher level (outside code blocks). */
+function sectionOf(readme: string, heading: string): string {
+  const lines = readme.split('\n');
+  const start = lines.indexOf(heading);
+  if (start < 0) throw new Error(`README.md has no "${heading}" section`);
+  const level = heading.indexOf(' ');
+  let fenced = false;
+  let end = lines.length;
+  for (let index = start + 1; index < lines.length; index++) {
+    const line = lines[index] as string;
+    if (line.startsWith('```')) fenced = !fenced;
+    const hashes = /^(#+) /.exec(line)?.[1]?.length;
+    if (!fenced && hashes !== undefined && hashes <= level) {
+      end = index;
+      break;
+    }
+  }
+  return `\n${lines.slice(start, end).join('\n')}\n`;
+}
+
+/** The non-comment lines of the first ```sh block of `section`. */
+function shLines(section: string, name: string): string[] {
   const block = /\n```sh\n([\s\S]*?)\n```/.exec(section);
-  if (!block?.[1]) throw new Error('the Install section of README.md has no ```sh block');
+  if (!block?.[1]) throw new Error(`the ${name} section of README.md has no \`\`\`sh block`);
   return block[1]
     .split('\n')
     .map((line) => line.trim())

@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createUserEnvironment, type UserEnvironment } from '../create-user-environment.js';
 import { descendantsOf, type ProcessInfo, processesWithHome } from '../process-tree.js';
 import { shippedBins } from '../start-user-session.js';
 import { waitFor } from '../wait-for.js';
+import { parseSuiteOutput, type SuiteOutput } from './parse-suite-output.js';
 
 /** The suite's CLI (`conformance` bin of @modelcontextprotocol/conformance). */
 export const conformanceCli = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
@@ -22,7 +21,7 @@ export interface ConformanceTargetOptions {
   readonly bridgeArgs?: readonly string[];
 }
 
-/** One check of a scenario's `checks.json`, as the suite writes it. */
+/** One check the suite reported for a scenario. */
 export interface ConformanceCheck {
   readonly id: string;
   readonly name: string;
@@ -30,24 +29,15 @@ export interface ConformanceCheck {
   /** `SUCCESS`, `FAILURE`, `WARNING`, `SKIPPED` or `INFO`. */
   readonly status: string;
   readonly errorMessage?: string;
-  readonly details?: unknown;
 }
 
-export interface ScenarioRun {
-  readonly scenario: string;
-  /** The suite's exit code: 0 when every failure is in the baseline and no baseline entry passes. */
+/** One run of the suite's CLI, and what it printed (read as {@link parseSuiteOutput} reads it). */
+export interface SuiteRun extends SuiteOutput {
+  /** The command as run, with the target's URL in it, e.g. `conformance server --url http://… --scenario ping`. */
+  readonly command: string;
+  /** The suite's exit code: 0 when no check failed. */
   readonly exitCode: number | null;
   readonly output: string;
-  readonly checks: readonly ConformanceCheck[];
-}
-
-export interface RunScenarioOptions {
-  /** `--spec-version` (the suite's default is the newest revision). */
-  readonly specVersion?: string;
-  /** `--expected-failures`: the baseline YAML. */
-  readonly expectedFailures?: string;
-  /** `--timeout` of the scenario in ms (the suite's default is 30 s, short on a loaded machine). */
-  readonly timeoutMs?: number;
 }
 
 /** What `stop()` found. */
@@ -69,8 +59,11 @@ export interface ConformanceTarget {
   readonly bridge: ChildProcess;
   /** What the bridge and the servers behind it wrote to stderr. */
   stderr(): string;
-  /** Runs one server scenario of the suite against the bridge and reads its `checks.json`. */
-  runScenario(scenario: string, options?: RunScenarioOptions): Promise<ScenarioRun>;
+  /**
+   * Runs the suite's CLI with `args` (the words after `conformance`, `<url>` standing for the
+   * bridge's URL), as an outsider types it: no option added, the suite's defaults for the rest.
+   */
+  runConformance(args: readonly string[]): Promise<SuiteRun>;
   /**
    * SIGTERMs the bridge (it stops its servers), notes what it left running, then stops the daemon
    * and whatever else runs with the session's HOME, and removes the temp dirs. Idempotent.
@@ -130,26 +123,22 @@ export async function startConformanceTarget(options: ConformanceTargetOptions =
       },
       { timeoutMs: 30_000 },
     );
-    let runs = 0;
-    const runScenario = async (scenario: string, run: RunScenarioOptions = {}): Promise<ScenarioRun> => {
-      runs += 1;
-      const outputDir = join(environment.dirs.root, 'conformance', `${runs}-${scenario}`);
-      mkdirSync(outputDir, { recursive: true });
-      const args = [conformanceCli, 'server', '--url', url, '--scenario', scenario, '-o', outputDir];
-      if (run.specVersion) args.push('--spec-version', run.specVersion);
-      if (run.expectedFailures) args.push('--expected-failures', run.expectedFailures);
-      args.push('--timeout', String(run.timeoutMs ?? 120_000));
-      const { exitCode, output } = await runSuite(args, outputDir, suites);
-      return { scenario, exitCode, output, checks: readChecks(outputDir, scenario, output) };
+    const runConformance = async (args: readonly string[]): Promise<SuiteRun> => {
+      const withUrl = args.map((arg) => (arg === '<url>' ? url : arg));
+      const { exitCode, output } = await runSuite(withUrl, environment.dirs.project, suites);
+      return { command: ['conformance', ...withUrl].join(' '), exitCode, output, ...parseSuiteOutput(output) };
     };
-    return { url, environment, bridge, stderr: () => stderr, runScenario, stop };
+    return { url, environment, bridge, stderr: () => stderr, runConformance, stop };
   } catch (error) {
     await stop();
     throw error;
   }
 }
 
-/** Runs the suite's CLI with the Node 20 shim preloaded; resolves with its exit code and output. */
+/**
+ * Runs the suite's CLI (`conformance` is its bin) with the Node 20 shim preloaded, as the README
+ * says to on Node 20 (a no-op on a Node with `fs.globSync`); resolves with its exit code and output.
+ */
 function runSuite(
   args: readonly string[],
   cwd: string,
@@ -158,11 +147,9 @@ function runSuite(
   const env: Record<string, string | undefined> = {
     ...process.env,
     NODE_OPTIONS: `--import ${pathToFileURL(node20ShimModule).href}`,
-    NO_COLOR: '1',
-    FORCE_COLOR: '0',
   };
   return new Promise((resolve, reject) => {
-    const suite = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const suite = spawn(process.execPath, [conformanceCli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(suite);
     let output = '';
     suite.stdout.on('data', (chunk: Buffer) => {
@@ -177,15 +164,4 @@ function runSuite(
       resolve({ exitCode: code, output });
     });
   });
-}
-
-/** The `checks.json` the suite wrote under `outputDir` (in `server-<scenario>-<timestamp>/`). */
-function readChecks(outputDir: string, scenario: string, output: string): ConformanceCheck[] {
-  const runDirs = readdirSync(outputDir).filter((name) => name.startsWith(`server-${scenario}-`));
-  if (runDirs.length !== 1) {
-    throw new Error(`expected one result dir for ${scenario} in ${outputDir}, found ${runDirs.length}:\n${output}`);
-  }
-  const checks: unknown = JSON.parse(readFileSync(join(outputDir, runDirs[0] as string, 'checks.json'), 'utf8'));
-  if (!Array.isArray(checks)) throw new Error(`checks.json of ${scenario} is not an array`);
-  return checks as ConformanceCheck[];
 }

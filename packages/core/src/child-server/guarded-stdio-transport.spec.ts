@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { type JSONRPCMessage, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { RecordingLogger } from '@nteract-mcp/foundation/testing';
@@ -209,6 +209,34 @@ describe(GuardedStdioTransport, () => {
     expect(closed).toBe(1);
     await transport.close();
     expect(stdout.listenerCount('error')).toBe(0);
+  });
+
+  it('never waits on a stdout whose reader went away: the write under way, later ones and close() all settle', async () => {
+    const stdin = new PassThrough();
+    // Takes one chunk and never finishes it (the pipe is full), until the reader goes: then EPIPE.
+    const unfinished: ((error?: Error | null) => void)[] = [];
+    const stdout = new Writable({
+      highWaterMark: 1,
+      write: (_chunk, _encoding, done) => {
+        unfinished.push(done);
+      },
+    });
+    const transport = new GuardedStdioTransport({ stdin, stdout });
+    let closed = 0;
+    transport.onclose = () => {
+      closed += 1;
+    };
+    await transport.start();
+    const notification: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+    const waiting = transport.send({ jsonrpc: '2.0', id: 2, result: {} });
+    expect(unfinished).toHaveLength(1);
+    unfinished[0]?.(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await expect(waiting).resolves.toBeUndefined();
+    expect(closed).toBe(1);
+    // A stream ended at close (the native era's listen streams) is written after that: dropped.
+    await expect(transport.send(notification)).resolves.toBeUndefined();
+    await expect(transport.close()).resolves.toBeUndefined();
+    expect(unfinished).toHaveLength(1);
   });
 
   it('drops a message nested too deeply to handle, and goes on', async () => {

@@ -86,6 +86,11 @@ const maxDetailChars = 300;
  *   it is (a filter or serialization throws) becomes a -32603 answer to the same id.
  * - Nothing here throws on bad input; the stream goes on with the next line.
  *
+ * - Once stdout is gone (it failed under a write, e.g. EPIPE because the proxy died, or closed),
+ *   no send waits for it: the write under way and every later one settle at once, dropped, so
+ *   `close()` and whoever awaits a send (the era's stream endings at close) finish and the
+ *   process can exit. (The SDK's writer would wait for a `drain` that never comes.)
+ *
  * Does not guarantee: that a valid request is handled (the server decides), or delivery once
  * stdout is gone.
  */
@@ -104,6 +109,9 @@ export class GuardedStdioTransport implements Transport {
   /** Ids (by {@link requestIdKey}) of the requests handed to the server and not answered yet. */
   readonly #inFlight = new Set<string>();
   #started = false;
+  /** Settles when stdout fails or closes: nothing written after that arrives, so no write waits longer. */
+  readonly #outputGone: Promise<void>;
+  #markOutputGone: () => void = () => undefined;
 
   readonly #onData = (chunk: Buffer | string): void => {
     for (const frame of this.#framer.push(chunk)) {
@@ -133,8 +141,13 @@ export class GuardedStdioTransport implements Transport {
 
   /** The reader of our stdout went away (EPIPE): nobody can be answered any more, so the transport is closed. */
   readonly #onOutputError = (error: Error): void => {
+    this.#markOutputGone();
     this.#logger?.info('stdout closed under a write; closing the transport', { error: error.message });
     this.onclose?.();
+  };
+
+  readonly #onOutputClose = (): void => {
+    this.#markOutputGone();
   };
 
   public constructor(options: GuardedStdioTransportOptions = {}) {
@@ -147,6 +160,9 @@ export class GuardedStdioTransport implements Transport {
     this.#outgoing = options.outgoing ?? [];
     this.#maxMessageBytes = options.maxMessageBytes ?? defaultMaxChildMessageBytes;
     this.#logger = options.logger;
+    this.#outputGone = new Promise((resolve) => {
+      this.#markOutputGone = resolve;
+    });
   }
 
   public async start(): Promise<void> {
@@ -155,12 +171,14 @@ export class GuardedStdioTransport implements Transport {
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);
     this.#stdout.on('error', this.#onOutputError);
+    this.#stdout.on('close', this.#onOutputClose);
   }
 
   public async close(): Promise<void> {
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onError);
     this.#stdout.off('error', this.#onOutputError);
+    this.#stdout.off('close', this.#onOutputClose);
     await this.#inner.close();
   }
 
@@ -171,18 +189,24 @@ export class GuardedStdioTransport implements Transport {
     try {
       for (const filter of this.#outgoing) outgoing = filter(outgoing);
       const bounded = this.#withinSizeLimit(outgoing);
-      if (bounded !== undefined) await this.#inner.send(bounded);
+      if (bounded !== undefined) await this.#write(bounded);
     } catch (error) {
       const id = replyId(message);
       const detail = error instanceof Error ? error.message : String(error);
       this.#logger?.error('an outgoing message could not be written', { id, error: detail });
       if (id === undefined) throw error;
-      await this.#inner.send({
+      await this.#write({
         jsonrpc: '2.0',
         id,
         error: { code: ErrorCode.InternalError, message: `The reply could not be sent: ${detail}` },
       });
     }
+  }
+
+  /** Writes through the SDK's writer (back-pressure included) while stdout is there; else drops. */
+  #write(message: JSONRPCMessage): Promise<void> {
+    if (this.#stdout.destroyed || this.#stdout.writableEnded) return Promise.resolve();
+    return Promise.race([this.#inner.send(message), this.#outputGone]);
   }
 
   /** `message` when it fits the size limit; else an error answer to its id, or nothing (logged). */
