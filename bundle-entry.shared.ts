@@ -12,8 +12,8 @@ const packagesDir = join(dirname(fileURLToPath(import.meta.url)), 'packages');
 /**
  * The workspace packages from their TypeScript sources, so the bundler sees every module and can
  * leave out what an entry never uses (the proxy has no child server, zod schemas or daemon
- * protocol in it). They are free of side effects but for core's contribution points, which
- * register themselves on import.
+ * protocol in it). They are free of side effects: nothing registers itself on import (core's
+ * contribution points are a plain list), which test/architecture.test.ts checks.
  */
 const workspaceSources: Plugin = {
   name: 'workspace-sources',
@@ -26,7 +26,7 @@ const workspaceSources: Plugin = {
       if (!args.importer.startsWith(packagesDir)) return undefined;
       const path = resolve(dirname(args.importer), args.path.replace(/\.js$/, '.ts'));
       if (!existsSync(path)) return undefined;
-      return { path, sideEffects: /[\\/]core[\\/]src[\\/]contributions[\\/]/.test(path) };
+      return { path, sideEffects: false };
     });
   },
 };

@@ -8,13 +8,12 @@ export { createChildMcpServer } from './child-server/create-child-mcp-server.js'
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
 export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
+export { contributionPoints } from './composition/contribution-points.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { McpContainerOptions } from './composition/create-plugin-container.js';
 export { createPluginContainer } from './composition/create-plugin-container.js';
 export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';
 export { ChildLifecycleContribution } from './contributions/child-lifecycle-contribution.js';
-export type { ChildExitClass } from './contributions/exit-classifier.js';
-export { ExitClassifier } from './contributions/exit-classifier.js';
 export type {
   BackendConnectContext,
   CreatedNotebook,
@@ -45,8 +44,7 @@ export type { RecoveryControl, RecoveryRound } from './contributions/recovery-co
 export { RecoveryContribution } from './contributions/recovery-contribution.js';
 export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
 export { RejoinStrategy } from './contributions/rejoin-strategy.js';
-export type { Contribution, ContributionPointDescriptor } from './di/contribution-point.js';
-export { defineContributionPoint, listContributionPoints } from './di/contribution-point.js';
+export type { Contribution, ContributionPoint } from './di/contribution-point.js';
 export { ContributionProvider } from './di/contribution-provider.js';
 export type { Token } from './di/define-token.js';
 export { defineToken } from './di/define-token.js';
@@ -138,7 +136,7 @@ export {
   isSameNotebookTarget,
 } from './notebook-target/notebook-target.js';
 export { SecretToken } from './notebook-target/secret-token.js';
-export type { ChildExit, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
+export type { ChildExit, ChildExitClass, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
 export { ChildProcessPort } from './ports/child-process-port.js';
 export type { Timer } from './ports/clock.js';
 export { Clock } from './ports/clock.js';

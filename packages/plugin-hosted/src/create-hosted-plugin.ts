@@ -5,14 +5,12 @@ import {
   type McpPlugin,
   NotebookBackend,
   RecoveryContribution,
-  RejoinStrategy,
   type RetrySchedule,
   SecretToken,
 } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { HostedOptions } from './hosted-options.js';
 import { HostedRejoinRetry, hostedRetrySchedule } from './hosted-rejoin-retry.js';
-import { HostedRejoinStrategy } from './hosted-rejoin-strategy.js';
 import { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
 import { JupyterServerConnector } from './jupyter-server-port.js';
 import { JupyterlabServicesConnector } from './jupyterlab-services-connector.js';
@@ -33,8 +31,8 @@ export interface CreateHostedPluginOptions {
 
 /**
  * Notebooks on a Jupyter Server, addressed by URL: the `hosted-url` notebook backend (contents,
- * sessions and kernels through `@jupyterlab/services`), its rejoin strategy and its bounded
- * rejoin retry.
+ * sessions and kernels through `@jupyterlab/services`; a lost session comes back through its
+ * `reopen`) and its bounded rejoin retry.
  */
 export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
   const env = options.env ?? process.env;
@@ -55,7 +53,6 @@ export function createHostedPlugin(options: CreateHostedPluginOptions = {}): Mcp
           .inSingletonScope();
       }
       bind(NotebookBackend).to(HostedUrlNotebookBackend).inSingletonScope();
-      bind(RejoinStrategy).to(HostedRejoinStrategy).inSingletonScope();
       bind(RecoveryContribution).to(HostedRejoinRetry).inSingletonScope();
     }),
   });

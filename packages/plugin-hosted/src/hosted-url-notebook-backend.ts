@@ -17,7 +17,12 @@ import {
 import { inject, injectable } from 'inversify';
 import { HostedNotebookHandle } from './hosted-notebook-handle.js';
 import { HostedOptions } from './hosted-options.js';
-import { JupyterServerConnector, type JupyterServerPort, type NotebookJson } from './jupyter-server-port.js';
+import {
+  JupyterServerConnector,
+  type JupyterServerPort,
+  type NotebookJson,
+  unauthorizedErrorCode,
+} from './jupyter-server-port.js';
 import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
 import { parseHostedUrlTarget } from './parse-hosted-url-target.js';
 
@@ -82,8 +87,16 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     return this.open(target as HostedUrlTarget, context, false);
   }
 
-  public reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
-    return this.open(target as HostedUrlTarget, context, true);
+  public async reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
+    try {
+      return await this.open(target as HostedUrlTarget, context, true);
+    } catch (error) {
+      // Refused credentials do not get better by waiting: the rejoin gives up, with the server's reason.
+      if (CoreError.is(error) && error.code === unauthorizedErrorCode) {
+        throw new CoreError('notebookUnavailable', error.message, { cause: error });
+      }
+      throw error;
+    }
   }
 
   public async create(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook> {

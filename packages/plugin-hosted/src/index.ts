@@ -4,7 +4,6 @@ export type { HostedNotebookHandleOptions } from './hosted-notebook-handle.js';
 export { HostedNotebookHandle, hostedNotebookId } from './hosted-notebook-handle.js';
 export { HostedOptions } from './hosted-options.js';
 export { HostedRejoinRetry, hostedRetrySchedule } from './hosted-rejoin-retry.js';
-export { HostedRejoinStrategy } from './hosted-rejoin-strategy.js';
 export { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
 export type {
   JupyterServerAddress,

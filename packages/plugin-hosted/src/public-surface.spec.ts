@@ -11,7 +11,6 @@ describe('the public surface of @nteract-mcp/plugin-hosted', () => {
       'HostedNotebookHandle',
       'HostedOptions',
       'HostedRejoinRetry',
-      'HostedRejoinStrategy',
       'HostedUrlNotebookBackend',
       'JupyterServerConnector',
       'JupyterlabServicesConnector',

@@ -12,7 +12,6 @@ import { DaemonWatchLoop } from './daemon-watch-loop.js';
 import { LocalDaemonOptions } from './local-daemon-options.js';
 import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
 import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
-import { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
 import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
@@ -36,7 +35,6 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(NotebookBackend).to(LocalPathNotebookBackend).inSingletonScope();
       bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
       bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
-      bind(RejoinStrategy).to(NotebookIdRejoinStrategy).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();
       bind(RecoveryContribution).toService(DaemonWatchLoop);
     }),

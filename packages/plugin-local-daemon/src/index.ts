@@ -4,7 +4,6 @@ export { DaemonWatchLoop, restartBackoffInitialMs, restartBackoffMaxMs } from '.
 export { LocalDaemonOptions } from './local-daemon-options.js';
 export { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
 export { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
-export { NotebookIdRejoinStrategy } from './notebook-id-rejoin-strategy.js';
 export type { LocalPathParseContext, PathInspection } from './parse-local-path-target.js';
 export { inspectPathOnDisk, parseLocalPathTarget } from './parse-local-path-target.js';
 export { notebookUuidPattern, parseNotebookIdTarget } from './parse-notebook-id-target.js';

@@ -27,6 +27,8 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
   public readonly specificationVersion = 'v1';
   public readonly kind = 'notebook-id';
   public readonly argument = 'notebook_id';
+  /** Back once the room is open; its kernel (which a fresh daemon starts only now) comes up in the background. */
+  public readonly rejoinWhen = 'document';
 
   public constructor(@inject(DaemonPort) private readonly daemon: DaemonPort) {}
 

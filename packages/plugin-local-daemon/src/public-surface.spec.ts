@@ -13,7 +13,6 @@ describe('the public surface of @nteract-mcp/plugin-local-daemon', () => {
       'LocalDaemonOptions',
       'LocalPathNotebookBackend',
       'NotebookIdNotebookBackend',
-      'NotebookIdRejoinStrategy',
       'RuntimedDaemonPort',
       'RuntimedNotebookHandle',
       'RuntimedSocketLocator',

@@ -11,7 +11,7 @@ import {
   type Timer,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { ExitClassifierChain } from './exit-classifier-chain.js';
+import { ChildExitClassifier } from './child-exit-classifier.js';
 import {
   describeChildExit,
   type RestartDecision,
@@ -70,7 +70,7 @@ type Intent = 'restart' | 'stop';
 /**
  * Supervises the child MCP server of the proxy: spawns it, notices its death at once (the handle's
  * `exited`, which follows stdout EOF; a child whose stdout ends but that does not exit within the
- * grace period is killed), classifies the exit with {@link ExitClassifierChain}, asks the
+ * grace period is killed), classifies the exit with {@link ChildExitClassifier}, asks the
  * {@link RestartPolicy}, waits the delay on the {@link Clock} and spawns again.
  *
  * Guarantees:
@@ -114,7 +114,7 @@ export class ChildSupervisor {
 
   public constructor(
     @inject(ChildProcessPort) private readonly port: ChildProcessPort,
-    @inject(ExitClassifierChain) private readonly classification: ExitClassifierChain,
+    @inject(ChildExitClassifier) private readonly classification: ChildExitClassifier,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) logger: Logger,
     @inject(RestartPolicy) private readonly policy: RestartPolicy,

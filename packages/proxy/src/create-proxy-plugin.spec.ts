@@ -1,20 +1,20 @@
-import { ChildProcessPort, childExitCodes, ExitClassifier } from '@nteract-mcp/core';
+import { ChildProcessPort, childExitCodes } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { ChildSupervisor } from './child-supervisor.js';
 import { createProxyPlugin } from './create-proxy-plugin.js';
-import { ExitClassifierChain } from './exit-classifier-chain.js';
+import { ChildExitClassifier } from './child-exit-classifier.js';
 
 describe(createProxyPlugin, () => {
-  it("classifies the contract's upgrade-handoff exit as a handoff and leaves other exits to the defaults", () => {
-    const chain = createTestContainer({ plugins: [createProxyPlugin()] })
+  it("classifies the contract's upgrade-handoff exit as a handoff a spawn failure as fatal, exit 0 as a clean stop and anything else as a crash", () => {
+    const classifier = createTestContainer({ plugins: [createProxyPlugin()] })
       .build()
-      .get(ExitClassifierChain);
-    expect(chain.classify({ code: childExitCodes.upgradeHandoff, signal: null })).toBe('handoff');
-    expect(chain.classify({ code: 1, signal: null })).toBe('crash');
-    expect(chain.classify({ code: null, signal: 'SIGKILL' })).toBe('crash');
-    expect(chain.classify({ code: 0, signal: null })).toBe('clean-stop');
-    expect(chain.classify({ code: null, signal: null, spawnError: 'ENOENT' })).toBe('fatal');
+      .get(ChildExitClassifier);
+    expect(classifier.classify({ code: childExitCodes.upgradeHandoff, signal: null })).toBe('handoff');
+    expect(classifier.classify({ code: 1, signal: null })).toBe('crash');
+    expect(classifier.classify({ code: null, signal: 'SIGKILL' })).toBe('crash');
+    expect(classifier.classify({ code: 0, signal: null })).toBe('clean-stop');
+    expect(classifier.classify({ code: null, signal: null, spawnError: 'ENOENT' })).toBe('fatal');
   });
 });
 
@@ -26,8 +26,7 @@ describe('the tsup build of @nteract-mcp/proxy', () => {
     const { createPluginContainer } = await import('@nteract-mcp/core');
     const container = createPluginContainer({ plugins: [built.createProxyPlugin()] });
     expect(container.get(built.ChildSupervisor)).toBeInstanceOf(built.ChildSupervisor);
-    expect(container.get(built.ExitClassifierChain).classify({ code: 75, signal: null })).toBe('handoff');
-    expect(container.getAll(ExitClassifier).map((item) => item.id)).toEqual(['proxy.upgrade-handoff']);
+    expect(container.get(built.ChildExitClassifier).classify({ code: 75, signal: null })).toBe('handoff');
     expect(container.isBound(ChildProcessPort)).toBe(true);
     expect(ChildSupervisor).not.toBe(built.ChildSupervisor);
   });

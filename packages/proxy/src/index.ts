@@ -9,7 +9,7 @@ export { ChildSupervisor, defaultChildKillGraceMs } from './child-supervisor.js'
 export type { ClientAttributionOptions } from './client-attribution.js';
 export { ClientAttribution } from './client-attribution.js';
 export { createProxyPlugin } from './create-proxy-plugin.js';
-export { ExitClassifierChain } from './exit-classifier-chain.js';
+export { ChildExitClassifier } from './child-exit-classifier.js';
 export type { McpProxyOptions } from './mcp-proxy.js';
 export { defaultToolListWaitMs, McpProxy } from './mcp-proxy.js';
 export { RejoinTargetTracker } from './rejoin-target-tracker.js';

@@ -8,9 +8,9 @@ describe('the public surface of @nteract-mcp/proxy', () => {
   it('exports exactly the documented names from the main entry', async () => {
     const surface = Object.keys(await import('./index.js')).sort();
     expect(surface).toEqual([
+      'ChildExitClassifier',
       'ChildSupervisor',
       'ClientAttribution',
-      'ExitClassifierChain',
       'McpProxy',
       'RejoinTargetTracker',
       'RestartPolicy',

@@ -11,6 +11,10 @@ export interface ChildToolContribution extends Contribution {
   tools(): readonly RegisteredChildTool[];
 }
 
-export const ChildToolContribution = defineContributionPoint<ChildToolContribution>('core', 'ChildToolContribution', [
+/** The point plugins contribute {@link ChildToolContribution}s to (listed in `contributionPoints`). */
+export const childToolContributionPoint = defineContributionPoint<ChildToolContribution>('core', 'ChildToolContribution', [
   'v1',
 ]);
+
+/** The token a plugin binds its ChildToolContribution to. */
+export const ChildToolContribution = childToolContributionPoint.token;

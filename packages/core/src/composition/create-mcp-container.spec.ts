@@ -1,7 +1,6 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
 import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
-import { ExitClassifier } from '../contributions/exit-classifier.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
@@ -98,22 +97,25 @@ describe(createMcpContainer, () => {
 
   it('reports a contribution that cannot be created, naming the point', () => {
     @injectable()
-    class NeedsDaemon implements ExitClassifier {
+    class NeedsDaemon implements RejoinStrategy {
       public readonly id = 'acme.needs';
       public readonly specificationVersion = 'v1';
       public constructor(@inject(Symbol.for('@nteract-mcp/test/Unbound')) public readonly dep: unknown) {}
-      public classify(): undefined {
-        return undefined;
+      public supports(): boolean {
+        return false;
+      }
+      public rejoin(): Promise<RejoinOutcome> {
+        return Promise.resolve({ kind: 'retry-later', reason: 'never' });
       }
     }
     const plugin = definePlugin({
       id: 'acme.needs',
       module: new ContainerModule(({ bind }) => {
-        bind(ExitClassifier).to(NeedsDaemon);
+        bind(RejoinStrategy).to(NeedsDaemon);
       }),
     });
     expect(() => createMcpContainer({ plugins: [plugin] })).toThrowError(
-      /^ExitClassifier: a contribution could not be created/,
+      /^RejoinStrategy: a contribution could not be created/,
     );
   });
 });

@@ -1,8 +1,9 @@
 import { Container, type ContainerModule, type ServiceIdentifier } from 'inversify';
-import { assertValidContributions, type Contribution, listContributionPoints } from '../di/contribution-point.js';
+import { assertValidContributions, type Contribution } from '../di/contribution-point.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { assertValidPluginId, type McpPlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
+import { contributionPoints } from './contribution-points.js';
 import { createCoreModule } from './core-module.js';
 
 export interface McpContainerOptions {
@@ -55,7 +56,7 @@ export function composeContainer(
     container.bind(override.token).toConstantValue(override.value);
   }
 
-  for (const point of listContributionPoints()) {
+  for (const point of contributionPoints) {
     let contributions: readonly Contribution[];
     try {
       contributions = container.get(ContributionProvider, { name: point.token }).getContributions();

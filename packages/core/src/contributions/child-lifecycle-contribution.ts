@@ -30,8 +30,12 @@ export interface ChildLifecycleContribution extends Contribution {
   onStop(): void | Promise<void>;
 }
 
-export const ChildLifecycleContribution = defineContributionPoint<ChildLifecycleContribution>(
+/** The point plugins contribute {@link ChildLifecycleContribution}s to (listed in `contributionPoints`). */
+export const childLifecycleContributionPoint = defineContributionPoint<ChildLifecycleContribution>(
   'core',
   'ChildLifecycleContribution',
   ['v1'],
 );
+
+/** The token a plugin binds its ChildLifecycleContribution to. */
+export const ChildLifecycleContribution = childLifecycleContributionPoint.token;

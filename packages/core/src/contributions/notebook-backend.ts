@@ -45,8 +45,8 @@ export interface CreatedNotebook {
  * One kind of notebook target, end to end: how a raw string of that kind is recognised, parsed
  * and printed, and how its notebooks are reached. `connect_notebook` maps its argument (`path`,
  * `notebook_id`, `url`) to the backends that take it; `create_notebook` uses the first backend
- * that creates; `list_active_notebooks` the first that lists; rejoin strategies reopen through
- * {@link NotebookBackend.reopen} (or `connect`) with core's `rejoinByOpening`. Core never names a
+ * that creates; `list_active_notebooks` the first that lists; a lost session comes back through
+ * {@link NotebookBackend.reopen} (or `connect`). Core never names a
  * kind's fields: a plugin adds a kind without touching core.
  *
  * Guarantees expected of implementations:
@@ -70,8 +70,19 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
   parse(raw: string, context: TargetParseContext): NotebookTarget;
   /** Reaches the existing notebook `target` names (`connect_notebook`). */
   connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle>;
-  /** Reaches it again to rejoin after a loss; defaults to {@link connect}. */
+  /**
+   * Reaches it again to rejoin after a loss; defaults to {@link connect}. This is the kind's way
+   * back: core rejoins a lost session through it (unless a `RejoinStrategy` supports the target).
+   * `CoreError('notebookUnavailable')` means definitively gone (the session is dropped, never
+   * retried); any other `CoreError` means try again later.
+   */
   reopen?(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle>;
+  /**
+   * When a reopened session counts as back: `settled` (default) once its kernel is ready too;
+   * `document` once its document is loaded, its kernel coming up in the background (tools that
+   * need the kernel wait for it).
+   */
+  readonly rejoinWhen?: 'settled' | 'document';
   /** Creates a new notebook (`create_notebook`), when the kind can. */
   create?(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook>;
   /** The notebooks open now (`list_active_notebooks`), when the kind can list them. */
@@ -115,6 +126,10 @@ function assertValidBackends(backends: readonly NotebookBackend[]): void {
   }
 }
 
-export const NotebookBackend = defineContributionPoint<NotebookBackend>('core', 'NotebookBackend', ['v1'], {
+/** The point plugins contribute {@link NotebookBackend}s to (listed in `contributionPoints`). */
+export const notebookBackendPoint = defineContributionPoint<NotebookBackend>('core', 'NotebookBackend', ['v1'], {
   validate: assertValidBackends,
 });
+
+/** The token a plugin binds its NotebookBackend to. */
+export const NotebookBackend = notebookBackendPoint.token;

@@ -188,7 +188,11 @@ export interface ProtocolAdmission extends Contribution {
   refuseUnadmitted(request: AdmissionRequest): AdmissionRejection | undefined;
 }
 
-export const ProtocolAdmission = defineContributionPoint<ProtocolAdmission>('core', 'ProtocolAdmission', ['v2']);
+/** The point plugins contribute {@link ProtocolAdmission}s to (listed in `contributionPoints`). */
+export const protocolAdmissionPoint = defineContributionPoint<ProtocolAdmission>('core', 'ProtocolAdmission', ['v2']);
+
+/** The token a plugin binds its ProtocolAdmission to. */
+export const ProtocolAdmission = protocolAdmissionPoint.token;
 
 /** `{ name, version?, title? }` from a `clientInfo` value when it carries a string name; else `undefined`. */
 export function readClientIdentity(value: unknown): ClientIdentity | undefined {

@@ -65,6 +65,10 @@ export interface RecoveryContribution extends Contribution {
   idle(): Promise<void>;
 }
 
-export const RecoveryContribution = defineContributionPoint<RecoveryContribution>('core', 'RecoveryContribution', [
+/** The point plugins contribute {@link RecoveryContribution}s to (listed in `contributionPoints`). */
+export const recoveryContributionPoint = defineContributionPoint<RecoveryContribution>('core', 'RecoveryContribution', [
   'v1',
 ]);
+
+/** The token a plugin binds its RecoveryContribution to. */
+export const RecoveryContribution = recoveryContributionPoint.token;

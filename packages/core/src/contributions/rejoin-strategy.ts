@@ -34,4 +34,8 @@ export interface RejoinStrategy extends Contribution {
   rejoin(target: NotebookTarget, context: RejoinContext): Promise<RejoinOutcome>;
 }
 
-export const RejoinStrategy = defineContributionPoint<RejoinStrategy>('core', 'RejoinStrategy', ['v1']);
+/** The point plugins contribute {@link RejoinStrategy}s to (listed in `contributionPoints`). */
+export const rejoinStrategyPoint = defineContributionPoint<RejoinStrategy>('core', 'RejoinStrategy', ['v1']);
+
+/** The token a plugin binds its RejoinStrategy to. */
+export const RejoinStrategy = rejoinStrategyPoint.token;

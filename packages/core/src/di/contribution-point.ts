@@ -9,13 +9,18 @@ export interface Contribution {
   readonly specificationVersion: string;
 }
 
-/** A point that many plugins may contribute to, and the shape versions core can call. */
-export interface ContributionPointDescriptor {
-  readonly token: Token<Contribution>;
+/**
+ * A point that many plugins may contribute to: its token (what plugins bind to), its name, the
+ * shape versions core can call, and the rules across its contributions. A plain value: defining a
+ * point registers nothing; core's list of points (`contributionPoints`) is what containers bind
+ * and validate.
+ */
+export interface ContributionPoint<T extends Contribution> {
+  readonly token: Token<T>;
   readonly name: string;
   readonly specificationVersions: readonly string[];
   /** Rules across the contributions of the point (e.g. one owner per key); throws a {@link CoreError}. */
-  readonly validate?: (contributions: readonly Contribution[]) => void;
+  readonly validate?: (contributions: readonly T[]) => void;
 }
 
 /** Options of {@link defineContributionPoint}. */
@@ -24,38 +29,33 @@ export interface ContributionPointOptions<T extends Contribution> {
   readonly validate?: (contributions: readonly T[]) => void;
 }
 
-const contributionPoints = new Map<symbol, ContributionPointDescriptor>();
-
 /**
- * Mints the token of a contribution point and records which specification versions core knows
- * for it. Containers validate every contribution against this record when they are built.
+ * Mints the token of a contribution point with the specification versions core knows for it.
+ * Pure: nothing is recorded anywhere; the point takes effect by being listed in
+ * `contributionPoints`, which every container binds (one provider per point) and validates.
  */
 export function defineContributionPoint<T extends Contribution>(
   pkg: string,
   name: string,
   specificationVersions: readonly T['specificationVersion'][],
   options: ContributionPointOptions<T> = {},
-): Token<T> {
-  const token = defineToken<T>(pkg, name);
-  contributionPoints.set(token, {
-    token: token as Token<Contribution>,
+): ContributionPoint<T> {
+  return Object.freeze({
+    token: defineToken<T>(pkg, name),
     name,
     specificationVersions: Object.freeze([...specificationVersions]),
-    ...(options.validate ? { validate: options.validate as (contributions: readonly Contribution[]) => void } : {}),
+    ...(options.validate ? { validate: options.validate } : {}),
   });
-  return token;
-}
-
-/** Every point defined so far, in definition order. */
-export function listContributionPoints(): readonly ContributionPointDescriptor[] {
-  return [...contributionPoints.values()];
 }
 
 /**
  * Checks one point's contributions: each has an id and a known specification version, and no two
  * share an id. Throws a {@link CoreError} naming the point and the offending contribution.
  */
-export function assertValidContributions(point: ContributionPointDescriptor, contributions: readonly unknown[]): void {
+export function assertValidContributions<T extends Contribution>(
+  point: ContributionPoint<T>,
+  contributions: readonly unknown[],
+): void {
   const seen = new Set<string>();
   for (const candidate of contributions) {
     const contribution = candidate as Partial<Contribution> | undefined;
@@ -79,5 +79,5 @@ export function assertValidContributions(point: ContributionPointDescriptor, con
     }
     seen.add(id);
   }
-  point.validate?.(contributions as readonly Contribution[]);
+  point.validate?.(contributions as readonly T[]);
 }

@@ -1,5 +1,5 @@
 import type { ContainerModuleLoadOptions, ResolutionContext } from 'inversify';
-import { type Contribution, listContributionPoints } from './contribution-point.js';
+import type { Contribution, ContributionPoint } from './contribution-point.js';
 import { defineToken } from './define-token.js';
 
 /**
@@ -13,16 +13,17 @@ export interface ContributionProvider<T extends Contribution> {
 
 export const ContributionProvider = defineToken<ContributionProvider<Contribution>>('core', 'ContributionProvider');
 
-/** Binds one provider per defined contribution point, named by the point's token. */
-export function bindContributionProviders(options: ContainerModuleLoadOptions): void {
-  for (const point of listContributionPoints()) {
-    options
-      .bind(ContributionProvider)
-      .toDynamicValue((context: ResolutionContext): ContributionProvider<Contribution> => {
-        const contributions = Object.freeze(context.getAll(point.token, { optional: true }));
-        return { getContributions: () => contributions };
-      })
-      .inSingletonScope()
-      .whenNamed(point.token);
-  }
+/** Binds the provider of one contribution point, named by the point's token. */
+export function bindContributionProvider<T extends Contribution>(
+  options: ContainerModuleLoadOptions,
+  point: ContributionPoint<T>,
+): void {
+  options
+    .bind(ContributionProvider)
+    .toDynamicValue((context: ResolutionContext): ContributionProvider<Contribution> => {
+      const contributions = Object.freeze(context.getAll(point.token, { optional: true }));
+      return { getContributions: () => contributions };
+    })
+    .inSingletonScope()
+    .whenNamed(point.token);
 }

@@ -46,3 +46,12 @@ export interface ChildProcessPort {
 }
 
 export const ChildProcessPort = defineToken<ChildProcessPort>('core', 'ChildProcessPort');
+
+/**
+ * What a child exit means to its supervisor:
+ * - `crash`: restart, charged to the crash budget.
+ * - `handoff`: intentional (e.g. exit 75 on a daemon upgrade); restart at once, not charged.
+ * - `clean-stop`: the child stopped on purpose; do not restart by itself.
+ * - `fatal`: restarting cannot help (bad configuration); stop and report.
+ */
+export type ChildExitClass = 'crash' | 'handoff' | 'clean-stop' | 'fatal';

@@ -145,14 +145,14 @@ export class RecoveryLoop implements ChildLifecycleContribution {
 
   /**
    * The contributions plus core's own bounded retry for every target that none of them handles
-   * but a rejoin strategy supports (a third-party kind with a strategy and no recovery of its own).
+   * but core can rejoin (a third-party kind: its backend reopens it, and it has no recovery of its own).
    */
   private withFallback(contributed: readonly RecoveryContribution[]): readonly RecoveryContribution[] {
     const fallback = new BoundedRetryRecovery(this.clock, this.logger.child('core:BoundedRetryRecovery'), {
       id: 'core.bounded-retry',
       handles: (target) =>
         !contributed.some((contribution) => contribution.handles(target)) &&
-        this.coordinator.strategyFor(target) !== undefined,
+        this.coordinator.canRejoin(target),
       giveUpReason: (target, attempts, last) =>
         `Could not rejoin ${describeNotebookTarget(target)} after ${attempts} attempts (last: ${last}). Call connect_notebook to open it again.`,
     });

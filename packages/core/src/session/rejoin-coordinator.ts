@@ -1,10 +1,12 @@
 import { inject, injectable, named } from 'inversify';
-import { RejoinStrategy } from '../contributions/rejoin-strategy.js';
+import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
+import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession } from './notebook-session.js';
+import { rejoinByOpening } from './rejoin-by-opening.js';
 import { SessionSlot } from './session-slot.js';
 
 export interface RejoinRequest {
@@ -32,8 +34,9 @@ export type RejoinResult =
   | { readonly kind: 'evicted'; readonly reason: string };
 
 /**
- * Brings a lost notebook back: picks the first contributed {@link RejoinStrategy} that supports
- * the target, lets it connect, and publishes through the slot's guard. Strategies never write the
+ * Brings a lost notebook back: the first contributed {@link RejoinStrategy} that supports the
+ * target connects, else the target's notebook backend reopens it (`rejoinByOpening`, waiting for
+ * what the backend's `rejoinWhen` says); then it publishes through the slot's guard. Strategies never write the
  * slot; only this class publishes, and only when the intent epoch captured before connecting is
  * unchanged and the slot is still empty.
  */
@@ -43,32 +46,36 @@ export class RejoinCoordinator {
     @inject(ContributionProvider)
     @named(RejoinStrategy)
     private readonly strategies: ContributionProvider<RejoinStrategy>,
+    @inject(NotebookTargetResolver) private readonly backends: NotebookTargetResolver,
     @inject(SessionSlot) private readonly slot: SessionSlot,
     @inject(Logger) private readonly logger: Logger,
   ) {}
 
-  public strategyFor(target: NotebookTarget): RejoinStrategy | undefined {
-    return this.strategies.getContributions().find((strategy) => strategy.supports(target));
+  /** Whether a lost session of `target` can be brought back: a strategy supports it, or a backend of its kind is loaded. */
+  public canRejoin(target: NotebookTarget): boolean {
+    return this.strategyFor(target) !== undefined || this.backends.supportedKinds().includes(target.kind);
   }
 
   public async rejoin(target: NotebookTarget, request: RejoinRequest): Promise<RejoinResult> {
     const capturedEpoch = this.slot.intentEpoch;
-    const strategy = this.strategyFor(target);
     const where = describeNotebookTarget(target);
-    if (!strategy) {
-      const reason = `No rejoin strategy supports ${target.kind} targets`;
+    if (!this.canRejoin(target)) {
+      const reason = `No notebook backend handles ${target.kind} targets`;
       this.slot.recordDrop('evicted', undefined, target);
       this.slot.noteDropDetail(reason);
       return { kind: 'evicted', reason };
     }
-    let outcome: Awaited<ReturnType<RejoinStrategy['rejoin']>>;
+    const strategy = this.strategyFor(target);
+    const context = { peerLabel: request.peerLabel, signal: request.signal ?? new AbortController().signal };
+    let outcome: RejoinOutcome;
     try {
-      outcome = await strategy.rejoin(target, {
-        peerLabel: request.peerLabel,
-        signal: request.signal ?? new AbortController().signal,
-      });
+      outcome = strategy
+        ? await strategy.rejoin(target, context)
+        : await rejoinByOpening(() => this.backends.reopen(target, context), context.signal, {
+            until: this.backends.backendFor(target).rejoinWhen ?? 'settled',
+          });
     } catch (error) {
-      this.logger.warn('rejoin strategy failed; will retry later', { strategy: strategy.id, target: where, error });
+      this.logger.warn('rejoin failed; will retry later', { strategy: strategy?.id, target: where, error });
       return { kind: 'retry-later', reason: (error as Error).message };
     }
     if (outcome.kind === 'evicted') {
@@ -97,5 +104,9 @@ export class RejoinCoordinator {
     }
     this.logger.info('rejoined notebook', { target: where, notebookId: handle.notebookId });
     return { kind: 'published', session };
+  }
+
+  private strategyFor(target: NotebookTarget): RejoinStrategy | undefined {
+    return this.strategies.getContributions().find((strategy) => strategy.supports(target));
   }
 }
