@@ -1,9 +1,9 @@
 import { ChildProcessPort, childExitCodes } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
+import { ChildExitClassifier } from './child-exit-classifier.js';
 import { ChildSupervisor } from './child-supervisor.js';
 import { createProxyPlugin } from './create-proxy-plugin.js';
-import { ChildExitClassifier } from './child-exit-classifier.js';
 
 describe(createProxyPlugin, () => {
   it("classifies the contract's upgrade-handoff exit as a handoff a spawn failure as fatal, exit 0 as a clean stop and anything else as a crash", () => {

@@ -1,12 +1,7 @@
-import {
-  ChildProcessPort,
-  definePlugin,
-  type McpPlugin,
-  NodeChildProcessPort,
-} from '@nteract-mcp/core';
+import { ChildProcessPort, definePlugin, type McpPlugin, NodeChildProcessPort } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
-import { ChildSupervisor } from './child-supervisor.js';
 import { ChildExitClassifier } from './child-exit-classifier.js';
+import { ChildSupervisor } from './child-supervisor.js';
 import { defaultRestartPolicySettings, RestartPolicy, RestartPolicySettings } from './restart-policy.js';
 
 /**

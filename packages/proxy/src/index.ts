@@ -1,3 +1,4 @@
+export { ChildExitClassifier } from './child-exit-classifier.js';
 export type {
   ChildExitEvent,
   ChildRefusal,
@@ -9,7 +10,6 @@ export { ChildSupervisor, defaultChildKillGraceMs } from './child-supervisor.js'
 export type { ClientAttributionOptions } from './client-attribution.js';
 export { ClientAttribution } from './client-attribution.js';
 export { createProxyPlugin } from './create-proxy-plugin.js';
-export { ChildExitClassifier } from './child-exit-classifier.js';
 export type { McpProxyOptions } from './mcp-proxy.js';
 export { defaultToolListWaitMs, McpProxy } from './mcp-proxy.js';
 export { RejoinTargetTracker } from './rejoin-target-tracker.js';

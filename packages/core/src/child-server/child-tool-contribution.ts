@@ -12,9 +12,11 @@ export interface ChildToolContribution extends Contribution {
 }
 
 /** The point plugins contribute {@link ChildToolContribution}s to (listed in `contributionPoints`). */
-export const childToolContributionPoint = defineContributionPoint<ChildToolContribution>('core', 'ChildToolContribution', [
-  'v1',
-]);
+export const childToolContributionPoint = defineContributionPoint<ChildToolContribution>(
+  'core',
+  'ChildToolContribution',
+  ['v1'],
+);
 
 /** The token a plugin binds its ChildToolContribution to. */
 export const ChildToolContribution = childToolContributionPoint.token;

@@ -1,5 +1,5 @@
-import { ContainerModule } from 'inversify';
 import { StderrLogger, SystemClock } from '@nteract-mcp/foundation';
+import { ContainerModule } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { bindContributionProvider } from '../di/contribution-provider.js';
 import { Clock } from '../ports/clock.js';

@@ -151,8 +151,7 @@ export class RecoveryLoop implements ChildLifecycleContribution {
     const fallback = new BoundedRetryRecovery(this.clock, this.logger.child('core:BoundedRetryRecovery'), {
       id: 'core.bounded-retry',
       handles: (target) =>
-        !contributed.some((contribution) => contribution.handles(target)) &&
-        this.coordinator.canRejoin(target),
+        !contributed.some((contribution) => contribution.handles(target)) && this.coordinator.canRejoin(target),
       giveUpReason: (target, attempts, last) =>
         `Could not rejoin ${describeNotebookTarget(target)} after ${attempts} attempts (last: ${last}). Call connect_notebook to open it again.`,
     });
