@@ -188,7 +188,7 @@ export type { RetrySchedule } from './recovery/retry-timer.js';
 export { RetryTimer, retryDelay } from './recovery/retry-timer.js';
 export { KeptCredentials, maxKeptCredentials } from './session/kept-credentials.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
-export { isLocalSession, isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
+export { isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export { type RejoinByOpeningOptions, rejoinByOpening } from './session/rejoin-by-opening.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
 export { RejoinCoordinator } from './session/rejoin-coordinator.js';

@@ -81,7 +81,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'identityOfTarget',
       'isHostedUrlTarget',
       'isLocalPathTarget',
-      'isLocalSession',
       'isNotebookIdTarget',
       'isSameNotebookTarget',
       'isSessionFor',

@@ -3,8 +3,12 @@ import {
   CoreError,
   childExitCodes,
   DaemonPort,
+  definePlugin,
   Logger,
+  type McpPlugin,
+  NotebookBackend,
   type NotebookHandle,
+  NotebookTargetResolver,
   type RecoveryHandoff,
   RecoveryLoop,
   SessionActivation,
@@ -16,11 +20,13 @@ import {
 import {
   createTestContainer,
   FakeDaemonPort,
+  FakeNotebookBackend,
   FakeNotebookHandle,
   FakeSourceFileProbe,
   ManualClock,
   RecordingLogger,
 } from '@nteract-mcp/core/testing';
+import { ContainerModule } from 'inversify';
 import { describe, expect, it, vi } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 import { DaemonStarter } from './daemon-starter.js';
@@ -70,7 +76,13 @@ class FakeDaemonStarter implements DaemonStarter {
 }
 
 function setup(
-  options: { daemon?: FakeDaemonPort; files?: string[]; handoff?: RecoveryHandoff; autoStart?: boolean } = {},
+  options: {
+    daemon?: FakeDaemonPort;
+    files?: string[];
+    handoff?: RecoveryHandoff;
+    autoStart?: boolean;
+    plugins?: McpPlugin[];
+  } = {},
 ) {
   const daemon = options.daemon ?? new FakeDaemonPort({ version: '1.0.0' });
   const files = new FakeSourceFileProbe(options.files ?? []);
@@ -79,7 +91,7 @@ function setup(
   const starter = new FakeDaemonStarter(daemon, clock, options.autoStart ?? false);
   const subscribe = vi.spyOn(daemon, 'subscribe');
   // The plugin's own wiring, with only its ports replaced by fakes.
-  const container = createTestContainer({ plugins: [createLocalDaemonPlugin()] })
+  const container = createTestContainer({ plugins: [createLocalDaemonPlugin(), ...(options.plugins ?? [])] })
     .override(DaemonPort, daemon)
     .override(DaemonStarter, starter)
     .override(SourceFileProbe, files)
@@ -119,6 +131,7 @@ function setup(
     }
   };
   return {
+    container,
     daemon,
     files,
     logger,
@@ -270,6 +283,58 @@ describe(DaemonWatchLoop, () => {
     await t.loop.idle();
     expect(t.slot.active?.handle).toBe(hosted);
     expect(hosted.isClosed).toBe(false);
+  });
+
+  it("leaves a third party's remote sessions alone through heartbeats, restarts and upgrades, whatever their kind", async () => {
+    // A contributed kind whose notebooks live elsewhere: its handles are not bound to this daemon.
+    const remote = new FakeNotebookBackend({
+      id: 'acme.remote',
+      kind: 'acme.remote',
+      argument: 'url',
+      identity: { describe: (target) => `remote:${(target as { name?: string }).name}` },
+      recognizes: (raw) => raw.startsWith('remote:'),
+      parse: (raw) => ({ kind: 'acme.remote', name: raw.slice('remote:'.length) }) as never,
+      connect: async (target) => new FakeNotebookHandle({ notebookId: `remote-${(target as { name?: string }).name}` }),
+    });
+    const plugin = definePlugin({
+      id: 'acme.remote',
+      module: new ContainerModule(({ bind }) => {
+        bind(NotebookBackend).toConstantValue(remote);
+      }),
+    });
+    const t = setup({ files: ['/n/a.ipynb'], plugins: [plugin] });
+    await t.loop.idle();
+    const resolver = t.container.get(NotebookTargetResolver);
+    const connectRemote = (name: string) => {
+      const target = resolver.resolve(`remote:${name}`, { cwd: '/' });
+      return t.activation.activate({
+        key: name,
+        target,
+        origin: 'connect',
+        connect: () => remote.connect(target, { peerLabel: 'x', signal: new AbortController().signal }),
+      });
+    };
+    const parked = await connectRemote('p');
+    await t.open('/n/a.ipynb');
+    const active = await connectRemote('a');
+    t.daemon.heartbeat();
+    await t.settle();
+    t.daemon.restart();
+    await t.settle();
+    t.daemon.stop();
+    await t.settle();
+    t.daemon.start();
+    await t.settle();
+    expect(t.slot.active?.handle).toBe(active.handle);
+    expect(t.slot.parked.map((session) => session.handle)).toContain(parked.handle);
+    expect(active.handle.isClosed || parked.handle.isClosed).toBe(false);
+    // The local notebook parked beside them was bound to the lost daemon: it alone is gone.
+    expect(t.slot.parked.map((session) => session.handle.notebookPath)).not.toContain('/n/a.ipynb');
+    t.daemon.restart({ version: '9.9.9' });
+    await t.settle();
+    expect(t.exits).toEqual([`${childExitCodes.upgradeHandoff}: daemon version changed from 1.0.0 to 9.9.9`]);
+    expect(t.slot.active?.handle).toBe(active.handle);
+    expect(active.handle.isClosed).toBe(false);
   });
 
   it('evicts an ephemeral notebook after a restart instead of recreating it, and reports it', async () => {

@@ -6,8 +6,8 @@ import {
   type DaemonObservation,
   DaemonPort,
   describeNotebookTarget,
-  isLocalSession,
   Logger,
+  type NotebookSession,
   type NotebookTarget,
   type RecoveryContribution,
   type RecoveryControl,
@@ -51,7 +51,8 @@ type Trigger =
  * keeps the handles; (3) a version different from the startup baseline (the first live version
  * when the daemon was absent at start) asks the loop for the upgrade exit; (4) local sessions
  * (active and parked) bound to another or no live incarnation, or whose connection closed, are
- * removed — hosted ones are left alone — and the removed active session's best recovery target
+ * removed — sessions whose handle is not bound to the daemon (hosted, a third party's remote
+ * backend) are left alone — and the removed active session's best recovery target
  * (saved path first) is preserved; (5) with a live daemon it lets the loop rejoin the waiting
  * targets (the handoff first), checking that the incarnation is the same before and after the
  * connect (the `verify` of the attempt). A same-incarnation heartbeat changes nothing; removing
@@ -226,7 +227,7 @@ export class DaemonWatchLoop implements RecoveryContribution {
   private reconcile(control: RecoveryControl, liveIncarnation: DaemonIncarnation | undefined): void {
     const removed = this.slot.removeWhere(
       (session) =>
-        isLocalSession(session) &&
+        isBoundToDaemon(session) &&
         (session.handle.isClosed || !liveIncarnation?.equals(session.handle.daemonIncarnation)),
       liveIncarnation ? 'bound to a daemon incarnation that is gone' : 'the daemon is gone',
     );
@@ -346,7 +347,7 @@ export class DaemonWatchLoop implements RecoveryContribution {
     this.#activeClose?.dispose();
     this.#activeClose = undefined;
     const active = this.slot.active;
-    if (!active || !isLocalSession(active)) return;
+    if (!active || !isBoundToDaemon(active)) return;
     const { handle } = active;
     this.#activeClose = handle.onDidClose((reason) => {
       if (reason !== 'disconnected' || this.slot.active?.handle !== handle) return;
@@ -357,4 +358,13 @@ export class DaemonWatchLoop implements RecoveryContribution {
   private onSlotChange(change: SlotChange): void {
     if (this.#control && (change === 'installed' || change === 'removed')) this.watchActiveConnection();
   }
+}
+
+/**
+ * Whether the session's handle was opened through the local daemon (it carries the daemon life it
+ * is bound to): only those are reconciled with the daemon. A session of any other backend (hosted,
+ * a third party's remote notebooks) never depends on this daemon, whatever its target's kind.
+ */
+function isBoundToDaemon(session: NotebookSession): boolean {
+  return session.handle.daemonIncarnation !== undefined;
 }

@@ -23,11 +23,6 @@ export interface NotebookSession {
   readonly installedAt: number;
 }
 
-/** Hosted sessions are excluded from local daemon reconciliation. */
-export function isLocalSession(session: NotebookSession): boolean {
-  return session.target.kind !== 'hosted-url';
-}
-
 /**
  * The best target to bring this session back, by the rules of its target's backend: for local
  * notebooks the saved file when there is one (it survives a daemon restart), else the notebook
