@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import {
   type BackendConnectContext,
   CoreError,
-  DaemonPort,
   type NotebookBackend,
   type NotebookHandle,
   type NotebookTarget,
+  NotebookTargetResolver,
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
@@ -16,11 +16,17 @@ import { type ArchiveTarget, archiveKind, archiveScheme, isArchiveTarget } from 
 const namePattern = /^[A-Za-z0-9][A-Za-z0-9_. -]*\.ipynb$/;
 
 /**
- * `archive:<name>.ipynb` targets (the `url` argument of `connect_notebook`). Connecting checks the
- * notebook out: the archived file is copied to a working copy (unless one exists already, which
- * holds the agent's edits) and the working copy is opened through core's `DaemonPort`, whichever
- * plugin binds it. Rejoining reopens the working copy only: restoring the archived file would
- * silently drop the edits, so a lost working copy is a definitive `notebookUnavailable`.
+ * The whole `acme.archive` target kind: `archive:<name>.ipynb` targets (the `url` argument of
+ * `connect_notebook`). Connecting checks the notebook out: the archived file is copied to a working
+ * copy (unless one exists already, which holds the agent's edits) and the working copy is opened as
+ * a local notebook file, through the backend of the `local-path` kind (whichever plugin contributes
+ * it: the local daemon's in the distribution).
+ *
+ * It is also how the kind comes back after a loss (a child restart, a daemon restart): core
+ * rejoins by calling {@link ArchiveNotebookBackend.reopen}, which opens the working copy only;
+ * restoring the archived file would silently drop the edits, so a lost working copy is a
+ * definitive `notebookUnavailable` (the session is dropped and the agent told), and anything else
+ * (the daemon not up yet) is tried again.
  */
 @injectable()
 export class ArchiveNotebookBackend implements NotebookBackend {
@@ -30,7 +36,7 @@ export class ArchiveNotebookBackend implements NotebookBackend {
   public readonly argument = 'url';
 
   public constructor(
-    @inject(DaemonPort) private readonly daemon: DaemonPort,
+    @inject(NotebookTargetResolver) private readonly backends: NotebookTargetResolver,
     @inject(ArchiveOptions) private readonly options: ArchiveOptions,
   ) {}
 
@@ -76,7 +82,8 @@ export class ArchiveNotebookBackend implements NotebookBackend {
       }
       copyFileSync(archived, working);
     }
-    return this.daemon.openNotebook(working, { peerLabel: context.peerLabel });
+    const file = this.backends.resolveAs('local-path', working, { cwd: this.options.workDir });
+    return this.backends.backendFor(file).connect(file, context);
   }
 
   public async reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
@@ -88,7 +95,7 @@ export class ArchiveNotebookBackend implements NotebookBackend {
         `The working copy ${working} of ${archiveScheme}${name} is gone; connect again to check it out afresh`,
       );
     }
-    return this.daemon.openNotebook(working, { peerLabel: context.peerLabel });
+    return this.backends.reopen(this.backends.resolveAs('local-path', working, { cwd: this.options.workDir }), context);
   }
 
   /** Where the working copy of `name` lives. */

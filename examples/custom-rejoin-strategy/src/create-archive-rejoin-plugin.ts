@@ -1,13 +1,13 @@
-import { definePlugin, type McpPlugin, NotebookBackend, RejoinStrategy } from '@nteract-mcp/core';
+import { definePlugin, type McpPlugin, NotebookBackend } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { ArchiveNotebookBackend } from './archive-notebook-backend.js';
 import { ArchiveOptions } from './archive-options.js';
-import { ArchiveRejoinStrategy } from './archive-rejoin-strategy.js';
 
 /**
- * The plugin a third party ships: its options, its own target kind (`archive:` targets, a notebook
- * backend) and its rejoin strategy, bound to core's contribution points. It needs a `DaemonPort`,
- * which another plugin of the composition binds (the local daemon plugin in the distribution).
+ * The plugin a third party ships: its options and its own target kind, which is one notebook
+ * backend (`archive:` targets: parse, connect, and reopen to come back after a loss). It opens its
+ * working copies as local files, through the `local-path` kind another plugin of the composition
+ * contributes (the local daemon plugin in the distribution).
  */
 export function createArchiveRejoinPlugin(options: ArchiveOptions): McpPlugin {
   return definePlugin({
@@ -15,7 +15,6 @@ export function createArchiveRejoinPlugin(options: ArchiveOptions): McpPlugin {
     module: new ContainerModule(({ bind }) => {
       bind(ArchiveOptions).toConstantValue(Object.freeze({ ...options }));
       bind(NotebookBackend).to(ArchiveNotebookBackend).inSingletonScope();
-      bind(RejoinStrategy).to(ArchiveRejoinStrategy).inSingletonScope();
     }),
   });
 }

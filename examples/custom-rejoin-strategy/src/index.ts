@@ -1,6 +1,5 @@
 export { ArchiveNotebookBackend } from './archive-notebook-backend.js';
 export { ArchiveOptions } from './archive-options.js';
-export { ArchiveRejoinStrategy } from './archive-rejoin-strategy.js';
 export type { ArchiveTarget } from './archive-target.js';
 export { archiveKind, archiveScheme, isArchiveTarget } from './archive-target.js';
 export { createArchiveRejoinPlugin } from './create-archive-rejoin-plugin.js';

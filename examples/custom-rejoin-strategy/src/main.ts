@@ -6,6 +6,7 @@ const expected = {
   reportedTarget: 'archive:report.ipynb',
   cellCreated: true,
   rejoined: 'published',
+  rejoinedFile: 'report.ipynb',
   vanished: 'evicted',
 };
 const problems = Object.entries(expected).filter(([key, value]) => report[key as keyof typeof report] !== value);

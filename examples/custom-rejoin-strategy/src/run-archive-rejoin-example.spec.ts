@@ -4,14 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { runArchiveRejoinExample } from './run-archive-rejoin-example.js';
 
 describe(runArchiveRejoinExample, () => {
-  it('connects its own archive: kind through connect_notebook, rejoins it with its own strategy, evicts one never checked out', async () => {
+  it('is one backend: connects its own archive: kind through connect_notebook, and core rejoins it through the reopen of that backend (the working copy again); one never checked out is evicted', async () => {
     expect(await runArchiveRejoinExample()).toEqual({
       kinds: ['local-path', 'notebook-id', 'acme.archive'],
-      strategies: ['acme.archive-rejoin'],
       connectedFile: 'report.ipynb',
       reportedTarget: 'archive:report.ipynb',
       cellCreated: true,
       rejoined: 'published',
+      rejoinedFile: 'report.ipynb',
       vanished: 'evicted',
     });
   });

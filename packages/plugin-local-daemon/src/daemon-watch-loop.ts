@@ -6,6 +6,7 @@ import {
   type DaemonObservation,
   DaemonPort,
   describeNotebookTarget,
+  isSameNotebookTarget,
   Logger,
   type NotebookSession,
   type NotebookTarget,
@@ -98,6 +99,8 @@ export class DaemonWatchLoop implements RecoveryContribution {
   #restartTimer: Timer | undefined;
   /** A daemon start just succeeded: the attempt goes on into the next round's rejoin. */
   #rejoinDue = false;
+  /** Targets of other kinds whose sessions were removed with a lost daemon (the latest few). */
+  #removedTargets: NotebookTarget[] = [];
 
   public constructor(
     @inject(DaemonPort) private readonly daemon: DaemonPort,
@@ -113,9 +116,15 @@ export class DaemonWatchLoop implements RecoveryContribution {
     return this.#baseline;
   }
 
-  /** Saved paths and notebook ids: the local daemon's targets. */
+  /**
+   * Saved paths and notebook ids (the local daemon's targets), and the target of any session this
+   * loop removed because it was bound to a lost daemon, whatever its kind (a third party's kind that
+   * opens its notebooks through the daemon, e.g. a checked-out working copy): what the daemon's loss
+   * took, the daemon's return brings back, at once rather than on a generic retry schedule.
+   */
   public handles(target: NotebookTarget): boolean {
-    return target.kind === 'local-path' || target.kind === 'notebook-id';
+    if (target.kind === 'local-path' || target.kind === 'notebook-id') return true;
+    return this.#removedTargets.some((removed) => isSameNotebookTarget(removed, target));
   }
 
   public start(control: RecoveryControl): void {
@@ -233,6 +242,7 @@ export class DaemonWatchLoop implements RecoveryContribution {
     );
     if (removed.active) {
       const target = sessionRecoveryTarget(removed.active);
+      if (!this.handles(target)) this.#removedTargets = [...this.#removedTargets.slice(-7), target];
       control.preserve(target);
       this.logger.info('removed the active session of a lost daemon incarnation', {
         notebookId: removed.active.handle.notebookId,

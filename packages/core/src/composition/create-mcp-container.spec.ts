@@ -1,6 +1,7 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
 import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
+import { NotebookBackend } from '../contributions/notebook-backend.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
@@ -10,6 +11,7 @@ import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { SessionSlot } from '../session/session-slot.js';
+import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
 import { createMcpContainer } from './create-mcp-container.js';
 import { createPluginContainer } from './create-plugin-container.js';
 
@@ -135,6 +137,33 @@ describe(ContributionProvider.description ?? 'ContributionProvider', () => {
     expect(first).toEqual([a, b, c]);
     expect(consumer.strategies.getContributions()).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
+  });
+
+  it('lets a contribution depend on a service that reads its own point (a backend opening through another kind)', () => {
+    @injectable()
+    class Delegating extends FakeNotebookBackend {
+      public constructor(@inject(NotebookTargetResolver) public readonly resolver: NotebookTargetResolver) {
+        super({
+          id: 'acme.delegating',
+          kind: 'acme.delegating',
+          argument: 'url',
+          identity: { describe: () => 'delegating' },
+          recognizes: () => false,
+          parse: () => ({ kind: 'acme.delegating' }),
+          connect: () => Promise.reject(new CoreError('unsupportedOperation', 'not in this test')),
+        });
+      }
+    }
+    const plugin = definePlugin({
+      id: 'acme.delegating',
+      module: new ContainerModule(({ bind }) => {
+        bind(NotebookBackend).to(Delegating).inSingletonScope();
+      }),
+    });
+    const container = createMcpContainer({ plugins: [plugin] });
+    const resolver = container.get(NotebookTargetResolver);
+    expect(resolver.supportedKinds()).toEqual(['acme.delegating']);
+    expect((resolver.backendFor({ kind: 'acme.delegating' }) as Delegating).resolver).toBe(resolver);
   });
 
   it('resolves a class whose constructor parameters all carry @inject (vitest transform)', () => {

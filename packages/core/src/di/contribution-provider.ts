@@ -4,7 +4,9 @@ import { defineToken } from './define-token.js';
 
 /**
  * The contributions to one point, as a list that is the same array on every call (binding order)
- * and `[]` when nothing is bound. Consumers inject it with `@inject(ContributionProvider)
+ * and `[]` when nothing is bound. Created on the first call, not when the provider is injected (as
+ * Theia's providers are), so a contribution may itself depend on a service that reads its own
+ * point: a notebook backend that opens through another kind's backend injects the resolver. Consumers inject it with `@inject(ContributionProvider)
  * @named(PointToken)` instead of multi-injecting the point directly.
  */
 export interface ContributionProvider<T extends Contribution> {
@@ -21,8 +23,13 @@ export function bindContributionProvider<T extends Contribution>(
   options
     .bind(ContributionProvider)
     .toDynamicValue((context: ResolutionContext): ContributionProvider<Contribution> => {
-      const contributions = Object.freeze(context.getAll(point.token, { optional: true }));
-      return { getContributions: () => contributions };
+      let contributions: readonly Contribution[] | undefined;
+      return {
+        getContributions: () => {
+          contributions ??= Object.freeze(context.getAll(point.token, { optional: true }));
+          return contributions;
+        },
+      };
     })
     .inSingletonScope()
     .whenNamed(point.token);
