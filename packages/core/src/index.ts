@@ -12,8 +12,6 @@ export { contributionPoints } from './composition/contribution-points.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { McpContainerOptions } from './composition/create-plugin-container.js';
 export { createPluginContainer } from './composition/create-plugin-container.js';
-export type { ChildLifecycleContext } from './contributions/child-lifecycle-contribution.js';
-export { ChildLifecycleContribution } from './contributions/child-lifecycle-contribution.js';
 export type {
   BackendConnectContext,
   CreatedNotebook,
@@ -42,8 +40,6 @@ export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protoc
 export { ProtocolEraGate } from './contributions/protocol-era-gate.js';
 export type { RecoveryControl, RecoveryRound } from './contributions/recovery-contribution.js';
 export { RecoveryContribution } from './contributions/recovery-contribution.js';
-export type { RejoinContext, RejoinOutcome } from './contributions/rejoin-strategy.js';
-export { RejoinStrategy } from './contributions/rejoin-strategy.js';
 export type { Contribution, ContributionPoint } from './di/contribution-point.js';
 export { ContributionProvider } from './di/contribution-provider.js';
 export type { Token } from './di/define-token.js';
@@ -182,14 +178,13 @@ export type { SourceFileState } from './ports/source-file-probe.js';
 export { SourceFileProbe } from './ports/source-file-probe.js';
 export type { BoundedRetryRecoveryOptions } from './recovery/bounded-retry-recovery.js';
 export { BoundedRetryRecovery, defaultRecoveryRetrySchedule } from './recovery/bounded-retry-recovery.js';
-export type { RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
+export type { ChildLifecycleContext, RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
 export { RecoveryLoop } from './recovery/recovery-loop.js';
 export type { RetrySchedule } from './recovery/retry-timer.js';
 export { RetryTimer, retryDelay } from './recovery/retry-timer.js';
 export { KeptCredentials, maxKeptCredentials } from './session/kept-credentials.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
-export { type RejoinByOpeningOptions, rejoinByOpening } from './session/rejoin-by-opening.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
 export { RejoinCoordinator } from './session/rejoin-coordinator.js';
 export type { ActivationRequest } from './session/session-activation.js';

@@ -9,7 +9,6 @@ describe('the public surface of @nteract-mcp/core', () => {
     const surface = Object.keys(await import('./index.js')).sort();
     expect(surface).toEqual([
       'BoundedRetryRecovery',
-      'ChildLifecycleContribution',
       'ChildProcessPort',
       'ChildRuntime',
       'ChildToolContribution',
@@ -33,7 +32,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'RecoveryContribution',
       'RecoveryLoop',
       'RejoinCoordinator',
-      'RejoinStrategy',
       'RetryTimer',
       'SecretToken',
       'SessionActivation',
@@ -98,7 +96,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'notebookResourceUriPrefix',
       'readClientIdentity',
       'readSessionReport',
-      'rejoinByOpening',
       'rejoinTargetWithoutCredentials',
       'requestIdKey',
       'retryDelay',

@@ -2,7 +2,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  ChildLifecycleContribution,
   ChildRuntime,
   Clock,
   childExitCodes,
@@ -19,7 +18,6 @@ import {
   NotebookTargetResolver,
   ProtocolAdmission,
   RecoveryContribution,
-  RejoinStrategy,
 } from '@nteract-mcp/core';
 import type { Container } from 'inversify';
 import { childPlugins } from './distribution-plugins.js';
@@ -164,16 +162,14 @@ function runtPlugins(env: NodeJS.ProcessEnv) {
   });
 }
 
-/** What this process loads: its plugins, target kinds, rejoin strategies, protocol eras, lifecycle and recovery contributions. */
+/** What this process loads: its plugins, target kinds (one notebook backend each), protocol eras and recovery contributions. */
 function checkReport(version: string, plugins: readonly McpPlugin[]): Record<string, unknown> {
   const container = createMcpContainer({ plugins });
   return {
     version,
     plugins: plugins.map((plugin) => plugin.id),
     targetKinds: container.get(NotebookTargetResolver).supportedKinds(),
-    rejoinStrategies: container.getAll(RejoinStrategy).map((strategy) => strategy.id),
     protocolEras: container.getAll(ProtocolAdmission).map((admission) => admission.era),
-    lifecycle: container.getAll(ChildLifecycleContribution).map((contribution) => contribution.id),
     recovery: container.getAll(RecoveryContribution).map((contribution) => contribution.id),
   };
 }

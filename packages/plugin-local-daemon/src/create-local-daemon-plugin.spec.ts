@@ -1,4 +1,4 @@
-import { CoreError, NotebookTargetResolver, RejoinStrategy } from '@nteract-mcp/core';
+import { CoreError, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
@@ -51,6 +51,6 @@ describe('the tsup build of @nteract-mcp/plugin-local-daemon', () => {
       plugins: [built.createLocalDaemonPlugin({ env: { RUNTIMED_SOCKET_PATH: '/x/r.sock' } })],
     });
     expect(container.get(built.RuntimedSocketLocator).socketPath()).toBe('/x/r.sock');
-    expect(container.getAll(RejoinStrategy).map((strategy) => strategy.id)).toEqual(['local-daemon.saved-path']);
+    expect(container.get(NotebookTargetResolver).supportedKinds()).toEqual(['local-path', 'notebook-id']);
   });
 });

@@ -1,11 +1,4 @@
-import {
-  DaemonPort,
-  definePlugin,
-  type McpPlugin,
-  NotebookBackend,
-  RecoveryContribution,
-  RejoinStrategy,
-} from '@nteract-mcp/core';
+import { DaemonPort, definePlugin, type McpPlugin, NotebookBackend, RecoveryContribution } from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
@@ -14,7 +7,6 @@ import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
 import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
-import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
 
 /**
  * Notebooks in the local daemon `runtimed`: notebook backends for file paths and notebook UUIDs, daemon
@@ -34,7 +26,6 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(DaemonStarter).toService(RuntimedDaemonPort);
       bind(NotebookBackend).to(LocalPathNotebookBackend).inSingletonScope();
       bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
-      bind(RejoinStrategy).to(SavedPathRejoinStrategy).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();
       bind(RecoveryContribution).toService(DaemonWatchLoop);
     }),

@@ -11,4 +11,3 @@ export { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 export type { RuntimedNotebookHandleOptions } from './runtimed-notebook-handle.js';
 export { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 export { RuntimedSocketLocator } from './runtimed-socket-locator.js';
-export { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';

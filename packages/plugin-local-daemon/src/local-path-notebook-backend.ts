@@ -7,6 +7,7 @@ import {
   type NotebookBackend,
   type NotebookHandle,
   type NotebookTarget,
+  SourceFileProbe,
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
@@ -20,6 +21,14 @@ const identity = firstPartyIdentities['local-path'];
  * Notebook files on this machine (`path`), opened in the local daemon: `~` expanded, resolved
  * against the cwd, canonical when present, and a `.ipynb` file. In a single string (the handoff)
  * it is anything that is neither a UUID nor carries a URI scheme other than `file:`.
+ *
+ * The way back after a loss ({@link LocalPathNotebookBackend.reopen}), the preferred one after a
+ * daemon restart: the saved file must still exist (missing ⇒ `notebookUnavailable`, the session
+ * is dropped; a file that cannot be inspected ⇒ tried again later), unless the target was made for
+ * a file that did not exist yet (`existed: false`, e.g. `--notebook new.ipynb`), which is opened
+ * as connect_notebook opens it, a new empty notebook there. The session is back once the room is
+ * open (its document is whole in the daemon's greeting): its kernel, which a fresh daemon starts
+ * only now, comes up in the background, and the tools that need it wait for it.
  */
 @injectable()
 export class LocalPathNotebookBackend implements NotebookBackend {
@@ -27,8 +36,12 @@ export class LocalPathNotebookBackend implements NotebookBackend {
   public readonly specificationVersion = 'v1';
   public readonly kind = 'local-path';
   public readonly argument = 'path';
+  public readonly rejoinWhen = 'document';
 
-  public constructor(@inject(DaemonPort) private readonly daemon: DaemonPort) {}
+  public constructor(
+    @inject(DaemonPort) private readonly daemon: DaemonPort,
+    @inject(SourceFileProbe) private readonly files: SourceFileProbe,
+  ) {}
 
   public recognizes(raw: string): boolean {
     if (notebookUuidPattern.test(raw.trim())) return false;
@@ -58,5 +71,16 @@ export class LocalPathNotebookBackend implements NotebookBackend {
 
   public connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
     return this.daemon.openNotebook((target as LocalPathTarget).path, { peerLabel: context.peerLabel });
+  }
+
+  public async reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
+    const { path, existed } = target as LocalPathTarget;
+    const source = await this.files.probe(path);
+    // A path given before its file existed: opened as connect_notebook opens it.
+    if (source.kind === 'missing' && !existed) return this.connect(target, context);
+    if (source.kind === 'missing')
+      throw new CoreError('notebookUnavailable', `The saved notebook ${path} no longer exists`);
+    if (source.kind === 'unknown') throw new CoreError('sourceDegraded', `Cannot inspect ${path}: ${source.reason}`);
+    return this.daemon.openNotebook(source.canonicalPath, { peerLabel: context.peerLabel });
   }
 }

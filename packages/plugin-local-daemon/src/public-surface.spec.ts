@@ -16,7 +16,6 @@ describe('the public surface of @nteract-mcp/plugin-local-daemon', () => {
       'RuntimedDaemonPort',
       'RuntimedNotebookHandle',
       'RuntimedSocketLocator',
-      'SavedPathRejoinStrategy',
       'createLocalDaemonPlugin',
       'inspectPathOnDisk',
       'notebookUuidPattern',

@@ -1,44 +1,46 @@
 import { ContainerModule, inject, injectable, named } from 'inversify';
 import { describe, expect, it } from 'vitest';
-import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
 import { NotebookBackend } from '../contributions/notebook-backend.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
-import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
+import { RecoveryContribution } from '../contributions/recovery-contribution.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
 import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
+import { RecoveryLoop } from '../recovery/recovery-loop.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
 import { createMcpContainer } from './create-mcp-container.js';
 import { createPluginContainer } from './create-plugin-container.js';
 
-function strategy(id: string, specificationVersion = 'v1'): RejoinStrategy {
+function recovery(id: string, specificationVersion = 'v1'): RecoveryContribution {
   return {
     id,
     specificationVersion: specificationVersion as 'v1',
-    supports: () => true,
-    rejoin: async (): Promise<RejoinOutcome> => ({ kind: 'retry-later', reason: 'test' }),
+    handles: () => false,
+    start: () => undefined,
+    stop: () => undefined,
+    idle: async () => undefined,
   };
 }
 
-function strategyPlugin(pluginId: string, ...strategies: RejoinStrategy[]): McpPlugin {
+function recoveryPlugin(pluginId: string, ...recoveries: RecoveryContribution[]): McpPlugin {
   return definePlugin({
     id: pluginId,
     module: new ContainerModule(({ bind }) => {
-      for (const item of strategies) bind(RejoinStrategy).toConstantValue(item);
+      for (const item of recoveries) bind(RecoveryContribution).toConstantValue(item);
     }),
   });
 }
 
 @injectable()
-class StrategyConsumer {
+class RecoveryConsumer {
   public constructor(
     @inject(ContributionProvider)
-    @named(RejoinStrategy)
-    public readonly strategies: ContributionProvider<RejoinStrategy>,
+    @named(RecoveryContribution)
+    public readonly recoveries: ContributionProvider<RecoveryContribution>,
     @inject(Clock) public readonly clock: Clock,
   ) {}
 }
@@ -50,16 +52,17 @@ describe(createMcpContainer, () => {
     expect(container.get(Logger)).toBeDefined();
   });
 
-  it('holds the session engine, the recovery loop first among the child lifecycle contributions', () => {
+  it('holds the session engine and the recovery loop the child runtime starts', () => {
     const container = createMcpContainer({ plugins: [] });
     expect(container.get(ChildRuntime)).toBeInstanceOf(ChildRuntime);
     expect(container.get(SessionSlot)).toBe(container.get(SessionSlot));
-    expect(container.getAll(ChildLifecycleContribution).map((item) => item.id)).toEqual(['core.recovery-loop']);
+    expect(container.get(RecoveryLoop)).toBe(container.get(RecoveryLoop));
   });
 
   it('refuses two plugins with the same id, naming the id', () => {
-    const build = () => createMcpContainer({ plugins: [strategyPlugin('acme.rejoin'), strategyPlugin('acme.rejoin')] });
-    expect(build).toThrowError(/Two plugins share the id 'acme\.rejoin'/);
+    const build = () =>
+      createMcpContainer({ plugins: [recoveryPlugin('acme.recovery'), recoveryPlugin('acme.recovery')] });
+    expect(build).toThrowError(/Two plugins share the id 'acme\.recovery'/);
     try {
       build();
     } catch (error) {
@@ -77,9 +80,9 @@ describe(createMcpContainer, () => {
   });
 
   it('refuses a contribution with an unknown specificationVersion, naming point, id and versions', () => {
-    const build = () => createMcpContainer({ plugins: [strategyPlugin('acme.future', strategy('acme.future', 'v9'))] });
+    const build = () => createMcpContainer({ plugins: [recoveryPlugin('acme.future', recovery('acme.future', 'v9'))] });
     expect(build).toThrowError(
-      "RejoinStrategy 'acme.future' declares specificationVersion 'v9'; this core supports 'v1'.",
+      "RecoveryContribution 'acme.future' declares specificationVersion 'v9'; this core supports 'v1'.",
     );
     expect(build).toThrowError(expect.objectContaining({ kind: 'unknownSpecificationVersion' }));
   });
@@ -87,37 +90,37 @@ describe(createMcpContainer, () => {
   it('refuses two contributions with the same id to one point, across plugins', () => {
     const build = () =>
       createMcpContainer({
-        plugins: [strategyPlugin('acme.one', strategy('acme.same')), strategyPlugin('acme.two', strategy('acme.same'))],
+        plugins: [recoveryPlugin('acme.one', recovery('acme.same')), recoveryPlugin('acme.two', recovery('acme.same'))],
       });
     expect(build).toThrowError(expect.objectContaining({ kind: 'duplicateContributionId' }));
   });
 
   it('refuses a contribution without an id', () => {
-    const build = () => createMcpContainer({ plugins: [strategyPlugin('acme.bad', strategy(''))] });
+    const build = () => createMcpContainer({ plugins: [recoveryPlugin('acme.bad', recovery(''))] });
     expect(build).toThrowError(expect.objectContaining({ kind: 'invalidContribution' }));
   });
 
   it('reports a contribution that cannot be created, naming the point', () => {
     @injectable()
-    class NeedsDaemon implements RejoinStrategy {
+    class NeedsDaemon implements RecoveryContribution {
       public readonly id = 'acme.needs';
       public readonly specificationVersion = 'v1';
       public constructor(@inject(Symbol.for('@nteract-mcp/test/Unbound')) public readonly dep: unknown) {}
-      public supports(): boolean {
+      public handles(): boolean {
         return false;
       }
-      public rejoin(): Promise<RejoinOutcome> {
-        return Promise.resolve({ kind: 'retry-later', reason: 'never' });
-      }
+      public start(): void {}
+      public stop(): void {}
+      public async idle(): Promise<void> {}
     }
     const plugin = definePlugin({
       id: 'acme.needs',
       module: new ContainerModule(({ bind }) => {
-        bind(RejoinStrategy).to(NeedsDaemon);
+        bind(RecoveryContribution).to(NeedsDaemon);
       }),
     });
     expect(() => createMcpContainer({ plugins: [plugin] })).toThrowError(
-      /^RejoinStrategy: a contribution could not be created/,
+      /^RecoveryContribution: a contribution could not be created/,
     );
   });
 });
@@ -125,17 +128,17 @@ describe(createMcpContainer, () => {
 describe(ContributionProvider.description ?? 'ContributionProvider', () => {
   it('gives [] when nothing is contributed', () => {
     const consumer = resolveConsumer([]);
-    expect(consumer.strategies.getContributions()).toEqual([]);
+    expect(consumer.recoveries.getContributions()).toEqual([]);
   });
 
   it('gives the contributions in plugin order, as the same frozen array on every call', () => {
-    const a = strategy('acme.a');
-    const b = strategy('acme.b');
-    const c = strategy('acme.c');
-    const consumer = resolveConsumer([strategyPlugin('acme.first', a, b), strategyPlugin('acme.second', c)]);
-    const first = consumer.strategies.getContributions();
+    const a = recovery('acme.a');
+    const b = recovery('acme.b');
+    const c = recovery('acme.c');
+    const consumer = resolveConsumer([recoveryPlugin('acme.first', a, b), recoveryPlugin('acme.second', c)]);
+    const first = consumer.recoveries.getContributions();
     expect(first).toEqual([a, b, c]);
-    expect(consumer.strategies.getContributions()).toBe(first);
+    expect(consumer.recoveries.getContributions()).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
   });
 
@@ -174,25 +177,25 @@ describe(ContributionProvider.description ?? 'ContributionProvider', () => {
   });
 });
 
-function resolveConsumer(plugins: readonly McpPlugin[]): StrategyConsumer {
+function resolveConsumer(plugins: readonly McpPlugin[]): RecoveryConsumer {
   const container = createMcpContainer({ plugins });
-  container.bind(StrategyConsumer).toSelf();
-  return container.get(StrategyConsumer);
+  container.bind(RecoveryConsumer).toSelf();
+  return container.get(RecoveryConsumer);
 }
 
 describe(createPluginContainer, () => {
   it('holds the generic ports and the plugins, without the session engine', () => {
-    const container = createPluginContainer({ plugins: [strategyPlugin('acme.rejoin', strategy('acme.a'))] });
+    const container = createPluginContainer({ plugins: [recoveryPlugin('acme.recovery', recovery('acme.a'))] });
     expect(typeof container.get(Clock).now()).toBe('number');
-    expect(container.getAll(RejoinStrategy).map((item) => item.id)).toEqual(['acme.a']);
+    expect(container.getAll(RecoveryContribution).map((item) => item.id)).toEqual(['acme.a']);
     expect(container.isBound(ChildRuntime)).toBe(false);
     expect(container.isBound(SessionSlot)).toBe(false);
-    expect(container.isBound(ChildLifecycleContribution)).toBe(false);
+    expect(container.isBound(RecoveryLoop)).toBe(false);
   });
 
   it('validates as createMcpContainer does', () => {
-    expect(() => createPluginContainer({ plugins: [strategyPlugin('acme.rejoin', strategy('a', 'v9'))] })).toThrowError(
-      expect.objectContaining({ kind: 'unknownSpecificationVersion' }),
-    );
+    expect(() =>
+      createPluginContainer({ plugins: [recoveryPlugin('acme.recovery', recovery('a', 'v9'))] }),
+    ).toThrowError(expect.objectContaining({ kind: 'unknownSpecificationVersion' }));
   });
 });

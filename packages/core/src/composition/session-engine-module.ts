@@ -1,5 +1,4 @@
 import { ContainerModule } from 'inversify';
-import { ChildLifecycleContribution } from '../contributions/child-lifecycle-contribution.js';
 import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { SessionCredentials } from '../ports/session-credentials.js';
 import { RecoveryLoop } from '../recovery/recovery-loop.js';
@@ -11,7 +10,7 @@ import { SessionSlot } from '../session/session-slot.js';
 
 /**
  * The child's session engine: the session slot and its activations, the rejoin coordinator and
- * recovery state, the recovery loop as the first child lifecycle contribution, the child runtime,
+ * recovery state, the recovery loop, the child runtime,
  * and the in-memory {@link KeptCredentials} as the session credentials. Loaded right after
  * `createCoreModule`, before any plugin, by `createMcpContainer`.
  */
@@ -23,9 +22,7 @@ export function createSessionEngineModule(): ContainerModule {
     options.bind(SessionRecoveryState).toSelf().inSingletonScope();
     options.bind(KeptCredentials).toSelf().inSingletonScope();
     options.bind(SessionCredentials).toService(KeptCredentials);
-    // Core's own lifecycle contribution, bound before the plugins' so it starts first.
     options.bind(RecoveryLoop).toSelf().inSingletonScope();
-    options.bind(ChildLifecycleContribution).toService(RecoveryLoop);
     options.bind(ChildRuntime).toSelf().inSingletonScope();
   });
 }

@@ -9,7 +9,6 @@ import {
   type NotebookTarget,
 } from '../notebook-target/notebook-target.js';
 import { sessionRecoveryTarget } from '../session/notebook-session.js';
-import { rejoinByOpening } from '../session/rejoin-by-opening.js';
 import { RejoinCoordinator } from '../session/rejoin-coordinator.js';
 import { noSessionMessage } from '../session/session-drop-info.js';
 import { createTestContainer } from '../testing/create-test-container.js';
@@ -23,7 +22,6 @@ import {
 } from '../testing/start-child-server-test-harness.js';
 import { NotebookBackend } from './notebook-backend.js';
 import { NotebookTargetResolver } from './notebook-target-resolver.js';
-import { RejoinStrategy } from './rejoin-strategy.js';
 
 /** A third party's kind, as a plugin would define it: `shelf:<name>` notebooks, a field core never reads. */
 interface ShelfTarget {
@@ -53,20 +51,11 @@ function shelfBackend(daemon: () => FakeDaemonPort | undefined, overrides: Parti
   });
 }
 
-function shelfPlugin(backend: FakeNotebookBackend, strategy = true) {
+function shelfPlugin(backend: FakeNotebookBackend) {
   return definePlugin({
     id: 'acme.shelf',
     module: new ContainerModule(({ bind }) => {
       bind(NotebookBackend).toConstantValue(backend);
-      if (strategy) {
-        bind(RejoinStrategy).toConstantValue({
-          id: 'acme.shelf-rejoin',
-          specificationVersion: 'v1',
-          supports: (target: NotebookTarget) => target.kind === 'acme.shelf',
-          rejoin: (target: NotebookTarget, context) =>
-            rejoinByOpening(() => resolverOf().reopen(target, context), context.signal),
-        } satisfies RejoinStrategy);
-      }
     }),
   });
 }
@@ -114,12 +103,7 @@ describe('the NotebookBackend contribution point', () => {
 
     const badKind = thrown(() =>
       createTestContainer({
-        plugins: [
-          shelfPlugin(
-            shelfBackend(() => undefined, { kind: 'shelf' as 'acme.shelf' }),
-            false,
-          ),
-        ],
+        plugins: [shelfPlugin(shelfBackend(() => undefined, { kind: 'shelf' as 'acme.shelf' }))],
       }).build(),
     );
     expect(badKind.kind).toBe('invalidContribution');
@@ -127,12 +111,7 @@ describe('the NotebookBackend contribution point', () => {
 
     const badArgument = thrown(() =>
       createTestContainer({
-        plugins: [
-          shelfPlugin(
-            shelfBackend(() => undefined, { argument: 'shelf' as 'url' }),
-            false,
-          ),
-        ],
+        plugins: [shelfPlugin(shelfBackend(() => undefined, { argument: 'shelf' as 'url' }))],
       }).build(),
     );
     expect(badArgument.message).toContain("argument 'shelf' is not one of path, notebook_id, url");
@@ -140,12 +119,7 @@ describe('the NotebookBackend contribution point', () => {
 
   it('refuses an unknown kind clearly, naming what the server opens but never the raw string', () => {
     const resolver = createTestContainer({
-      plugins: [
-        shelfPlugin(
-          shelfBackend(() => undefined),
-          false,
-        ),
-      ],
+      plugins: [shelfPlugin(shelfBackend(() => undefined))],
     })
       .build()
       .get(NotebookTargetResolver);
@@ -168,12 +142,7 @@ describe('the NotebookBackend contribution point', () => {
 
   it('ties parsed targets to their backend: describe, identity and the round trip through the single-string form', () => {
     const resolver = createTestContainer({
-      plugins: [
-        shelfPlugin(
-          shelfBackend(() => undefined),
-          false,
-        ),
-      ],
+      plugins: [shelfPlugin(shelfBackend(() => undefined))],
     })
       .build()
       .get(NotebookTargetResolver);
@@ -187,7 +156,7 @@ describe('the NotebookBackend contribution point', () => {
     expect(resolver.supportedKinds()).toEqual(['acme.shelf']);
   });
 
-  it('connects a third-party kind through connect_notebook of the child server, reports it, and rejoins it with its strategy', async () => {
+  it('connects a third-party kind through connect_notebook of the child server, reports it, and rejoins it through the backend alone', async () => {
     const backend = shelfBackend(() => harness?.daemon);
     harness = await startChildServerTestHarness({ plugins: [shelfPlugin(backend)] });
     const h = harness;
@@ -208,7 +177,7 @@ describe('the NotebookBackend contribution point', () => {
     expect((await h.callJson('session_status')).active).toMatchObject({ target: 'shelf:maths', origin: 'connect' });
     expect((await h.callJson('create_cell', { source: 'x = 1' })).cell_id).toBe('cell-1');
 
-    // Lost, as a daemon restart would: the reconnect hint uses the kind's argument; the strategy brings it back.
+    // Lost, as a daemon restart would: the reconnect hint uses the kind's argument; core brings it back through the backend.
     h.slot.removeWhere(() => true, 'test: the daemon went away');
     expect(noSessionMessage(h.slot.lastDrop)).toContain('connect_notebook(notebook_id=');
     const rejoined = await h.container.get(RejoinCoordinator).rejoin(active.target, { peerLabel: 'test' });

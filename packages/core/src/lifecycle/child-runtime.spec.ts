@@ -1,38 +1,29 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
-import { ContainerModule } from 'inversify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createChildMcpServer } from '../child-server/create-child-mcp-server.js';
-import {
-  type ChildLifecycleContext,
-  ChildLifecycleContribution,
-} from '../contributions/child-lifecycle-contribution.js';
-import { definePlugin } from '../di/mcp-plugin.js';
 import type { ChildHandoff } from '../handoff/handoff-contract.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
+import { type ChildLifecycleContext, RecoveryLoop } from '../recovery/recovery-loop.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { createTestContainer } from '../testing/create-test-container.js';
 import { fakeInitializeEraPlugin } from '../testing/fake-initialize-era.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { ChildRuntime, defaultStartupWaitMs } from './child-runtime.js';
 
-/** Records its start and stop in a shared journal; its start work ends when `finishStart` is called. */
-class RecordingContribution implements ChildLifecycleContribution {
-  public readonly specificationVersion = 'v1';
+/** Stands in for the recovery loop: records its start and stop; its start work ends when `finishStart` is called. */
+class RecordingRecoveryLoop {
   public context: ChildLifecycleContext | undefined;
+  public readonly journal: string[] = [];
   #finish: (() => void) | undefined;
 
-  public constructor(
-    public readonly id: string,
-    private readonly journal: string[],
-    private readonly slowStart = false,
-  ) {}
+  public constructor(private readonly slowStart = false) {}
 
   public onStart(context: ChildLifecycleContext): Promise<void> | undefined {
     this.context = context;
-    this.journal.push(`start ${this.id}`);
+    this.journal.push('start');
     if (!this.slowStart) return undefined;
     return new Promise((resolve) => {
       this.#finish = resolve;
@@ -44,7 +35,7 @@ class RecordingContribution implements ChildLifecycleContribution {
   }
 
   public onStop(): void {
-    this.journal.push(`stop ${this.id}`);
+    this.journal.push('stop');
   }
 }
 
@@ -54,18 +45,11 @@ afterEach(async () => {
 });
 
 function setup(options: { handoff?: ChildHandoff; slowStart?: boolean } = {}) {
-  const journal: string[] = [];
-  const first = new RecordingContribution('test.first', journal, options.slowStart);
-  const second = new RecordingContribution('test.second', journal);
-  const plugin = definePlugin({
-    id: 'test.lifecycle',
-    module: new ContainerModule(({ bind }) => {
-      bind(ChildLifecycleContribution).toConstantValue(first);
-      bind(ChildLifecycleContribution).toConstantValue(second);
-    }),
-  });
+  const loop = new RecordingRecoveryLoop(options.slowStart);
+  const { journal } = loop;
   const clock = new ManualClock();
-  const container = createTestContainer({ plugins: [fakeInitializeEraPlugin(), plugin] })
+  const container = createTestContainer({ plugins: [fakeInitializeEraPlugin()] })
+    .override(RecoveryLoop, loop as unknown as RecoveryLoop)
     .override(Clock, clock)
     .override(Logger, new RecordingLogger())
     .build();
@@ -86,42 +70,36 @@ function setup(options: { handoff?: ChildHandoff; slowStart?: boolean } = {}) {
     return client;
   };
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { journal, first, second, clock, container, runtime, exit, connectClient, serving: () => serving, settle };
+  return { journal, loop, clock, container, runtime, exit, connectClient, serving: () => serving, settle };
 }
 
 describe(ChildRuntime, () => {
-  it('without a handoff, starts the contributions in order once the client initialized; stops them in reverse', async () => {
+  it('without a handoff, starts the recovery loop once the client initialized; stops it on stop', async () => {
     const t = setup();
     await t.settle();
     expect(t.journal).toEqual([]);
     expect(t.serving()).toBe(true);
     await t.connectClient();
-    await expect.poll(() => t.journal).toEqual(['start test.first', 'start test.second']);
-    // Core's recovery loop is the first contribution, so it starts before every plugin's.
-    expect(t.container.getAll(ChildLifecycleContribution).map((contribution) => contribution.id)).toEqual([
-      'core.recovery-loop',
-      'test.first',
-      'test.second',
-    ]);
-    expect(t.first.context?.peerLabel()).toBe('Claude Code agent:claude-code:feedc0de');
+    await expect.poll(() => t.journal).toEqual(['start']);
+    expect(t.loop.context?.peerLabel()).toBe('Claude Code agent:claude-code:feedc0de');
     await t.runtime.stop(0, 'test');
-    expect(t.journal.slice(2)).toEqual(['stop test.second', 'stop test.first']);
+    expect(t.journal).toEqual(['start', 'stop']);
     await expect(t.exit).resolves.toBe(0);
   });
 
   it('with a handoff, serves once the start-up work is over, using the proxy’s label until the client initializes', async () => {
     const t = setup({ handoff: { rejoinNotebook: '/n/a.ipynb', peerLabel: 'Proxy label' }, slowStart: true });
     await t.settle();
-    expect(t.journal).toEqual(['start test.first', 'start test.second']);
-    expect(t.first.context?.handoff.rejoinNotebook).toBe('/n/a.ipynb');
-    expect(t.first.context?.peerLabel()).toBe('Proxy label');
+    expect(t.journal).toEqual(['start']);
+    expect(t.loop.context?.handoff.rejoinNotebook).toBe('/n/a.ipynb');
+    expect(t.loop.context?.peerLabel()).toBe('Proxy label');
     expect(t.serving()).toBe(false);
-    t.first.finishStart();
+    t.loop.finishStart();
     await expect.poll(() => t.serving()).toBe(true);
     await t.connectClient();
-    expect(t.first.context?.peerLabel()).toBe('Claude Code agent:claude-code:feedc0de');
+    expect(t.loop.context?.peerLabel()).toBe('Claude Code agent:claude-code:feedc0de');
     // Starting happened once: the client's initialize does not start them again.
-    expect(t.journal).toEqual(['start test.first', 'start test.second']);
+    expect(t.journal).toEqual(['start']);
   });
 
   it('serves anyway once the bounded wait on the clock is over', async () => {
@@ -133,7 +111,7 @@ describe(ChildRuntime, () => {
     await expect.poll(() => t.serving()).toBe(true);
   });
 
-  it('stops with the code a contribution asks for, once, closing the peer of every session', async () => {
+  it('stops with the code the loop asks for, once, closing the peer of every session', async () => {
     const t = setup({ handoff: { rejoinNotebook: '/n/a.ipynb' } });
     await t.settle();
     const activation = t.container.get(SessionActivation);
@@ -146,10 +124,10 @@ describe(ChildRuntime, () => {
         connect: async () => handle,
       });
     }
-    t.first.context?.requestExit(75, 'daemon version changed');
-    t.first.context?.requestExit(1, 'too late');
+    t.loop.context?.requestExit(75, 'daemon version changed');
+    t.loop.context?.requestExit(1, 'too late');
     await expect(t.exit).resolves.toBe(75);
     expect(handles.map((handle) => handle.isClosed)).toEqual([true, true]);
-    expect(t.journal).toEqual(['start test.first', 'start test.second', 'stop test.second', 'stop test.first']);
+    expect(t.journal).toEqual(['start', 'stop']);
   });
 });

@@ -1,17 +1,13 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { inject, injectable, named } from 'inversify';
+import { inject, injectable } from 'inversify';
 import type { ChildMcpServer } from '../child-server/create-child-mcp-server.js';
-import {
-  type ChildLifecycleContext,
-  ChildLifecycleContribution,
-} from '../contributions/child-lifecycle-contribution.js';
-import { ContributionProvider } from '../di/contribution-provider.js';
 import type { ChildHandoff } from '../handoff/handoff-contract.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
+import { type ChildLifecycleContext, RecoveryLoop } from '../recovery/recovery-loop.js';
 import { SessionSlot } from '../session/session-slot.js';
 
-/** How long the child waits for its lifecycle contributions (the handoff rejoin) before it serves anyway. */
+/** How long the child waits for the start-up work (the handoff rejoin) before it serves anyway. */
 export const defaultStartupWaitMs = 15_000;
 
 export interface ChildRuntimeOptions {
@@ -28,31 +24,28 @@ export interface ChildRuntimeOptions {
 }
 
 /**
- * Runs the child process's lifecycle around its MCP server: starts every
- * {@link ChildLifecycleContribution} in order (core's recovery loop first), serves, and on stop
- * stops them in reverse order, closes the server and the peers of every session.
+ * Runs the child process's lifecycle around its MCP server: starts the {@link RecoveryLoop},
+ * serves, and on stop stops the loop, closes the server and the peers of every session.
  *
- * Start-up: with a handoff (a restart by the proxy) the contributions start before the child
- * serves, and the transport connects once their `onStart` promises settled or
+ * Start-up: with a handoff (a restart by the proxy) the loop starts before the child serves, and
+ * the transport connects once its first attempt settled or
  * `startupWaitMs` passed on the {@link Clock} (so the first call after a restart finds the notebook
- * installed, and still comes when the rejoin fails). Without one they start when the client has
+ * installed, and still comes when the rejoin fails). Without one it starts when the client has
  * initialized, so an invalid first request starts no daemon or recovery work.
  *
  * Guarantees: {@link ChildRuntime.run} resolves exactly once, with the code of the first stop
- * (0 when the transport closes, the code a contribution asked for, 1 when the transport fails);
- * contributions start at most once and only started ones are stopped; nothing goes to stdout.
+ * (0 when the transport closes, the code the loop asked for, 1 when the transport fails); the
+ * loop starts at most once and is stopped only when started; nothing goes to stdout.
  */
 @injectable()
 export class ChildRuntime {
-  #started: ChildLifecycleContribution[] | undefined;
+  #started = false;
   #stopping: Promise<void> | undefined;
   #finish: ((code: number) => void) | undefined;
   #child: ChildMcpServer | undefined;
 
   public constructor(
-    @inject(ContributionProvider)
-    @named(ChildLifecycleContribution)
-    private readonly lifecycle: ContributionProvider<ChildLifecycleContribution>,
+    @inject(RecoveryLoop) private readonly recoveryLoop: RecoveryLoop,
     @inject(SessionSlot) private readonly slot: SessionSlot,
     @inject(Clock) private readonly clock: Clock,
     @inject(Logger) private readonly logger: Logger,
@@ -72,11 +65,11 @@ export class ChildRuntime {
     const exited = new Promise<number>((resolve) => {
       this.#finish = resolve;
     });
-    child.server.oninitialized = () => void this.startContributions(context);
+    child.server.oninitialized = () => void this.startRecovery(context);
     child.server.onclose = () => void this.stop(0, 'the MCP transport closed');
     const ready =
       handoff.rejoinNotebook !== undefined
-        ? this.within(this.startContributions(context), options.startupWaitMs ?? defaultStartupWaitMs)
+        ? this.within(this.startRecovery(context), options.startupWaitMs ?? defaultStartupWaitMs)
         : Promise.resolve();
     void ready
       .then(() => (this.#stopping ? undefined : child.connect(options.transport)))
@@ -88,18 +81,18 @@ export class ChildRuntime {
   }
 
   /**
-   * Stops once (later calls wait for the first): the contributions in reverse order, the server,
+   * Stops once (later calls wait for the first): the recovery loop, the server,
    * then the peers of every session; {@link ChildRuntime.run} then resolves with `code`.
    */
   public stop(code: number, why: string): Promise<void> {
     if (this.#stopping) return this.#stopping;
     this.logger.info('child stopping', { code, why });
     this.#stopping = (async () => {
-      for (const contribution of [...(this.#started ?? [])].reverse()) {
+      if (this.#started) {
         try {
-          await contribution.onStop();
+          this.recoveryLoop.onStop();
         } catch (error) {
-          this.logger.warn('a lifecycle contribution failed to stop', { contribution: contribution.id, error });
+          this.logger.warn('the recovery loop failed to stop', { error });
         }
       }
       await this.#child?.close().catch(() => undefined);
@@ -109,26 +102,22 @@ export class ChildRuntime {
     return this.#stopping;
   }
 
-  /** Starts every contribution once, in order; resolves when all their start promises settled. */
-  private startContributions(context: ChildLifecycleContext): Promise<void> {
+  /** Starts the recovery loop once; resolves when its start-up work (the handoff rejoin) settled. */
+  private startRecovery(context: ChildLifecycleContext): Promise<void> {
     if (this.#started || this.#stopping) return Promise.resolve();
-    const started: ChildLifecycleContribution[] = [];
-    this.#started = started;
-    const ready: Promise<unknown>[] = [];
-    for (const contribution of this.lifecycle.getContributions()) {
-      started.push(contribution);
-      try {
-        const result = contribution.onStart(context);
-        if (result) ready.push(result.catch((error: unknown) => this.failedStart(contribution, error)));
-      } catch (error) {
-        this.failedStart(contribution, error);
-      }
+    this.#started = true;
+    try {
+      return (this.recoveryLoop.onStart(context) ?? Promise.resolve()).catch((error: unknown) =>
+        this.failedStart(error),
+      );
+    } catch (error) {
+      this.failedStart(error);
+      return Promise.resolve();
     }
-    return Promise.all(ready).then(() => undefined);
   }
 
-  private failedStart(contribution: ChildLifecycleContribution, error: unknown): void {
-    this.logger.error('a lifecycle contribution failed to start', { contribution: contribution.id, error });
+  private failedStart(error: unknown): void {
+    this.logger.error('the recovery loop failed to start', { error });
   }
 
   /** `work`, or nothing after `ms` on the clock, whichever comes first. */

@@ -1,17 +1,19 @@
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { ContainerModule } from 'inversify';
 import { describe, expect, it } from 'vitest';
+import { NotebookBackend } from '../contributions/notebook-backend.js';
 import { RecoveryContribution, type RecoveryControl } from '../contributions/recovery-contribution.js';
-import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
 import { definePlugin } from '../di/mcp-plugin.js';
+import { CoreError } from '../errors/core-error.js';
 import { childExitCodes } from '../handoff/handoff-contract.js';
-import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import { firstPartyIdentities, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { createTestContainer } from '../testing/create-test-container.js';
+import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { type RecoveryHandoff, RecoveryLoop } from './recovery-loop.js';
 
@@ -41,33 +43,53 @@ class ManualRecovery implements RecoveryContribution {
   public async idle(): Promise<void> {}
 }
 
-/** Answers every rejoin with the outcome `answer` gives for its target; records the targets in order. */
-class ScriptedStrategy implements RejoinStrategy {
-  public readonly id = 'test.scripted';
-  public readonly specificationVersion = 'v1';
+/** What a scripted reopen does: connect, or fail for now (`retry-later`) or for good (`evicted`). */
+type ScriptedAnswer = 'connect' | { readonly kind: 'retry-later' | 'evicted'; readonly reason: string };
+
+/**
+ * Notebook backends of the given kinds (local paths and notebook ids unless told otherwise) whose
+ * `reopen` answers as `answer` says for its target; records the targets tried, in order.
+ */
+class ScriptedBackends {
   public readonly tried: NotebookTarget[] = [];
   public readonly handles: FakeNotebookHandle[] = [];
 
-  /** Every kind but hosted URLs and `acme.*` kinds, unless told otherwise. */
   public constructor(
-    private readonly answer: (target: NotebookTarget) => 'connect' | RejoinOutcome,
-    private readonly kinds: (kind: string) => boolean = (kind) => kind !== 'hosted-url',
+    private readonly answer: (target: NotebookTarget) => ScriptedAnswer,
+    private readonly kinds: readonly ('local-path' | 'notebook-id' | 'hosted-url')[] = ['local-path', 'notebook-id'],
   ) {}
 
-  public supports(target: NotebookTarget): boolean {
-    return this.kinds(target.kind);
+  public backends(): FakeNotebookBackend[] {
+    const arguments_ = { 'local-path': 'path', 'notebook-id': 'notebook_id', 'hosted-url': 'url' } as const;
+    return this.kinds.map(
+      (kind) =>
+        new FakeNotebookBackend({
+          id: `test.${kind}`,
+          kind,
+          argument: arguments_[kind],
+          identity: firstPartyIdentities[kind],
+          recognizes: () => false,
+          parse: () => {
+            throw new CoreError('invalidTarget', 'not parsed in this test');
+          },
+          connect: (target) => this.reopen(target),
+          reopen: (target) => this.reopen(target),
+        }),
+    );
   }
 
-  public async rejoin(target: NotebookTarget): Promise<RejoinOutcome> {
+  private async reopen(target: NotebookTarget): Promise<FakeNotebookHandle> {
     this.tried.push(target);
     const answer = this.answer(target);
-    if (answer !== 'connect') return answer;
+    if (answer !== 'connect') {
+      throw new CoreError(answer.kind === 'evicted' ? 'notebookUnavailable' : 'daemonUnavailable', answer.reason);
+    }
     const handle = new FakeNotebookHandle({
       notebookId: target.kind === 'notebook-id' ? target.notebookId : `nb-${this.handles.length + 1}`,
       notebookPath: target.kind === 'local-path' ? target.path : undefined,
     });
     this.handles.push(handle);
-    return { kind: 'connected', handle };
+    return handle;
   }
 }
 
@@ -78,17 +100,21 @@ function setup(
   options: {
     handoff?: RecoveryHandoff;
     contributions?: ManualRecovery[];
-    answer?: (target: NotebookTarget) => 'connect' | RejoinOutcome;
-    strategyKinds?: (kind: string) => boolean;
+    answer?: (target: NotebookTarget) => ScriptedAnswer;
+    /** Whether hosted URLs have a backend too (standing for a kind no recovery contribution handles). */
+    hostedBackend?: boolean;
   } = {},
 ) {
   const contributions = options.contributions ?? [new ManualRecovery('test.local', ['local-path', 'notebook-id'])];
-  const strategy = new ScriptedStrategy(options.answer ?? (() => 'connect'), options.strategyKinds);
+  const rejoins = new ScriptedBackends(
+    options.answer ?? (() => 'connect'),
+    options.hostedBackend ? ['local-path', 'notebook-id', 'hosted-url'] : undefined,
+  );
   const plugin = definePlugin({
     id: 'test.recovery',
     module: new ContainerModule(({ bind }) => {
       for (const contribution of contributions) bind(RecoveryContribution).toConstantValue(contribution);
-      bind(RejoinStrategy).toConstantValue(strategy);
+      for (const backend of rejoins.backends()) bind(NotebookBackend).toConstantValue(backend);
     }),
   });
   const clock = new ManualClock();
@@ -110,7 +136,7 @@ function setup(
     if (!contribution?.control) throw new Error('not started');
     return contribution.control;
   };
-  return { loop, slot, recovery, strategy, exits, control, contributions, container, clock };
+  return { loop, slot, recovery, rejoins, exits, control, contributions, container, clock };
 }
 
 describe(RecoveryLoop, () => {
@@ -139,7 +165,7 @@ describe(RecoveryLoop, () => {
     expect(nobody.control().pending()).toBeUndefined();
   });
 
-  it("brings back a kind with a rejoin strategy but no recovery of its own by core's bounded retry: at once, then on the clock, then gives up", async () => {
+  it("brings back a kind with a backend but no recovery of its own by core's bounded retry: at once, then on the clock, then gives up", async () => {
     // Hosted here stands for any kind no contribution handles (the test contributes local recovery only).
     const archived: NotebookTarget = {
       kind: 'hosted-url',
@@ -151,23 +177,23 @@ describe(RecoveryLoop, () => {
     let refusals = 3;
     const t = setup({
       handoff: { requested: archived.url, target: archived },
-      strategyKinds: () => true,
+      hostedBackend: true,
       answer: () => (refusals-- > 0 ? { kind: 'retry-later', reason: 'archive offline' } : 'connect'),
     });
     await t.loop.idle();
-    expect(t.strategy.tried).toHaveLength(1);
+    expect(t.rejoins.tried).toHaveLength(1);
     expect(t.recovery.rejoin?.outcome).toBe('pending');
     for (const wait of [1_000, 2_000, 4_000]) {
       await t.clock.advance(wait);
       await t.loop.idle();
     }
-    expect(t.strategy.tried).toHaveLength(4);
+    expect(t.rejoins.tried).toHaveLength(4);
     expect(t.recovery.rejoin?.outcome).toBe('rejoined');
     expect(t.slot.active?.origin).toBe('rejoin');
 
     const never = setup({
       handoff: { requested: archived.url, target: archived },
-      strategyKinds: () => true,
+      hostedBackend: true,
       answer: () => ({ kind: 'retry-later', reason: 'archive offline' }),
     });
     for (let round = 0; round < 12; round++) {
@@ -175,7 +201,7 @@ describe(RecoveryLoop, () => {
       await never.clock.advance(30_000);
     }
     await never.loop.idle();
-    expect(never.strategy.tried).toHaveLength(10);
+    expect(never.rejoins.tried).toHaveLength(10);
     expect(never.recovery.rejoin).toMatchObject({ outcome: 'failed' });
     expect(never.recovery.rejoin?.reason).toMatch(
       /after 10 attempts \(last: archive offline\)\. Call connect_notebook/,
@@ -188,7 +214,7 @@ describe(RecoveryLoop, () => {
     expect(t.control().pending()).toEqual(byId);
     expect(t.recovery.report().target).toBe(byId.notebookId);
     expect(await t.control().recover()).toEqual({ kind: 'settled' });
-    expect(t.strategy.tried).toEqual([byId]);
+    expect(t.rejoins.tried).toEqual([byId]);
     expect(t.slot.active?.origin).toBe('rejoin');
     expect(t.recovery.rejoin?.outcome).toBe('rejoined');
     // A published handoff ends every waiting recovery.
@@ -202,7 +228,7 @@ describe(RecoveryLoop, () => {
     });
     t.control().preserve(saved);
     await t.control().recover();
-    expect(t.strategy.tried).toEqual([byId, saved]);
+    expect(t.rejoins.tried).toEqual([byId, saved]);
     expect(t.slot.active?.handle.notebookPath).toBe('/n/a.ipynb');
     expect(t.recovery.rejoin?.outcome).toBe('failed');
   });
@@ -215,7 +241,7 @@ describe(RecoveryLoop, () => {
       reason: 'the daemon changed while rejoining',
     });
     expect(t.slot.active).toBeUndefined();
-    expect(t.strategy.handles[0]?.isClosed).toBe(true);
+    expect(t.rejoins.handles[0]?.isClosed).toBe(true);
     expect(t.control().pending()).toEqual(saved);
     expect(t.recovery.isRecovering).toBe(true);
     t.control().setAttempting(false);
@@ -228,7 +254,7 @@ describe(RecoveryLoop, () => {
     expect(cancelled.recovery.rejoin?.outcome).toBe('failed');
     expect(cancelled.recovery.report().target).toBeNull();
     expect(await cancelled.control().recover()).toEqual({ kind: 'idle' });
-    expect(cancelled.strategy.tried).toEqual([]);
+    expect(cancelled.rejoins.tried).toEqual([]);
 
     const superseded = setup({ handoff: { requested: saved.path, target: saved } });
     await superseded.container.get(SessionActivation).activate({

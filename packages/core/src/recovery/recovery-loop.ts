@@ -1,8 +1,4 @@
 import { inject, injectable, named } from 'inversify';
-import type {
-  ChildLifecycleContext,
-  ChildLifecycleContribution,
-} from '../contributions/child-lifecycle-contribution.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import {
   RecoveryContribution,
@@ -11,7 +7,7 @@ import {
 } from '../contributions/recovery-contribution.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { CoreError } from '../errors/core-error.js';
-import { childExitCodes, rejoinTargetWithoutCredentials } from '../handoff/handoff-contract.js';
+import { type ChildHandoff, childExitCodes, rejoinTargetWithoutCredentials } from '../handoff/handoff-contract.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
@@ -42,6 +38,18 @@ export interface RecoveryLoopOptions {
   readonly exit: (code: number, why: string) => void;
 }
 
+/** What the child runtime gives the recovery loop when it starts it. */
+export interface ChildLifecycleContext {
+  /** What the proxy handed over in the environment (`handoffFromEnvironment`). */
+  readonly handoff: ChildHandoff;
+  /** The child's working directory; a relative handoff path resolves against it. */
+  readonly cwd: string;
+  /** The label for connections the child makes on its own: the client's once it initialized, else the proxy's. */
+  peerLabel(): string;
+  /** Stops the child with `code` (the first request wins; later ones are ignored). */
+  requestExit(code: number, why: string): void;
+}
+
 /** A target to bring back, valid only under the intent epoch it was recorded in. */
 interface PendingRecovery {
   readonly target: NotebookTarget;
@@ -52,8 +60,7 @@ interface PendingRecovery {
  * The child's recovery loop, the part every backend shares: the handoff first (the target the
  * proxy handed over at start), then the preserved target of a removed active session, each
  * brought back through the {@link RejoinCoordinator} by the first {@link RecoveryContribution}
- * that handles it (core's own bounded retry when none does but a rejoin strategy supports the
- * target); the exit with {@link childExitCodes}.upgradeHandoff when a contribution sees
+ * that handles it (core's own bounded retry when none does but a backend of its kind is loaded); the exit with {@link childExitCodes}.upgradeHandoff when a contribution sees
  * the daemon's version change. What wakes an attempt, and the checks only a backend can make,
  * are the contributions' (daemon events and incarnation reconciliation for the local daemon, a
  * bounded retry timer for hosted servers).
@@ -62,13 +69,11 @@ interface PendingRecovery {
  * once, and a session a tool installs supersedes them; the handoff's reported outcome moves from
  * `pending` exactly once (`rejoined` when the handed notebook is the one installed, else `failed`
  * with the text the agent would get); a handoff no contribution handles fails at start.
- * Started as core's own {@link ChildLifecycleContribution} (the first one), so with a handoff the
- * child serves once the first attempt is over.
+ * Started by the `ChildRuntime` ({@link RecoveryLoop.onStart}), so with a handoff the child
+ * serves once the first attempt is over.
  */
 @injectable()
-export class RecoveryLoop implements ChildLifecycleContribution {
-  public readonly id = 'core.recovery-loop';
-  public readonly specificationVersion = 'v1';
+export class RecoveryLoop {
   #options: RecoveryLoopOptions | undefined;
   #handoff: PendingRecovery | undefined;
   #preserved: PendingRecovery | undefined;

@@ -1,6 +1,17 @@
-import type { RejoinOutcome } from '../contributions/rejoin-strategy.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
+
+/**
+ * The result of one attempt to reach a lost notebook again.
+ * - `connected`: a ready handle; the coordinator decides whether to publish it.
+ * - `retry-later`: transient failure; the target is kept for a later attempt.
+ * - `evicted`: definitive (the daemon refused the id, the saved file is gone); recorded as an
+ *   `evicted` drop and never retried.
+ */
+export type RejoinOutcome =
+  | { readonly kind: 'connected'; readonly handle: NotebookHandle }
+  | { readonly kind: 'retry-later'; readonly reason: string }
+  | { readonly kind: 'evicted'; readonly reason: string };
 
 /** What {@link rejoinByOpening} waits for before it calls the session back. */
 export interface RejoinByOpeningOptions {
@@ -14,8 +25,7 @@ export interface RejoinByOpeningOptions {
 }
 
 /**
- * The common body of a rejoin strategy: opens a handle (usually
- * `resolver.reopen(target, context)`), waits for readiness (background rejoin promises a ready
+ * One rejoin attempt: opens a handle (`resolver.reopen(target, context)`), waits for readiness (background rejoin promises a ready
  * session: see {@link RejoinByOpeningOptions.until}), and classifies the failure. The handle is
  * closed when the wait fails.
  * - `CoreError('notebookUnavailable')` (the notebook is definitively gone) ⇒ `evicted`;

@@ -1,12 +1,10 @@
-import { inject, injectable, named } from 'inversify';
+import { inject, injectable } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
-import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
-import { ContributionProvider } from '../di/contribution-provider.js';
 import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import type { NotebookSession } from './notebook-session.js';
-import { rejoinByOpening } from './rejoin-by-opening.js';
+import { type RejoinOutcome, rejoinByOpening } from './rejoin-by-opening.js';
 import { SessionSlot } from './session-slot.js';
 
 export interface RejoinRequest {
@@ -15,7 +13,7 @@ export interface RejoinRequest {
   /**
    * The one check that the connected handle still belongs to the world the attempt started in
    * (for a local target: the daemon incarnation is unchanged and the handle is bound to it). Run
-   * after the strategy connected and before publishing; `false` or a throw closes the handle and
+   * after the backend reopened it and before publishing; `false` or a throw closes the handle and
    * answers `retry-later`. The recovery contribution that asked for the attempt supplies it.
    */
   readonly verify?: (handle: NotebookHandle) => Promise<boolean>;
@@ -34,26 +32,23 @@ export type RejoinResult =
   | { readonly kind: 'evicted'; readonly reason: string };
 
 /**
- * Brings a lost notebook back: the first contributed {@link RejoinStrategy} that supports the
- * target connects, else the target's notebook backend reopens it (`rejoinByOpening`, waiting for
- * what the backend's `rejoinWhen` says); then it publishes through the slot's guard. Strategies never write the
- * slot; only this class publishes, and only when the intent epoch captured before connecting is
- * unchanged and the slot is still empty.
+ * Brings a lost notebook back: the notebook backend of the target's kind reopens it (its
+ * `reopen`, else `connect`), readiness is awaited as the backend's `rejoinWhen` says, and the
+ * session is published through the slot's guard. Backends never write the slot; only this class
+ * publishes, and only when the intent epoch captured before connecting is unchanged and the slot
+ * is still empty.
  */
 @injectable()
 export class RejoinCoordinator {
   public constructor(
-    @inject(ContributionProvider)
-    @named(RejoinStrategy)
-    private readonly strategies: ContributionProvider<RejoinStrategy>,
     @inject(NotebookTargetResolver) private readonly backends: NotebookTargetResolver,
     @inject(SessionSlot) private readonly slot: SessionSlot,
     @inject(Logger) private readonly logger: Logger,
   ) {}
 
-  /** Whether a lost session of `target` can be brought back: a strategy supports it, or a backend of its kind is loaded. */
+  /** Whether a lost session of `target` can be brought back: a backend of its kind is loaded. */
   public canRejoin(target: NotebookTarget): boolean {
-    return this.strategyFor(target) !== undefined || this.backends.supportedKinds().includes(target.kind);
+    return this.backends.supportedKinds().includes(target.kind);
   }
 
   public async rejoin(target: NotebookTarget, request: RejoinRequest): Promise<RejoinResult> {
@@ -65,17 +60,15 @@ export class RejoinCoordinator {
       this.slot.noteDropDetail(reason);
       return { kind: 'evicted', reason };
     }
-    const strategy = this.strategyFor(target);
     const context = { peerLabel: request.peerLabel, signal: request.signal ?? new AbortController().signal };
     let outcome: RejoinOutcome;
     try {
-      outcome = strategy
-        ? await strategy.rejoin(target, context)
-        : await rejoinByOpening(() => this.backends.reopen(target, context), context.signal, {
-            until: this.backends.backendFor(target).rejoinWhen ?? 'settled',
-          });
+      outcome = await rejoinByOpening(() => this.backends.reopen(target, context), context.signal, {
+        until: this.backends.backendFor(target).rejoinWhen ?? 'settled',
+      });
     } catch (error) {
-      this.logger.warn('rejoin failed; will retry later', { strategy: strategy?.id, target: where, error });
+      const backend = this.backends.backendFor(target).id;
+      this.logger.warn('rejoin failed; will retry later', { backend, target: where, error });
       return { kind: 'retry-later', reason: (error as Error).message };
     }
     if (outcome.kind === 'evicted') {
@@ -104,9 +97,5 @@ export class RejoinCoordinator {
     }
     this.logger.info('rejoined notebook', { target: where, notebookId: handle.notebookId });
     return { kind: 'published', session };
-  }
-
-  private strategyFor(target: NotebookTarget): RejoinStrategy | undefined {
-    return this.strategies.getContributions().find((strategy) => strategy.supports(target));
   }
 }

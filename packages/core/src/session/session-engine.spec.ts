@@ -1,14 +1,15 @@
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { ContainerModule } from 'inversify';
 import { describe, expect, it } from 'vitest';
-import { type RejoinOutcome, RejoinStrategy } from '../contributions/rejoin-strategy.js';
+import { NotebookBackend } from '../contributions/notebook-backend.js';
 import { definePlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
-import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import { firstPartyIdentities, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { createTestContainer } from '../testing/create-test-container.js';
+import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { RejoinCoordinator } from './rejoin-coordinator.js';
 import { SessionActivation } from './session-activation.js';
@@ -25,30 +26,51 @@ function deferred<T>() {
   return { promise, resolve, reject };
 }
 
-/** A rejoin strategy whose outcome the test decides, one attempt at a time. */
-class ScriptedStrategy implements RejoinStrategy {
-  public readonly id = 'test.scripted';
-  public readonly specificationVersion = 'v1';
-  public readonly attempts: { target: NotebookTarget; outcome: ReturnType<typeof deferred<RejoinOutcome>> }[] = [];
-  public supports(target: NotebookTarget): boolean {
-    return target.kind !== 'hosted-url';
+/** What a scripted reopen does: hand over a handle, or fail for now (`retry-later`) or for good (`evicted`). */
+type ScriptedOutcome =
+  | { readonly kind: 'connected'; readonly handle: NotebookHandle }
+  | { readonly kind: 'retry-later' | 'evicted'; readonly reason: string };
+
+/** Local path and notebook id backends whose reopen the test answers, one attempt at a time. */
+class ScriptedReopens {
+  public readonly attempts: { target: NotebookTarget; outcome: ReturnType<typeof deferred<ScriptedOutcome>> }[] = [];
+
+  public backends(): FakeNotebookBackend[] {
+    return (['local-path', 'notebook-id'] as const).map(
+      (kind) =>
+        new FakeNotebookBackend({
+          id: `test.${kind}`,
+          kind,
+          argument: kind === 'local-path' ? 'path' : 'notebook_id',
+          identity: firstPartyIdentities[kind],
+          recognizes: () => false,
+          parse: () => {
+            throw new CoreError('invalidTarget', 'not parsed in this test');
+          },
+          connect: (target) => this.reopen(target),
+          reopen: (target) => this.reopen(target),
+        }),
+    );
   }
-  public rejoin(target: NotebookTarget): Promise<RejoinOutcome> {
-    const outcome = deferred<RejoinOutcome>();
+
+  private async reopen(target: NotebookTarget): Promise<NotebookHandle> {
+    const outcome = deferred<ScriptedOutcome>();
     this.attempts.push({ target, outcome });
-    return outcome.promise;
+    const answer = await outcome.promise;
+    if (answer.kind === 'connected') return answer.handle;
+    throw new CoreError(answer.kind === 'evicted' ? 'notebookUnavailable' : 'daemonUnavailable', answer.reason);
   }
 }
 
 function engine() {
-  const strategy = new ScriptedStrategy();
+  const reopens = new ScriptedReopens();
   const logger = new RecordingLogger();
   const container = createTestContainer({
     plugins: [
       definePlugin({
-        id: 'test.strategy',
+        id: 'test.backends',
         module: new ContainerModule(({ bind }) => {
-          bind(RejoinStrategy).toConstantValue(strategy);
+          for (const backend of reopens.backends()) bind(NotebookBackend).toConstantValue(backend);
         }),
       }),
     ],
@@ -60,7 +82,7 @@ function engine() {
     slot: container.get(SessionSlot),
     activation: container.get(SessionActivation),
     coordinator: container.get(RejoinCoordinator),
-    strategy,
+    reopens,
     logger,
   };
 }
@@ -291,7 +313,7 @@ describe(RejoinCoordinator, () => {
     const e = engine();
     const result = e.coordinator.rejoin(target, { peerLabel: 'p' });
     await settle();
-    e.strategy.attempts[0]?.outcome.resolve({ kind: 'connected', handle: handleFor('lost') });
+    e.reopens.attempts[0]?.outcome.resolve({ kind: 'connected', handle: handleFor('lost') });
     expect(await result).toMatchObject({ kind: 'published' });
     expect(e.slot.active?.origin).toBe('rejoin');
   });
@@ -302,7 +324,7 @@ describe(RejoinCoordinator, () => {
     await settle();
     e.slot.disconnect();
     const handle = handleFor('lost');
-    e.strategy.attempts[0]?.outcome.resolve({ kind: 'connected', handle });
+    e.reopens.attempts[0]?.outcome.resolve({ kind: 'connected', handle });
     expect(await result).toEqual({ kind: 'not-published', reason: 'an explicit disconnect happened meanwhile' });
     expect(e.slot.active).toBeUndefined();
     expect(handle.isClosed).toBe(true);
@@ -314,7 +336,7 @@ describe(RejoinCoordinator, () => {
     await settle();
     const installed = await connectNow(e, 'lost');
     const late = handleFor('lost');
-    e.strategy.attempts[0]?.outcome.resolve({ kind: 'connected', handle: late });
+    e.reopens.attempts[0]?.outcome.resolve({ kind: 'connected', handle: late });
     expect(await result).toEqual({ kind: 'not-published', reason: 'another session is installed' });
     expect(e.slot.active).toBe(installed);
     expect(late.isClosed).toBe(true);
@@ -328,23 +350,23 @@ describe(RejoinCoordinator, () => {
       { peerLabel: 'p' },
     );
     await settle();
-    e.strategy.attempts[0]?.outcome.resolve({ kind: 'evicted', reason: 'notebook_unavailable' });
+    e.reopens.attempts[0]?.outcome.resolve({ kind: 'evicted', reason: 'notebook_unavailable' });
     expect((await evicted).kind).toBe('evicted');
     expect(e.slot.lastDrop?.reason).toBe('evicted');
     const later = e.coordinator.rejoin(target, { peerLabel: 'p' });
     await settle();
-    e.strategy.attempts[1]?.outcome.resolve({ kind: 'retry-later', reason: 'daemon busy' });
+    e.reopens.attempts[1]?.outcome.resolve({ kind: 'retry-later', reason: 'daemon busy' });
     expect(await later).toEqual({ kind: 'retry-later', reason: 'daemon busy' });
     const unverified = e.coordinator.rejoin(target, { peerLabel: 'p', verify: async () => false });
     await settle();
     const handle = handleFor('lost');
-    e.strategy.attempts[2]?.outcome.resolve({ kind: 'connected', handle });
+    e.reopens.attempts[2]?.outcome.resolve({ kind: 'connected', handle });
     expect((await unverified).kind).toBe('retry-later');
     expect(handle.isClosed).toBe(true);
     expect(e.slot.active).toBeUndefined();
   });
 
-  it('treats a target no strategy supports as evicted', async () => {
+  it('treats a target of a kind no backend handles as evicted', async () => {
     const e = engine();
     const result = await e.coordinator.rejoin(
       {

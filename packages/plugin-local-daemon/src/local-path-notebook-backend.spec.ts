@@ -6,12 +6,12 @@ import { type ChildServerTestHarness, resultText, startChildServerTestHarness } 
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDaemonPlugin } from './create-local-daemon-plugin.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
-import { SavedPathRejoinStrategy } from './saved-path-rejoin-strategy.js';
+import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
 
 const kernelStarting = { document: 'ready', runtime: 'pending', reason: 'the kernel is starting' } as const;
 
 /**
- * The child server in a real container with this plugin's backends, rejoin strategies and watch
+ * The child server in a real container with this plugin's backends and watch
  * loop (started as the child's lifecycle starts it), over the fake daemon; a saved notebook in the
  * working directory, connected.
  */
@@ -36,7 +36,7 @@ async function restartedWhileKernelStarts() {
   return { ...connected, daemon, before };
 }
 
-describe(SavedPathRejoinStrategy, () => {
+describe(`${LocalPathNotebookBackend.name}: the way back after a daemon restart`, () => {
   let harness: ChildServerTestHarness | undefined;
   afterEach(async () => {
     harness?.container.get(RecoveryLoop).stop();
