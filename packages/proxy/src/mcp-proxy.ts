@@ -1,17 +1,8 @@
-import type { Readable, Writable } from 'node:stream';
-import type {
-  ChildProcessHandle,
-  ChildSpawnSpec,
-  Clock,
-  ContributionProvider,
-  Logger,
-  ProtocolAdmission,
-} from '@nteract-mcp/core';
+import type { ChildProcessHandle, ChildSpawnSpec } from '@nteract-mcp/core';
 import {
   credentialChannelFd,
   defaultMaxUpstreamMessageBytes,
   handoffToEnvironment,
-  honorsIdempotency,
   idempotencyMetaKey,
   type JsonRpcId,
   JsonRpcLineFramer,
@@ -21,78 +12,32 @@ import {
   requestIdKey,
   type SessionReport,
 } from '@nteract-mcp/core';
-import { quoteClientText } from '@nteract-mcp/foundation';
 import { ChildAnswerRelay } from './child-answer-relay.js';
 import { ChildConnection } from './child-connection.js';
 import { ChildHandshake } from './child-handshake.js';
-import type { ChildSupervisor } from './child-supervisor.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
 import { CredentialRelay } from './credential-relay.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
-import { type InFlightRequest, InFlightRequests, readMethods } from './in-flight-requests.js';
+import { InFlightRequests } from './in-flight-requests.js';
+import { defaultToolListWaitMs, type McpProxyOptions } from './mcp-proxy-options.js';
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
-import { failureOfError, type ProxyFailure, type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
-import { reconnectToolName, type ToolListCache } from './tool-list-cache.js';
+import { RequestDelivery } from './request-delivery.js';
+import { type ProxyWireError, toProxyWireError } from './to-proxy-wire-error.js';
+import { reconnectToolName } from './tool-list-cache.js';
 import { WriteTurn } from './turn-writer.js';
 import { UpstreamHandshake } from './upstream-handshake.js';
+import { upstreamRequestRefusal } from './upstream-request-refusal.js';
 import { UpstreamWriter } from './upstream-writer.js';
 import { BannerQueue } from './version-banner.js';
-
-/** Default bound on how long a cold-start `tools/list` (no tool list known yet) waits for the child's list. */
-export const defaultToolListWaitMs = 10_000;
 
 /** How long the proxy's own `session_status` call to a new child may take. */
 const internalStatusWaitMs = 10_000;
 
 /** How long after an incompatible tool list the proxy exits (its answers are written first). */
 const incompatibleExitDelayMs = 200;
-
-export interface McpProxyOptions {
-  readonly input: Readable;
-  readonly output: Writable;
-  readonly supervisor: ChildSupervisor;
-  /** The protocol eras the proxy speaks upstream, in composition order (the proxy container's contributions). */
-  readonly eras: ContributionProvider<ProtocolAdmission>;
-  /** The rejoin target learned from the children's session reports; a new one when absent. */
-  readonly tracker?: RejoinTargetTracker;
-  /** Who the upstream client is, for the children's peer label; a new one when absent. */
-  readonly attribution?: ClientAttribution;
-  readonly tools: ToolListCache;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** The child command, resolved again for every spawn. */
-  readonly resolveChild: () => Omit<ChildSpawnSpec, 'env'> & {
-    readonly env: Readonly<Record<string, string | undefined>>;
-  };
-  readonly version: string;
-  /** Largest upstream line accepted (default 16 MiB); a longer one gets an error and is skipped. */
-  readonly maxLineBytes?: number;
-  /**
-   * Largest line written to the client (default 10 MiB minus 256 KiB, under the MCP SDK's 10 MiB
-   * read buffer); a longer answer is replaced by an error answer to the same id.
-   */
-  readonly maxUpstreamMessageBytes?: number;
-  /** How long a request waits for a child that is (re)starting. Default 60 s. */
-  readonly childWaitMs?: number;
-  /**
-   * A notebook the first child opens at start (`nteract-mcp --notebook`: a path, notebook id or
-   * URL), handed to it as a rejoin target is; later children rejoin what the session holds then.
-   */
-  readonly startNotebook?: string;
-  /**
-   * How long a `tools/list` waits for the child's list when no list is known at all (first start,
-   * no cache file, no built-in list). When it passes, the known list (possibly just `reconnect`)
-   * is served. Default {@link defaultToolListWaitMs}. With a known list the answer is immediate.
-   */
-  readonly toolListWaitMs?: number;
-  /** Called when the proxy is done (upstream closed, or an incompatible tool list after an upgrade). */
-  readonly onExit: (code: number) => void;
-}
-
-type Pending = InFlightRequest<ChildConnection>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -137,6 +82,8 @@ export class McpProxy {
   /** Every answer to a client request goes through it (child answers passed through or decorated). */
   readonly #relay: ChildAnswerRelay;
   readonly #childHandshake: ChildHandshake;
+  /** Gets each forwarded request to a child, across child deaths. */
+  readonly #delivery: RequestDelivery;
   readonly #reconnect: ReconnectTool;
   /** Requests the proxy answers itself asynchronously (`reconnect`), by {@link requestIdKey}. */
   readonly #local = new Map<string, JsonRpcId>();
@@ -207,6 +154,14 @@ export class McpProxy {
       resultsAsIs: () => this.#handshake.resultsAsIs,
       onReport: (link, report) => this.recordReport(link, report),
     });
+    this.#delivery = new RequestDelivery({
+      requests: this.#requests,
+      relay: this.#relay,
+      supervisor: options.supervisor,
+      tools: options.tools,
+      clock: options.clock,
+      ...(options.childWaitMs === undefined ? {} : { childWaitMs: options.childWaitMs }),
+    });
     this.#childHandshake = new ChildHandshake({
       upstream: this.#handshake,
       tools: options.tools,
@@ -216,7 +171,7 @@ export class McpProxy {
       nextId: () => this.#nextChildId++,
       daemonVersion: () => this.#daemonVersion,
       onReady: (link) => {
-        for (const pending of this.#requests.all()) this.redeliver(pending, link);
+        this.#delivery.redeliverTo(link);
       },
     });
   }
@@ -228,7 +183,7 @@ export class McpProxy {
     supervisor.onDidSpawn((handle) => this.attachChild(handle));
     supervisor.onDidExit((event) => this.childExited(event.decision.kind, event.exitClass));
     supervisor.onDidRefuse((refusal) =>
-      this.failAll({
+      this.#delivery.failAll({
         kind: 'breaker_open',
         reason: refusal.reason,
         lastExit: refusal.lastExit,
@@ -350,7 +305,8 @@ export class McpProxy {
   }
 
   private upstreamRequest(request: JsonRpcRequest): void {
-    const refusal = this.refusal(request);
+    const idInUse = this.#requests.has(request.id) || this.heldElsewhere(request.id);
+    const refusal = upstreamRequestRefusal(request, idInUse);
     if (refusal !== undefined) {
       this.upstream({ jsonrpc: '2.0', id: request.id, error: toProxyWireError(refusal) });
       return;
@@ -442,38 +398,7 @@ export class McpProxy {
         this.#relay.serveKnownTools(pending);
       });
     }
-    if (this.#child?.ready) this.send(pending, this.#child);
-    else this.waitForChild(pending);
-  }
-
-  /** The failure of a request the proxy refuses before looking at its method, if it does. */
-  private refusal(request: JsonRpcRequest): ProxyFailure | undefined {
-    if (Array.isArray(request.params)) {
-      return {
-        kind: 'invalid_params',
-        message: `Invalid params: MCP request params must be a JSON object (named parameters), not an array (${quoteClientText(request.method)}).`,
-      };
-    }
-    if (this.#requests.has(request.id) || this.heldElsewhere(request.id)) {
-      return {
-        kind: 'invalid_request',
-        message: `Invalid Request: the id ${JSON.stringify(request.id)} is already used by a request still in progress; use a new id for each request.`,
-      };
-    }
-    if (request.method === 'tools/call') {
-      const name = (request.params as { name?: unknown } | undefined)?.name;
-      if (request.params === undefined)
-        return {
-          kind: 'invalid_params',
-          message: 'Invalid params: tools/call needs params {"name": "<tool>", "arguments": {...}}; params is missing.',
-        };
-      if (typeof name !== 'string' || name.length === 0)
-        return {
-          kind: 'invalid_params',
-          message: 'Invalid params: tools/call needs params.name, the name of the tool to call, as a non-empty string.',
-        };
-    }
-    return undefined;
+    this.#delivery.deliver(pending, this.#child);
   }
 
   /** `id` belongs to a request the proxy answers itself or holds open as a stream. */
@@ -571,65 +496,10 @@ export class McpProxy {
     this.#child = undefined;
     link?.markExited();
     this.#options.logger.info('the child exited', { exitClass, decision });
-    if (decision === 'stop') this.failAll({ kind: 'child_unavailable', reason: 'The nteract MCP server stopped.' });
-    const known = this.#options.tools.current().length > 0;
-    for (const pending of this.#requests.all()) {
-      // A tools/list that met the death is answered from the known list at once, as one sent while no child is up.
-      if (known && pending.request.method === 'tools/list') this.#relay.serveKnownTools(pending);
-      else if (!pending.timer) this.waitForChild(pending);
+    if (decision === 'stop') {
+      this.#delivery.failAll({ kind: 'child_unavailable', reason: 'The nteract MCP server stopped.' });
     }
-  }
-
-  /** After a child death: send again, or answer "outcome unknown". */
-  private redeliver(pending: Pending, link: ChildConnection): void {
-    pending.timer?.cancel();
-    pending.timer = undefined;
-    const redelivery = this.#requests.redeliveryTo(pending, link, (candidate) => this.safeToResend(candidate));
-    if (redelivery === 'keep') return;
-    if (redelivery === 'outcome-unknown') {
-      this.#relay.reply(
-        pending,
-        undefined,
-        toProxyWireError({ kind: 'outcome_unknown', method: pending.request.method, tool: pending.toolName }),
-      );
-      return;
-    }
-    this.send(pending, link);
-  }
-
-  private safeToResend(pending: Pending): boolean {
-    if (pending.toolName === undefined) return readMethods.has(pending.request.method);
-    const tool = this.#options.tools.find(pending.toolName);
-    if (!tool) return false;
-    if (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true) return true;
-    // Only with the key it went out with (a call to a tool that was read-only then went without one).
-    const meta = (pending.request.params as { _meta?: unknown } | undefined)?._meta;
-    return honorsIdempotency(tool._meta) && isRecord(meta) && typeof meta[idempotencyMetaKey] === 'string';
-  }
-
-  private waitForChild(pending: Pending): void {
-    const { supervisor } = this.#options;
-    pending.timer?.cancel();
-    pending.timer = this.#options.clock.setTimer(this.#options.childWaitMs ?? 60_000, () => {
-      pending.timer = undefined;
-      this.#relay.fail(
-        pending,
-        toProxyWireError({
-          kind: 'child_unavailable',
-          reason: 'The nteract MCP server is not running (it did not come back in time). Call reconnect to try again.',
-        }),
-      );
-    });
-    if (supervisor.status().breaker === 'open') {
-      void supervisor.waitForChild(0).catch((error: unknown) => {
-        this.#relay.fail(pending, toProxyWireError(failureOfError(error, supervisor.status())));
-      });
-    }
-  }
-
-  private failAll(failure: ProxyFailure): void {
-    const error = toProxyWireError(failure);
-    for (const pending of this.#requests.all()) this.#relay.fail(pending, error);
+    this.#delivery.childGone();
   }
 
   /** The child's session report, from a `session_status` call of the proxy's own; `undefined` if none came. */
@@ -653,27 +523,6 @@ export class McpProxy {
     if (id === undefined) return;
     this.#local.delete(key);
     this.upstream(error ? { jsonrpc: '2.0', id, error } : ({ jsonrpc: '2.0', id, result } as JsonRpcMessage));
-  }
-
-  private send(pending: Pending, link: ChildConnection): void {
-    if (!link.writable) {
-      // The child is already gone: the write would not reach it, so the request stays unsent.
-      this.waitForChild(pending);
-      return;
-    }
-    try {
-      link.forward(pending, (childId) => this.#requests.markSent(pending, link, childId));
-    } catch (error) {
-      // JSON.parse took it, JSON.stringify cannot write it back (nested thousands of levels deep).
-      this.#relay.reply(
-        pending,
-        undefined,
-        toProxyWireError({
-          kind: 'invalid_request',
-          message: `Invalid Request: the request cannot be forwarded (${error instanceof RangeError ? 'it is nested too deeply' : String(error)}).`,
-        }),
-      );
-    }
   }
 
   /**
