@@ -48,8 +48,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * {@link UpstreamHandshake} (the contributed protocol eras) about every request, supervises the
  * child MCP server, and forwards everything both ways with ids kept unique across child restarts.
  * The jobs around it: {@link InFlightRequests} (the ledger of forwarded requests),
- * {@link ChildToolSync} (tool lists), {@link ProxyStatus} (`session_status`), the restart banner,
- * and {@link toProxyWireError} (every error it answers).
+ * {@link RequestDelivery} (getting them to a child across deaths), {@link ChildAnswerRelay} (every
+ * answer to the client: a child's passed through as its bytes, or decorated), {@link ChildHandshake}
+ * (each new child before it serves), {@link ChildToolSync} (tool lists), {@link ProxyStatus}
+ * (`session_status`), the restart banner, and {@link toProxyWireError} (every error it answers).
+ * The daemon version (for the upgrade banner) is learned from the children's session reports only.
  *
  * Guarantees: stdout carries protocol lines only; the upstream sees exactly one handshake, that of
  * its era (what the era says to replay is replayed to every new child first); every upstream
