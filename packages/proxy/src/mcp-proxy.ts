@@ -3,7 +3,6 @@ import {
   credentialChannelFd,
   defaultMaxUpstreamMessageBytes,
   handoffToEnvironment,
-  idempotencyMetaKey,
   type JsonRpcId,
   JsonRpcLineFramer,
   type JsonRpcMessage,
@@ -20,7 +19,7 @@ import { ClientAttribution } from './client-attribution.js';
 import { CredentialRelay } from './credential-relay.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
 import { InFlightRequests } from './in-flight-requests.js';
-import { defaultToolListWaitMs, type McpProxyOptions } from './mcp-proxy-options.js';
+import type { McpProxyOptions } from './mcp-proxy-options.js';
 import { ProxyStatus } from './proxy-status.js';
 import { ReconnectTool } from './reconnect-tool.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
@@ -38,10 +37,6 @@ const internalStatusWaitMs = 10_000;
 
 /** How long after an incompatible tool list the proxy exits (its answers are written first). */
 const incompatibleExitDelayMs = 200;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The stdio MCP proxy, as a router: reads upstream with its own line framing, asks the
@@ -163,7 +158,9 @@ export class McpProxy {
       supervisor: options.supervisor,
       tools: options.tools,
       clock: options.clock,
+      logger: options.logger,
       ...(options.childWaitMs === undefined ? {} : { childWaitMs: options.childWaitMs }),
+      ...(options.toolListWaitMs === undefined ? {} : { toolListWaitMs: options.toolListWaitMs }),
     });
     this.#childHandshake = new ChildHandshake({
       upstream: this.#handshake,
@@ -378,30 +375,13 @@ export class McpProxy {
       this.upstream({ jsonrpc: '2.0', id: request.id, error: toProxyWireError({ kind: 'tool_list_incompatible' }) });
       return;
     }
-    if (
-      toolName !== undefined &&
-      (params._meta === undefined || isRecord(params._meta)) &&
-      tools.find(toolName)?.annotations?.readOnlyHint !== true
-    ) {
-      // Parsed from the client's line for the proxy alone, the request is stamped in place (a
-      // `_meta` that is not an object goes on as it came, for the child to refuse). A call to a
-      // tool the known list says only reads has nothing for a key to keep from running twice.
-      const meta = params._meta ?? {};
-      if (typeof meta[idempotencyMetaKey] !== 'string') meta[idempotencyMetaKey] = this.#idempotencyKeys.next();
-      params._meta = meta;
+    // Parsed from the client's line for the proxy alone, the request is stamped in place. A call
+    // to a tool the known list says only reads has nothing for a key to keep from running twice.
+    if (toolName !== undefined && tools.find(toolName)?.annotations?.readOnlyHint !== true) {
+      this.#idempotencyKeys.stamp(params);
     }
     const pending = this.#requests.add(request, toolName, this.#options.clock.now());
-    if (coldToolList && !this.#child?.ready) {
-      // Nothing to serve yet: wait (bounded) for the child's own list rather than answer `reconnect` alone.
-      pending.fallback = this.#options.clock.setTimer(this.#options.toolListWaitMs ?? defaultToolListWaitMs, () => {
-        pending.fallback = undefined;
-        this.#options.logger.warn('the child did not list its tools in time; serving the known tool list', {
-          tools: tools.current().length,
-        });
-        this.#relay.serveKnownTools(pending);
-      });
-    }
-    this.#delivery.deliver(pending, this.#child);
+    this.#delivery.deliver(pending, this.#child, coldToolList);
   }
 
   /** `id` belongs to a request the proxy answers itself or holds open as a stream. */

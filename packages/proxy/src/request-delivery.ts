@@ -1,8 +1,9 @@
-import { type Clock, honorsIdempotency, idempotencyMetaKey } from '@nteract-mcp/core';
+import { type Clock, honorsIdempotency, idempotencyMetaKey, type Logger } from '@nteract-mcp/core';
 import type { ChildAnswerRelay } from './child-answer-relay.js';
 import type { ChildConnection } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
 import { type InFlightRequest, type InFlightRequests, readMethods } from './in-flight-requests.js';
+import { defaultToolListWaitMs } from './mcp-proxy-options.js';
 import { failureOfError, type ProxyFailure, toProxyWireError } from './to-proxy-wire-error.js';
 import type { ToolListCache } from './tool-list-cache.js';
 
@@ -18,8 +19,11 @@ export interface RequestDeliveryOptions {
   readonly supervisor: ChildSupervisor;
   readonly tools: ToolListCache;
   readonly clock: Clock;
+  readonly logger: Logger;
   /** How long a request waits for a child that is (re)starting; default {@link defaultChildWaitMs}. */
   readonly childWaitMs?: number;
+  /** How long a cold-start `tools/list` waits for the child's list (`McpProxyOptions.toolListWaitMs`). */
+  readonly toolListWaitMs?: number;
 }
 
 /**
@@ -38,10 +42,18 @@ export class RequestDelivery {
     this.#options = options;
   }
 
-  /** A new request: to `child` when it is ready, else it waits for one. */
-  public deliver(pending: Pending, child: ChildConnection | undefined): void {
-    if (child?.ready) this.#send(pending, child);
-    else this.#waitForChild(pending);
+  /**
+   * A new request: to `child` when it is ready, else it waits for one. A `coldToolList` (a
+   * `tools/list` while no list is known at all) that has to wait is answered with the known list
+   * (possibly `reconnect` alone) when the child's own is late.
+   */
+  public deliver(pending: Pending, child: ChildConnection | undefined, coldToolList = false): void {
+    if (child?.ready) {
+      this.#send(pending, child);
+      return;
+    }
+    if (coldToolList) this.#fallBackToKnownTools(pending);
+    this.#waitForChild(pending);
   }
 
   /** `child` is ready: every pending request is sent to it, sent again, or answered "outcome unknown". */
@@ -93,6 +105,18 @@ export class RequestDelivery {
     // Only with the key it went out with (a call to a tool that was read-only then went without one).
     const meta = (pending.request.params as { _meta?: unknown } | undefined)?._meta;
     return honorsIdempotency(tool._meta) && isRecord(meta) && typeof meta[idempotencyMetaKey] === 'string';
+  }
+
+  /** Nothing to serve yet: wait (bounded) for the child's own list rather than answer `reconnect` alone. */
+  #fallBackToKnownTools(pending: Pending): void {
+    const { clock, logger, tools, relay } = this.#options;
+    pending.fallback = clock.setTimer(this.#options.toolListWaitMs ?? defaultToolListWaitMs, () => {
+      pending.fallback = undefined;
+      logger.warn('the child did not list its tools in time; serving the known tool list', {
+        tools: tools.current().length,
+      });
+      relay.serveKnownTools(pending);
+    });
   }
 
   #waitForChild(pending: Pending): void {
