@@ -41,9 +41,10 @@ export interface ChildAnswerRelayOptions {
 }
 
 /**
- * Every answer to a request of the client, from a child or from the proxy itself, goes through
- * here: it is where each request gets exactly one answer ({@link reply} takes it from the ledger
- * first, and a request already answered gets nothing more).
+ * Every answer to a forwarded request (one in the ledger of {@link InFlightRequests}), from a
+ * child or from the proxy itself, goes through here: it is where each gets exactly one answer
+ * ({@link reply} takes it from the ledger first, and a request already answered gets nothing
+ * more). Requests the proxy answers at once, without forwarding them, are not its business.
  *
  * A child's successful answer goes on one of two ways:
  * - **passed through**: when nothing in it changes on the way (the era sends results as they are,

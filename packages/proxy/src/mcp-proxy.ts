@@ -77,7 +77,7 @@ export class McpProxy {
   readonly #requests = new InFlightRequests<ChildConnection>();
   readonly #toolSync: ChildToolSync<ChildConnection>;
   readonly #status: ProxyStatus;
-  /** Every answer to a client request goes through it (child answers passed through or decorated). */
+  /** Every answer to a forwarded request goes through it (a child's passed through or decorated). */
   readonly #relay: ChildAnswerRelay;
   readonly #childHandshake: ChildHandshake;
   /** Gets each forwarded request to a child, across child deaths. */
