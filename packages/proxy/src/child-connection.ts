@@ -54,8 +54,6 @@ export function parseAnswer(answer: ScannedAnswer): JsonRpcMessage {
 export class ChildConnection {
   public readonly handle: ChildProcessHandle;
   public readonly handedOff: string | undefined;
-  /** The daemon version this child works with, once known (title or session report). */
-  public daemonVersion: string | undefined;
   /** What its start changed, for a child that is not the first one. */
   public notice: RestartNotice | undefined;
   readonly #options: ChildConnectionOptions;

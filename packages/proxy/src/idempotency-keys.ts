@@ -1,3 +1,4 @@
+import { idempotencyMetaKey } from '@nteract-mcp/core';
 import { randomHex } from '@nteract-mcp/foundation';
 
 /**
@@ -18,5 +19,17 @@ export class IdempotencyKeys {
   public next(): string {
     this.#count += 1;
     return `${this.#prefix}:${this.#count}`;
+  }
+
+  /**
+   * Stamps a new key into `params._meta` (changed in place) unless it holds one already; a
+   * `_meta` that is not an object is left as it came, for the child to refuse.
+   */
+  public stamp(params: { _meta?: unknown }): void {
+    const meta = params._meta === undefined ? {} : params._meta;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return;
+    const fields = meta as Record<string, unknown>;
+    if (typeof fields[idempotencyMetaKey] !== 'string') fields[idempotencyMetaKey] = this.next();
+    params._meta = fields;
   }
 }

@@ -10,8 +10,9 @@ export { ChildSupervisor, defaultChildKillGraceMs } from './child-supervisor.js'
 export type { ClientAttributionOptions } from './client-attribution.js';
 export { ClientAttribution } from './client-attribution.js';
 export { createProxyPlugin } from './create-proxy-plugin.js';
-export type { McpProxyOptions } from './mcp-proxy.js';
-export { defaultToolListWaitMs, McpProxy } from './mcp-proxy.js';
+export { McpProxy } from './mcp-proxy.js';
+export type { McpProxyOptions } from './mcp-proxy-options.js';
+export { defaultToolListWaitMs } from './mcp-proxy-options.js';
 export { RejoinTargetTracker } from './rejoin-target-tracker.js';
 export type { BreakerState, RestartDecision, RestartPolicySnapshot } from './restart-policy.js';
 export {

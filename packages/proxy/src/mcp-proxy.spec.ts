@@ -744,6 +744,21 @@ describe(McpProxy, () => {
       expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n');
     });
 
+    it('learns the daemon version from the session reports alone, never from serverInfo.title', async () => {
+      // Titles that name an upgrade, children whose reports name no version: nothing to say about the daemon.
+      const t = await setup(
+        () => ({ content: [{ type: 'text', text: 'ok' }], _meta: { 'nteract/session': { target: null } } }),
+        {
+          title: (child) => (child === 0 ? 'nteract (daemon 1.0.0)' : 'nteract (daemon 2.0.0)'),
+        },
+      );
+      await t.call(2, 'create_cell');
+      t.port.latest.exit(75);
+      await eventually(() => t.port.spawned.length === 2);
+      await settle();
+      expect(texts(await t.call(3, 'create_cell')).at(-1)).toBe('[nteract] MCP server restarted\n');
+    });
+
     it('hands nothing off for a child that sends no report, whatever its text says', async () => {
       const t = await setup(
         (_child, request) =>

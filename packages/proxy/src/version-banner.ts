@@ -6,10 +6,13 @@ export const bannerPrefix = '[nteract] ';
 
 /** What a restart changed, as far as the proxy knew when the new child came up. */
 export interface RestartNotice {
-  /** Daemon version reported by the previous child, if it reported one. */
+  /** Daemon version the previous children reported last (their session reports), if they reported one. */
   readonly previousVersion: string | undefined;
-  /** Daemon version reported by the new child, if it reported one. */
-  readonly newVersion: string | undefined;
+  /**
+   * Daemon version of the new child, when known as the notice is made; when absent, the session
+   * report the banner is built for names it (`SessionReport.daemonVersion`), as the proxy has it.
+   */
+  readonly newVersion?: string | undefined;
   /** The rejoin target handed to the new child (`handoffEnvironment.rejoinNotebook`), if one was. */
   readonly handedOff: string | undefined;
 }
@@ -63,10 +66,14 @@ function nameTarget(target: string): string {
  *   when it says `pending`;
  * - `<headline>; the session could not be reconnected to <target>: <reason>` when `failed`;
  * - `<headline>` alone when nothing was handed off or the report says nothing about it.
- * The headline is {@link restartHeadline}. Pure.
+ * The headline is {@link restartHeadline}, the new version taken from `report` unless the notice
+ * names it. Pure.
  */
 export function restartBanner(notice: RestartNotice, report: SessionReport | undefined): string {
-  const headline = restartHeadline(notice);
+  const headline = restartHeadline({
+    previousVersion: notice.previousVersion,
+    newVersion: notice.newVersion ?? report?.daemonVersion,
+  });
   const state = rejoinBannerState(notice.handedOff, report);
   return state === undefined ? headline : `${headline}${rejoinSentence(state)}`;
 }
