@@ -63,7 +63,6 @@ export { formatPeerLabel } from './handoff/format-peer-label.js';
 export type { ChildHandoff } from './handoff/handoff-contract.js';
 export {
   childExitCodes,
-  daemonVersionFromTitle,
   formatServerTitle,
   handoffEnvironment,
   handoffEnvironmentHelp,

@@ -47,7 +47,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'createMcpContainer',
       'createPluginContainer',
       'credentialChannelFd',
-      'daemonVersionFromTitle',
       'decodeCredentialMessage',
       'defaultChildInputBufferBytes',
       'defaultCredentialWaitMs',

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { credentialChannelFd } from './credential-channel.js';
 import {
   childExitCodes,
-  daemonVersionFromTitle,
   formatServerTitle,
   handoffEnvironment,
   handoffFromEnvironment,
@@ -53,25 +52,8 @@ describe('the proxy↔child handoff contract', () => {
     expect(honorsIdempotency('honored')).toBe(false);
   });
 
-  it.each([
-    ['nteract (daemon 2.3.2)', '2.3.2'],
-    ['nteract (daemon 2.3.2+abc1234)', '2.3.2+abc1234'],
-    ['nteract (daemon  2.3.2 )', '2.3.2'],
-    ['nteract (daemon 2.3.2 (nightly))', '2.3.2 (nightly)'],
-    ['nteract', undefined],
-    ['nteract (daemon )', undefined],
-    ['nteract (daemon 2.3.2', undefined],
-    ['', undefined],
-  ])('reads the daemon version of the title %j as %j', (title, version) => {
-    expect(daemonVersionFromTitle(title)).toBe(version);
-  });
-
-  it('reads back every title it formats, and nothing without a title', () => {
-    for (const version of ['2.3.2', '2.3.2+abc1234', '1.0.0 (nightly)']) {
-      expect(daemonVersionFromTitle(formatServerTitle(version))).toBe(version);
-    }
-    expect(daemonVersionFromTitle(undefined)).toBeUndefined();
-    expect(daemonVersionFromTitle(null)).toBeUndefined();
+  it('titles the child server with its daemon version', () => {
+    expect(formatServerTitle('2.3.2+abc1234')).toBe('nteract (daemon 2.3.2+abc1234)');
   });
 
   it('lets a rejoin target cross the boundary without credentials, and leaves other targets as they are', () => {

@@ -101,21 +101,6 @@ export function formatServerTitle(daemonVersion: string): string {
 }
 
 /**
- * The daemon version in a `serverInfo.title` made by {@link formatServerTitle}: the text after
- * `(daemon ` up to the last `)`, trimmed; `undefined` when absent, unmarked or empty. Pure.
- */
-export function daemonVersionFromTitle(title: string | null | undefined): string | undefined {
-  if (typeof title !== 'string') return undefined;
-  const start = title.indexOf(daemonMarker);
-  if (start === -1) return undefined;
-  const rest = title.slice(start + daemonMarker.length);
-  const end = rest.lastIndexOf(')');
-  if (end === -1) return undefined;
-  const version = rest.slice(0, end).trim();
-  return version.length > 0 ? version : undefined;
-}
-
-/**
  * A rejoin target as it may cross the process boundary, be echoed or be stored: trimmed, and a
  * http(s) URL without user info and without its `token` query parameter (credentials never travel
  * with a target). Anything else is returned trimmed. Pure.
