@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -140,6 +141,78 @@ export function fileCycles(srcDir) {
   };
   for (const file of files) if (!state.has(file)) visit(file);
   return cycles;
+}
+
+/**
+ * Import-time registration: a function that writes a module-level collection (a `Map`, `Set` or
+ * array declared at the top of its file: a registry), called at the top level of a module (in a
+ * statement or a top-level variable's initializer), so that importing the module changes what
+ * another module sees. `sources` is `[{ path, text }]`; answers `path: call` per finding.
+ * Registering functions are matched by name across the files given.
+ */
+export function importTimeRegistrations(sources) {
+  const parsed = sources.map(({ path, text }) => ({
+    path,
+    file: ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true),
+  }));
+  const registering = new Set();
+  for (const { file } of parsed) {
+    const collections = new Set();
+    for (const statement of file.statements) {
+      if (!ts.isVariableStatement(statement)) continue;
+      for (const declaration of statement.declarationList.declarations) {
+        const init = declaration.initializer;
+        const isCollection =
+          init !== undefined &&
+          ((ts.isNewExpression(init) && /^(Map|Set|WeakMap|WeakSet)$/.test(init.expression.getText(file))) ||
+            ts.isArrayLiteralExpression(init));
+        if (isCollection && ts.isIdentifier(declaration.name)) collections.add(declaration.name.text);
+      }
+    }
+    if (collections.size === 0) continue;
+    for (const statement of file.statements) {
+      if (!ts.isFunctionDeclaration(statement) || !statement.name || !statement.body) continue;
+      let writes = false;
+      const visit = (node) => {
+        if (
+          ts.isCallExpression(node) &&
+          ts.isPropertyAccessExpression(node.expression) &&
+          ts.isIdentifier(node.expression.expression) &&
+          collections.has(node.expression.expression.text) &&
+          /^(set|add|push|unshift|splice|delete|clear)$/.test(node.expression.name.text)
+        ) {
+          writes = true;
+        }
+        ts.forEachChild(node, visit);
+      };
+      visit(statement.body);
+      if (writes) registering.add(statement.name.text);
+    }
+  }
+  const findings = [];
+  for (const { path, file } of parsed) {
+    const visitTopLevel = (node) => {
+      if (ts.isFunctionLike(node) || ts.isClassLike(node)) return; // runs later, not on import
+      if (ts.isCallExpression(node)) {
+        const callee = node.expression;
+        const name = ts.isIdentifier(callee)
+          ? callee.text
+          : ts.isPropertyAccessExpression(callee)
+            ? callee.name.text
+            : '';
+        if (registering.has(name)) findings.push(`${path}: ${node.getText(file).split('\n')[0]}`);
+      }
+      ts.forEachChild(node, visitTopLevel);
+    };
+    for (const statement of file.statements) visitTopLevel(statement);
+  }
+  return findings;
+}
+
+/** Top-level expression statements (code run on import) of a file, as text. */
+export function topLevelStatements(path) {
+  const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+  return file.statements.filter((statement) => ts.isExpressionStatement(statement)).map((s) => s.getText(file));
 }
 
 function report() {

@@ -1,14 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   fileCycles,
   folderGraph,
+  importTimeRegistrations,
   isTestFile,
   lineCounts,
   packageGraph,
   repoRoot,
   sourceFiles,
+  topLevelStatements,
   workspacePackages,
 } from '../scripts/source-structure.mjs';
 
@@ -184,5 +187,129 @@ describe('the proxy↔child contract', () => {
   it("lets the proxy's tracker read no reply text", () => {
     const tracker = codeOf(join(packageNamed('@nteract-mcp/proxy').dir, 'src', 'rejoin-target-tracker.ts'));
     expect(tracker).not.toMatch(/startsWith|JSON\.parse|\.content\b|toolName/);
+  });
+});
+
+/** Every non-test source file of packages/* and examples/* (the `testing/` kits included). */
+const productionFiles = packages.flatMap((pkg) =>
+  sourceFiles(join(pkg.dir, 'src')).filter((file) => !isTestFile(file)),
+);
+const relativeTo = (file: string) => relative(repoRoot, file);
+
+/** The processes' entry modules: the only files whose top level runs code (they start the process). */
+const processEntries = [
+  'packages/daemon/src/runtimed.ts',
+  'packages/nteract-mcp/src/nteract-mcp.ts',
+  'packages/nteract-mcp/src/runt-mcp.ts',
+  'examples/custom-rejoin-strategy/src/main.ts',
+  'examples/embedding/src/main.ts',
+];
+
+describe('the extension surface', () => {
+  it('has no import-time registration: importing a module changes nothing another module sees', () => {
+    const sources = productionFiles.map((file) => ({ path: relativeTo(file), text: readFileSync(file, 'utf8') }));
+    expect(importTimeRegistrations(sources)).toEqual([]);
+    // Only a process entry runs statements at its top level.
+    const running = productionFiles
+      .filter((file) => !processEntries.includes(relativeTo(file)))
+      .filter((file) => topLevelStatements(file).length > 0)
+      .map(relativeTo);
+    expect(running).toEqual([]);
+    // So the bundler may drop any module an entry does not use: no folder is special-cased.
+    expect(readFileSync(join(repoRoot, 'bundle-entry.shared.ts'), 'utf8')).not.toMatch(/sideEffects:(?!\s*false\b)/);
+  });
+
+  it('would see a registry filled on import (the check can fail)', () => {
+    const registry = `const points = new Map();
+export function definePoint(name) { points.set(name, { name }); return Symbol(name); }`;
+    expect(
+      importTimeRegistrations([
+        { path: 'points.ts', text: registry },
+        {
+          path: 'backend.ts',
+          text: "import { definePoint } from './points.js';\nexport const Backend = definePoint('Backend');",
+        },
+        { path: 'later.ts', text: "export function late() { return definePoint('Late'); }" },
+      ]),
+    ).toEqual(["backend.ts: definePoint('Backend')"]);
+  });
+
+  /**
+   * The points core binds, from its one visible list, with who consumes each in production and, for
+   * the points third parties are meant to use, the example that shows how.
+   */
+  const coreSrc = join(packageNamed('@nteract-mcp/core').dir, 'src');
+  const listed = [
+    ...readFileSync(join(coreSrc, 'composition', 'contribution-points.ts'), 'utf8').matchAll(/^\s+(\w+)Point,$/gm),
+  ].map(([, name]) => `${(name as string)[0]?.toUpperCase()}${(name as string).slice(1)}`);
+  const forThirdParties: Readonly<Record<string, string>> = {
+    NotebookBackend: 'examples/custom-rejoin-strategy',
+    ChildToolContribution: 'examples/embedding',
+  };
+
+  it('lists every point in one place, each defined once in core and nowhere else', () => {
+    const defined = productionFiles.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/defineContributionPoint<\w+>\(\s*'(\w[\w-]*)',\s*'(\w+)'/g)].map(
+        ([, pkg, name]) => `${pkg}:${name} in ${relativeTo(file).split('/src/')[0]}`,
+      ),
+    );
+    expect(defined.sort()).toEqual(listed.map((name) => `core:${name} in packages/core`).sort());
+    expect(listed.sort()).toEqual([
+      'ChildToolContribution',
+      'NotebookBackend',
+      'ProtocolAdmission',
+      'RecoveryContribution',
+    ]);
+  });
+
+  it.each(listed)(
+    '%s has a production consumer and a producer; a point meant for third parties has an example',
+    (name) => {
+      const inProduction = productionFiles.filter((file) => !/[/\\]testing[/\\]/.test(file));
+      const uses = (pattern: RegExp) => inProduction.filter((file) => pattern.test(codeOf(file))).map(relativeTo);
+      const consumers = uses(new RegExp(`@named\\(${name}\\)|\\{ name: ${name} \\}`));
+      const producers = uses(new RegExp(`bind\\(${name}\\)`));
+      expect(consumers.filter((file) => file.startsWith('packages/'))).not.toEqual([]);
+      expect(producers).not.toEqual([]);
+      const example = forThirdParties[name];
+      if (example) expect(producers.filter((file) => file.startsWith(`${example}/`))).not.toEqual([]);
+    },
+  );
+});
+
+/** Over this many lines a source file needs a comment saying why it must stay one file. */
+const maxLines = 600;
+const oneFileReason = /Why one file: \S.{40,}/;
+
+describe('the size of a source file', () => {
+  it(`is at most ${maxLines} lines in packages/*/src (tests excepted), unless a "Why one file:" comment says why`, () => {
+    const long = productionFiles
+      .filter((file) => relativeTo(file).startsWith('packages/'))
+      .map((file) => ({ file: relativeTo(file), text: readFileSync(file, 'utf8') }))
+      .filter(({ text }) => text.split('\n').length - 1 > maxLines)
+      .filter(({ text }) => !oneFileReason.test(text))
+      .map(({ file, text }) => `${file}: ${text.split('\n').length - 1} lines`);
+    expect(long).toEqual([]);
+  });
+});
+
+describe('imports between files', () => {
+  it.each(packages.map((pkg) => [pkg.name, pkg.dir] as const))(
+    '%s has no import cycle, type-only imports included',
+    (_name, dir) => {
+      expect(fileCycles(join(dir, 'src'))).toEqual([]);
+    },
+  );
+
+  it('counts a type-only import as an edge (the check can fail)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cycle-'));
+    try {
+      mkdirSync(join(dir, 'src'));
+      writeFileSync(join(dir, 'src', 'a.ts'), "import type { B } from './b.js';\nexport interface A { b: B }\n");
+      writeFileSync(join(dir, 'src', 'b.ts'), "import { type A } from './a.js';\nexport interface B { a?: A }\n");
+      expect(fileCycles(join(dir, 'src'))).toEqual([['a.ts', 'b.ts']]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

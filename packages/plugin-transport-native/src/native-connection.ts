@@ -1,4 +1,5 @@
 import type {
+  AdmissionDecision,
   AdmissionOpening,
   AdmissionRejection,
   AdmissionRequest,
@@ -13,10 +14,15 @@ import type {
 } from '@nteract-mcp/core';
 import { envelopeKeys, serverInfo } from './native-envelope.js';
 import { NotificationStreams } from './notification-streams.js';
-import type { PerRequestAdmission } from './per-request-admission.js';
 
 /** The members that make a result a list or read result, which 2026-07-28 requires to carry `ttlMs`/`cacheScope`. */
 const cacheableResultKeys = ['tools', 'prompts', 'resources', 'resourceTemplates', 'contents'] as const;
+
+/** What a native connection asks of the admission that opened it (the per-request admission). */
+export interface NativeAdmissionRules {
+  admit(request: AdmissionRequest): AdmissionDecision;
+  refuseUnadmitted(request: AdmissionRequest): AdmissionRejection;
+}
 
 /**
  * A connection locked to the native era by its first valid enveloped request. The opening
@@ -38,12 +44,12 @@ export class NativeConnection implements EraConnection {
   public readonly client: ClientIdentity | undefined;
   public readonly handshake = undefined;
   public readonly readyOn = undefined;
-  readonly #admission: PerRequestAdmission;
+  readonly #admission: NativeAdmissionRules;
   readonly #envelope: Readonly<Record<string, unknown>>;
   readonly #streams = new NotificationStreams();
 
   public constructor(
-    admission: PerRequestAdmission,
+    admission: NativeAdmissionRules,
     opening: AdmissionOpening,
     envelope: Readonly<Record<string, unknown>>,
   ) {

@@ -1,6 +1,5 @@
 import type * as z from 'zod';
 import { describeWireIssue, formatWirePath } from './describe-wire-issue.js';
-import type { parseFromDaemon } from './parse-from-daemon.js';
 
 /** What {@link checkWire} found: the typed value, or the first problem, naming its field. */
 export type WireCheck<T> =
@@ -16,7 +15,7 @@ export type WireCheck<T> =
 /**
  * Checks a message against its schema. Never throws: a value the schema refuses comes back as
  * the first issue's sentence naming the field (the daemon answers it as `bad_request`; clients use
- * {@link parseFromDaemon}, which throws it as a `protocolViolation`). Fields the schema does not
+ * `parseFromDaemon`, which throws it as a `protocolViolation`). Fields the schema does not
  * name are dropped from the value (tolerated, not used).
  */
 export function checkWire<S extends z.ZodType>(schema: S, value: unknown): WireCheck<z.infer<S>> {
