@@ -11,6 +11,7 @@ import {
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { daemonStatusSection, describeDaemonStatus } from './describe-daemon-status.js';
 import { type LocalPathParseContext, parseLocalPathTarget } from './parse-local-path-target.js';
 import { notebookUuidPattern } from './parse-notebook-id-target.js';
 
@@ -37,6 +38,7 @@ export class LocalPathNotebookBackend implements NotebookBackend {
   public readonly kind = 'local-path';
   public readonly argument = 'path';
   public readonly rejoinWhen = 'document';
+  public readonly statusSection = daemonStatusSection;
 
   public constructor(
     @inject(DaemonPort) private readonly daemon: DaemonPort,
@@ -82,5 +84,9 @@ export class LocalPathNotebookBackend implements NotebookBackend {
       throw new CoreError('notebookUnavailable', `The saved notebook ${path} no longer exists`);
     if (source.kind === 'unknown') throw new CoreError('sourceDegraded', `Cannot inspect ${path}: ${source.reason}`);
     return this.daemon.openNotebook(source.canonicalPath, { peerLabel: context.peerLabel });
+  }
+
+  public serviceStatus(): Promise<Record<string, unknown>> {
+    return describeDaemonStatus(this.daemon);
   }
 }

@@ -13,6 +13,7 @@ import {
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { daemonStatusSection, describeDaemonStatus } from './describe-daemon-status.js';
 import { notebookUuidPattern, parseNotebookIdTarget } from './parse-notebook-id-target.js';
 
 const identity = firstPartyIdentities['notebook-id'];
@@ -29,6 +30,7 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
   public readonly argument = 'notebook_id';
   /** Back once the room is open; its kernel (which a fresh daemon starts only now) comes up in the background. */
   public readonly rejoinWhen = 'document';
+  public readonly statusSection = daemonStatusSection;
 
   public constructor(@inject(DaemonPort) private readonly daemon: DaemonPort) {}
 
@@ -67,5 +69,9 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
 
   public listKernels(): Promise<readonly KernelInfo[]> {
     return this.daemon.listKernels();
+  }
+
+  public serviceStatus(): Promise<Record<string, unknown>> {
+    return describeDaemonStatus(this.daemon);
   }
 }

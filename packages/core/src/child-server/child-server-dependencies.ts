@@ -1,6 +1,5 @@
 import type { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import type { Clock } from '../ports/clock.js';
-import type { DaemonPort } from '../ports/daemon-port.js';
 import type { Logger } from '../ports/logger.js';
 import type { SessionActivation } from '../session/session-activation.js';
 import type { SessionRecoveryState } from '../session/session-recovery-state.js';
@@ -14,8 +13,6 @@ export interface ChildServerDependencies {
   readonly recovery: SessionRecoveryState;
   readonly activation: SessionActivation;
   readonly resolver: NotebookTargetResolver;
-  /** `undefined` in a container without a local daemon plugin (hosted only). */
-  readonly daemon: DaemonPort | undefined;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly executions: ExecutionStore;

@@ -31,7 +31,6 @@ import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { withSessionReport } from '../handoff/session-report.js';
 import { describeNotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
-import { DaemonPort } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import { SessionActivation } from '../session/session-activation.js';
@@ -123,9 +122,9 @@ export const childServerInstructions =
  * (`_meta['nteract/session']`, see `handoff/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
  * changes, once the client has sent `notifications/initialized`.
  *
- * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock`, `Logger` and, when
- * bound, `DaemonPort` from the container (for `session_status`); the session tools reach notebooks through the
- * contributed notebook backends.
+ * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock` and `Logger`
+ * from the container; the session tools reach notebooks, and `session_status` the services behind them,
+ * through the contributed notebook backends.
  */
 export function createChildMcpServer(container: Container, options: ChildServerOptions): ChildMcpServer {
   const logger = container.get(Logger).child('core:ChildMcpServer');
@@ -166,7 +165,6 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     recovery,
     activation: container.get(SessionActivation),
     resolver: container.get(NotebookTargetResolver),
-    daemon: container.isBound(DaemonPort) ? container.get(DaemonPort) : undefined,
     clock: container.get(Clock),
     logger,
     executions: new ExecutionStore(),

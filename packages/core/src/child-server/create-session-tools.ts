@@ -4,13 +4,14 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import type { CreatedNotebook } from '../contributions/notebook-backend.js';
+import type { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import {
   describeNotebookTarget,
   isLocalPathTarget,
   type NotebookTarget,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
-import type { DaemonObservation, DaemonPort, RoomInfo } from '../ports/daemon-port.js';
+import type { RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -202,7 +203,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         throw toToolFailure(error, { wrap: (m) => `Failed to create notebook: ${m}` });
       }
       const { handle } = session;
-      const room = location === undefined ? await roomOf(deps.daemon, handle.notebookId) : undefined;
+      const room = location === undefined ? await listedNotebook(deps.resolver, handle.notebookId) : undefined;
       return jsonResult({
         notebook_id: handle.notebookId,
         ...(location === undefined ? {} : { url: describeNotebookTarget(session.target) }),
@@ -288,13 +289,13 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     inputSchema: z.object({}),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async () => {
-      const daemon = await daemonStatus(deps.daemon);
-      const rooms = deps.daemon ? await deps.daemon.listRooms().catch(() => undefined) : undefined;
+      const services = await deps.resolver.serviceStatus();
+      const listed = await listedNotebooks(deps.resolver);
       // Read the slot after the awaits, so the answer describes one moment.
       const { slot } = deps;
       const active = slot.active;
       const drop = slot.lastDrop;
-      const room = rooms?.find((candidate) => candidate.notebookId === active?.handle.notebookId);
+      const room = listed.find((candidate) => candidate.notebookId === active?.handle.notebookId);
       return jsonResult({
         active: active
           ? {
@@ -322,7 +323,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           notebook_path: eviction.notebookPath ?? null,
           at: new Date(eviction.at).toISOString(),
         })),
-        daemon,
+        ...services,
         peer_label: deps.peerLabel(),
         session_report: deps.recovery.report(),
       });
@@ -369,23 +370,15 @@ function activeJson(session: NotebookSession): Record<string, unknown> {
   };
 }
 
-async function daemonStatus(daemon: DaemonPort | undefined): Promise<Record<string, unknown>> {
-  if (!daemon) return { live: false, reason: 'no local daemon configured in this server' };
-  let observation: DaemonObservation;
-  try {
-    observation = await daemon.queryInfo();
-  } catch (error) {
-    return { live: 'unknown', error: error instanceof Error ? error.message : String(error) };
-  }
-  if (observation.kind === 'absent') return { live: false, reason: observation.reason };
-  const { info } = observation;
-  return { live: true, version: info.version, pid: info.incarnation.pid, started_at: info.incarnation.startedAt };
+/** The notebooks every listing backend has open now; a backend that cannot list now is left out. */
+async function listedNotebooks(backends: NotebookTargetResolver): Promise<readonly RoomInfo[]> {
+  const lists = await Promise.all(backends.listers().map((backend) => backend.list?.().catch(() => []) ?? []));
+  return lists.flat();
 }
 
-/** The daemon's room of a notebook just created there (for its kernel's interpreter), when it can say. */
-async function roomOf(daemon: DaemonPort | undefined, notebookId: string): Promise<RoomInfo | undefined> {
-  const rooms = await daemon?.listRooms().catch(() => undefined);
-  return rooms?.find((room) => room.notebookId === notebookId);
+/** What the listing backends say of one notebook (e.g. its kernel's interpreter), when they can say. */
+async function listedNotebook(backends: NotebookTargetResolver, notebookId: string): Promise<RoomInfo | undefined> {
+  return (await listedNotebooks(backends)).find((room) => room.notebookId === notebookId);
 }
 
 /** The cells as known now (the retained projection before convergence); a failure is said, not thrown. */

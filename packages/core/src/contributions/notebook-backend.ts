@@ -89,6 +89,17 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
   list?(): Promise<readonly RoomInfo[]>;
   /** The kernels its new notebooks can run in (`list_kernels`), when the kind creates notebooks. */
   listKernels?(): Promise<readonly KernelInfo[]>;
+  /**
+   * The name of the `session_status` section where {@link serviceStatus} goes (`daemon` for the
+   * local daemon). Backends of one service share a name; the first backend of a name answers.
+   */
+  readonly statusSection?: string;
+  /**
+   * What stands behind the kind's notebooks now (for the local daemon: live, version, pid), as the
+   * fields of its `session_status` section. Asks the service itself; never throws: an unknown
+   * state is said in the fields.
+   */
+  serviceStatus?(): Promise<Readonly<Record<string, unknown>>>;
 }
 
 const targetArguments: readonly TargetArgument[] = ['path', 'notebook_id', 'url'];

@@ -104,6 +104,23 @@ export class NotebookTargetResolver {
     return this.all().filter((candidate) => candidate.list !== undefined);
   }
 
+  /**
+   * The `session_status` sections of the services behind the backends (`{ daemon: {...} }`), in
+   * contribution order, one answer per section name.
+   */
+  public async serviceStatus(): Promise<Readonly<Record<string, Readonly<Record<string, unknown>>>>> {
+    const sections = new Map<string, NotebookBackend>();
+    for (const backend of this.all()) {
+      if (backend.statusSection && backend.serviceStatus && !sections.has(backend.statusSection)) {
+        sections.set(backend.statusSection, backend);
+      }
+    }
+    const entries = await Promise.all(
+      [...sections].map(async ([section, backend]) => [section, (await backend.serviceStatus?.()) ?? {}] as const),
+    );
+    return Object.fromEntries(entries);
+  }
+
   /** The target kinds this container can open, in contribution order. */
   public supportedKinds(): readonly NotebookTarget['kind'][] {
     return this.all().map((candidate) => candidate.kind);

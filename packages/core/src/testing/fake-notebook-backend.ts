@@ -23,6 +23,8 @@ export interface FakeNotebookBackendOptions {
   readonly create?: (request: CreateNotebookRequest, context: BackendConnectContext) => Promise<CreatedNotebook>;
   readonly list?: () => Promise<readonly RoomInfo[]>;
   readonly listKernels?: () => Promise<readonly KernelInfo[]>;
+  /** The `session_status` section it answers in, and how it reads the service behind it. */
+  readonly status?: { readonly section: string; readonly read: () => Promise<Readonly<Record<string, unknown>>> };
 }
 
 /**
@@ -39,6 +41,8 @@ export class FakeNotebookBackend implements NotebookBackend {
   public readonly create?: NotebookBackend['create'];
   public readonly list?: NotebookBackend['list'];
   public readonly listKernels?: NotebookBackend['listKernels'];
+  public readonly statusSection?: string;
+  public readonly serviceStatus?: NotebookBackend['serviceStatus'];
   public readonly recoveryTarget?: NotebookBackend['recoveryTarget'];
   public readonly isSessionFor?: NotebookBackend['isSessionFor'];
   public readonly isSame?: NotebookBackend['isSame'];
@@ -53,7 +57,11 @@ export class FakeNotebookBackend implements NotebookBackend {
     if (isSame) this.isSame = isSame;
     if (recoveryTarget) this.recoveryTarget = recoveryTarget;
     if (isSessionFor) this.isSessionFor = isSessionFor;
-    const { reopen, create, list, listKernels } = options;
+    const { reopen, create, list, listKernels, status } = options;
+    if (status) {
+      this.statusSection = status.section;
+      this.serviceStatus = status.read;
+    }
     if (reopen) {
       this.reopen = (target, context) => {
         this.calls.push(`reopen:${target.kind}`);

@@ -64,6 +64,18 @@ export const testExecutor: FakeExecutor = (cell: NotebookCell) => {
   return { status: cell.source.startsWith('sleep') ? 'running' : 'ok', outputs: [printed] };
 };
 
+/** The daemon's `session_status` section as the local daemon plugin words it, read from the fake. */
+async function fakeDaemonStatus(daemon: FakeDaemonPort): Promise<Record<string, unknown>> {
+  try {
+    const observation = await daemon.queryInfo();
+    if (observation.kind === 'absent') return { live: false, reason: observation.reason };
+    const { info } = observation;
+    return { live: true, version: info.version, pid: info.incarnation.pid, started_at: info.incarnation.startedAt };
+  } catch (error) {
+    return { live: 'unknown', error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /**
  * Stand-ins for the local daemon plugin's two backends over `daemon` (core cannot import plugins):
  * `path` resolves against the cwd and must name a `.ipynb` file; `notebook_id` must be a UUID and
@@ -101,6 +113,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
     },
     list: () => daemon.listRooms(),
     listKernels: () => daemon.listKernels(),
+    status: { section: 'daemon', read: () => fakeDaemonStatus(daemon) },
   });
   return definePlugin({
     id: 'test.local-backends',
