@@ -94,6 +94,9 @@ export function hostedNotebookId(url: string): string {
  *   returned), so no write of this handle is in flight when the agent hears of the result. The
  *   contents API has no conditional write: a change made on the server between the check and the
  *   write of a save can still be overwritten; the window is one REST round trip.
+ * - Outputs are built from the kernel's messages by `OutputCollector` (`@nteract-mcp/output-shaping`),
+ *   as the local daemon builds them (streams merged with `\r` applied, `clear_output`, display
+ *   updates); an output passed to `onOutput` or returned is never changed afterwards.
  * - A mutation or execution with an idempotency key already seen by this handle returns the first
  *   result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
