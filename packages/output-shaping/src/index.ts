@@ -2,6 +2,8 @@ export type { MiddleCut } from './cut-middle.js';
 export { cutMiddle } from './cut-middle.js';
 export { htmlToMarkdown } from './html-to-markdown.js';
 export type { NbformatOutput } from './nbformat-output.js';
+export type { DisplayUpdate, OutputChange } from './output-collector.js';
+export { OutputCollector } from './output-collector.js';
 export type { OutputLimits } from './output-limits.js';
 export { defaultOutputLimits } from './output-limits.js';
 export type { OutputsPage } from './outputs-document.js';

@@ -1,4 +1,4 @@
-import { Clock, CoreError, type HostedUrlTarget, NotebookTargetResolver } from '@nteract-mcp/core';
+import { type CellOutput, Clock, CoreError, type HostedUrlTarget, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer, ManualClock } from '@nteract-mcp/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
@@ -72,6 +72,41 @@ describe(HostedNotebookHandle, () => {
       execution_count: 1,
       outputs: [{ output_type: 'stream', name: 'stdout', text: '42\n' }],
     });
+  });
+
+  it('builds outputs as the daemon does: carriage returns applied, streams merged into new objects', async () => {
+    const t = setup();
+    const stream = (text: string) => ({ msgType: 'stream', content: { name: 'stdout', text } });
+    t.server.scripted.set('progress()', [stream(' 10%\r'), stream(' 50%\r'), stream('100%\n'), stream('hello\rJ')]);
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'progress()', cellType: 'code' });
+    const seen: CellOutput[] = [];
+    const result = await handle.executeCell(cell.id, { onOutput: (output) => seen.push(output) });
+    expect(result.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '100%\nJello' }]);
+    // Each output handed to onOutput kept the text it had then (none was changed afterwards).
+    expect(seen.map((output) => output.text)).toEqual([' 10%\r', ' 50%\r', '100%\n', '100%\nJello']);
+    await handle.close();
+    expect(t.server.file('work/a.ipynb')?.cells[1]).toMatchObject({
+      outputs: [{ output_type: 'stream', name: 'stdout', text: '100%\nJello' }],
+    });
+  });
+
+  it('honours clear_output (with wait) and update_display_data by display id', async () => {
+    const t = setup();
+    const display = (msgType: string, text: string) => ({
+      msgType,
+      content: { data: { 'text/plain': text }, metadata: {}, transient: { display_id: 'd' } },
+    });
+    t.server.scripted.set('animate()', [
+      { msgType: 'stream', content: { name: 'stdout', text: 'frame 1' } },
+      { msgType: 'clear_output', content: { wait: true } },
+      display('display_data', 'frame 2'),
+      display('update_display_data', 'frame 3'),
+    ]);
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'animate()', cellType: 'code' });
+    const result = await handle.executeCell(cell.id);
+    expect(result.outputs).toEqual([{ output_type: 'display_data', data: { 'text/plain': 'frame 3' }, metadata: {} }]);
   });
 
   it('answers an execution once its outputs are saved, so a server edit right after it is never overwritten', async () => {

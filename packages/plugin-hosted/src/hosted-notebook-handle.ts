@@ -21,9 +21,10 @@ import {
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
+import { OutputCollector } from '@nteract-mcp/output-shaping';
+import { type MutableCell, newCell, readCell, toNotebookCell, writeCell } from './hosted-cell.js';
 import type {
   JupyterServerPort,
-  KernelMessage,
   NotebookJson,
   ServerKernelConnection,
   ServerNotebookFile,
@@ -55,17 +56,6 @@ export interface HostedNotebookHandleOptions {
   readonly kernelNotice?: string;
   readonly clock: Clock;
   readonly logger: Logger;
-}
-
-interface MutableCell {
-  id: string;
-  cellType: CellType;
-  source: string;
-  outputs: CellOutput[];
-  executionCount: number | null;
-  metadata: Record<string, unknown>;
-  /** Other nbformat fields (attachments, …), written back as they were. */
-  readonly rest: Record<string, unknown>;
 }
 
 interface ExecutionRecord {
@@ -104,6 +94,9 @@ export function hostedNotebookId(url: string): string {
  *   returned), so no write of this handle is in flight when the agent hears of the result. The
  *   contents API has no conditional write: a change made on the server between the check and the
  *   write of a save can still be overwritten; the window is one REST round trip.
+ * - Outputs are built from the kernel's messages by `OutputCollector` (`@nteract-mcp/output-shaping`),
+ *   as the local daemon builds them (streams merged with `\r` applied, `clear_output`, display
+ *   updates); an output passed to `onOutput` or returned is never changed afterwards.
  * - A mutation or execution with an idempotency key already seen by this handle returns the first
  *   result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
@@ -206,15 +199,7 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   public insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell> {
     return this.mutate(options, () => {
-      const cell: MutableCell = {
-        id: randomUUID().replace(/-/g, '').slice(0, 16),
-        cellType: request.cellType,
-        source: request.source,
-        outputs: [],
-        executionCount: null,
-        metadata: {},
-        rest: {},
-      };
+      const cell = newCell(request.cellType, request.source);
       const index =
         request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
       this.#cells.splice(index, 0, cell);
@@ -458,19 +443,12 @@ export class HostedNotebookHandle implements NotebookHandle {
     const source = cell.source;
     void this.#kernel
       .execute(source, (message) => {
-        const changed = outputs.take(message);
-        if (!changed) return;
-        record.outputs = outputs.list();
+        const changes = outputs.apply(message.msgType, message.content);
+        if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
+        record.outputs = outputs.snapshot();
         const live = this.#cells.find((candidate) => candidate.id === cellId);
         if (live) live.outputs = record.outputs;
-        try {
-          options?.onOutput?.(changed);
-        } catch (error) {
-          this.#logger.warn('an onOutput callback threw; the execution goes on', {
-            notebookId: this.notebookId,
-            error,
-          });
-        }
+        for (const change of changes) if (change.kind === 'output') this.tellOutput(options, change.output);
       })
       .then(
         (reply) => ({ status: reply.status, executionCount: reply.executionCount }),
@@ -482,7 +460,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       .then(({ status, executionCount }) => {
         record.status = status;
         record.executionCount = executionCount;
-        record.outputs = outputs.list();
+        record.outputs = outputs.snapshot();
         const live = this.#cells.find((candidate) => candidate.id === cellId);
         if (live) {
           live.outputs = record.outputs;
@@ -531,6 +509,14 @@ export class HostedNotebookHandle implements NotebookHandle {
       executionCount: state.executionCount,
       ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
     };
+  }
+
+  private tellOutput(options: ExecuteOptions | undefined, output: CellOutput): void {
+    try {
+      options?.onOutput?.(output);
+    } catch (error) {
+      this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error });
+    }
   }
 
   private remember(record: ExecutionRecord): void {
@@ -599,78 +585,6 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 }
 
-/** Kernel messages of one execution as nbformat outputs (streams merged, `clear_output` honoured). */
-class OutputCollector {
-  #outputs: Record<string, unknown>[] = [];
-  #clearOnNext = false;
-  readonly #displays = new Map<string, number>();
-
-  /** Takes one message; returns the output it added or changed, if any. */
-  public take(message: KernelMessage): CellOutput | undefined {
-    const { msgType, content } = message;
-    if (msgType === 'clear_output') {
-      if (content.wait === true) this.#clearOnNext = true;
-      else this.clear();
-      return undefined;
-    }
-    if (msgType === 'update_display_data') {
-      const id = displayId(content);
-      const index = id === undefined ? undefined : this.#displays.get(id);
-      const existing = index === undefined ? undefined : this.#outputs[index];
-      if (!existing) return undefined;
-      existing.data = content.data;
-      existing.metadata = content.metadata ?? {};
-      return existing as CellOutput;
-    }
-    let output: Record<string, unknown> | undefined;
-    if (msgType === 'stream') {
-      output = { output_type: 'stream', name: content.name, text: String(content.text ?? '') };
-    } else if (msgType === 'display_data') {
-      output = { output_type: 'display_data', data: content.data ?? {}, metadata: content.metadata ?? {} };
-    } else if (msgType === 'execute_result') {
-      output = {
-        output_type: 'execute_result',
-        data: content.data ?? {},
-        metadata: content.metadata ?? {},
-        execution_count: content.execution_count ?? null,
-      };
-    } else if (msgType === 'error') {
-      output = {
-        output_type: 'error',
-        ename: content.ename,
-        evalue: content.evalue,
-        traceback: content.traceback ?? [],
-      };
-    }
-    if (!output) return undefined;
-    if (this.#clearOnNext) this.clear();
-    const last = this.#outputs[this.#outputs.length - 1];
-    if (output.output_type === 'stream' && last?.output_type === 'stream' && last.name === output.name) {
-      last.text = `${String(last.text)}${String(output.text)}`;
-      return last as CellOutput;
-    }
-    this.#outputs.push(output);
-    const id = displayId(content);
-    if (id !== undefined && output.output_type === 'display_data') this.#displays.set(id, this.#outputs.length - 1);
-    return output as CellOutput;
-  }
-
-  public list(): CellOutput[] {
-    return this.#outputs.map((output) => ({ ...output }) as CellOutput);
-  }
-
-  private clear(): void {
-    this.#outputs = [];
-    this.#displays.clear();
-    this.#clearOnNext = false;
-  }
-}
-
-function displayId(content: Readonly<Record<string, unknown>>): string | undefined {
-  const transient = content.transient as { display_id?: unknown } | undefined;
-  return typeof transient?.display_id === 'string' ? transient.display_id : undefined;
-}
-
 function stateOf(record: ExecutionRecord): ExecutionState {
   return {
     executionId: record.executionId,
@@ -679,37 +593,5 @@ function stateOf(record: ExecutionRecord): ExecutionState {
     outputs: record.outputs,
     executionCount: record.executionCount,
     ...(record.kernelNotice === undefined ? {} : { kernelNotice: record.kernelNotice }),
-  };
-}
-
-function readCell(raw: Record<string, unknown>): MutableCell {
-  const { id, cell_type, source, outputs, execution_count, metadata, ...rest } = raw;
-  const cellType: CellType = cell_type === 'markdown' || cell_type === 'raw' ? cell_type : 'code';
-  return {
-    id: typeof id === 'string' && id !== '' ? id : randomUUID().replace(/-/g, '').slice(0, 16),
-    cellType,
-    source: Array.isArray(source) ? source.join('') : String(source ?? ''),
-    outputs: Array.isArray(outputs) ? (outputs as CellOutput[]) : [],
-    executionCount: typeof execution_count === 'number' ? execution_count : null,
-    metadata: typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>) : {},
-    rest,
-  };
-}
-
-function writeCell(cell: MutableCell): Record<string, unknown> {
-  const base = { ...cell.rest, id: cell.id, cell_type: cell.cellType, metadata: cell.metadata, source: cell.source };
-  return cell.cellType === 'code'
-    ? { ...base, outputs: cell.outputs, execution_count: cell.executionCount }
-    : { ...base };
-}
-
-function toNotebookCell(cell: MutableCell): NotebookCell {
-  return {
-    id: cell.id,
-    cellType: cell.cellType,
-    source: cell.source,
-    outputs: [...cell.outputs],
-    executionCount: cell.executionCount,
-    metadata: cell.metadata,
   };
 }

@@ -1,9 +1,9 @@
 import type { Logger, Subscription } from '@nteract-mcp/foundation';
+import { type DisplayUpdate, OutputCollector } from '@nteract-mcp/output-shaping';
 import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { Kernelspec } from './find-kernelspec.js';
 import type { JupyterMessage } from './jupyter-message.js';
-import { type DisplayUpdate, KernelOutputCollector } from './kernel-output-collector.js';
 import { KernelProcess, type KernelProcessExit, type KernelProcessOptions } from './kernel-process.js';
 import type { KernelRecords } from './kernel-records.js';
 
@@ -29,7 +29,7 @@ export interface KernelExecution {
    */
   readonly status: 'ok' | 'error' | 'aborted';
   readonly executionCount: number | null;
-  /** nbformat 4 outputs; see {@link KernelOutputCollector} for merging and clearing rules. */
+  /** nbformat 4 outputs; see `OutputCollector` (`@nteract-mcp/output-shaping`) for merging and clearing rules. */
   readonly outputs: readonly WireOutput[];
 }
 
@@ -88,7 +88,7 @@ const interruptVerifyMs = 5_000;
 const idleGraceMs = 5_000;
 
 class PendingExecution {
-  public readonly collector = new KernelOutputCollector();
+  public readonly collector = new OutputCollector();
   public msgId: string | undefined;
   public reply: { readonly status: KernelExecution['status']; readonly executionCount: number | null } | undefined;
   public idle = false;

@@ -28,7 +28,8 @@ interface FakeKernel {
 /**
  * An in-memory Jupyter Server behind {@link JupyterServerConnector}: files with `last_modified`,
  * sessions by path, kernels that understand `name = <int>` and `print(name + <int>)` (a
- * `NameError` for an unknown name), a token it checks, and faults: {@link FakeJupyterServer.stop}
+ * `NameError` for an unknown name) or send the messages scripted for a code
+ * ({@link FakeJupyterServer.scripted}), a token it checks, and faults: {@link FakeJupyterServer.stop}
  * (every websocket is lost, every call fails as unreachable until {@link FakeJupyterServer.start}),
  * {@link FakeJupyterServer.restart} (sessions and kernels gone, files kept), and edits made "on the
  * server" ({@link FakeJupyterServer.writeFile}).
@@ -39,6 +40,8 @@ export class FakeJupyterServer implements JupyterServerConnector {
   /** Every address a port was opened for (to check tokens reach the server). */
   public readonly opened: JupyterServerAddress[] = [];
   public startedSessions = 0;
+  /** Code whose execution sends exactly these kernel messages, then ends `ok` (any other message shape). */
+  public readonly scripted = new Map<string, readonly KernelMessage[]>();
   #up = true;
   #heldSaves: (() => void)[] | undefined;
   #clock = 0;
@@ -251,6 +254,11 @@ class FakeKernelConnection implements ServerKernelConnection {
     if (!kernel || this.#lostReason !== undefined) return { status: 'aborted', executionCount: null };
     kernel.executionCount += 1;
     const executionCount = kernel.executionCount;
+    const script = this.server.scripted.get(code);
+    if (script) {
+      for (const message of script) onMessage(message);
+      return { status: 'ok', executionCount };
+    }
     for (const line of code.split('\n').filter((text) => text.trim() !== '')) {
       const assignment = /^(\w+)\s*=\s*(-?\d+)$/.exec(line.trim());
       if (assignment) {

@@ -1,4 +1,4 @@
-import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
+import type { NbformatOutput } from './nbformat-output.js';
 
 /** A display update the kernel sent (`update_display_data`), for whoever shows that display id. */
 export interface DisplayUpdate {
@@ -9,35 +9,38 @@ export interface DisplayUpdate {
 
 /**
  * What one iopub message changed: an output was added or changed (a merged stream, an updated
- * display), the outputs so far were cleared, or a display id was updated (whether or not one of
- * this execution's outputs shows it).
+ * display; always a new object), the outputs so far were cleared, or a display id was updated
+ * (whether or not one of this execution's outputs shows it).
  */
 export type OutputChange =
-  | { readonly kind: 'output'; readonly output: WireOutput }
+  | { readonly kind: 'output'; readonly output: NbformatOutput }
   | { readonly kind: 'cleared' }
   | { readonly kind: 'displayUpdate'; readonly update: DisplayUpdate };
 
 type Content = Readonly<Record<string, unknown>>;
 
 /**
- * Builds the nbformat 4 outputs of one execution from its iopub messages, as Jupyter front ends
- * do: consecutive `stream` messages of the same name are merged into one output (with carriage
- * returns applied, so progress bars keep only their last state); `clear_output` clears at once, or
- * with `wait: true` just before the next output; `update_display_data` replaces the data of the
- * outputs carrying that display id; `execute_input` and unknown types only note the count.
+ * Builds the nbformat 4 outputs of one execution from its iopub messages (type and content), as
+ * Jupyter front ends do: consecutive `stream` messages of the same name are merged into one output,
+ * with carriage returns applied as a terminal shows them (so a progress bar keeps only its last
+ * state); `clear_output` clears at once, or with `wait: true` just before the next output;
+ * `update_display_data` replaces the data and metadata of every output carrying that display id;
+ * `display_data`, `execute_result` and `error` are appended; `execute_input` and other types only
+ * note the execution count, if any.
  *
- * Guarantees: output objects handed out are never mutated afterwards (changes create new objects).
+ * Guarantees: an output object handed out (in a change or a snapshot) is never mutated afterwards;
+ * a merged stream or an updated display is a new object in the place of the old one.
  * Does not guarantee: size limits (a chatty execution keeps all its output) or rendering of
  * terminal escapes other than `\r`.
  */
-export class KernelOutputCollector {
-  private outputs: WireOutput[] = [];
+export class OutputCollector {
+  private outputs: NbformatOutput[] = [];
   private displayIds: (string | undefined)[] = [];
   private clearPending = false;
   private count: number | null = null;
 
-  /** A snapshot of the outputs so far. */
-  public snapshot(): readonly WireOutput[] {
+  /** A snapshot of the outputs so far (a new array; later messages do not change it). */
+  public snapshot(): NbformatOutput[] {
     return this.outputs.slice();
   }
 
@@ -104,23 +107,23 @@ export class KernelOutputCollector {
     const lastIndex = this.outputs.length - 1;
     const last = this.outputs[lastIndex];
     if (last !== undefined && last.output_type === 'stream' && last.name === name) {
-      const merged: WireOutput = {
+      const merged: NbformatOutput = {
         output_type: 'stream',
         name,
-        text: collapseCarriageReturns(`${asString(last.text) ?? ''}${text}`),
+        text: appendStream(asString(last.text) ?? '', text),
       };
       this.outputs[lastIndex] = merged;
       changes.push({ kind: 'output', output: merged });
       return changes;
     }
-    const output: WireOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
+    const output: NbformatOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
     this.outputs.push(output);
     this.displayIds.push(undefined);
     changes.push({ kind: 'output', output });
     return changes;
   }
 
-  private add(output: WireOutput, displayId: string | undefined): OutputChange[] {
+  private add(output: NbformatOutput, displayId: string | undefined): OutputChange[] {
     const changes = this.flushPendingClear();
     this.outputs.push(output);
     this.displayIds.push(displayId);
@@ -136,7 +139,7 @@ export class KernelOutputCollector {
     this.displayIds.forEach((id, index) => {
       const current = this.outputs[index];
       if (id !== displayId || current === undefined) return;
-      const updated: WireOutput = { ...current, data: update.data, metadata: update.metadata };
+      const updated: NbformatOutput = { ...current, data: update.data, metadata: update.metadata };
       this.outputs[index] = updated;
       changes.push({ kind: 'output', output: updated });
     });
@@ -155,6 +158,15 @@ export class KernelOutputCollector {
     this.displayIds = [];
     return [{ kind: 'cleared' }];
   }
+}
+
+/**
+ * A stream's text with the next chunk appended. The text so far is already collapsed, so only its
+ * last line (which may end with a `\r` the chunk overwrites) is collapsed again with the chunk.
+ */
+function appendStream(previous: string, chunk: string): string {
+  const lastLineStart = previous.lastIndexOf('\n') + 1;
+  return previous.slice(0, lastLineStart) + collapseCarriageReturns(previous.slice(lastLineStart) + chunk);
 }
 
 /**
