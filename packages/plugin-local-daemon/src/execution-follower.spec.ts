@@ -127,16 +127,14 @@ describe(ExecutionFollower, () => {
     expect(cancelled).toEqual(['e1']);
   });
 
-  it('replays events that arrived before the start answered, outputs first, then the end', async () => {
-    const { sequence, follower } = setUp();
+  it('replays events that arrived before the start answered, outputs first, then the end with its final state', async () => {
+    const { reads, follower } = setUp();
     const start = deferred<ExecutionState>();
     const seen: CellOutput[] = [];
     const result = follower.follow(() => start.promise, { onOutput: (output) => seen.push(output) });
     follower.output('e1', stream('one'));
     follower.output('e1', stream('two'));
-    follower.done('e1', 'ok');
-    // The first read still says running: only the buffered end can move this on to the last read.
-    sequence('e1', state('e1', 'running'), state('e1', 'ok', [stream('one'), stream('two')]));
+    follower.done('e1', 'ok', state('e1', 'ok', [stream('one'), stream('two')]));
     start.resolve(state('e1', 'queued'));
     expect(await result).toEqual<ExecutionResult>({
       executionId: 'e1',
@@ -146,6 +144,28 @@ describe(ExecutionFollower, () => {
       executionCount: 2,
     });
     expect(seen).toEqual([stream('one'), stream('two')]);
+    // The end carried the final state: nothing was read.
+    expect(reads).toEqual([]);
+  });
+
+  it('resolves with the final state the end carries, reading nothing; an end without it (an older daemon) is read once', async () => {
+    const { states, reads, follower } = setUp();
+    states.set('e1', state('e1', 'running'));
+    const carried = track(follower.follow(async () => state('e1', 'queued')));
+    await settle();
+    follower.done('e1', 'ok', state('e1', 'ok', [stream('all of it')]));
+    await settle();
+    expect(carried.value).toMatchObject({ status: 'ok', outputs: [stream('all of it')] });
+    expect(reads).toEqual([]);
+
+    states.set('e2', state('e2', 'running'));
+    const bare = track(follower.follow(async () => state('e2', 'queued')));
+    await settle();
+    states.set('e2', state('e2', 'ok', [stream('read')]));
+    follower.done('e2', 'ok');
+    await settle();
+    expect(bare.value).toMatchObject({ status: 'ok', outputs: [stream('read')] });
+    expect(reads).toEqual(['e2']);
   });
 
   it('takes the status from the events when the last read still shows the execution unfinished', async () => {
@@ -161,7 +181,7 @@ describe(ExecutionFollower, () => {
 
   it('takes the status of the last read over the one the events named when the read shows an end', async () => {
     const { sequence, follower } = setUp();
-    sequence('e1', state('e1', 'running'), state('e1', 'error', [stream('trace')]));
+    sequence('e1', state('e1', 'error', [stream('trace')]));
     const result = track(follower.follow(async () => state('e1', 'queued')));
     await settle();
     follower.done('e1', 'something-new');
@@ -195,16 +215,11 @@ describe(ExecutionFollower, () => {
     expect(result.value?.status).toBe('ok');
   });
 
-  it('resolves at once when the start answers a final state, or the first read shows one, without waiting for events', async () => {
+  it('resolves at once when the start answers a final state (a replayed key of a finished execution), reading nothing', async () => {
     const { states, reads, follower } = setUp();
     const direct = await follower.follow(async () => state('e1', 'error', [stream('boom')]));
     expect(direct).toMatchObject({ executionId: 'e1', status: 'error', outputs: [stream('boom')] });
     expect(reads).toEqual([]);
-    // A replayed key: the first execution's `queued`, though it finished long ago.
-    states.set('e2', state('e2', 'ok', [stream('old')]));
-    const replayed = await follower.follow(async () => state('e2', 'queued'));
-    expect(replayed).toMatchObject({ executionId: 'e2', status: 'ok', outputs: [stream('old')] });
-    expect(reads).toEqual(['e2']);
   });
 
   it('routes interleaved events of several executions to their own follows', async () => {
@@ -352,7 +367,7 @@ describe(ExecutionFollower, () => {
       }),
     ).rejects.toBe(closed);
     expect(started).toBe(false);
-    expect(reads).toEqual(['e1']);
+    expect(reads).toEqual([]);
     // Events after close reach nobody.
     expect(() => follower.done('e1', 'ok')).not.toThrow();
   });

@@ -5,7 +5,10 @@ import { type FinalExecutionStatus, isFinalExecutionStatus } from './runtimed-wi
 export interface ExecutionFollowerOptions {
   /** Times `timeoutMs` of {@link ExecutionFollower.follow}. */
   readonly clock: Clock;
-  /** Reads an execution's current state (the daemon's `get_execution`). */
+  /**
+   * Reads an execution's current state (the daemon's `get_execution`): only when a follow times
+   * out, or when an end came without its final state (an older daemon).
+   */
   readonly readExecution: (executionId: string) => Promise<ExecutionState>;
   /** Told when an `onOutput` callback threw; the execution goes on. */
   readonly onCallbackError: (error: unknown) => void;
@@ -13,17 +16,23 @@ export interface ExecutionFollowerOptions {
   readonly cancelExecution?: (executionId: string) => Promise<unknown>;
 }
 
+/** How an execution ended: its final status and, when the end carried it, its final state. */
+interface ExecutionEnd {
+  readonly status: FinalExecutionStatus;
+  readonly final: ExecutionState | undefined;
+}
+
 /** Someone waiting for one execution's events. */
 interface ExecutionWatcher {
   output(output: CellOutput): void;
-  done(status: FinalExecutionStatus): void;
+  done(end: ExecutionEnd): void;
   fail(error: Error): void;
 }
 
 /** Execution events that arrived before we knew whose execution they were. */
 interface EarlyExecutionEvents {
   readonly outputs: CellOutput[];
-  done: FinalExecutionStatus | undefined;
+  done: ExecutionEnd | undefined;
 }
 
 /**
@@ -37,9 +46,11 @@ interface EarlyExecutionEvents {
  *   execution a start's answer names are replayed to that follow only (outputs first, then the
  *   end), the others are dropped once no start is on its way.
  * - Events of an execution nobody follows and no start may name are ignored.
- * - A follow resolves with the execution's state read after its end (or after `timeoutMs`, then
- *   with status `timeout` unless the read shows it ended); a start that answers with a final state,
- *   or a first read that shows one, resolves at once.
+ * - A follow resolves with the final state its end carries: one round trip, the start, and the
+ *   broadcasts (an end without it, from an older daemon, is followed by one read). After
+ *   `timeoutMs` it reads the state once and resolves with status `timeout` unless the read shows it
+ *   ended. A start that answers with a final state (a replayed key of a finished execution)
+ *   resolves at once.
  * - `onStarted` is called once with the execution's id, before any of its outputs.
  * - When the follow's `signal` aborts (also before the start answered) while the execution has
  *   not ended, `cancelExecution` is asked once for that execution; the follow goes on to its end.
@@ -104,14 +115,17 @@ export class ExecutionFollower {
     else this.earlyEvents(executionId)?.outputs.push(output);
   }
 
-  /** The end of `executionId`; a status that is not a final one counts as `aborted`. */
-  public done(executionId: string, status: string): void {
-    const final: FinalExecutionStatus = isFinalExecutionStatus(status) ? status : 'aborted';
+  /**
+   * The end of `executionId`, with its final state when the end carries it; a status that is not
+   * a final one counts as `aborted`.
+   */
+  public done(executionId: string, status: string, final?: ExecutionState): void {
+    const end: ExecutionEnd = { status: isFinalExecutionStatus(status) ? status : 'aborted', final };
     const watchers = this.#watchers.get(executionId);
-    if (watchers) for (const watcher of [...watchers]) watcher.done(final);
+    if (watchers) for (const watcher of [...watchers]) watcher.done(end);
     else {
       const early = this.earlyEvents(executionId);
-      if (early) early.done = final;
+      if (early) early.done = end;
     }
   }
 
@@ -132,7 +146,7 @@ export class ExecutionFollower {
     if (this.#closedWith) throw this.#closedWith;
     let timer: Timer | undefined;
     let watcher: ExecutionWatcher | undefined;
-    const outcome = new Promise<FinalExecutionStatus | 'timeout'>((resolve, reject) => {
+    const outcome = new Promise<ExecutionEnd | 'timeout'>((resolve, reject) => {
       watcher = { output: (output) => this.deliver(options, output), done: resolve, fail: reject };
       for (const output of early?.outputs ?? []) watcher.output(output);
       if (early?.done !== undefined) resolve(early.done);
@@ -150,13 +164,13 @@ export class ExecutionFollower {
     }
     watchers.add(registered);
     try {
-      // A replayed key answers the first execution's `queued` even when it finished long ago (no
-      // more events will come), and an end may have raced with registering: look once.
+      // The start's answer came before any later event of the execution (one ordered stream), and
+      // those that came with it were replayed above: nothing needs a look before the end.
+      const end = await outcome;
+      if (end !== 'timeout' && end.final) return toResult(end.final, end.status);
       const now = await this.#options.readExecution(executionId);
-      if (isFinalExecutionStatus(now.status)) return toResult(now, now.status);
-      const status = await outcome;
-      const final = await this.#options.readExecution(executionId);
-      return toResult(final, isFinalExecutionStatus(final.status) ? final.status : status);
+      const status = end === 'timeout' ? 'timeout' : end.status;
+      return toResult(now, isFinalExecutionStatus(now.status) ? now.status : status);
     } finally {
       timer?.cancel();
       watchers.delete(registered);

@@ -338,6 +338,62 @@ describe(RuntimedNotebookHandle, () => {
     });
   });
 
+  it('makes one daemon round trip for an execution: the execute_cell frame out, its answer and broadcasts in, no get_execution', async () => {
+    const output = { output_type: 'stream', name: 'stdout', text: 'hi\n' };
+    const result = { output_type: 'execute_result', data: { 'text/plain': '42' }, metadata: {}, execution_count: 1 };
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => connection.send(greeting({ cells: [wireCell('a', 'print("hi"); 42')] })),
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        const execution = { execution_id: 'e1', cell_id: 'a' };
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells') {
+          connection.send({ type: 'ok', id, document_version: 0, cells: [wireCell('a', 'print("hi"); 42')] });
+        } else if (request.type === 'execute_cell') {
+          connection.send({ type: 'ok', id, ...execution, status: 'queued', outputs: [], execution_count: null });
+          // Later, as a kernel would: the outputs, then the end with the final state.
+          setImmediate(() =>
+            connection.send(
+              { type: 'broadcast', event: 'execution_output', ...execution, output },
+              { type: 'broadcast', event: 'execution_output', ...execution, output: result },
+              {
+                type: 'broadcast',
+                event: 'execution_done',
+                ...execution,
+                status: 'ok',
+                execution_count: 1,
+                outputs: [output, result],
+              },
+            ),
+          );
+        } else if (request.type === 'get_execution') {
+          connection.send({
+            type: 'ok',
+            id,
+            ...execution,
+            status: 'ok',
+            outputs: [output, result],
+            execution_count: 1,
+          });
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    const executed = await handle.executeCell('a', { idempotencyKey: 'key-1' });
+    expect(executed).toEqual({
+      executionId: 'e1',
+      cellId: 'a',
+      status: 'ok',
+      outputs: [output, result],
+      executionCount: 1,
+    });
+    // Execution frames sent to the daemon: the start only (the outputs came with the end).
+    const executionFrames = requests.filter((request) => /execut/.test(String(request.type)));
+    expect(executionFrames.map((request) => request.type)).toEqual(['execute_cell']);
+  });
+
   it('rejects a readiness wait with the signal reason, and with handleClosed when the handle closes first', async () => {
     const { socketPath } = await scriptedDaemon({
       onHandshake: (connection) => connection.send(greeting({ runtime: { state: 'starting', kernel_status: null } })),

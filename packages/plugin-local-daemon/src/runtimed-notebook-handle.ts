@@ -268,7 +268,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /**
    * Asks the daemon to run the cell, then follows its `execution_output` broadcasts (each passed
-   * to `onOutput`) until `execution_done`, and returns the final state read with `get_execution`.
+   * to `onOutput`) until `execution_done`, and returns the final state that broadcast carries (no
+   * `get_execution` read: one round trip).
    * When `timeoutMs` passes first it resolves `timeout` with the outputs so far; the execution goes
    * on in the daemon (read it later with {@link RuntimedNotebookHandle.getExecution}). A repeated
    * idempotency key follows the first execution instead of starting another. The following itself
@@ -409,7 +410,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         this.#executions.output(event.execution_id, event.output);
         return;
       case 'execution_done':
-        this.#executions.done(event.execution_id, event.status);
+        this.#executions.done(
+          event.execution_id,
+          event.status,
+          event.outputs === undefined ? undefined : toExecutionState({ ...event, outputs: event.outputs }),
+        );
         return;
       case 'conditions':
         this.#conditions = event.conditions;

@@ -20,13 +20,20 @@ export const wireExecutionOutputEventSchema = z.object({
   output: wireOutputSchema,
 });
 
-/** An execution finished (read its final state with `get_execution`). */
+/**
+ * An execution finished, with its final state: the outputs as they ended (the `execution_output`
+ * broadcasts were the changes on the way) and, when it ran in a new kernel, the notice. A peer
+ * following the execution needs no `get_execution` read. `outputs` is absent only from daemons
+ * before it was added (then read the state with `get_execution`).
+ */
 export const wireExecutionDoneEventSchema = z.object({
   event: z.literal('execution_done'),
   execution_id: z.string().min(1),
   cell_id: z.string().min(1),
   status: z.enum(wireFinalExecutionStatuses),
   execution_count: z.number().nullable(),
+  outputs: z.array(wireOutputSchema).optional(),
+  kernel_notice: z.string().optional(),
 });
 
 /** What a room's peers are told when something changes; a `type: 'broadcast'` frame carries one. */
