@@ -216,7 +216,7 @@ describe(ExecutionFollower, () => {
   });
 
   it('resolves at once when the start answers a final state (a replayed key of a finished execution), reading nothing', async () => {
-    const { states, reads, follower } = setUp();
+    const { reads, follower } = setUp();
     const direct = await follower.follow(async () => state('e1', 'error', [stream('boom')]));
     expect(direct).toMatchObject({ executionId: 'e1', status: 'error', outputs: [stream('boom')] });
     expect(reads).toEqual([]);
