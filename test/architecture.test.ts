@@ -192,7 +192,7 @@ describe('the proxy↔child contract', () => {
 
 /** Every non-test source file of packages/* and examples/* (the `testing/` kits included). */
 const productionFiles = packages.flatMap((pkg) =>
-  sourceFiles(join(pkg.dir, 'src')).filter((file) => !isTestFile(file)),
+  sourceFiles(join(pkg.dir, 'src')).filter((file: string) => !isTestFile(file)),
 );
 const relativeTo = (file: string) => relative(repoRoot, file);
 

@@ -22,21 +22,27 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The shipped bins as a user starts them, with the example plugin and an archive holding report.ipynb. */
+async function startWithArchive(): Promise<{ session: UserSession; archive: string; work: string }> {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'third-party-')));
+  dirs.push(root);
+  const archive = join(root, 'archive');
+  const work = join(root, 'work');
+  mkdirSync(archive);
+  mkdirSync(work);
+  writeFileSync(join(archive, 'report.ipynb'), JSON.stringify(archived));
+  const session = await startUserSession({
+    env: { NTERACT_MCP_PLUGINS: examplePlugin, ACME_ARCHIVE_DIR: archive, ACME_ARCHIVE_WORK_DIR: work },
+  });
+  sessions.push(session);
+  return { session, archive, work };
+}
+
 describe('a third-party plugin in the shipped product', () => {
   it('is loaded by the real child from NTERACT_MCP_PLUGINS: its own target kind (one notebook backend) connects through connect_notebook and comes back through that backend after a child crash', {
     timeout: 180_000,
   }, async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'third-party-')));
-    dirs.push(root);
-    const archive = join(root, 'archive');
-    const work = join(root, 'work');
-    mkdirSync(archive);
-    mkdirSync(work);
-    writeFileSync(join(archive, 'report.ipynb'), JSON.stringify(archived));
-    const session = await startUserSession({
-      env: { NTERACT_MCP_PLUGINS: examplePlugin, ACME_ARCHIVE_DIR: archive, ACME_ARCHIVE_WORK_DIR: work },
-    });
-    sessions.push(session);
+    const { session, work } = await startWithArchive();
 
     const connected = await session.call('connect_notebook', { url: 'archive:report.ipynb' });
     expect(connected.isError, connected.text + session.stderr()).toBe(false);
@@ -62,17 +68,7 @@ describe('a third-party plugin in the shipped product', () => {
   it('keeps its session through a daemon restart: core reopens the working copy through the plugin backend, edits kept', {
     timeout: 180_000,
   }, async () => {
-    const root = realpathSync(mkdtempSync(join(tmpdir(), 'third-party-')));
-    dirs.push(root);
-    const archive = join(root, 'archive');
-    const work = join(root, 'work');
-    mkdirSync(archive);
-    mkdirSync(work);
-    writeFileSync(join(archive, 'report.ipynb'), JSON.stringify(archived));
-    const session = await startUserSession({
-      env: { NTERACT_MCP_PLUGINS: examplePlugin, ACME_ARCHIVE_DIR: archive, ACME_ARCHIVE_WORK_DIR: work },
-    });
-    sessions.push(session);
+    const { session, archive, work } = await startWithArchive();
 
     const connected = await session.call('connect_notebook', { url: 'archive:report.ipynb' });
     expect(connected.isError, connected.text + session.stderr()).toBe(false);

@@ -123,6 +123,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'createTestContainer',
       'fakeInitializeEraPlugin',
       'fakeLocalBackendsPlugin',
+      'fakeReopeningBackend',
       'invalidParams',
       'resultText',
       'startChildServerTestHarness',

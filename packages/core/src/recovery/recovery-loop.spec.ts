@@ -13,7 +13,7 @@ import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
 import { createTestContainer } from '../testing/create-test-container.js';
-import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
+import { type FakeNotebookBackend, fakeReopeningBackend } from '../testing/fake-notebook-backend.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { type RecoveryHandoff, RecoveryLoop } from './recovery-loop.js';
 
@@ -60,22 +60,7 @@ class ScriptedBackends {
   ) {}
 
   public backends(): FakeNotebookBackend[] {
-    const arguments_ = { 'local-path': 'path', 'notebook-id': 'notebook_id', 'hosted-url': 'url' } as const;
-    return this.kinds.map(
-      (kind) =>
-        new FakeNotebookBackend({
-          id: `test.${kind}`,
-          kind,
-          argument: arguments_[kind],
-          identity: firstPartyIdentities[kind],
-          recognizes: () => false,
-          parse: () => {
-            throw new CoreError('invalidTarget', 'not parsed in this test');
-          },
-          connect: (target) => this.reopen(target),
-          reopen: (target) => this.reopen(target),
-        }),
-    );
+    return this.kinds.map((kind) => fakeReopeningBackend(kind, (target) => this.reopen(target)));
   }
 
   private async reopen(target: NotebookTarget): Promise<FakeNotebookHandle> {

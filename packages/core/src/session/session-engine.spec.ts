@@ -9,7 +9,7 @@ import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { createTestContainer } from '../testing/create-test-container.js';
-import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
+import { type FakeNotebookBackend, fakeReopeningBackend } from '../testing/fake-notebook-backend.js';
 import { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import { RejoinCoordinator } from './rejoin-coordinator.js';
 import { SessionActivation } from './session-activation.js';
@@ -36,20 +36,8 @@ class ScriptedReopens {
   public readonly attempts: { target: NotebookTarget; outcome: ReturnType<typeof deferred<ScriptedOutcome>> }[] = [];
 
   public backends(): FakeNotebookBackend[] {
-    return (['local-path', 'notebook-id'] as const).map(
-      (kind) =>
-        new FakeNotebookBackend({
-          id: `test.${kind}`,
-          kind,
-          argument: kind === 'local-path' ? 'path' : 'notebook_id',
-          identity: firstPartyIdentities[kind],
-          recognizes: () => false,
-          parse: () => {
-            throw new CoreError('invalidTarget', 'not parsed in this test');
-          },
-          connect: (target) => this.reopen(target),
-          reopen: (target) => this.reopen(target),
-        }),
+    return (['local-path', 'notebook-id'] as const).map((kind) =>
+      fakeReopeningBackend(kind, (target) => this.reopen(target)),
     );
   }
 

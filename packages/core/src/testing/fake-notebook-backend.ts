@@ -5,7 +5,13 @@ import type {
   NotebookBackend,
   TargetParseContext,
 } from '../contributions/notebook-backend.js';
-import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
+import { CoreError } from '../errors/core-error.js';
+import {
+  firstPartyIdentities,
+  type NotebookTarget,
+  type NotebookTargetIdentity,
+  type TargetArgument,
+} from '../notebook-target/notebook-target.js';
 import type { KernelInfo, RoomInfo } from '../ports/daemon-port.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
@@ -104,4 +110,27 @@ export class FakeNotebookBackend implements NotebookBackend {
     this.calls.push(`connect:${target.kind}`);
     return this.#options.connect(target, context);
   }
+}
+
+/**
+ * A backend of a first-party kind for tests of the way back: it parses nothing, and connecting
+ * and reopening both go to `reopen` (what a test scripts: a handle, or a `CoreError`).
+ */
+export function fakeReopeningBackend(
+  kind: 'local-path' | 'notebook-id' | 'hosted-url',
+  reopen: (target: NotebookTarget) => Promise<NotebookHandle>,
+): FakeNotebookBackend {
+  const argument = ({ 'local-path': 'path', 'notebook-id': 'notebook_id', 'hosted-url': 'url' } as const)[kind];
+  return new FakeNotebookBackend({
+    id: `test.${kind}`,
+    kind,
+    argument,
+    identity: firstPartyIdentities[kind],
+    recognizes: () => false,
+    parse: () => {
+      throw new CoreError('invalidTarget', 'not parsed in this test');
+    },
+    connect: (target) => reopen(target),
+    reopen: (target) => reopen(target),
+  });
 }

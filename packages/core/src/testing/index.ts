@@ -7,7 +7,7 @@ export type { FakeDaemonPortOptions } from './fake-daemon-port.js';
 export { FakeDaemonPort } from './fake-daemon-port.js';
 export { FakeInitializeEra, fakeInitializeEraPlugin } from './fake-initialize-era.js';
 export type { FakeNotebookBackendOptions } from './fake-notebook-backend.js';
-export { FakeNotebookBackend } from './fake-notebook-backend.js';
+export { FakeNotebookBackend, fakeReopeningBackend } from './fake-notebook-backend.js';
 export type { FakeExecutor, FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 export { FakeNotebookHandle } from './fake-notebook-handle.js';
 export { FakeSourceFileProbe } from './fake-source-file-probe.js';
