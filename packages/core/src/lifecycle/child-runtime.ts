@@ -87,19 +87,23 @@ export class ChildRuntime {
   public stop(code: number, why: string): Promise<void> {
     if (this.#stopping) return this.#stopping;
     this.logger.info('child stopping', { code, why });
-    this.#stopping = (async () => {
-      if (this.#started) {
-        try {
-          this.recoveryLoop.onStop();
-        } catch (error) {
-          this.logger.warn('the recovery loop failed to stop', { error });
-        }
-      }
-      await this.#child?.close().catch(() => undefined);
-      await this.slot.closeAllPeers();
-      this.#finish?.(code);
-    })();
+    // Recorded before any of it runs: closing the server closes the transport, whose own stop
+    // request (code 0) must find this one under way.
+    this.#stopping = Promise.resolve().then(() => this.stopNow(code));
     return this.#stopping;
+  }
+
+  private async stopNow(code: number): Promise<void> {
+    if (this.#started) {
+      try {
+        this.recoveryLoop.onStop();
+      } catch (error) {
+        this.logger.warn('the recovery loop failed to stop', { error });
+      }
+    }
+    await this.#child?.close().catch(() => undefined);
+    await this.slot.closeAllPeers();
+    this.#finish?.(code);
   }
 
   /** Starts the recovery loop once; resolves when its start-up work (the handoff rejoin) settled. */
