@@ -72,7 +72,7 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
   connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle>;
   /**
    * Reaches it again to rejoin after a loss; defaults to {@link connect}. This is the kind's way
-   * back: core rejoins a lost session through it (unless a `RejoinStrategy` supports the target).
+   * back: core rejoins every lost session of the kind through it.
    * `CoreError('notebookUnavailable')` means definitively gone (the session is dropped, never
    * retried); any other `CoreError` means try again later.
    */
