@@ -18,7 +18,8 @@ export function proxyPlugins(): readonly McpPlugin[] {
 
 /**
  * What `runt-mcp` (the child) loads, in order: the protocol eras its server speaks, then the
- * notebook backends (local daemon, hosted Jupyter Server) (each also the way back to its notebooks after a loss).
+ * notebook backends (local daemon, hosted Jupyter Server), each also the way back to its
+ * notebooks after a loss.
  */
 export function childPlugins(options: ChildPluginOptions = {}): readonly McpPlugin[] {
   const env = options.env ?? process.env;
