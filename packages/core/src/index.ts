@@ -140,12 +140,12 @@ export type {
   DaemonEvent,
   DaemonInfo,
   DaemonObservation,
-  KernelInfo,
   PeerOptions,
-  RoomInfo,
 } from './ports/daemon-port.js';
 export { DaemonPort } from './ports/daemon-port.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
+export type { KernelInfo } from './ports/kernel-info.js';
+export type { ListedNotebook } from './ports/listed-notebook.js';
 export type { LogFields, LogLevel } from './ports/logger.js';
 export { Logger } from './ports/logger.js';
 export { CredentialMessageReader } from './ports/node/credential-message-reader.js';

@@ -6,11 +6,11 @@ import {
   type CreateNotebookRequest,
   firstPartyIdentities,
   type HostedUrlTarget,
+  type ListedNotebook,
   Logger,
   type NotebookBackend,
   type NotebookHandle,
   type NotebookTarget,
-  type RoomInfo,
   type SecretToken,
   SessionCredentials,
 } from '@nteract-mcp/core';
@@ -139,7 +139,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   /** The hosted notebooks open in this process, by URL identity (never a credential). */
-  public async list(): Promise<readonly RoomInfo[]> {
+  public async list(): Promise<readonly ListedNotebook[]> {
     return [...this.#open].map((handle) => ({
       notebookId: handle.notebookId,
       activePeers: 1,

@@ -5,11 +5,11 @@ import {
   DaemonPort,
   firstPartyIdentities,
   type KernelInfo,
+  type ListedNotebook,
   type NotebookBackend,
   type NotebookHandle,
   type NotebookIdTarget,
   type NotebookTarget,
-  type RoomInfo,
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
@@ -63,7 +63,7 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
     return { handle, target: { kind: 'notebook-id', notebookId: handle.notebookId } };
   }
 
-  public list(): Promise<readonly RoomInfo[]> {
+  public list(): Promise<readonly ListedNotebook[]> {
     return this.daemon.listRooms();
   }
 

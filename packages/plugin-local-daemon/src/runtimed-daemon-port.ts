@@ -9,10 +9,10 @@ import {
   type DaemonObservation,
   type DaemonPort,
   type KernelInfo,
+  type ListedNotebook,
   Logger,
   type NotebookHandle,
   type PeerOptions,
-  type RoomInfo,
   type Subscription,
 } from '@nteract-mcp/core';
 import {
@@ -175,7 +175,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     await this.startDaemon(autoStart);
   }
 
-  public listRooms(): Promise<readonly RoomInfo[]> {
+  public listRooms(): Promise<readonly ListedNotebook[]> {
     return this.withAutoStart(async () => {
       const { connection } = await this.openControl(this.#locator.socketPath());
       try {

@@ -5,8 +5,8 @@ import {
   type DaemonInfo,
   type ExecutionState,
   type KernelInfo,
+  type ListedNotebook,
   type NotebookCell,
-  type RoomInfo,
 } from '@nteract-mcp/core';
 import {
   parseFromDaemon,
@@ -64,8 +64,8 @@ export function toDaemonInfo(wire: WireDaemonInfo): DaemonInfo {
   };
 }
 
-/** A `list_rooms` entry as core's {@link RoomInfo} (`null` becomes `undefined`). */
-export function toRoomInfo(wire: WireRoomInfo): RoomInfo {
+/** A `list_rooms` entry as core's {@link ListedNotebook} (`null` becomes `undefined`). */
+export function toRoomInfo(wire: WireRoomInfo): ListedNotebook {
   return {
     notebookId: wire.notebook_id,
     activePeers: wire.active_peers,

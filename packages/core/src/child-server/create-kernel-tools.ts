@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { KernelInfo } from '../ports/daemon-port.js';
+import type { KernelInfo } from '../ports/kernel-info.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
 import { ToolError, toToolFailure } from './to-tool-failure.js';

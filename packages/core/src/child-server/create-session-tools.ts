@@ -11,7 +11,7 @@ import {
   type NotebookTarget,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
-import type { RoomInfo } from '../ports/daemon-port.js';
+import type { ListedNotebook } from '../ports/listed-notebook.js';
 import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -51,7 +51,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     handler: async () => {
       const listers = deps.resolver.listers();
       if (listers.length === 0) throw new ToolError(noListerText);
-      const rooms: RoomInfo[] = [];
+      const rooms: ListedNotebook[] = [];
       try {
         // Every backend that lists (the daemon's rooms, then e.g. hosted notebooks by URL).
         for (const lister of listers) rooms.push(...((await lister.list?.()) ?? []));
@@ -344,7 +344,7 @@ function disconnectedText(kind: 'active' | 'parked', notebookId: string): string
     : `Disconnected active session ${notebookId}. No active session now; use connect_notebook or create_notebook to start a new one.`;
 }
 
-function roomJson(room: RoomInfo): Record<string, unknown> {
+function roomJson(room: ListedNotebook): Record<string, unknown> {
   return {
     notebook_id: room.notebookId,
     active_peers: room.activePeers,
@@ -371,13 +371,16 @@ function activeJson(session: NotebookSession): Record<string, unknown> {
 }
 
 /** The notebooks every listing backend has open now; a backend that cannot list now is left out. */
-async function listedNotebooks(backends: NotebookTargetResolver): Promise<readonly RoomInfo[]> {
+async function listedNotebooks(backends: NotebookTargetResolver): Promise<readonly ListedNotebook[]> {
   const lists = await Promise.all(backends.listers().map((backend) => backend.list?.().catch(() => []) ?? []));
   return lists.flat();
 }
 
 /** What the listing backends say of one notebook (e.g. its kernel's interpreter), when they can say. */
-async function listedNotebook(backends: NotebookTargetResolver, notebookId: string): Promise<RoomInfo | undefined> {
+async function listedNotebook(
+  backends: NotebookTargetResolver,
+  notebookId: string,
+): Promise<ListedNotebook | undefined> {
   return (await listedNotebooks(backends)).find((room) => room.notebookId === notebookId);
 }
 

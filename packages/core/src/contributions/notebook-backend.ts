@@ -1,7 +1,8 @@
 import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookTarget, NotebookTargetIdentity, TargetArgument } from '../notebook-target/notebook-target.js';
-import type { KernelInfo, RoomInfo } from '../ports/daemon-port.js';
+import type { KernelInfo } from '../ports/kernel-info.js';
+import type { ListedNotebook } from '../ports/listed-notebook.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
 /** Where a target is parsed from. */
@@ -86,7 +87,7 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
   /** Creates a new notebook (`create_notebook`), when the kind can. */
   create?(request: CreateNotebookRequest, context: BackendConnectContext): Promise<CreatedNotebook>;
   /** The notebooks open now (`list_active_notebooks`), when the kind can list them. */
-  list?(): Promise<readonly RoomInfo[]>;
+  list?(): Promise<readonly ListedNotebook[]>;
   /** The kernels its new notebooks can run in (`list_kernels`), when the kind creates notebooks. */
   listKernels?(): Promise<readonly KernelInfo[]>;
   /**

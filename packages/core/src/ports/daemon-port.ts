@@ -1,5 +1,7 @@
 import { defineToken } from '../di/define-token.js';
 import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
+import type { KernelInfo } from './kernel-info.js';
+import type { ListedNotebook } from './listed-notebook.js';
 import type { NotebookHandle, Subscription } from './notebook-handle.js';
 
 /** What a live daemon says about itself. */
@@ -33,38 +35,6 @@ export type DaemonEvent =
     }
   | { readonly kind: 'lagged'; readonly missed: number };
 
-export interface RoomInfo {
-  readonly notebookId: string;
-  readonly activePeers: number;
-  readonly hasKernel: boolean;
-  readonly kernelStatus: string | undefined;
-  readonly ephemeral: boolean;
-  readonly notebookPath: string | undefined;
-  /** Where the room's kernel runs (its file's directory, or the creating client's); `undefined` from older daemons. */
-  readonly workingDir?: string;
-  /** The program running the room's kernel (for Python, the interpreter), once one was started. */
-  readonly kernelInterpreter?: string;
-}
-
-/**
- * One installed Jupyter kernel (kernelspec) a notebook can run in: its `name` (what
- * `create_notebook` takes as `kernel`, and a notebook's `metadata.kernelspec.name`), how Jupyter
- * shows it, its language, and whether it can start here (with why not).
- */
-export interface KernelInfo {
-  readonly name: string;
-  readonly displayName: string;
-  readonly language: string;
-  /** The directory of its `kernel.json`; `undefined` for a kernel synthesised from an interpreter. */
-  readonly location: string | undefined;
-  readonly available: boolean;
-  readonly reason?: string;
-  /** The program that runs it (for Python, the interpreter), when known. */
-  readonly interpreter?: string;
-  /** The project virtualenv it runs in for this client, when one is used instead of the kernelspec's interpreter. */
-  readonly virtualenv?: string;
-}
-
 export interface PeerOptions {
   /** How this peer appears to others in the room (client title + `agent:<slug>:<session>`). */
   readonly peerLabel: string;
@@ -93,7 +63,7 @@ export interface CreateNotebookOptions extends PeerOptions {
 export interface DaemonPort {
   queryInfo(): Promise<DaemonObservation>;
   subscribe(listener: (event: DaemonEvent) => void): Subscription;
-  listRooms(): Promise<readonly RoomInfo[]>;
+  listRooms(): Promise<readonly ListedNotebook[]>;
   /** The Jupyter kernels installed where the daemon runs. */
   listKernels(): Promise<readonly KernelInfo[]>;
   /** Opens (or joins) the room for a notebook file; two opens of one path share one room. */

@@ -8,10 +8,10 @@ import type {
   DaemonInfo,
   DaemonObservation,
   DaemonPort,
-  KernelInfo,
   PeerOptions,
-  RoomInfo,
 } from '../ports/daemon-port.js';
+import type { KernelInfo } from '../ports/kernel-info.js';
+import type { ListedNotebook } from '../ports/listed-notebook.js';
 import type { NotebookHandle, NotebookReadiness, Subscription } from '../ports/notebook-handle.js';
 import { FakeNotebookHandle, type FakeNotebookHandleOptions } from './fake-notebook-handle.js';
 import { NotModelledError } from './not-modelled-error.js';
@@ -26,7 +26,7 @@ export interface FakeDaemonPortOptions {
   readonly executor?: FakeNotebookHandleOptions['executor'];
   /** What `listKernels` answers (default: one available `python3`); `createNotebook` refuses other names. */
   readonly kernels?: readonly KernelInfo[];
-  /** The program its rooms' kernels run with (`RoomInfo.kernelInterpreter`); default none reported. */
+  /** The program its rooms' kernels run with (`ListedNotebook.kernelInterpreter`); default none reported. */
   readonly interpreter?: string;
 }
 
@@ -104,7 +104,7 @@ export class FakeDaemonPort implements DaemonPort {
     return { dispose: () => this.#listeners.delete(listener) };
   }
 
-  public async listRooms(): Promise<readonly RoomInfo[]> {
+  public async listRooms(): Promise<readonly ListedNotebook[]> {
     this.calls.push('listRooms');
     this.requireRunning();
     return [...this.#rooms.values()].map((room) => ({

@@ -12,7 +12,8 @@ import {
   type NotebookTargetIdentity,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
-import type { KernelInfo, RoomInfo } from '../ports/daemon-port.js';
+import type { KernelInfo } from '../ports/kernel-info.js';
+import type { ListedNotebook } from '../ports/listed-notebook.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 
 /** What a {@link FakeNotebookBackend} does; omitted optional operations are absent from the backend. */
@@ -27,7 +28,7 @@ export interface FakeNotebookBackendOptions {
   readonly connect: (target: NotebookTarget, context: BackendConnectContext) => Promise<NotebookHandle>;
   readonly reopen?: (target: NotebookTarget, context: BackendConnectContext) => Promise<NotebookHandle>;
   readonly create?: (request: CreateNotebookRequest, context: BackendConnectContext) => Promise<CreatedNotebook>;
-  readonly list?: () => Promise<readonly RoomInfo[]>;
+  readonly list?: () => Promise<readonly ListedNotebook[]>;
   readonly listKernels?: () => Promise<readonly KernelInfo[]>;
   /** The `session_status` section it answers in, and how it reads the service behind it. */
   readonly status?: { readonly section: string; readonly read: () => Promise<Readonly<Record<string, unknown>>> };
