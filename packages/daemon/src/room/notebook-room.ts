@@ -10,10 +10,11 @@ import type {
   WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
-import type { DocumentChange, NotebookDocument } from '../document/notebook-document.js';
+import type { NotebookDocument } from '../document/notebook-document.js';
 import type { NotebookFileState } from '../persistence/notebook-file-state.js';
 import type { JournalSettings, LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
+import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import { RoomExecutions } from './room-executions.js';
@@ -332,88 +333,11 @@ export class NotebookRoom {
       case 'get_runtime':
         return { runtime: this.runtime } satisfies WireNotebookAnswer<'get_runtime'>;
       case 'insert_cell':
-        return this.mutate(
-          key,
-          'insert_cell',
-          () => {
-            const { cell, index } = this.#document.insert({
-              source: request.source ?? '',
-              cellType: request.cell_type ?? 'code',
-              index: request.index ?? undefined,
-            });
-            return {
-              result: {
-                cell,
-                index,
-                document_version: this.#document.version,
-              } satisfies WireNotebookAnswer<'insert_cell'>,
-              change: { op: 'insert', index, cell },
-              event: { event: 'cell_inserted', document_version: this.#document.version, index, cell },
-            };
-          },
-          peer.id,
-        );
       case 'update_cell':
-        return this.mutate(
-          key,
-          'update_cell',
-          () => {
-            const cell = this.#document.update(request.cell_id, {
-              source: request.source ?? undefined,
-              cellType: request.cell_type,
-            });
-            return {
-              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
-              change: { op: 'set', cell },
-              event: { event: 'cell_updated', document_version: this.#document.version, cell },
-            };
-          },
-          peer.id,
-        );
       case 'delete_cell':
-        return this.mutate(
-          key,
-          'delete_cell',
-          () => {
-            const cellId = request.cell_id;
-            this.#document.delete(cellId);
-            return {
-              result: { document_version: this.#document.version } satisfies WireNotebookAnswer<'delete_cell'>,
-              change: { op: 'delete', cell_id: cellId },
-              event: { event: 'cell_deleted', document_version: this.#document.version, cell_id: cellId },
-            };
-          },
-          peer.id,
-        );
       case 'move_cell':
-        return this.mutate(
-          key,
-          'move_cell',
-          () => {
-            const cellId = request.cell_id;
-            const index = this.#document.move(cellId, request.after_cell_id ?? null);
-            return {
-              result: { index, document_version: this.#document.version } satisfies WireNotebookAnswer<'move_cell'>,
-              change: { op: 'move', cell_id: cellId, index },
-              event: { event: 'cell_moved', document_version: this.#document.version, cell_id: cellId, index },
-            };
-          },
-          peer.id,
-        );
       case 'clear_outputs':
-        return this.mutate(
-          key,
-          'clear_outputs',
-          () => {
-            const cell = this.#document.clearOutputs(request.cell_id);
-            return {
-              result: { cell, document_version: this.#document.version } satisfies WireNotebookAnswer<'update_cell'>,
-              change: { op: 'set', cell },
-              event: { event: 'cell_updated', document_version: this.#document.version, cell },
-            };
-          },
-          peer.id,
-        );
+        return this.mutate(key, request.type, () => applyDocumentEdit(this.#document, request), peer.id);
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => ({
           result: this.#executions.start(request.cell_id),
@@ -432,7 +356,7 @@ export class NotebookRoom {
         await this.#kernel.restart();
         return { restarted: true, runtime: this.runtime } satisfies WireNotebookAnswer<'restart_kernel'>;
       case 'save':
-        return { ...(await this.#file.save(request.path ?? undefined)) };
+        return this.#file.save(request.path ?? undefined);
       default:
         // `leave` is the server's (it ends the connection); nothing else reaches here.
         throw new DaemonError('badRequest', `Unknown notebook request type ${JSON.stringify(request.type)}`);
@@ -488,7 +412,7 @@ export class NotebookRoom {
   private mutate(
     key: string | undefined,
     operation: string,
-    apply: () => { result: Record<string, unknown>; change?: DocumentChange; event?: WireRoomEvent },
+    apply: () => DocumentEdit,
     exceptPeerId?: string,
   ): Promise<Record<string, unknown>> {
     return this.#ledger.run(key, operation, async () => {
