@@ -19,7 +19,7 @@ import {
   type WireNotebookConnected,
   wireControlHandshakeSchema,
 } from '@nteract-mcp/runtimed-protocol';
-import type { PeerDeparture, RoomPeer } from '../room/notebook-room.js';
+import type { PeerDeparture, RoomPeer } from '../room/room-peers.js';
 import type { NotebookAdmission } from './admit-notebook.js';
 import { errorFrame } from './error-frame.js';
 
