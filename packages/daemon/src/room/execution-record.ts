@@ -1,0 +1,40 @@
+import type { WireExecutionState, WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
+import type { NotebookOutput } from '../document/notebook-document.js';
+
+/** One execution of a cell, from queued to its end; kept for `get_execution` (see `RoomExecutions`). */
+export interface ExecutionRecord {
+  readonly executionId: string;
+  readonly cellId: string;
+  status: 'queued' | 'running' | 'ok' | 'error' | 'aborted';
+  outputs: readonly NotebookOutput[];
+  executionCount: number | null;
+  /** Said to the agent with this execution: it runs in a new kernel, and why the old one is gone. */
+  kernelNotice?: string;
+}
+
+// What peers and agents are told about an execution is built here, and only here: the
+// `get_execution` answer (also the answer of `execute_cell` and a retried one's ledger entry) and
+// the `execution_done` broadcast that ends it.
+
+/** An execution as `get_execution` (and `execute_cell`) answers it. */
+export function executionState(record: ExecutionRecord): WireExecutionState {
+  return {
+    execution_id: record.executionId,
+    cell_id: record.cellId,
+    status: record.status,
+    outputs: [...record.outputs],
+    execution_count: record.executionCount,
+    ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
+  };
+}
+
+/** The `execution_done` broadcast of a finished execution (one still queued or running ends `aborted`). */
+export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
+  return {
+    event: 'execution_done',
+    execution_id: record.executionId,
+    cell_id: record.cellId,
+    status: record.status === 'queued' || record.status === 'running' ? 'aborted' : record.status,
+    execution_count: record.executionCount,
+  };
+}

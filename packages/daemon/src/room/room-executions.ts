@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@nteract-mcp/foundation';
+import type { WireNotebookAnswer, WireRoomEvent, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import { DaemonError } from '../daemon-error.js';
+import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
+import type { LedgerRecord } from '../persistence/room-journal.js';
+import { type ExecutionRecord, executionDoneEvent, executionState } from './execution-record.js';
+import type { RoomKernel } from './kernel-launcher.js';
+
+/** The end of the sentence that tells an agent its execution ran in a new kernel (after "this" or "it"). */
+const newKernelConsequence =
+  'runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
+
+/** The room's kernel as executions use it (see `RoomKernelKeeper`). */
+export interface ExecutionKernel {
+  readonly runtime: WireRuntimeState;
+  /** The running kernel, if any. */
+  readonly current: RoomKernel | undefined;
+  /** Why the kernel that ran this notebook's code is gone, until an execution says so. */
+  readonly kernelGone: string | undefined;
+  /** {@link ExecutionKernel.kernelGone}, cleared: the execution taking it tells the agent. */
+  takeKernelGone(): string | undefined;
+  ensureKernel(): Promise<RoomKernel | undefined>;
+}
+
+export interface RoomExecutionsInit {
+  readonly notebookId: string;
+  readonly document: NotebookDocument;
+  readonly kernel: ExecutionKernel;
+  /** Finished executions kept for `get_execution`. */
+  readonly history: number;
+  readonly logger: Logger;
+  /** Sends an event to every peer. */
+  readonly broadcast: (event: WireRoomEvent) => void;
+  /** Sends an event about a change of the document to every peer, and marks the document unsaved. */
+  readonly changed: (event: WireRoomEvent) => void;
+  /** Journals a change of the document (the start and end of an execution). */
+  readonly journal: (change: DocumentChange) => void;
+}
+
+/**
+ * The executions of one room: the queue (one execution at a time, in order, scratch runs included),
+ * the one running, and the finished ones kept for `get_execution`; cancelling; and executions the
+ * journal says were under way when the daemon stopped (they answer `aborted`).
+ */
+export class RoomExecutions {
+  readonly #init: RoomExecutionsInit;
+  readonly #executions = new Map<string, ExecutionRecord>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  public constructor(init: RoomExecutionsInit) {
+    this.#init = init;
+  }
+
+  /** Queues the cell `cellId` (a markdown cell ends `ok` at once); answers the execution as it is now. */
+  public start(cellId: string): Record<string, unknown> {
+    const cell = this.#init.document.cell(cellId);
+    const record: ExecutionRecord = {
+      executionId: randomUUID(),
+      cellId,
+      status: 'queued',
+      outputs: [],
+      executionCount: null,
+    };
+    if (cell.cell_type !== 'code') {
+      record.status = 'ok';
+      this.remember(record);
+      return executionState(record);
+    }
+    const { runtime } = this.#init.kernel;
+    if (runtime.state === 'unavailable') {
+      throw new DaemonError(
+        'runtimeUnavailable',
+        `Cannot execute: the runtime is unavailable (${runtime.reason ?? 'no kernel'})`,
+      );
+    }
+    const kernelGone = this.#init.kernel.takeKernelGone();
+    if (kernelGone !== undefined) record.kernelNotice = `${kernelGone}: this ${newKernelConsequence}`;
+    this.remember(record);
+    const source = cell.source;
+    this.#queue = this.#queue.catch(() => undefined).then(() => this.run(record, source));
+    return executionState(record);
+  }
+
+  /** The `get_execution` answer. */
+  public get(executionId: string): Record<string, unknown> {
+    const record = this.#executions.get(executionId);
+    if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
+    return executionState(record);
+  }
+
+  /**
+   * A scratch run: `source` in the kernel after what is queued, with no cell, no broadcast, no
+   * history and no execution count; its outputs are answered and kept nowhere.
+   */
+  public async runScratch(source: string): Promise<WireNotebookAnswer<'run_code'>> {
+    const kernels = this.#init.kernel;
+    if (kernels.runtime.state === 'unavailable') {
+      throw new DaemonError(
+        'runtimeUnavailable',
+        `Cannot run code: the runtime is unavailable (${kernels.runtime.reason ?? 'no kernel'})`,
+      );
+    }
+    const run = this.#queue
+      .catch(() => undefined)
+      .then(async () => {
+        const kernel = await kernels.ensureKernel().catch(() => undefined);
+        if (!kernel) throw new DaemonError('runtimeUnavailable', kernels.runtime.reason ?? 'No kernel is available');
+        // Said here as with a cell: the agent's next run of any kind is where it learns its state is gone.
+        const kernelGone = kernels.takeKernelGone();
+        const result = await kernel.execute(source, { storeHistory: false });
+        return { result, kernelGone };
+      });
+    this.#queue = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const { result, kernelGone } = await run;
+    return {
+      status: result.status,
+      outputs: [...result.outputs],
+      ...(kernelGone === undefined ? {} : { kernel_notice: `${kernelGone}: this code ${newKernelConsequence}` }),
+    };
+  }
+
+  /**
+   * Stops one execution: a queued one never runs (it ends `aborted` now), the running one is
+   * interrupted (it ends as the kernel reports it), a finished one is left alone. Other executions
+   * are not touched: a running execution is interrupted only when it is the one named.
+   */
+  public async cancel(executionId: string): Promise<WireNotebookAnswer<'cancel_execution'>> {
+    const record = this.#executions.get(executionId);
+    if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
+    if (record.status === 'queued') {
+      record.status = 'aborted';
+      record.outputs = [
+        { output_type: 'error', ename: 'ExecutionCancelled', evalue: 'Cancelled before it started.', traceback: [] },
+      ];
+      this.finish(record);
+      return { execution_id: executionId, cancelled: 'dequeued' };
+    }
+    const kernel = this.#init.kernel.current;
+    if (record.status !== 'running' || !kernel) return { execution_id: executionId, cancelled: 'none' };
+    await kernel.interrupt();
+    this.#init.logger.info('kernel interrupted to cancel an execution', {
+      pid: this.#init.kernel.current?.pid,
+      executionId,
+    });
+    return { execution_id: executionId, cancelled: 'interrupted' };
+  }
+
+  /**
+   * An execution journaled before the daemon stopped never finished in this daemon life: its
+   * ledger entry (a retried `execute_cell`) and `get_execution` answer `aborted`, saying why.
+   */
+  public restoredLedgerRecord(record: LedgerRecord): LedgerRecord {
+    const result = record.result as Record<string, unknown> | null;
+    if (record.operation !== 'execute_cell' || typeof result?.execution_id !== 'string') return record;
+    if (result.status !== 'queued' && result.status !== 'running') return record;
+    const aborted: ExecutionRecord = {
+      executionId: result.execution_id,
+      cellId: String(result.cell_id),
+      status: 'aborted',
+      outputs: [
+        {
+          output_type: 'error',
+          ename: 'DaemonRestarted',
+          evalue: 'The daemon stopped before this execution finished; run the cell again.',
+          traceback: [],
+        },
+      ],
+      executionCount: null,
+    };
+    this.remember(aborted);
+    return { ...record, result: executionState(aborted) };
+  }
+
+  private async run(record: ExecutionRecord, source: string): Promise<void> {
+    // Cancelled while queued: it already ended.
+    if (record.status !== 'queued') return;
+    const kernels = this.#init.kernel;
+    const kernel = await kernels.ensureKernel().catch(() => undefined);
+    // Cancelled while its kernel was starting: it already ended.
+    if (record.status !== 'queued') return;
+    if (!kernel) {
+      record.status = 'aborted';
+      record.outputs = [
+        {
+          output_type: 'error',
+          ename: 'RuntimeUnavailable',
+          evalue: kernels.runtime.reason ?? 'no kernel',
+          traceback: [],
+        },
+      ];
+      this.finish(record);
+      return;
+    }
+    record.status = 'running';
+    this.updateCellOutputs(record, [], null, true);
+    try {
+      const result = await kernel.execute(source, {
+        onOutput: (output, outputsSoFar) => {
+          record.outputs = outputsSoFar;
+          this.updateCellOutputs(record, outputsSoFar, null, false);
+          this.#init.broadcast({
+            event: 'execution_output',
+            execution_id: record.executionId,
+            cell_id: record.cellId,
+            output,
+          });
+        },
+      });
+      record.status = result.status;
+      record.outputs = result.outputs;
+      record.executionCount = result.executionCount;
+      if (result.status === 'aborted' && kernels.current !== kernel && kernels.kernelGone !== undefined) {
+        // The kernel died under this run (its exit was handled before this continuation).
+        record.kernelNotice = `${kernels.takeKernelGone()} while this cell ran, so it was aborted. Run it again: it ${newKernelConsequence}`;
+      }
+    } catch (error) {
+      record.status = 'aborted';
+      this.#init.logger.warn('execution failed', { notebookId: this.#init.notebookId, error });
+    }
+    this.updateCellOutputs(record, record.outputs, record.executionCount, true);
+    this.finish(record);
+  }
+
+  private finish(record: ExecutionRecord): void {
+    this.#init.broadcast(executionDoneEvent(record));
+  }
+
+  /** `durable`: journal it too (start and end of an execution; the outputs in between are not replayed). */
+  private updateCellOutputs(
+    record: ExecutionRecord,
+    outputs: readonly NotebookOutput[],
+    count: number | null,
+    durable: boolean,
+  ): void {
+    try {
+      const cell = this.#init.document.setExecutionState(record.cellId, outputs, count);
+      if (durable) this.#init.journal({ op: 'set', cell });
+      this.#init.changed({ event: 'cell_updated', document_version: this.#init.document.version, cell });
+    } catch (error) {
+      if (!DaemonError.is(error, 'cellNotFound')) throw error;
+    }
+  }
+
+  private remember(record: ExecutionRecord): void {
+    this.#executions.set(record.executionId, record);
+    for (const [id, old] of this.#executions) {
+      if (this.#executions.size <= this.#init.history) break;
+      if (old.status !== 'queued' && old.status !== 'running') this.#executions.delete(id);
+    }
+  }
+}

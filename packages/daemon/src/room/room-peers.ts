@@ -1,0 +1,102 @@
+import type { Logger } from '@nteract-mcp/foundation';
+import type { WireRoomCondition, WireRoomConditionKind, WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
+import { RoomConditions } from './room-conditions.js';
+
+/** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
+export type RoomCloseCause = 'daemon_shutdown' | 'notebook_shutdown';
+
+/** How a peer went: with a `leave` request, or its connection just ended. */
+export type PeerDeparture = 'left' | 'vanished';
+
+/** A connection taking part in a room. */
+export interface RoomPeer {
+  readonly id: string;
+  readonly label: string;
+  send(frame: Readonly<Record<string, unknown>>): void;
+  /** Ends the peer's connection because the room is gone; `cause` says whether the whole daemon stops. */
+  disconnect(reason: string, cause: RoomCloseCause): void;
+}
+
+/** What a room's jobs (file, kernel, executions) tell its peers: events, conditions, notices. */
+export interface RoomSignals {
+  /** Sends `event` to every peer (but the one `exceptPeerId` names). */
+  broadcast(event: WireRoomEvent, exceptPeerId?: string): void;
+  /**
+   * Sets (a message) or clears (`undefined`) the room's condition of `kind`, broadcasting the whole
+   * list to every peer when it changed. Logged at warn when set, info when cleared.
+   */
+  setCondition(kind: WireRoomConditionKind, message: string | undefined): void;
+  hasCondition(kind: WireRoomConditionKind): boolean;
+  /** Tells every peer once (their agents hear it with their next answer). */
+  notice(message: string): void;
+}
+
+/**
+ * The peers of one room and what they are told: the connections taking part, the room's
+ * conditions (the greeting carries them; changes are broadcast) and the events sent to them all.
+ */
+export class RoomPeers implements RoomSignals {
+  readonly #peers = new Map<string, RoomPeer>();
+  readonly #conditions: RoomConditions;
+  readonly #notebookId: string;
+  readonly #logger: Logger;
+
+  public constructor(notebookId: string, now: () => number, logger: Logger) {
+    this.#notebookId = notebookId;
+    this.#conditions = new RoomConditions(now);
+    this.#logger = logger;
+  }
+
+  public get size(): number {
+    return this.#peers.size;
+  }
+
+  public add(peer: RoomPeer): void {
+    this.#peers.set(peer.id, peer);
+  }
+
+  /** Removes the peer `peerId`; the peer, or `undefined` when it was not here. */
+  public remove(peerId: string): RoomPeer | undefined {
+    const peer = this.#peers.get(peerId);
+    if (peer) this.#peers.delete(peerId);
+    return peer;
+  }
+
+  /** Ends every peer's connection (the room is gone) and forgets them. */
+  public disconnectAll(reason: string, cause: RoomCloseCause): void {
+    for (const peer of this.#peers.values()) peer.disconnect(reason, cause);
+    this.#peers.clear();
+  }
+
+  public labels(): string[] {
+    return [...this.#peers.values()].map((peer) => peer.label);
+  }
+
+  /** What the room's peers must know now. */
+  public conditions(): WireRoomCondition[] {
+    return this.#conditions.list();
+  }
+
+  public hasCondition(kind: WireRoomConditionKind): boolean {
+    return this.#conditions.has(kind);
+  }
+
+  public setCondition(kind: WireRoomConditionKind, message: string | undefined): void {
+    const changed = message === undefined ? this.#conditions.clear(kind) : this.#conditions.set(kind, message);
+    if (!changed) return;
+    if (message === undefined) this.#logger.info('room condition cleared', { notebookId: this.#notebookId, kind });
+    else this.#logger.warn('room condition', { notebookId: this.#notebookId, kind, message });
+    this.broadcast({ event: 'conditions', conditions: this.#conditions.list() });
+  }
+
+  public notice(message: string): void {
+    this.#logger.info('room notice', { notebookId: this.#notebookId, message });
+    this.broadcast({ event: 'notice', message });
+  }
+
+  public broadcast(event: WireRoomEvent, exceptPeerId?: string): void {
+    for (const peer of this.#peers.values()) {
+      if (peer.id !== exceptPeerId) peer.send({ type: 'broadcast', ...event });
+    }
+  }
+}
