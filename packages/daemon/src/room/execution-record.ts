@@ -28,7 +28,10 @@ export function executionState(record: ExecutionRecord): WireExecutionState {
   };
 }
 
-/** The `execution_done` broadcast of a finished execution (one still queued or running ends `aborted`). */
+/**
+ * The `execution_done` broadcast of a finished execution (one still queued or running ends
+ * `aborted`), with its final state: a peer following it needs no `get_execution` read.
+ */
 export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
   return {
     event: 'execution_done',
@@ -36,5 +39,7 @@ export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
     cell_id: record.cellId,
     status: record.status === 'queued' || record.status === 'running' ? 'aborted' : record.status,
     execution_count: record.executionCount,
+    outputs: [...record.outputs],
+    ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
   };
 }

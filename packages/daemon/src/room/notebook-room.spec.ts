@@ -162,6 +162,32 @@ describe('NotebookRoom journal', () => {
     });
   });
 
+  it('ends an execution with its final state in execution_done, and answers a retry of a finished one with that state', async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'done.ipynb');
+    const life = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(life, path, received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'hello' });
+    const cellId = (made.cell as { id: string }).id;
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-2' });
+    expect(started.status).toBe('queued');
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const done = received.find((frame) => frame.event === 'execution_done');
+    const read = await room.handle(p, { type: 'get_execution', execution_id: String(started.execution_id) });
+    // The broadcast carries what a read would give: nobody needs to read.
+    expect(done).toMatchObject({
+      execution_id: started.execution_id,
+      status: read.status,
+      execution_count: read.execution_count,
+      outputs: read.outputs,
+    });
+    expect(read.outputs).toEqual([expect.objectContaining({ output_type: 'stream', text: 'hello\n' })]);
+    // A retry of the same request, long after: the execution as it ended, not the first `queued`.
+    const retried = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-2' });
+    expect(retried).toEqual(read);
+  });
+
   it('answers a retried execution that the crash interrupted as aborted, saying why', async () => {
     launcher = stuckKernels;
     const path = join(dir, 'stuck.ipynb');

@@ -341,7 +341,7 @@ export class NotebookRoom {
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => ({
           result: this.#executions.start(request.cell_id),
-        }));
+        })).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);
       case 'run_code':

@@ -82,6 +82,16 @@ export class RoomExecutions {
     return executionState(record);
   }
 
+  /**
+   * An `execute_cell` answer as of now: the execution it names as it stands (a retried request's
+   * ledger entry holds the state of the first answer, `queued`, which may be long over), with the
+   * answer's other fields (a warning) kept. An execution no longer kept is answered as recorded.
+   */
+  public current(answer: Record<string, unknown>): Record<string, unknown> {
+    const record = typeof answer.execution_id === 'string' ? this.#executions.get(answer.execution_id) : undefined;
+    return record ? { ...answer, ...executionState(record) } : answer;
+  }
+
   /** The `get_execution` answer. */
   public get(executionId: string): Record<string, unknown> {
     const record = this.#executions.get(executionId);
