@@ -25,6 +25,8 @@ let socketPath: string;
 /** The daemon side of every connection, in order, and how many notebook handshakes were admitted. */
 let connections: DaemonConnection[];
 let admissions: number;
+/** When set, admissions wait for it (a room that takes its time to open). */
+let admissionGate: Promise<void> | undefined;
 const clients: Socket[] = [];
 
 beforeEach(async () => {
@@ -51,14 +53,16 @@ beforeEach(async () => {
   });
   connections = [];
   admissions = 0;
+  admissionGate = undefined;
   const host: DaemonConnectionHost = {
     info: { pid: process.pid, started_at: new Date().toISOString(), version: '0.0.0-spec', protocol_version: 1 },
     logger,
     maxFrameBytes: defaultMaxFrameBytes,
     maxMessageBytes: defaultMaxMessageBytes,
     handshakeTimeoutMs: 10_000,
-    admitNotebook: (frame) => {
+    admitNotebook: async (frame) => {
       admissions += 1;
+      await admissionGate;
       return admitNotebook(catalog, frame);
     },
     control: () => undefined,
@@ -152,5 +156,32 @@ describe('DaemonConnection states', () => {
     expect(answers[1]).toMatchObject({ id: 1, left: true });
     expect(connection.state).toBe('leaving');
     expect(catalog.get(String(frames[0]?.notebook_id))?.peerCount).toBe(0);
+  });
+
+  it('adds no peer for a connection that closed while its handshake was being admitted', {
+    timeout: 20_000,
+  }, async () => {
+    let open!: () => void;
+    admissionGate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const { socket } = await client();
+    await until(() => connections.length === 1, 'the connection');
+    const connection = connections[0] as DaemonConnection;
+    socket.write(
+      Buffer.concat([
+        runtimedPreamble(),
+        encodeRuntimedFrame({ channel: 'notebook', mode: 'create', peer_label: 'spec', working_dir: dir }),
+      ]),
+    );
+    await until(() => connection.state === 'admitting', 'the admission to start');
+    // The connection is cut off (as the daemon does at shutdown) before the room let it in.
+    connection.destroy();
+    await until(() => connection.state === 'leaving', 'the connection to leave');
+    open();
+    await until(() => catalog.list().length === 1, 'the room the admission opened');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Nobody is there: the room is free to be torn down and reaped.
+    expect(catalog.list()[0]?.active_peers).toBe(0);
   });
 });

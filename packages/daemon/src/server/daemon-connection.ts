@@ -295,6 +295,12 @@ export class DaemonConnection {
 
   /** A notebook handshake was let in: the peer joins its room, then what waited is served in order. */
   private admitted({ admission, peer }: NotebookAdmission): void {
+    if (this.#state === 'leaving') {
+      // The connection ended while the room let it in: nobody is there to join (a peer added now
+      // would never leave, and the room's kernel never be torn down).
+      admission.release();
+      return;
+    }
     const { room } = admission;
     const { info } = this.#host;
     this.send({
