@@ -6,7 +6,7 @@ import { RecoveryContribution, type RecoveryControl } from '../contributions/rec
 import { definePlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
 import { childExitCodes } from '../handoff/handoff-contract.js';
-import { firstPartyIdentities, type NotebookTarget } from '../notebook-target/notebook-target.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';

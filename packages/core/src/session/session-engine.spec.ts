@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NotebookBackend } from '../contributions/notebook-backend.js';
 import { definePlugin } from '../di/mcp-plugin.js';
 import { CoreError } from '../errors/core-error.js';
-import { firstPartyIdentities, type NotebookTarget } from '../notebook-target/notebook-target.js';
+import type { NotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
