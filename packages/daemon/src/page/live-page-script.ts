@@ -1,0 +1,80 @@
+/**
+ * The page's script, served as `/assets/live-page.js` (the CSP runs nothing inline). On the index
+ * it lists the open notebooks; on a notebook page it renders the notebook and follows the room's
+ * event stream, reading the notebook again after each change (the browser reconnects the stream
+ * by itself after a daemon restart). Notebook content is only ever set as text, or as the
+ * `srcdoc` of a sandboxed frame without same-origin (HTML and SVG outputs).
+ */
+export const livePageScript = String.raw`'use strict';
+(() => {
+  const notebookId = document.body.dataset.notebook;
+  const content = document.getElementById('content');
+  const status = document.getElementById('status');
+  const el = (tag, props = {}, children = []) => {
+    const node = document.createElement(tag);
+    Object.assign(node, props);
+    for (const child of children) node.append(child);
+    return node;
+  };
+  const text = (value) => (Array.isArray(value) ? value.join('') : String(value ?? ''));
+  const plain = (value) => text(value).replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+
+  function renderOutput(output) {
+    if (output.output_type === 'stream') return el('pre', { className: 'stream ' + (output.name || ''), textContent: plain(output.text) });
+    if (output.output_type === 'error') return el('pre', { className: 'error', textContent: plain((output.traceback || []).join('\n')) || output.ename + ': ' + output.evalue });
+    const data = output.data || {};
+    for (const type of ['image/png', 'image/jpeg']) {
+      if (data[type]) return el('img', { src: 'data:' + type + ';base64,' + text(data[type]).trim(), alt: type });
+    }
+    if (data['text/html'] || data['image/svg+xml']) {
+      const frame = el('iframe', { className: 'rich' });
+      frame.setAttribute('sandbox', '');
+      frame.srcdoc = text(data['text/html'] || data['image/svg+xml']);
+      return frame;
+    }
+    return el('pre', { className: 'result', textContent: plain(data['text/plain']) });
+  }
+
+  function renderCell(cell) {
+    const head = cell.cell_type === 'code' ? '[' + (cell.execution_count ?? ' ') + ']' : '';
+    return el('section', { className: 'cell ' + cell.cell_type, id: 'cell-' + cell.id }, [
+      el('span', { className: 'prompt', textContent: head }),
+      el('pre', { className: 'source', textContent: text(cell.source) }),
+      el('div', { className: 'outputs' }, (cell.outputs || []).map(renderOutput)),
+    ]);
+  }
+
+  async function load() {
+    const answer = await fetch(notebookId ? '/api/notebooks/' + notebookId : '/api/rooms');
+    if (!answer.ok) throw new Error(await answer.text());
+    const body = await answer.json();
+    if (!notebookId) {
+      content.replaceChildren(el('ul', {}, body.rooms.map((room) =>
+        el('li', {}, [el('a', { href: '/notebooks/' + room.notebook_id, textContent: room.notebook_path || 'untitled ' + room.notebook_id }),
+          el('span', { textContent: ' · ' + room.active_peers + ' peers · kernel ' + (room.kernel_status || 'none') })]))));
+      status.textContent = body.rooms.length + ' open';
+      return;
+    }
+    document.getElementById('title').textContent = body.path || 'untitled ' + body.notebook_id;
+    content.replaceChildren(...body.cells.map(renderCell));
+    status.textContent = 'kernel ' + (body.runtime.kernel_status || body.runtime.state) + ' · version ' + body.document_version;
+  }
+
+  let pending = false;
+  const reload = () => {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      load().catch((error) => { status.textContent = String(error.message || error); });
+    });
+  };
+  reload();
+  if (notebookId) {
+    const events = new EventSource('/api/notebooks/' + notebookId + '/events');
+    events.onmessage = reload;
+    events.onopen = reload;
+    events.onerror = () => { status.textContent = 'reconnecting…'; };
+  }
+})();
+`;

@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SystemClock } from '@nteract-mcp/foundation';
+import { RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { UntitledStore } from '../persistence/untitled-store.js';
+import type { NotebookRoom } from '../room/notebook-room.js';
+import { RoomCatalog } from '../room/room-catalog.js';
+import type { RoomPeer } from '../room/room-peers.js';
+import { pageCookieName } from './page-access.js';
+import { PageServer } from './page-server.js';
+
+let dir: string;
+let catalog: RoomCatalog;
+let page: PageServer;
+const token = 'c'.repeat(64);
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'page-'));
+  const logger = new RecordingLogger();
+  catalog = new RoomCatalog({
+    settings: {
+      keepAliveMs: 1000,
+      vanishedPeerKeepAliveMs: 5000,
+      autosaveDebounceMs: 10,
+      autosaveMaxDelayMs: 50,
+      ledgerCapacity: 16,
+      executionHistory: 16,
+      reaperIntervalMs: 60_000,
+      roomTtlMs: 10_000,
+      roomSoftCap: 3,
+    },
+    launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
+    registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
+    untitled: new UntitledStore(join(dir, 'untitled')),
+    clock: new SystemClock(),
+    logger,
+    emit: () => undefined,
+  });
+  page = await PageServer.start({ catalog, logger, token });
+});
+
+afterEach(async () => {
+  await page.stop();
+  await catalog.closeAll('the test ended');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/** One request to the page server; `cookie: true` sends the token cookie. */
+function get(path: string, options: { cookie?: boolean; host?: string; origin?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: options.host ?? `127.0.0.1:${page.port}` };
+    if (options.cookie) headers.cookie = `${pageCookieName}=${token}`;
+    if (options.origin) headers.origin = options.origin;
+    const sent = httpRequest({ host: '127.0.0.1', port: page.port, path, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+async function openRoom(): Promise<{ room: NotebookRoom; agent: RoomPeer }> {
+  const admission = await catalog.create({ workingDir: dir, ephemeral: true });
+  const agent: RoomPeer = { id: 'agent-1', label: 'agent:spec:1', send: () => undefined, disconnect: () => undefined };
+  admission.room.addPeer(agent);
+  admission.release();
+  return { room: admission.room, agent };
+}
+
+describe(PageServer, () => {
+  it('gives a URL with the token on 127.0.0.1; the token becomes a cookie and leaves the address', async () => {
+    const { room } = await openRoom();
+    const url = new URL(page.url(room.notebookId));
+    expect(url.host).toBe(`127.0.0.1:${page.port}`);
+    const adopted = await get(`${url.pathname}${url.search}`);
+    expect(adopted.status).toBe(303);
+    expect(adopted.headers.location).toBe(`/notebooks/${room.notebookId}`);
+    expect(adopted.headers['set-cookie']).toEqual([`${pageCookieName}=${token}; HttpOnly; SameSite=Strict; Path=/`]);
+    const shell = await get(`/notebooks/${room.notebookId}`, { cookie: true });
+    expect(shell.status).toBe(200);
+    expect(shell.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(shell.body).toContain(`data-notebook="${room.notebookId}"`);
+  });
+
+  it('refuses without the token, from another Host or Origin, and changes nothing', async () => {
+    const { room } = await openRoom();
+    const before = room.peerCount;
+    expect((await get('/api/rooms')).status).toBe(403);
+    expect((await get('/api/rooms', { cookie: true, host: 'evil.example' })).status).toBe(403);
+    expect((await get('/api/rooms', { cookie: true, origin: 'http://evil.example' })).status).toBe(403);
+    expect((await get(`/api/notebooks/${room.notebookId}/events`)).status).toBe(403);
+    expect(room.peerCount).toBe(before);
+    expect((await get('/api/notebooks/not-a-notebook', { cookie: true })).status).toBe(404);
+  });
+
+  it('lists the rooms and gives a notebook as it is now', async () => {
+    const { room, agent } = await openRoom();
+    await room.handle(agent, { type: 'insert_cell', source: 'x = 1' });
+    const rooms = JSON.parse((await get('/api/rooms', { cookie: true })).body) as { rooms: { notebook_id: string }[] };
+    expect(rooms.rooms.map((listed) => listed.notebook_id)).toEqual([room.notebookId]);
+    const notebook = JSON.parse((await get(`/api/notebooks/${room.notebookId}`, { cookie: true })).body);
+    expect(notebook.cells.map((cell: { source: string }) => cell.source)).toEqual(['x = 1']);
+  });
+
+  it("streams the room's changes to the page, which is a peer of the room while it listens", async () => {
+    const { room, agent } = await openRoom();
+    const received: string[] = [];
+    let closeStream!: () => void;
+    const opened = new Promise<void>((resolve) => {
+      const sent = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: page.port,
+          path: `/api/notebooks/${room.notebookId}/events`,
+          headers: { host: `127.0.0.1:${page.port}`, cookie: `${pageCookieName}=${token}` },
+        },
+        (response) => {
+          expect(response.headers['content-type']).toContain('text/event-stream');
+          response.setEncoding('utf8').on('data', (chunk: string) => received.push(chunk));
+          resolve();
+        },
+      );
+      sent.end();
+      closeStream = () => sent.destroy();
+    });
+    await opened;
+    await expect.poll(() => room.peerCount).toBe(2);
+    await room.handle(agent, { type: 'insert_cell', source: 'shown live' });
+    await expect.poll(() => received.join('')).toContain('shown live');
+    expect(received.join('')).toContain('"event":"cell_inserted"');
+    closeStream();
+    await expect.poll(() => room.peerCount).toBe(1);
+  });
+});

@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@nteract-mcp/foundation';
+import type { RoomCatalog } from '../room/room-catalog.js';
+import type { RoomPeer } from '../room/room-peers.js';
+import { livePageScript } from './live-page-script.js';
+import { PageAccess } from './page-access.js';
+import { renderPageShell } from './render-page-shell.js';
+
+/** The headers every answer carries: nothing inline runs, nothing is framed or cached, no Referer. */
+const securityHeaders: Readonly<Record<string, string>> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+    "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+const notebookIdPattern = /^[0-9a-f-]{36}$/;
+
+export interface PageServerOptions {
+  readonly catalog: RoomCatalog;
+  readonly logger: Logger;
+  /** The port on 127.0.0.1; 0 (default) picks a free one. */
+  readonly port?: number;
+  /** The token; default a new random one. */
+  readonly token?: string;
+}
+
+/**
+ * The daemon's web page, on 127.0.0.1 only: an index of the open notebooks and a page per
+ * notebook that follows the room live (a server-sent event stream of the room's broadcasts; the
+ * page joins the room as a peer while it is open). Every request passes {@link PageAccess} first.
+ * Routes: `/` and `/notebooks/<id>` (pages), `/api/rooms`, `/api/notebooks/<id>` (the notebook
+ * now) and `/api/notebooks/<id>/events` (the stream), `/assets/live-page.js`.
+ */
+export class PageServer {
+  readonly #server: Server;
+  readonly #streams = new Set<ServerResponse>();
+  #access: PageAccess | undefined;
+
+  private constructor(private readonly options: PageServerOptions) {
+    this.#server = createServer((request, response) => this.serve(request, response));
+  }
+
+  /** Listens on 127.0.0.1. */
+  public static async start(options: PageServerOptions): Promise<PageServer> {
+    const page = new PageServer(options);
+    await new Promise<void>((resolve, reject) => {
+      page.#server.once('error', reject);
+      page.#server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+    });
+    const { port } = page.#server.address() as AddressInfo;
+    page.#access = new PageAccess(options.token ?? PageAccess.newToken(), port);
+    return page;
+  }
+
+  public get port(): number {
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** The address a person opens (with the token; give it only to the user who asked). */
+  public url(notebookId?: string): string {
+    const path = notebookId === undefined ? '/' : `/notebooks/${notebookId}`;
+    return `http://127.0.0.1:${this.port}${path}?token=${this.access.token}`;
+  }
+
+  /** Stops listening and ends every open stream. */
+  public async stop(): Promise<void> {
+    for (const stream of this.#streams) stream.end();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  private get access(): PageAccess {
+    if (!this.#access) throw new Error('the page server is not listening');
+    return this.#access;
+  }
+
+  private serve(request: IncomingMessage, response: ServerResponse): void {
+    const decision = this.access.decide({
+      method: request.method ?? 'GET',
+      url: request.url ?? '/',
+      host: request.headers.host,
+      origin: request.headers.origin,
+      cookie: request.headers.cookie,
+    });
+    if (decision.kind === 'refuse') return this.answer(response, decision.status, 'text/plain', decision.message);
+    if (decision.kind === 'adopt') {
+      response.writeHead(303, { ...securityHeaders, Location: decision.location, 'Set-Cookie': decision.setCookie });
+      response.end();
+      return;
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return this.answer(response, 405, 'text/plain', `${request.method} is not served here.`);
+    }
+    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+    const [, first, id, rest] = path.split('/');
+    if (path === '/') return this.answer(response, 200, 'text/html', renderPageShell(undefined));
+    if (path === '/assets/live-page.js') return this.answer(response, 200, 'text/javascript', livePageScript);
+    if (path === '/api/rooms') return this.json(response, 200, { rooms: this.options.catalog.list() });
+    if (first === 'notebooks' && id !== undefined && rest === undefined) {
+      return this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
+    }
+    if (first === 'api' && id === 'notebooks') {
+      const [, , , notebookId, tail] = path.split('/');
+      if (notebookId !== undefined && tail === undefined) {
+        return this.withRoom(response, notebookId, (room) =>
+          this.json(response, 200, {
+            notebook_id: room.notebookId,
+            path: room.path ?? null,
+            document_version: room.documentVersion,
+            runtime: room.runtime,
+            conditions: room.conditions(),
+            cells: room.cells(),
+          }),
+        );
+      }
+      if (notebookId !== undefined && tail === 'events') return void this.stream(request, response, notebookId);
+    }
+    this.answer(response, 404, 'text/plain', 'Not found.');
+  }
+
+  private withRoom(
+    response: ServerResponse,
+    notebookId: string,
+    serve: (room: NonNullable<ReturnType<RoomCatalog['get']>>) => void,
+  ): void {
+    const room = notebookIdPattern.test(notebookId) ? this.options.catalog.get(notebookId) : undefined;
+    if (!room) return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+    serve(room);
+  }
+
+  /** The room's broadcasts as server-sent events, the page a peer of the room while it listens. */
+  private async stream(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
+    if (!notebookIdPattern.test(notebookId) || !this.options.catalog.get(notebookId)) {
+      return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+    }
+    let admission: Awaited<ReturnType<RoomCatalog['attach']>>;
+    try {
+      admission = await this.options.catalog.attach(notebookId);
+    } catch (error) {
+      return this.answer(response, 404, 'text/plain', (error as Error).message);
+    }
+    const { room } = admission;
+    response.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream' });
+    response.write(': open\n\n');
+    const peer: RoomPeer = {
+      id: randomUUID(),
+      label: 'human',
+      send: (frame) => response.write(`data: ${JSON.stringify(frame)}\n\n`),
+      disconnect: () => response.end(),
+    };
+    room.addPeer(peer);
+    admission.release();
+    this.#streams.add(response);
+    request.on('close', () => {
+      this.#streams.delete(response);
+      room.removePeer(peer.id, 'left');
+    });
+  }
+
+  private json(response: ServerResponse, status: number, body: unknown): void {
+    this.answer(response, status, 'application/json', JSON.stringify(body));
+  }
+
+  private answer(response: ServerResponse, status: number, type: string, body: string): void {
+    response.writeHead(status, { ...securityHeaders, 'Content-Type': `${type}; charset=utf-8` });
+    response.end(body);
+  }
+}
