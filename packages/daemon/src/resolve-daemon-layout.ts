@@ -9,6 +9,8 @@ export interface DaemonLayout {
   readonly socketDir: string;
   readonly lockPath: string;
   readonly infoPath: string;
+  /** The web page's address and token (`page.json`, 0600), while the daemon serves one. */
+  readonly pagePath: string;
   /** Persistent state: the UUID/path registry and persisted untitled notebooks. */
   readonly dataDir: string;
   readonly registryPath: string;
@@ -53,6 +55,7 @@ export function resolveDaemonLayout(options: DaemonLayoutOptions = {}): DaemonLa
     socketDir,
     lockPath: join(socketDir, 'daemon.lock'),
     infoPath: join(socketDir, 'daemon.json'),
+    pagePath: join(socketDir, 'page.json'),
     dataDir,
     registryPath: join(dataDir, 'registry.json'),
     untitledDir: join(dataDir, 'untitled'),

@@ -1,7 +1,7 @@
 import type { WireRoomInfo } from '@nteract-mcp/runtimed-protocol';
 
 /**
- * The human form of `runtimed status` for a daemon that answers: the daemon, its socket, then each
+ * The human form of `runtimed status` for a daemon that answers: the daemon, its socket, its web page, then each
  * room with its peers (count and labels), its kernel (state, status, kernelspec, pid) and its last
  * save. A room from a daemon that does not send the newer `list_rooms` fields shows what it has.
  */
@@ -10,10 +10,13 @@ export function formatRuntimedStatus(
   daemon: Readonly<Record<string, unknown>>,
   socketPath: string,
   rooms: readonly WireRoomInfo[],
+  /** The web page's address without its token (`null`: none served). */
+  page: string | null = null,
 ): string {
   const lines = [
     `runtimed ${String(daemon.version)} running (pid ${String(daemon.pid)}, started ${String(daemon.started_at)})`,
     `socket: ${socketPath}`,
+    `page: ${page === null ? 'none' : `${page} ('runtimed open' prints it with its token)`}`,
     `rooms: ${rooms.length}`,
   ];
   for (const room of rooms) {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type Logger, mallocArenaEnvironment, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
 import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
@@ -45,6 +45,8 @@ export async function runRuntimed(argv: readonly string[], io: RuntimedIo, versi
         return await status(options, io);
       case 'stop':
         return await stop(options, io);
+      case 'open':
+        return await openPage(options, io);
       case 'start':
         return options.foreground
           ? await startForeground(options, io, version)
@@ -90,6 +92,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     },
     journal: { fsync: options.journalFsync },
     socketCheckMs: options.socketCheckMs,
+    page: options.noPage ? false : { port: options.pagePort },
     launcher,
     clock: new SystemClock(),
     logger,
@@ -187,11 +190,59 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
   try {
     const { greeting, connection } = opened;
     const { rooms } = await connection.requestControl({ type: 'list_rooms' });
+    // An older daemon has no page (and no get_page).
+    const page = (await connection.requestControl({ type: 'get_page' }).catch(() => undefined))?.url ?? null;
     if (options.json) {
       const { type: _type, ...info } = greeting;
-      io.stdout.write(`${JSON.stringify({ running: true, ...info, socket: socketPath, rooms }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ running: true, ...info, socket: socketPath, page, rooms }, null, 2)}\n`);
     } else {
-      io.stdout.write(formatRuntimedStatus(greeting, socketPath, rooms));
+      io.stdout.write(formatRuntimedStatus(greeting, socketPath, rooms, page));
+    }
+    return 0;
+  } finally {
+    opened.connection.close();
+  }
+}
+
+/**
+ * `runtimed open [PATH|ID]`: prints the page's address with its token (the index, or the page of
+ * the notebook a path or id names among the open ones) and opens it with `xdg-open` when a desktop
+ * session runs. Exits 3 when no daemon runs, 1 when it serves no page or the notebook is not open.
+ */
+async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  const { socketPath } = layoutOf(options, io);
+  const opened = await openControl(socketPath);
+  if (!opened) {
+    io.stderr.write(`runtimed: no daemon runs at ${socketPath} ('runtimed start' starts one)\n`);
+    return 3;
+  }
+  try {
+    const { connection } = opened;
+    const page = await connection.requestControl({ type: 'get_page' });
+    if (page.url === null || page.token === null) {
+      io.stderr.write('runtimed: this daemon serves no web page (it was started with --no-page)\n');
+      return 1;
+    }
+    let path = '';
+    if (options.target !== undefined) {
+      const { rooms } = await connection.requestControl({ type: 'list_rooms' });
+      const wanted = options.target;
+      const absolute = resolve(wanted);
+      const room = rooms.find(
+        (candidate) => candidate.notebook_id === wanted.toLowerCase() || candidate.notebook_path === absolute,
+      );
+      if (!room) {
+        io.stderr.write(`runtimed: ${wanted} is not open in the daemon ('runtimed status' lists what is)\n`);
+        return 1;
+      }
+      path = `notebooks/${room.notebook_id}`;
+    }
+    const url = `${page.url}${path}?token=${page.token}`;
+    io.stdout.write(`${url}\n`);
+    if (io.env.DISPLAY || io.env.WAYLAND_DISPLAY) {
+      spawn('xdg-open', [url], { detached: true, stdio: 'ignore' })
+        .on('error', () => undefined)
+        .unref();
     }
     return 0;
   } finally {

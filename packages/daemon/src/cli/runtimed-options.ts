@@ -2,7 +2,7 @@ import { DaemonError } from '../daemon-error.js';
 
 /** Everything `runtimed` accepts on its command line, parsed and checked. */
 export interface RuntimedOptions {
-  readonly command: 'start' | 'status' | 'stop' | 'help' | 'version';
+  readonly command: 'start' | 'status' | 'stop' | 'open' | 'help' | 'version';
   readonly foreground: boolean;
   readonly json: boolean;
   readonly socketPath?: string;
@@ -25,6 +25,12 @@ export interface RuntimedOptions {
   readonly maxMessageBytes?: number;
   /** How often the daemon checks that its socket path is still its own (0: never). */
   readonly socketCheckMs: number;
+  /** The web page's port on 127.0.0.1 (0: a free one). */
+  readonly pagePort: number;
+  /** Serve no web page. */
+  readonly noPage: boolean;
+  /** `open`: the notebook (a path or a notebook id) whose page to open; the index without it. */
+  readonly target?: string;
 }
 
 export const runtimedUsage = `runtimed: the local notebook daemon of nteract-mcp (rooms, peers, autosave, Jupyter kernels).
@@ -33,6 +39,9 @@ Usage:
   runtimed start [--foreground] [--socket PATH] [--data-dir DIR] [--keep-alive-secs N] [options]
   runtimed status [--json] [--socket PATH] [--data-dir DIR]
   runtimed stop [--socket PATH] [--data-dir DIR]
+  runtimed open [PATH|NOTEBOOK_ID] [--socket PATH] [--data-dir DIR]
+                         Print the address of the daemon's web page (of that notebook, else the
+                         list of notebooks), with its token, and open it in a browser if one runs.
 
 start options:
   --foreground           Run in this process (logs on stderr). Without it the daemon detaches
@@ -47,6 +56,8 @@ start options:
   --journal-fsync        fdatasync the edit journal after every edit (survives power loss too;
                          without it an acknowledged edit survives a daemon crash).
   --no-kernels           Never start kernels; rooms report their runtime as unavailable.
+  --page-port N          The web page's port on 127.0.0.1 (default: a free one).
+  --no-page              Serve no web page.
   --python PATH          Use this interpreter (it must have ipykernel) instead of searching.
   --kernelspec-dir DIR   Look for kernelspecs only in DIR (default: the Jupyter data dirs).
   --log-file PATH        Where a detached daemon logs.
@@ -75,6 +86,7 @@ const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: numb
   '--autosave-max-ms': { key: 'autosaveMaxDelayMs', scale: 1, max: 3_600_000 },
   '--max-message-mib': { key: 'maxMessageBytes', scale: 1024 * 1024, max: 512 },
   '--socket-check-ms': { key: 'socketCheckMs', scale: 1, max: 3_600_000 },
+  '--page-port': { key: 'pagePort', scale: 1, max: 65_535 },
 };
 
 const textual: Readonly<Record<string, keyof RuntimedOptions>> = {
@@ -92,6 +104,8 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     foreground: false,
     json: false,
     noKernels: false,
+    noPage: false,
+    pagePort: 0,
     keepAliveMs: 30_000,
     vanishedPeerKeepAliveMs: 180_000,
     journalFsync: false,
@@ -107,10 +121,10 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     return options as unknown as RuntimedOptions;
   if (command === '-V' || command === '--version')
     return { ...(options as unknown as RuntimedOptions), command: 'version' };
-  if (command !== 'start' && command !== 'status' && command !== 'stop') {
+  if (command !== 'start' && command !== 'status' && command !== 'stop' && command !== 'open') {
     throw new DaemonError(
       'invalidOption',
-      `Unknown command '${command}'. Use start, status or stop (runtimed --help).`,
+      `Unknown command '${command}'. Use start, status, stop or open (runtimed --help).`,
     );
   }
   options.command = command;
@@ -127,6 +141,8 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     };
     if (flag === '--foreground' && command === 'start') options.foreground = true;
     else if (flag === '--no-kernels' && command === 'start') options.noKernels = true;
+    else if (flag === '--no-page' && command === 'start') options.noPage = true;
+    else if (command === 'open' && !arg.startsWith('-') && options.target === undefined) options.target = arg;
     else if (flag === '--journal-fsync' && command === 'start') options.journalFsync = true;
     else if (flag === '--json' && command === 'status') options.json = true;
     else if (flag === '--socket' || flag === '--data-dir' || (command === 'start' && flag in textual))

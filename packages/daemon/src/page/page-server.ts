@@ -61,10 +61,20 @@ export class PageServer {
     return (this.#server.address() as AddressInfo).port;
   }
 
+  /** `http://127.0.0.1:<port>/`, without the token. */
+  public get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}/`;
+  }
+
+  /** What opens the page (give it only to the user who asked; never log it). */
+  public get token(): string {
+    return this.access.token;
+  }
+
   /** The address a person opens (with the token; give it only to the user who asked). */
   public url(notebookId?: string): string {
-    const path = notebookId === undefined ? '/' : `/notebooks/${notebookId}`;
-    return `http://127.0.0.1:${this.port}${path}?token=${this.access.token}`;
+    const path = notebookId === undefined ? '' : `notebooks/${notebookId}`;
+    return `${this.baseUrl}${path}?token=${this.access.token}`;
   }
 
   /** Stops listening and ends every open stream. */

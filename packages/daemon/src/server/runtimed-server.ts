@@ -13,6 +13,7 @@ import {
   type WireDaemonInfo,
 } from '@nteract-mcp/runtimed-protocol';
 import { KernelRecords } from '../kernel/kernel-records.js';
+import { PageServer } from '../page/page-server.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import type { JournalSettings } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
@@ -47,6 +48,11 @@ export interface RuntimedServerOptions {
    * stops in order (saving every room) and exits, so a new daemon can take its place.
    */
   readonly socketCheckMs?: number;
+  /**
+   * The web page (see `PageServer`) on 127.0.0.1: its port (default 0, a free one), or `false` for
+   * none. Its address and token go to `page.json` (0600) beside the socket and to `get_page`.
+   */
+  readonly page?: false | { readonly port?: number };
 }
 
 const defaultSocketCheckMs = 1000;
@@ -66,6 +72,7 @@ export class RuntimedServer {
   readonly #connectionHost: DaemonConnectionHost;
   #stopping: Promise<void> | undefined;
   #socketWatch: SocketPathWatch | undefined;
+  #page: PageServer | undefined;
   #stopped = false;
   #markStarted: () => void = () => undefined;
   readonly #started = new Promise<void>((resolve) => {
@@ -138,6 +145,7 @@ export class RuntimedServer {
         0o600,
       );
       await server.listen();
+      await server.servePage();
       await singleton.markServing();
       catalog.startReaper();
       logger.info('runtimed listening', { socket: layout.socketPath, pid: process.pid, version: options.version });
@@ -147,6 +155,7 @@ export class RuntimedServer {
       if (started !== undefined) {
         started.#socketWatch?.dispose();
         started.#server.close();
+        await started.#page?.stop();
         await started.removeInfoIfOurs().catch(() => undefined);
       }
       await singleton.release();
@@ -181,12 +190,17 @@ export class RuntimedServer {
     this.publish({ event: 'daemon_shutting_down' });
     if (socketIsOurs) this.#server.close();
     else this.#server.unref();
+    await this.#page?.stop();
     await this.#catalog.closeAll('the daemon is shutting down');
     for (const connection of this.#connections) connection.end();
     await new Promise((resolve) => setTimeout(resolve, 20));
     for (const connection of this.#connections) connection.destroy();
     // Remove only what is still ours: a replaced socket or daemon.json may belong to a successor.
-    await Promise.all([socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined, this.removeInfoIfOurs()]);
+    await Promise.all([
+      socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined,
+      this.removeInfoIfOurs(),
+      this.#page ? rm(layout.pagePath, { force: true }) : undefined,
+    ]);
     await this.#singleton.release();
     this.#stopped = true;
     for (const listener of this.#stoppedListeners) listener();
@@ -240,6 +254,23 @@ export class RuntimedServer {
     this.#connections.add(new DaemonConnection(socket, this.#connectionHost));
   }
 
+  /** Starts the web page (unless turned off) and writes where it is, with its token, to `page.json` (0600). */
+  private async servePage(): Promise<void> {
+    const { page, layout, catalog } = {
+      page: this.#options.page,
+      layout: this.#options.layout,
+      catalog: this.#catalog,
+    };
+    if (page === false) return;
+    this.#page = await PageServer.start({ catalog, logger: this.#options.logger.child('page'), port: page?.port });
+    await writeFileAtomic(
+      layout.pagePath,
+      `${JSON.stringify({ url: this.#page.baseUrl, token: this.#page.token, pid: process.pid }, null, 2)}\n`,
+      0o600,
+    );
+    this.#options.logger.info('web page served', { url: this.#page.baseUrl });
+  }
+
   private control(connection: DaemonConnection, request: Record<string, unknown>): void {
     const accepted = connection.acceptRequest(checkClientRequest('control', request), 'control');
     if (accepted === undefined) return;
@@ -283,6 +314,11 @@ export class RuntimedServer {
         answer('shutdown_daemon', { stopping: true });
         void this.stop('requested by a client');
         return;
+      case 'get_page': {
+        const page = this.#page;
+        answer('get_page', page ? { url: page.baseUrl, token: page.token } : { url: null, token: null });
+        return;
+      }
     }
   }
 }

@@ -15,6 +15,11 @@ export const wireControlAnswerSchemas = {
   shutdown_notebook: z.object({ found: z.boolean() }),
   subscribe: z.object({ subscribed: z.literal(true) }),
   shutdown_daemon: z.object({ stopping: z.literal(true) }),
+  /**
+   * `url`: the page's base address on 127.0.0.1 (`http://127.0.0.1:<port>/`), or `null` when this
+   * daemon serves no page; `token`: what opens it (append `?token=`), `null` likewise.
+   */
+  get_page: z.object({ url: z.string().nullable(), token: z.string().nullable() }),
 } as const satisfies Record<WireControlRequestType, z.ZodType>;
 
 /** The answer to a control request of type `T`. */

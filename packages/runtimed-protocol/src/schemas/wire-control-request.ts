@@ -10,6 +10,7 @@ export const wireControlRequestTypes = [
   'shutdown_notebook',
   'subscribe',
   'shutdown_daemon',
+  'get_page',
 ] as const;
 export type WireControlRequestType = (typeof wireControlRequestTypes)[number];
 
@@ -25,6 +26,8 @@ export const wireControlRequestSchemas = {
   subscribe: z.object({ type: z.literal('subscribe') }),
   /** The daemon saves every room, stops its kernels and exits. */
   shutdown_daemon: z.object({ type: z.literal('shutdown_daemon') }),
+  /** Where the daemon's web page is, with its token: for the user who asked (the socket is theirs only). */
+  get_page: z.object({ type: z.literal('get_page') }),
 } as const satisfies Record<WireControlRequestType, z.ZodType>;
 
 export const wireControlRequestSchema = z.discriminatedUnion('type', [
@@ -35,6 +38,7 @@ export const wireControlRequestSchema = z.discriminatedUnion('type', [
   wireControlRequestSchemas.shutdown_notebook,
   wireControlRequestSchemas.subscribe,
   wireControlRequestSchemas.shutdown_daemon,
+  wireControlRequestSchemas.get_page,
 ]);
 export type WireControlRequest = z.infer<typeof wireControlRequestSchema>;
 

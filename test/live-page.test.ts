@@ -1,0 +1,94 @@
+import { request as httpRequest } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startUserSession, type UserSession, waitFor } from './support/index.js';
+
+const sessions: UserSession[] = [];
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.stop();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
+
+/** A GET as a browser sends it to `url` (Host from the URL), with `cookie` when given. */
+function get(url: string, cookie?: string): Promise<Answer> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        headers: { host: target.host, ...(cookie ? { cookie } : {}) },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      },
+    );
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+describe('the daemon web page, as a user reaches it', () => {
+  it('is listed by runtimed status, opened by runtimed open with its token, and follows the agent live', {
+    timeout: 120_000,
+  }, async () => {
+    const session = await startUserSession();
+    sessions.push(session);
+    const created = await session.call('create_notebook');
+    expect(created.isError, created.text).toBe(false);
+    const notebookId = String(created.json?.notebook_id);
+    await session.call('create_cell', { source: 'first = 1' });
+
+    const status = await session.runtimed(['status']);
+    expect(status.stdout).toMatch(/^page: http:\/\/127\.0\.0\.1:\d+\/ \('runtimed open' prints it with its token\)$/m);
+    // The token is for the user who asks: status never shows it.
+    const opened = await session.runtimed(['open', notebookId]);
+    expect(opened.code, opened.stderr).toBe(0);
+    const url = opened.stdout.trim();
+    expect(url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/notebooks/${notebookId}\\?token=[0-9a-f]{64}$`));
+    const token = new URL(url).searchParams.get('token') as string;
+    expect(status.stdout).not.toContain(token);
+    expect(session.stderr()).not.toContain(token);
+
+    const adopted = await get(url);
+    expect(adopted.status).toBe(303);
+    const cookie = String(adopted.headers['set-cookie']).split(';')[0] as string;
+    const origin = new URL(url).origin;
+    expect((await get(`${origin}/notebooks/${notebookId}`)).status).toBe(403);
+    expect((await get(`${origin}/notebooks/${notebookId}`, cookie)).status).toBe(200);
+    const notebook = JSON.parse((await get(`${origin}/api/notebooks/${notebookId}`, cookie)).body);
+    expect(notebook.cells.map((cell: { source: string }) => cell.source)).toEqual(['first = 1']);
+
+    // The page's stream: the agent's next edit arrives without a reload.
+    const received: string[] = [];
+    const target = new URL(`${origin}/api/notebooks/${notebookId}/events`);
+    const stream = httpRequest({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      headers: { host: target.host, cookie },
+    });
+    stream.on('response', (response) =>
+      response.setEncoding('utf8').on('data', (chunk: string) => received.push(chunk)),
+    );
+    stream.end();
+    await waitFor('the page to join the room', async () => {
+      const rooms = (await session.runtimed(['status', '--json'])).stdout;
+      return (JSON.parse(rooms).rooms as { active_peers: number }[])[0]?.active_peers === 2;
+    });
+    await session.call('create_cell', { source: 'seen = "live"' });
+    await waitFor('the edit on the page stream', () => received.join('').includes('seen = \\"live\\"'));
+    stream.destroy();
+
+    expect((await session.runtimed(['open', '/nowhere/missing.ipynb'])).code).toBe(1);
+  });
+});
