@@ -90,5 +90,13 @@ describe('the daemon web page, as a user reaches it', () => {
     stream.destroy();
 
     expect((await session.runtimed(['open', '/nowhere/missing.ipynb'])).code).toBe(1);
+
+    // The agent's way to the same page: show_notebook, for the active notebook or a given one.
+    const shown = await session.call('show_notebook');
+    expect(shown.isError, shown.text).toBe(false);
+    expect(shown.texts[0]?.split('\n')[0]).toBe(url);
+    const unknown = await session.call('show_notebook', { notebook_id: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toContain('is not open in the local daemon');
   });
 });

@@ -1,4 +1,11 @@
-import { DaemonPort, definePlugin, type McpPlugin, NotebookBackend, RecoveryContribution } from '@nteract-mcp/core';
+import {
+  ChildToolContribution,
+  DaemonPort,
+  definePlugin,
+  type McpPlugin,
+  NotebookBackend,
+  RecoveryContribution,
+} from '@nteract-mcp/core';
 import { ContainerModule } from 'inversify';
 import { DaemonStarter } from './daemon-starter.js';
 import { DaemonWatchLoop } from './daemon-watch-loop.js';
@@ -7,6 +14,7 @@ import { LocalPathNotebookBackend } from './local-path-notebook-backend.js';
 import { NotebookIdNotebookBackend } from './notebook-id-notebook-backend.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedSocketLocator } from './runtimed-socket-locator.js';
+import { ShowNotebookTool } from './show-notebook-tool.js';
 
 /**
  * Notebooks in the local daemon `runtimed`: notebook backends for file paths and notebook UUIDs, daemon
@@ -28,6 +36,7 @@ export function createLocalDaemonPlugin(options: LocalDaemonOptions = {}): McpPl
       bind(NotebookBackend).to(NotebookIdNotebookBackend).inSingletonScope();
       bind(DaemonWatchLoop).toSelf().inSingletonScope();
       bind(RecoveryContribution).toService(DaemonWatchLoop);
+      bind(ChildToolContribution).to(ShowNotebookTool).inSingletonScope();
     }),
   });
 }

@@ -11,3 +11,4 @@ export { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 export type { RuntimedNotebookHandleOptions } from './runtimed-notebook-handle.js';
 export { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
 export { RuntimedSocketLocator } from './runtimed-socket-locator.js';
+export { ShowNotebookTool } from './show-notebook-tool.js';

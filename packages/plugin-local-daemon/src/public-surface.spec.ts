@@ -16,6 +16,7 @@ describe('the public surface of @nteract-mcp/plugin-local-daemon', () => {
       'RuntimedDaemonPort',
       'RuntimedNotebookHandle',
       'RuntimedSocketLocator',
+      'ShowNotebookTool',
       'createLocalDaemonPlugin',
       'inspectPathOnDisk',
       'notebookUuidPattern',

@@ -187,6 +187,22 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     });
   }
 
+  /**
+   * The daemon's web page (`get_page`): its base address and token, or `undefined` when the daemon
+   * serves none (started with `--no-page`, or older than the page). Starts no daemon.
+   */
+  public async page(): Promise<{ readonly url: string; readonly token: string } | undefined> {
+    const { connection } = await this.openControl(this.#locator.socketPath());
+    try {
+      const answer = await requestWithin(connection, { type: 'get_page' }, this.#clock, this.connectTimeoutMs).catch(
+        () => undefined,
+      );
+      return answer?.url && answer.token ? { url: answer.url, token: answer.token } : undefined;
+    } finally {
+      connection.close();
+    }
+  }
+
   public listKernels(): Promise<readonly KernelInfo[]> {
     return this.withAutoStart(async () => {
       const { connection } = await this.openControl(this.#locator.socketPath());
