@@ -73,12 +73,70 @@ function get(path: string, options: { cookie?: boolean; host?: string; origin?: 
   });
 }
 
-async function openRoom(): Promise<{ room: NotebookRoom; agent: RoomPeer }> {
+/** One POST of a JSON body to the page server, as a page sends it (Origin of the page, its peer id). */
+function post(path: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: page.port,
+        path,
+        method: 'POST',
+        headers: {
+          host: `127.0.0.1:${page.port}`,
+          cookie: `${pageCookieName}=${token}`,
+          'content-type': 'application/json',
+          ...headers,
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
+      },
+    );
+    sent.on('error', reject);
+    sent.end(typeof body === 'string' ? body : JSON.stringify(body));
+  });
+}
+
+/** Opens a notebook's event stream as a page named `name` does; what it received, and how to close it. */
+async function listen(notebookId: string, name?: string): Promise<{ received: string[]; close: () => void }> {
+  const received: string[] = [];
+  let close!: () => void;
+  await new Promise<void>((resolve) => {
+    const sent = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: page.port,
+        path: `/api/notebooks/${notebookId}/events${name === undefined ? '' : `?name=${encodeURIComponent(name)}`}`,
+        headers: { host: `127.0.0.1:${page.port}`, cookie: `${pageCookieName}=${token}` },
+      },
+      (response) => {
+        response.setEncoding('utf8').on('data', (chunk: string) => received.push(chunk));
+        resolve();
+      },
+    );
+    sent.end();
+    close = () => sent.destroy();
+  });
+  return { received, close };
+}
+
+async function openRoom(): Promise<{ room: NotebookRoom; agent: RoomPeer; agentSaw: Record<string, unknown>[] }> {
   const admission = await catalog.create({ workingDir: dir, ephemeral: true });
-  const agent: RoomPeer = { id: 'agent-1', label: 'agent:spec:1', send: () => undefined, disconnect: () => undefined };
+  const agentSaw: Record<string, unknown>[] = [];
+  const agent: RoomPeer = {
+    id: 'agent-1',
+    label: 'agent:spec:1',
+    send: (frame) => agentSaw.push({ ...frame }),
+    disconnect: () => undefined,
+  };
   admission.room.addPeer(agent);
   admission.release();
-  return { room: admission.room, agent };
+  return { room: admission.room, agent, agentSaw };
 }
 
 describe(PageServer, () => {
@@ -118,31 +176,65 @@ describe(PageServer, () => {
 
   it("streams the room's changes to the page, which is a peer of the room while it listens", async () => {
     const { room, agent } = await openRoom();
-    const received: string[] = [];
-    let closeStream!: () => void;
-    const opened = new Promise<void>((resolve) => {
-      const sent = httpRequest(
-        {
-          host: '127.0.0.1',
-          port: page.port,
-          path: `/api/notebooks/${room.notebookId}/events`,
-          headers: { host: `127.0.0.1:${page.port}`, cookie: `${pageCookieName}=${token}` },
-        },
-        (response) => {
-          expect(response.headers['content-type']).toContain('text/event-stream');
-          response.setEncoding('utf8').on('data', (chunk: string) => received.push(chunk));
-          resolve();
-        },
-      );
-      sent.end();
-      closeStream = () => sent.destroy();
-    });
-    await opened;
+    const { received, close: closeStream } = await listen(room.notebookId);
     await expect.poll(() => room.peerCount).toBe(2);
     await room.handle(agent, { type: 'insert_cell', source: 'shown live' });
     await expect.poll(() => received.join('')).toContain('shown live');
     expect(received.join('')).toContain('"event":"cell_inserted"');
     closeStream();
     await expect.poll(() => room.peerCount).toBe(1);
+  });
+
+  it("takes a person's edit as the page's own peer of the room (named), through the room's journaled requests", async () => {
+    const { room, agentSaw } = await openRoom();
+    const { received, close } = await listen(room.notebookId, 'Ada');
+    await expect.poll(() => received.join('')).toContain('event: hello');
+    const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(received.join(''))?.[1] as string);
+    expect(hello.label).toBe('human:Ada');
+    const origin = { origin: `http://127.0.0.1:${page.port}` };
+    const path = `/api/notebooks/${room.notebookId}/requests`;
+    const made = await post(
+      path,
+      { type: 'insert_cell', source: 'by Ada', idempotency_key: 'ada-1' },
+      {
+        ...origin,
+        'x-runtimed-peer': hello.peer_id,
+      },
+    );
+    expect(made.status, made.body).toBe(200);
+    // Sent again with the same key (a retried click): applied once.
+    await post(
+      path,
+      { type: 'insert_cell', source: 'by Ada', idempotency_key: 'ada-1' },
+      {
+        ...origin,
+        'x-runtimed-peer': hello.peer_id,
+      },
+    );
+    expect(room.cells().map((cell) => cell.source)).toEqual(['by Ada']);
+    // The agent beside her sees it as any peer's edit.
+    expect(agentSaw.some((frame) => frame.event === 'cell_inserted')).toBe(true);
+
+    // Refused, changing nothing: no Origin, a foreign one, no page peer, a bad request.
+    expect((await post(path, { type: 'insert_cell', source: 'x' }, { 'x-runtimed-peer': hello.peer_id })).status).toBe(
+      403,
+    );
+    expect(
+      (
+        await post(
+          path,
+          { type: 'insert_cell', source: 'x' },
+          { origin: 'http://evil.example', 'x-runtimed-peer': hello.peer_id },
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (await post(path, { type: 'insert_cell', source: 'x' }, { ...origin, 'x-runtimed-peer': 'nobody' })).status,
+    ).toBe(409);
+    const bad = await post(path, { type: 'insert_cell', source: 42 }, { ...origin, 'x-runtimed-peer': hello.peer_id });
+    expect(bad.status).toBe(400);
+    expect((await post(path, '{not json', { ...origin, 'x-runtimed-peer': hello.peer_id })).status).toBe(400);
+    expect(room.cells().map((cell) => cell.source)).toEqual(['by Ada']);
+    close();
   });
 });

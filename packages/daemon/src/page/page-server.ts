@@ -2,8 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@nteract-mcp/foundation';
+import { checkClientRequest } from '@nteract-mcp/runtimed-protocol';
+import { DaemonError } from '../daemon-error.js';
 import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
+import { errorFrame } from '../server/error-frame.js';
 import { livePageScript } from './live-page-script.js';
 import { PageAccess } from './page-access.js';
 import { renderPageShell } from './render-page-shell.js';
@@ -19,6 +22,15 @@ const securityHeaders: Readonly<Record<string, string>> = {
 };
 
 const notebookIdPattern = /^[0-9a-f-]{36}$/;
+const humanNamePattern = /^[\p{L}\p{N} ._-]{1,40}$/u;
+/** The largest request body a page may send (a cell's source). */
+const maxBodyBytes = 1024 * 1024;
+
+/** A page listening to a room: the room's peer it is, by the id its stream was told. */
+interface PagePeer {
+  readonly peer: RoomPeer;
+  readonly notebookId: string;
+}
 
 export interface PageServerOptions {
   readonly catalog: RoomCatalog;
@@ -39,6 +51,7 @@ export interface PageServerOptions {
 export class PageServer {
   readonly #server: Server;
   readonly #streams = new Set<ServerResponse>();
+  readonly #peers = new Map<string, PagePeer>();
   #access: PageAccess | undefined;
 
   private constructor(private readonly options: PageServerOptions) {
@@ -102,10 +115,13 @@ export class PageServer {
       response.end();
       return;
     }
+    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+    if (request.method === 'POST' && /^\/api\/notebooks\/[^/]+\/requests$/.test(path)) {
+      return void this.request(request, response, path.split('/')[3] as string);
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       return this.answer(response, 405, 'text/plain', `${request.method} is not served here.`);
     }
-    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const [, first, id, rest] = path.split('/');
     if (path === '/') return this.answer(response, 200, 'text/html', renderPageShell(undefined));
     if (path === '/assets/live-page.js') return this.answer(response, 200, 'text/javascript', livePageScript);
@@ -127,7 +143,13 @@ export class PageServer {
           }),
         );
       }
-      if (notebookId !== undefined && tail === 'events') return void this.stream(request, response, notebookId);
+      if (notebookId !== undefined && tail === 'events') {
+        const name = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('name') ?? 'human';
+        if (!humanNamePattern.test(name)) {
+          return this.answer(response, 400, 'text/plain', 'name: 1 to 40 letters, digits, spaces, dots, dashes.');
+        }
+        return void this.stream(request, response, notebookId, name);
+      }
     }
     this.answer(response, 404, 'text/plain', 'Not found.');
   }
@@ -143,7 +165,12 @@ export class PageServer {
   }
 
   /** The room's broadcasts as server-sent events, the page a peer of the room while it listens. */
-  private async stream(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
+  private async stream(
+    request: IncomingMessage,
+    response: ServerResponse,
+    notebookId: string,
+    name: string,
+  ): Promise<void> {
     if (!notebookIdPattern.test(notebookId) || !this.options.catalog.get(notebookId)) {
       return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
     }
@@ -158,17 +185,58 @@ export class PageServer {
     response.write(': open\n\n');
     const peer: RoomPeer = {
       id: randomUUID(),
-      label: 'human',
+      label: name === 'human' ? 'human' : `human:${name}`,
       send: (frame) => response.write(`data: ${JSON.stringify(frame)}\n\n`),
       disconnect: () => response.end(),
     };
+    // The page's own peer id: its requests name it (`X-Runtimed-Peer`) to act as this peer.
+    response.write(`event: hello\ndata: ${JSON.stringify({ peer_id: peer.id, label: peer.label })}\n\n`);
     room.addPeer(peer);
     admission.release();
     this.#streams.add(response);
+    this.#peers.set(peer.id, { peer, notebookId });
     request.on('close', () => {
       this.#streams.delete(response);
+      this.#peers.delete(peer.id);
       room.removePeer(peer.id, 'left');
     });
+  }
+
+  /**
+   * A notebook request from a page (an edit, a run, an interrupt), made as that page's peer of the
+   * room: through the room's journaled mutations, with the same checks, idempotency keys and
+   * broadcasts as an agent's. Answered with the room's answer, or a clear 4xx changing nothing.
+   */
+  private async request(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
+    const peerId = request.headers['x-runtimed-peer'];
+    const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
+    if (!pagePeer || pagePeer.notebookId !== notebookId) {
+      return this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
+    }
+    const room = this.options.catalog.get(notebookId);
+    if (!room) return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+    let body: unknown;
+    try {
+      body = JSON.parse(await readBody(request));
+    } catch (error) {
+      return this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
+    }
+    const checked = checkClientRequest('notebook', { id: 0, ...(body as object) });
+    if (checked.kind !== 'ok') {
+      const why =
+        checked.kind === 'invalid'
+          ? checked.message
+          : checked.kind === 'unknown'
+            ? `unknown request type '${checked.type}'`
+            : 'not a request';
+      return this.answer(response, 400, 'text/plain', why);
+    }
+    try {
+      this.json(response, 200, await room.handle(pagePeer.peer, checked.request));
+    } catch (error) {
+      const frame = errorFrame(error);
+      this.json(response, DaemonError.is(error) ? 409 : 500, { code: frame.code, message: frame.message });
+    }
   }
 
   private json(response: ServerResponse, status: number, body: unknown): void {
@@ -179,4 +247,23 @@ export class PageServer {
     response.writeHead(status, { ...securityHeaders, 'Content-Type': `${type}; charset=utf-8` });
     response.end(body);
   }
+}
+
+/** The body of `request` as text, refusing one over {@link maxBodyBytes}. */
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        reject(new Error(`over ${maxBodyBytes} bytes`));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
 }
