@@ -78,9 +78,9 @@ export function stalePackages(dir) {
 
 /**
  * What the tests and a working session need from the system, beyond npm packages. Each is probed
- * one of two ways: `module` is imported by a Python interpreter (see {@link pythonCandidates});
+ * one of three ways: `module` is imported by a Python interpreter (see {@link pythonCandidates});
  * `kernelspec` names a Jupyter kernel whose `kernel.json` must be found where Jupyter looks and
- * whose program must exist (as the daemon checks it). `debian` installs it there; elsewhere `pip`
+ * whose program must exist (as the daemon checks it); `executable` is a program on PATH. `debian` installs it there; elsewhere `pip`
  * (a Python package) or `manual` (a command of its own) does. Later needs are added here, and
  * nowhere else.
  */
@@ -119,6 +119,13 @@ export const systemPrerequisites = [
     debian: 'python3-venv',
     manual: 'python3 -m ensurepip --help  # part of Python; on Debian/Ubuntu: sudo apt-get install -y python3-venv',
     why: 'python3 -m venv, for the project-virtualenv kernel test',
+  },
+  {
+    name: 'chromium',
+    executable: 'chromium',
+    debian: 'chromium',
+    manual: 'install Chromium and put `chromium` on PATH (or set NTERACT_CHROMIUM to its path)',
+    why: 'the headless browser the live-page tests drive (a person looking at the notebook)',
   },
 ];
 
@@ -191,17 +198,19 @@ export function prerequisitesFor(command) {
 }
 
 /**
- * The prerequisites that are not there. `imports` probes a Python module, `runs` a kernelspec
- * (both replaced in tests); `needed` is the list looked at (default all).
+ * The prerequisites that are not there. `imports` probes a Python module, `runs` a kernelspec,
+ * `finds` a program on PATH (all replaced in tests); `needed` is the list looked at (default all).
  */
 export function missingPrerequisites(
   imports = (module) => someInterpreterImports(module, process.env),
   runs = (kernelspec) => kernelspecRuns(kernelspec, process.env),
   needed = systemPrerequisites,
+  finds = (program) => executablePath(program, process.env) !== undefined,
 ) {
-  return needed.filter((prerequisite) =>
-    prerequisite.kernelspec === undefined ? !imports(prerequisite.module) : !runs(prerequisite.kernelspec),
-  );
+  return needed.filter((prerequisite) => {
+    if (prerequisite.executable !== undefined) return !finds(prerequisite.executable);
+    return prerequisite.kernelspec === undefined ? !imports(prerequisite.module) : !runs(prerequisite.kernelspec);
+  });
 }
 
 /**

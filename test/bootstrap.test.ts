@@ -146,17 +146,29 @@ describe('bootstrap: system prerequisites', () => {
           asked.push(`kernelspec ${kernelspec}`);
           return true;
         },
+        systemPrerequisites,
+        (program: string) => {
+          asked.push(`program ${program}`);
+          return true;
+        },
       ),
     ).toEqual([]);
     expect(asked).toEqual(
       systemPrerequisites.map((prerequisite) =>
-        'kernelspec' in prerequisite ? `kernelspec ${prerequisite.kernelspec}` : `import ${prerequisite.module}`,
+        'executable' in prerequisite
+          ? `program ${prerequisite.executable}`
+          : 'kernelspec' in prerequisite
+            ? `kernelspec ${prerequisite.kernelspec}`
+            : `import ${prerequisite.module}`,
       ),
     );
     expect(asked).toContain('kernelspec ir');
+    expect(asked).toContain('program chromium');
     expect(
       missingPrerequisites(
         () => false,
+        () => false,
+        systemPrerequisites,
         () => false,
       ),
     ).toEqual(systemPrerequisites);
@@ -164,6 +176,8 @@ describe('bootstrap: system prerequisites', () => {
       missingPrerequisites(
         () => true,
         () => false,
+        systemPrerequisites,
+        () => true,
       ),
     ).toEqual([irkernel]);
   });

@@ -35,11 +35,46 @@ export const livePageScript = String.raw`'use strict';
     return el('pre', { className: 'result', textContent: plain(data['text/plain']) });
   }
 
-  function renderCell(cell) {
+  // A person's requests go through the room as this page's own peer (named in the stream's hello).
+  let peerId;
+  let sent = 0;
+  async function send(request) {
+    const answer = await fetch('/api/notebooks/' + notebookId + '/requests', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': peerId || '' },
+      body: JSON.stringify({ ...request, idempotency_key: 'page-' + peerId + '-' + ++sent }),
+    });
+    if (!answer.ok) status.textContent = 'not done: ' + (await answer.text());
+    return answer.ok ? answer.json() : undefined;
+  }
+
+  function button(label, onClick) {
+    const node = el('button', { type: 'button', textContent: label });
+    node.addEventListener('click', onClick);
+    return node;
+  }
+
+  function renderCell(cell, index) {
     const head = cell.cell_type === 'code' ? '[' + (cell.execution_count ?? ' ') + ']' : '';
+    const source = el('textarea', { className: 'source', value: text(cell.source), spellcheck: false });
+    source.rows = Math.max(2, source.value.split('\n').length);
+    const save = () => (source.value === text(cell.source) ? Promise.resolve() : send({ type: 'update_cell', cell_id: cell.id, source: source.value }));
+    source.addEventListener('blur', () => void save());
+    source.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && (event.shiftKey || event.ctrlKey)) {
+        event.preventDefault();
+        void save().then(() => (cell.cell_type === 'code' ? send({ type: 'execute_cell', cell_id: cell.id }) : undefined));
+      }
+    });
+    const tools = el('div', { className: 'tools' }, [
+      ...(cell.cell_type === 'code' ? [button('Run', () => void save().then(() => send({ type: 'execute_cell', cell_id: cell.id })))] : []),
+      button('Add below', () => void send({ type: 'insert_cell', source: '', index: index + 1 })),
+      button('Delete', () => void send({ type: 'delete_cell', cell_id: cell.id })),
+    ]);
     return el('section', { className: 'cell ' + cell.cell_type, id: 'cell-' + cell.id }, [
       el('span', { className: 'prompt', textContent: head }),
-      el('pre', { className: 'source', textContent: text(cell.source) }),
+      source,
+      tools,
       el('div', { className: 'outputs' }, (cell.outputs || []).map(renderOutput)),
     ]);
   }
@@ -56,8 +91,12 @@ export const livePageScript = String.raw`'use strict';
       return;
     }
     document.getElementById('title').textContent = body.path || 'untitled ' + body.notebook_id;
-    content.replaceChildren(...body.cells.map(renderCell));
+    // The cell being edited keeps its text: only the other cells are drawn again.
+    const editing = document.activeElement && document.activeElement.closest && document.activeElement.closest('section.cell');
+    const drawn = body.cells.map((cell, index) => (editing && editing.id === 'cell-' + cell.id ? editing : renderCell(cell, index)));
+    content.replaceChildren(...drawn, button('Add cell', () => void send({ type: 'insert_cell', source: '' })));
     status.textContent = 'kernel ' + (body.runtime.kernel_status || body.runtime.state) + ' · version ' + body.document_version;
+    document.getElementById('peers').textContent = 'here: ' + (body.peers || []).join(', ');
   }
 
   let pending = false;
@@ -71,7 +110,9 @@ export const livePageScript = String.raw`'use strict';
   };
   reload();
   if (notebookId) {
-    const events = new EventSource('/api/notebooks/' + notebookId + '/events');
+    const name = new URLSearchParams(location.search).get('name') || localStorage.getItem('runtimed-name') || 'human';
+    const events = new EventSource('/api/notebooks/' + notebookId + '/events?name=' + encodeURIComponent(name));
+    events.addEventListener('hello', (event) => { peerId = JSON.parse(event.data).peer_id; });
     events.onmessage = reload;
     events.onopen = reload;
     events.onerror = () => { status.textContent = 'reconnecting…'; };

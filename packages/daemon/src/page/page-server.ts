@@ -8,13 +8,14 @@ import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
 import { errorFrame } from '../server/error-frame.js';
 import { livePageScript } from './live-page-script.js';
+import { livePageStyle } from './live-page-style.js';
 import { PageAccess } from './page-access.js';
 import { renderPageShell } from './render-page-shell.js';
 
 /** The headers every answer carries: nothing inline runs, nothing is framed or cached, no Referer. */
 const securityHeaders: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
     "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
@@ -46,7 +47,8 @@ export interface PageServerOptions {
  * notebook that follows the room live (a server-sent event stream of the room's broadcasts; the
  * page joins the room as a peer while it is open). Every request passes {@link PageAccess} first.
  * Routes: `/` and `/notebooks/<id>` (pages), `/api/rooms`, `/api/notebooks/<id>` (the notebook
- * now) and `/api/notebooks/<id>/events` (the stream), `/assets/live-page.js`.
+ * now), `/api/notebooks/<id>/events` (the stream), `POST /api/notebooks/<id>/requests` (a
+ * person's edit or run), `/assets/live-page.js` and `.css`.
  */
 export class PageServer {
   readonly #server: Server;
@@ -125,6 +127,7 @@ export class PageServer {
     const [, first, id, rest] = path.split('/');
     if (path === '/') return this.answer(response, 200, 'text/html', renderPageShell(undefined));
     if (path === '/assets/live-page.js') return this.answer(response, 200, 'text/javascript', livePageScript);
+    if (path === '/assets/live-page.css') return this.answer(response, 200, 'text/css', livePageStyle);
     if (path === '/api/rooms') return this.json(response, 200, { rooms: this.options.catalog.list() });
     if (first === 'notebooks' && id !== undefined && rest === undefined) {
       return this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
@@ -139,6 +142,7 @@ export class PageServer {
             document_version: room.documentVersion,
             runtime: room.runtime,
             conditions: room.conditions(),
+            peers: room.info().peer_labels ?? [],
             cells: room.cells(),
           }),
         );

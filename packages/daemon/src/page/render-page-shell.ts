@@ -12,10 +12,11 @@ export function renderPageShell(notebookId: string | undefined): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="stylesheet" href="/assets/live-page.css">
 <script src="/assets/live-page.js" defer></script>
 </head>
 <body${data}>
-<header><h1 id="title">${title}</h1><p id="status">connecting…</p></header>
+<header><h1 id="title">${title}</h1><p id="status">connecting…</p><p id="peers"></p></header>
 <main id="content"></main>
 </body>
 </html>

@@ -196,11 +196,7 @@ export class RuntimedServer {
     await new Promise((resolve) => setTimeout(resolve, 20));
     for (const connection of this.#connections) connection.destroy();
     // Remove only what is still ours: a replaced socket or daemon.json may belong to a successor.
-    await Promise.all([
-      socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined,
-      this.removeInfoIfOurs(),
-      this.#page ? rm(layout.pagePath, { force: true }) : undefined,
-    ]);
+    await Promise.all([socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined, this.removeInfoIfOurs()]);
     await this.#singleton.release();
     this.#stopped = true;
     for (const listener of this.#stoppedListeners) listener();
@@ -254,15 +250,26 @@ export class RuntimedServer {
     this.#connections.add(new DaemonConnection(socket, this.#connectionHost));
   }
 
-  /** Starts the web page (unless turned off) and writes where it is, with its token, to `page.json` (0600). */
+  /**
+   * Starts the web page (unless turned off) and writes where it is, with its token, to `page.json`
+   * (0600; kept when the daemon stops). A restarted daemon takes the address and token of its
+   * predecessor when it can (no port asked for, the old one free), so an open page reconnects by
+   * itself and its cookie still works.
+   */
   private async servePage(): Promise<void> {
-    const { page, layout, catalog } = {
-      page: this.#options.page,
-      layout: this.#options.layout,
-      catalog: this.#catalog,
-    };
+    const { page, layout } = this.#options;
     if (page === false) return;
-    this.#page = await PageServer.start({ catalog, logger: this.#options.logger.child('page'), port: page?.port });
+    const previous = await readPreviousPage(layout.pagePath);
+    const logger = this.#options.logger.child('page');
+    const catalog = this.#catalog;
+    const wanted = page?.port ?? 0;
+    const token = previous?.token;
+    this.#page =
+      wanted === 0 && previous !== undefined
+        ? await PageServer.start({ catalog, logger, port: previous.port, token }).catch(() =>
+            PageServer.start({ catalog, logger, token }),
+          )
+        : await PageServer.start({ catalog, logger, port: wanted, ...(token === undefined ? {} : { token }) });
     await writeFileAtomic(
       layout.pagePath,
       `${JSON.stringify({ url: this.#page.baseUrl, token: this.#page.token, pid: process.pid }, null, 2)}\n`,
@@ -320,5 +327,19 @@ export class RuntimedServer {
         return;
       }
     }
+  }
+}
+
+/** The address and token a previous daemon served its page at (`page.json`), when readable. */
+async function readPreviousPage(path: string): Promise<{ readonly port: number; readonly token: string } | undefined> {
+  try {
+    const record = JSON.parse(await readFile(path, 'utf8')) as { url?: unknown; token?: unknown };
+    if (typeof record.url !== 'string' || typeof record.token !== 'string' || !/^[0-9a-f]{64}$/.test(record.token)) {
+      return undefined;
+    }
+    const port = Number(new URL(record.url).port);
+    return Number.isInteger(port) && port > 0 ? { port, token: record.token } : undefined;
+  } catch {
+    return undefined;
   }
 }
