@@ -13,6 +13,7 @@ import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
+import { livePageBenchmark } from './live-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
@@ -277,6 +278,7 @@ const benchmarks = {
   recovery: recoveryBenchmark,
   memory: memoryBenchmark,
   execution: executionBenchmark,
+  'live-page': livePageBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */
