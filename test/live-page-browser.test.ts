@@ -39,7 +39,6 @@ describe('the live page in a real browser', () => {
     const path = join(session.dirs.project, 'analysis.ipynb');
     const connected = await session.call('connect_notebook', { path });
     expect(connected.isError, connected.text).toBe(false);
-    const notebookId = String(connected.json?.notebook_id);
     const first = await session.call('create_cell', {
       source: 'greeting = "hello from the agent"\nprint(greeting)',
       and_run: true,
@@ -56,7 +55,7 @@ describe('the live page in a real browser', () => {
     expect(page.url()).not.toContain('token=');
     expect(await page.evaluate('document.cookie')).toBe('');
     await page.waitForSelector(`#cell-${firstId} textarea`);
-    expect(await page.locator(`#cell-${firstId} .outputs`).innerText()).toContain('hello from the agent');
+    expect(await page.locator(`#cell-${firstId} .outputs`).textContent()).toContain('hello from the agent');
 
     // The agent plots; the page shows the figure without a reload.
     const plot = await session.call('create_cell', {
@@ -97,7 +96,7 @@ describe('the live page in a real browser', () => {
       firstId,
     );
     // Who is in the room: the person by name beside the agent.
-    const here = await page.locator('#peers').innerText();
+    const here = await page.locator('#peers').textContent();
     expect(here).toContain('human:Ada');
     expect(here).toMatch(/agent:[a-z0-9-]+:[0-9a-f]+/);
     await page.screenshot({ path: join(screenshots, 'live-page-human-edit.png'), fullPage: true });

@@ -111,7 +111,10 @@ export class PageServer {
       origin: request.headers.origin,
       cookie: request.headers.cookie,
     });
-    if (decision.kind === 'refuse') return this.answer(response, decision.status, 'text/plain', decision.message);
+    if (decision.kind === 'refuse') {
+      this.answer(response, decision.status, 'text/plain', decision.message);
+      return;
+    }
     if (decision.kind === 'adopt') {
       response.writeHead(303, { ...securityHeaders, Location: decision.location, 'Set-Cookie': decision.setCookie });
       response.end();
@@ -119,23 +122,38 @@ export class PageServer {
     }
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     if (request.method === 'POST' && /^\/api\/notebooks\/[^/]+\/requests$/.test(path)) {
-      return void this.request(request, response, path.split('/')[3] as string);
+      void this.request(request, response, path.split('/')[3] as string);
+      return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return this.answer(response, 405, 'text/plain', `${request.method} is not served here.`);
+      this.answer(response, 405, 'text/plain', `${request.method} is not served here.`);
+      return;
     }
     const [, first, id, rest] = path.split('/');
-    if (path === '/') return this.answer(response, 200, 'text/html', renderPageShell(undefined));
-    if (path === '/assets/live-page.js') return this.answer(response, 200, 'text/javascript', livePageScript);
-    if (path === '/assets/live-page.css') return this.answer(response, 200, 'text/css', livePageStyle);
-    if (path === '/api/rooms') return this.json(response, 200, { rooms: this.options.catalog.list() });
+    if (path === '/') {
+      this.answer(response, 200, 'text/html', renderPageShell(undefined));
+      return;
+    }
+    if (path === '/assets/live-page.js') {
+      this.answer(response, 200, 'text/javascript', livePageScript);
+      return;
+    }
+    if (path === '/assets/live-page.css') {
+      this.answer(response, 200, 'text/css', livePageStyle);
+      return;
+    }
+    if (path === '/api/rooms') {
+      this.json(response, 200, { rooms: this.options.catalog.list() });
+      return;
+    }
     if (first === 'notebooks' && id !== undefined && rest === undefined) {
-      return this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
+      this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
+      return;
     }
     if (first === 'api' && id === 'notebooks') {
       const [, , , notebookId, tail] = path.split('/');
       if (notebookId !== undefined && tail === undefined) {
-        return this.withRoom(response, notebookId, (room) =>
+        this.withRoom(response, notebookId, (room) =>
           this.json(response, 200, {
             notebook_id: room.notebookId,
             path: room.path ?? null,
@@ -146,13 +164,16 @@ export class PageServer {
             cells: room.cells(),
           }),
         );
+        return;
       }
       if (notebookId !== undefined && tail === 'events') {
         const name = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('name') ?? 'human';
         if (!humanNamePattern.test(name)) {
-          return this.answer(response, 400, 'text/plain', 'name: 1 to 40 letters, digits, spaces, dots, dashes.');
+          this.answer(response, 400, 'text/plain', 'name: 1 to 40 letters, digits, spaces, dots, dashes.');
+          return;
         }
-        return void this.stream(request, response, notebookId, name);
+        void this.stream(request, response, notebookId, name);
+        return;
       }
     }
     this.answer(response, 404, 'text/plain', 'Not found.');
@@ -164,7 +185,10 @@ export class PageServer {
     serve: (room: NonNullable<ReturnType<RoomCatalog['get']>>) => void,
   ): void {
     const room = notebookIdPattern.test(notebookId) ? this.options.catalog.get(notebookId) : undefined;
-    if (!room) return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+    if (!room) {
+      this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+      return;
+    }
     serve(room);
   }
 
@@ -176,13 +200,15 @@ export class PageServer {
     name: string,
   ): Promise<void> {
     if (!notebookIdPattern.test(notebookId) || !this.options.catalog.get(notebookId)) {
-      return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+      this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+      return;
     }
     let admission: Awaited<ReturnType<RoomCatalog['attach']>>;
     try {
       admission = await this.options.catalog.attach(notebookId);
     } catch (error) {
-      return this.answer(response, 404, 'text/plain', (error as Error).message);
+      this.answer(response, 404, 'text/plain', (error as Error).message);
+      return;
     }
     const { room } = admission;
     response.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream' });
@@ -215,15 +241,20 @@ export class PageServer {
     const peerId = request.headers['x-runtimed-peer'];
     const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
     if (!pagePeer || pagePeer.notebookId !== notebookId) {
-      return this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
+      this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
+      return;
     }
     const room = this.options.catalog.get(notebookId);
-    if (!room) return this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+    if (!room) {
+      this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+      return;
+    }
     let body: unknown;
     try {
       body = JSON.parse(await readBody(request));
     } catch (error) {
-      return this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
+      this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
+      return;
     }
     const checked = checkClientRequest('notebook', { id: 0, ...(body as object) });
     if (checked.kind !== 'ok') {
@@ -233,7 +264,8 @@ export class PageServer {
           : checked.kind === 'unknown'
             ? `unknown request type '${checked.type}'`
             : 'not a request';
-      return this.answer(response, 400, 'text/plain', why);
+      this.answer(response, 400, 'text/plain', why);
+      return;
     }
     try {
       this.json(response, 200, await room.handle(pagePeer.peer, checked.request));
