@@ -34,10 +34,10 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, proxy-forwarding, child-start, recovery, memory and execution each write a report of finite figures and their charts', {
+  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution and live-page each write a report of finite figures and their charts', {
     timeout: 600_000,
   }, async () => {
-    const names = ['hop-overhead', 'proxy-forwarding', 'child-start', 'recovery', 'memory', 'execution'];
+    const names = ['hop-overhead', 'proxy-forwarding', 'child-start', 'recovery', 'memory', 'execution', 'live-page'];
     const run = await runBench(names);
     expect(run.code, run.stderr).toBe(0);
     for (const name of names) {

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 // from there, so the bench needs no dependency of its own).
 const WebSocket = createRequire(new URL('../../packages/plugin-hosted/package.json', import.meta.url))('ws');
 
-/** The TCP port process `pid` listens on for its inspector, or undefined. */
-export function inspectorPortOf(pid) {
+/** The TCP ports process `pid` listens on (its inspector's among them; the daemon also serves its page). */
+export function listeningPortsOf(pid) {
   const inodes = new Set();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
@@ -20,6 +20,7 @@ export function inspectorPortOf(pid) {
       // closed meanwhile
     }
   }
+  const ports = [];
   for (const table of ['tcp', 'tcp6']) {
     let text;
     try {
@@ -30,17 +31,27 @@ export function inspectorPortOf(pid) {
     for (const line of text.split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       if (fields.length < 10 || fields[3] !== '0A' || !inodes.has(fields[9])) continue;
-      return Number.parseInt(fields[1].split(':')[1], 16);
+      ports.push(Number.parseInt(fields[1].split(':')[1], 16));
     }
+  }
+  return ports;
+}
+
+/** The inspector target of process `pid`: the first of its listening ports that answers `/json/list`. */
+async function inspectorTargetOf(pid) {
+  for (const port of listeningPortsOf(pid)) {
+    const answer = await fetch(`http://127.0.0.1:${port}/json/list`).catch(() => undefined);
+    if (!answer?.ok) continue;
+    const [target] = await answer.json().catch(() => []);
+    if (target?.webSocketDebuggerUrl) return target;
   }
   return undefined;
 }
 
 /** An inspector session on process `pid`; `evaluate(expression)` returns the JSON value. */
 export async function openInspector(pid) {
-  const port = inspectorPortOf(pid);
-  if (port === undefined) throw new Error(`process ${pid} has no inspector listening`);
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const target = await inspectorTargetOf(pid);
+  if (target === undefined) throw new Error(`process ${pid} has no inspector listening`);
   const socket = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
@@ -125,10 +136,10 @@ export async function heapFigures(pid, { collect = true } = {}) {
  * `node inspect -p` does; the process runs on unchanged) and waits until it listens.
  */
 export async function activateInspector(pid, timeoutMs = 15_000) {
-  if (inspectorPortOf(pid) !== undefined) return;
+  if ((await inspectorTargetOf(pid)) !== undefined) return;
   process.kill(pid, 'SIGUSR1');
   const deadline = Date.now() + timeoutMs;
-  while (inspectorPortOf(pid) === undefined) {
+  while ((await inspectorTargetOf(pid)) === undefined) {
     if (Date.now() > deadline) throw new Error(`process ${pid} did not open its inspector`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

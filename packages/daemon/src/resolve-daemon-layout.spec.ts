@@ -9,6 +9,7 @@ describe(resolveDaemonLayout, () => {
       socketDir: '/run/user/5/runt',
       lockPath: '/run/user/5/runt/daemon.lock',
       infoPath: '/run/user/5/runt/daemon.json',
+      pagePath: '/run/user/5/runt/page.json',
       dataDir: '/home/a/.data/runt',
       registryPath: '/home/a/.data/runt/registry.json',
       untitledDir: '/home/a/.data/runt/untitled',

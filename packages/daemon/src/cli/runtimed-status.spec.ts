@@ -58,8 +58,9 @@ describe('runtimed status against a real daemon', () => {
     expect(text.status).toBe(0);
     const lines = text.stdout.split('\n');
     expect(lines[0]).toMatch(/^runtimed \S+ running \(pid \d+, started \S+\)$/);
-    expect(lines.slice(1, 8)).toEqual([
+    expect(lines.slice(1, 9)).toEqual([
       `socket: ${d.socketPath}`,
+      expect.stringMatching(/^page: http:\/\/127\.0\.0\.1:\d+\/ \('runtimed open' prints it with its token\)$/),
       'rooms: 1',
       `  ${path}  ${room?.notebook_id}`,
       '    peers: 1 (Claude Code agent:ada:s1)',
@@ -73,6 +74,7 @@ describe('runtimed status against a real daemon', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({
       running: true,
       socket: d.socketPath,
+      page: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/$/),
       rooms: [
         {
           notebook_id: room?.notebook_id,
