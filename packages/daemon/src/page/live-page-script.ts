@@ -91,9 +91,15 @@ export const livePageScript = String.raw`'use strict';
       return;
     }
     document.getElementById('title').textContent = body.path || 'untitled ' + body.notebook_id;
-    // The cell being edited keeps its text: only the other cells are drawn again.
+    // The cell being edited keeps its text area (and the person's caret): its prompt, tools and
+    // outputs are drawn again in place; every other cell is drawn anew.
     const editing = document.activeElement && document.activeElement.closest && document.activeElement.closest('section.cell');
-    const drawn = body.cells.map((cell, index) => (editing && editing.id === 'cell-' + cell.id ? editing : renderCell(cell, index)));
+    const drawn = body.cells.map((cell, index) => {
+      const fresh = renderCell(cell, index);
+      if (!editing || editing.id !== fresh.id) return fresh;
+      for (const part of ['.prompt', '.tools', '.outputs']) editing.querySelector(part).replaceWith(fresh.querySelector(part));
+      return editing;
+    });
     content.replaceChildren(...drawn, button('Add cell', () => void send({ type: 'insert_cell', source: '' })));
     status.textContent = 'kernel ' + (body.runtime.kernel_status || body.runtime.state) + ' · version ' + body.document_version;
     document.getElementById('peers').textContent = 'here: ' + (body.peers || []).join(', ');
