@@ -10,6 +10,7 @@ import { UntitledStore } from '../persistence/untitled-store.js';
 import type { NotebookRoom } from '../room/notebook-room.js';
 import { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
+import { testRoomSettings } from '../testing/test-room-settings.js';
 import { pageCookieName } from './page-access.js';
 import { PageServer } from './page-server.js';
 
@@ -22,17 +23,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'page-'));
   const logger = new RecordingLogger();
   catalog = new RoomCatalog({
-    settings: {
-      keepAliveMs: 1000,
-      vanishedPeerKeepAliveMs: 5000,
-      autosaveDebounceMs: 10,
-      autosaveMaxDelayMs: 50,
-      ledgerCapacity: 16,
-      executionHistory: 16,
-      reaperIntervalMs: 60_000,
-      roomTtlMs: 10_000,
-      roomSoftCap: 3,
-    },
+    settings: testRoomSettings,
     launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
     registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
     untitled: new UntitledStore(join(dir, 'untitled')),

@@ -6,6 +6,7 @@ import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
+import { testRoomSettings } from '../testing/test-room-settings.js';
 import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest, RoomKernel } from './kernel-launcher.js';
 import type { RoomPeer } from './notebook-room.js';
 import { RoomCatalog } from './room-catalog.js';
@@ -72,17 +73,7 @@ beforeEach(async () => {
   launcher = new ScriptedLauncher();
   logger = new RecordingLogger();
   catalog = new RoomCatalog({
-    settings: {
-      keepAliveMs: 1000,
-      vanishedPeerKeepAliveMs: 5000,
-      autosaveDebounceMs: 10,
-      autosaveMaxDelayMs: 50,
-      ledgerCapacity: 16,
-      executionHistory: 16,
-      reaperIntervalMs: 60_000,
-      roomTtlMs: 10_000,
-      roomSoftCap: 3,
-    },
+    settings: testRoomSettings,
     launcher,
     registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
     untitled: new UntitledStore(join(dir, 'untitled')),

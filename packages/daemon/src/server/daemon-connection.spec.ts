@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import { RoomCatalog } from '../room/room-catalog.js';
+import { testRoomSettings } from '../testing/test-room-settings.js';
 import { admitNotebook } from './admit-notebook.js';
 import { DaemonConnection, type DaemonConnectionHost } from './daemon-connection.js';
 
@@ -33,17 +34,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'connection-'));
   const logger = new RecordingLogger();
   catalog = new RoomCatalog({
-    settings: {
-      keepAliveMs: 1000,
-      vanishedPeerKeepAliveMs: 5000,
-      autosaveDebounceMs: 10,
-      autosaveMaxDelayMs: 50,
-      ledgerCapacity: 16,
-      executionHistory: 16,
-      reaperIntervalMs: 60_000,
-      roomTtlMs: 10_000,
-      roomSoftCap: 3,
-    },
+    settings: testRoomSettings,
     launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
     registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
     untitled: new UntitledStore(join(dir, 'untitled')),
