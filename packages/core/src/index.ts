@@ -142,7 +142,7 @@ export type {
   DaemonObservation,
   PeerOptions,
 } from './ports/daemon-port.js';
-export { DaemonPort } from './ports/daemon-port.js';
+export { DaemonPort, readDaemonStatus } from './ports/daemon-port.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
 export type { KernelInfo } from './ports/kernel-info.js';
 export type { ListedNotebook } from './ports/listed-notebook.js';

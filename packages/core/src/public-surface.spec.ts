@@ -94,6 +94,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'notebookResourceMimeType',
       'notebookResourceUriPrefix',
       'readClientIdentity',
+      'readDaemonStatus',
       'readSessionReport',
       'rejoinTargetWithoutCredentials',
       'requestIdKey',

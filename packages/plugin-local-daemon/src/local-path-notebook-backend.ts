@@ -7,11 +7,12 @@ import {
   type NotebookBackend,
   type NotebookHandle,
   type NotebookTarget,
+  readDaemonStatus,
   SourceFileProbe,
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { daemonStatusSection, describeDaemonStatus } from './describe-daemon-status.js';
+import { daemonStatusSection } from './daemon-status-section.js';
 import { type LocalPathParseContext, parseLocalPathTarget } from './parse-local-path-target.js';
 import { notebookUuidPattern } from './parse-notebook-id-target.js';
 
@@ -87,6 +88,6 @@ export class LocalPathNotebookBackend implements NotebookBackend {
   }
 
   public serviceStatus(): Promise<Record<string, unknown>> {
-    return describeDaemonStatus(this.daemon);
+    return readDaemonStatus(this.daemon);
   }
 }

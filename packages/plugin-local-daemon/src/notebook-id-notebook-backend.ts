@@ -10,10 +10,11 @@ import {
   type NotebookHandle,
   type NotebookIdTarget,
   type NotebookTarget,
+  readDaemonStatus,
   type TargetSessionView,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
-import { daemonStatusSection, describeDaemonStatus } from './describe-daemon-status.js';
+import { daemonStatusSection } from './daemon-status-section.js';
 import { notebookUuidPattern, parseNotebookIdTarget } from './parse-notebook-id-target.js';
 
 const identity = firstPartyIdentities['notebook-id'];
@@ -72,6 +73,6 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
   }
 
   public serviceStatus(): Promise<Record<string, unknown>> {
-    return describeDaemonStatus(this.daemon);
+    return readDaemonStatus(this.daemon);
   }
 }

@@ -29,7 +29,7 @@ import {
   type NotebookIdTarget,
 } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
-import { DaemonPort } from '../ports/daemon-port.js';
+import { DaemonPort, readDaemonStatus } from '../ports/daemon-port.js';
 import { Logger } from '../ports/logger.js';
 import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
 import { SessionSlot } from '../session/session-slot.js';
@@ -63,18 +63,6 @@ export const testExecutor: FakeExecutor = (cell: NotebookCell) => {
   const printed: CellOutput = { output_type: 'stream', name: 'stdout', text: `out: ${cell.source}\n` };
   return { status: cell.source.startsWith('sleep') ? 'running' : 'ok', outputs: [printed] };
 };
-
-/** The daemon's `session_status` section as the local daemon plugin words it, read from the fake. */
-async function fakeDaemonStatus(daemon: FakeDaemonPort): Promise<Record<string, unknown>> {
-  try {
-    const observation = await daemon.queryInfo();
-    if (observation.kind === 'absent') return { live: false, reason: observation.reason };
-    const { info } = observation;
-    return { live: true, version: info.version, pid: info.incarnation.pid, started_at: info.incarnation.startedAt };
-  } catch (error) {
-    return { live: 'unknown', error: error instanceof Error ? error.message : String(error) };
-  }
-}
 
 /**
  * Stand-ins for the local daemon plugin's two backends over `daemon` (core cannot import plugins):
@@ -113,7 +101,7 @@ export function fakeLocalBackendsPlugin(daemon: FakeDaemonPort): McpPlugin {
     },
     list: () => daemon.listRooms(),
     listKernels: () => daemon.listKernels(),
-    status: { section: 'daemon', read: () => fakeDaemonStatus(daemon) },
+    status: { section: 'daemon', read: () => readDaemonStatus(daemon) },
   });
   return definePlugin({
     id: 'test.local-backends',

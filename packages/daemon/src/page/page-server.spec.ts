@@ -2,15 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SystemClock } from '@nteract-mcp/foundation';
 import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NotebookRegistry } from '../persistence/notebook-registry.js';
-import { UntitledStore } from '../persistence/untitled-store.js';
 import type { NotebookRoom } from '../room/notebook-room.js';
-import { RoomCatalog } from '../room/room-catalog.js';
+import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
-import { testRoomSettings } from '../testing/test-room-settings.js';
+import { createKernellessCatalog } from '../testing/test-room-settings.js';
 import { pageCookieName } from './page-access.js';
 import { PageServer } from './page-server.js';
 
@@ -22,15 +19,7 @@ const token = 'c'.repeat(64);
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'page-'));
   const logger = new RecordingLogger();
-  catalog = new RoomCatalog({
-    settings: testRoomSettings,
-    launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
-    registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
-    untitled: new UntitledStore(join(dir, 'untitled')),
-    clock: new SystemClock(),
-    logger,
-    emit: () => undefined,
-  });
+  catalog = await createKernellessCatalog(dir, logger);
   page = await PageServer.start({ catalog, logger, token });
 });
 

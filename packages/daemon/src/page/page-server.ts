@@ -31,6 +31,8 @@ const maxBodyBytes = 1024 * 1024;
 interface PagePeer {
   readonly peer: RoomPeer;
   readonly notebookId: string;
+  /** Its event stream (ended when the server stops). */
+  readonly stream: ServerResponse;
 }
 
 export interface PageServerOptions {
@@ -52,7 +54,6 @@ export interface PageServerOptions {
  */
 export class PageServer {
   readonly #server: Server;
-  readonly #streams = new Set<ServerResponse>();
   readonly #peers = new Map<string, PagePeer>();
   #access: PageAccess | undefined;
 
@@ -94,7 +95,7 @@ export class PageServer {
 
   /** Stops listening and ends every open stream. */
   public async stop(): Promise<void> {
-    for (const stream of this.#streams) stream.end();
+    for (const { stream } of this.#peers.values()) stream.end();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
@@ -223,10 +224,8 @@ export class PageServer {
     response.write(`event: hello\ndata: ${JSON.stringify({ peer_id: peer.id, label: peer.label })}\n\n`);
     room.addPeer(peer);
     admission.release();
-    this.#streams.add(response);
-    this.#peers.set(peer.id, { peer, notebookId });
+    this.#peers.set(peer.id, { peer, notebookId, stream: response });
     request.on('close', () => {
-      this.#streams.delete(response);
       this.#peers.delete(peer.id);
       room.removePeer(peer.id, 'left');
     });

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SystemClock } from '@nteract-mcp/foundation';
 import { RecordingLogger } from '@nteract-mcp/foundation/testing';
 import {
   defaultMaxFrameBytes,
@@ -12,10 +11,8 @@ import {
   runtimedPreamble,
 } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NotebookRegistry } from '../persistence/notebook-registry.js';
-import { UntitledStore } from '../persistence/untitled-store.js';
-import { RoomCatalog } from '../room/room-catalog.js';
-import { testRoomSettings } from '../testing/test-room-settings.js';
+import type { RoomCatalog } from '../room/room-catalog.js';
+import { createKernellessCatalog } from '../testing/test-room-settings.js';
 import { admitNotebook } from './admit-notebook.js';
 import { DaemonConnection, type DaemonConnectionHost } from './daemon-connection.js';
 
@@ -33,15 +30,7 @@ const clients: Socket[] = [];
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'connection-'));
   const logger = new RecordingLogger();
-  catalog = new RoomCatalog({
-    settings: testRoomSettings,
-    launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
-    registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
-    untitled: new UntitledStore(join(dir, 'untitled')),
-    clock: new SystemClock(),
-    logger,
-    emit: () => undefined,
-  });
+  catalog = await createKernellessCatalog(dir, logger);
   connections = [];
   admissions = 0;
   admissionGate = undefined;

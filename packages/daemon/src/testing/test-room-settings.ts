@@ -1,4 +1,8 @@
-import type { ReaperSettings } from '../room/room-catalog.js';
+import { join } from 'node:path';
+import { type Logger, SystemClock } from '@nteract-mcp/foundation';
+import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { UntitledStore } from '../persistence/untitled-store.js';
+import { type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
 import type { RoomSettings } from '../room/room-settings.js';
 
 /** Room and reaper settings for specs: short keep-alives and autosave, a small ledger and a soft cap of 3 rooms. */
@@ -13,3 +17,16 @@ export const testRoomSettings: RoomSettings & ReaperSettings = {
   roomTtlMs: 10_000,
   roomSoftCap: 3,
 };
+
+/** A room catalog for specs over `dir` (registry and untitled notebooks in it), whose rooms get no kernel. */
+export async function createKernellessCatalog(dir: string, logger: Logger): Promise<RoomCatalog> {
+  return new RoomCatalog({
+    settings: testRoomSettings,
+    launcher: { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) },
+    registry: await NotebookRegistry.load(join(dir, 'registry.json'), logger),
+    untitled: new UntitledStore(join(dir, 'untitled')),
+    clock: new SystemClock(),
+    logger,
+    emit: () => undefined,
+  });
+}
