@@ -24,6 +24,8 @@ interface MutableCell {
   outputs: NotebookOutput[];
   executionCount: number | null;
   metadata: Record<string, unknown>;
+  /** The peer label that last inserted the cell or changed its source or type (not in the file). */
+  editedBy?: string;
 }
 
 const cellKinds: ReadonlySet<string> = new Set(['code', 'markdown', 'raw']);
@@ -163,7 +165,13 @@ export class NotebookDocument {
     return toWire(this.find(cellId).cell);
   }
 
-  public insert(request: { readonly source: string; readonly cellType: CellKind; readonly index?: number }): {
+  /** Inserts a new cell; `author` (a peer label) becomes its `edited_by`. */
+  public insert(request: {
+    readonly source: string;
+    readonly cellType: CellKind;
+    readonly index?: number;
+    readonly author?: string;
+  }): {
     cell: WireCell;
     index: number;
   } {
@@ -174,6 +182,7 @@ export class NotebookDocument {
       outputs: [],
       executionCount: null,
       metadata: {},
+      ...(request.author === undefined ? {} : { editedBy: request.author }),
     };
     const index = request.index === undefined ? this.#cells.length : clamp(request.index, 0, this.#cells.length);
     this.#cells.splice(index, 0, cell);
@@ -181,8 +190,13 @@ export class NotebookDocument {
     return { cell: toWire(cell), index };
   }
 
-  public update(cellId: string, patch: { readonly source?: string; readonly cellType?: CellKind }): WireCell {
+  /** Changes a cell's source or type; `author` (a peer label) becomes its `edited_by`. */
+  public update(
+    cellId: string,
+    patch: { readonly source?: string; readonly cellType?: CellKind; readonly author?: string },
+  ): WireCell {
     const { cell } = this.find(cellId);
+    if (patch.author !== undefined) cell.editedBy = patch.author;
     if (patch.source !== undefined) cell.source = patch.source;
     if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
       cell.cellType = patch.cellType;
@@ -300,6 +314,7 @@ function toWire(cell: MutableCell): WireCell {
     outputs: cell.outputs,
     execution_count: cell.executionCount,
     metadata: cell.metadata,
+    ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
   };
 }
 
@@ -319,6 +334,7 @@ function fromWire(cell: WireCell): MutableCell {
     outputs: [...copy.outputs],
     executionCount: copy.execution_count,
     metadata: { ...copy.metadata },
+    ...(copy.edited_by === undefined ? {} : { editedBy: copy.edited_by }),
   };
 }
 

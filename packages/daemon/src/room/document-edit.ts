@@ -14,14 +14,22 @@ export interface DocumentEdit {
   readonly event?: WireRoomEvent;
 }
 
-/** Applies one editing request to `document` (the room journals and broadcasts what it did). */
-export function applyDocumentEdit(document: NotebookDocument, request: DocumentEditRequest): DocumentEdit {
+/**
+ * Applies one editing request to `document` (the room journals and broadcasts what it did);
+ * `author`, the requesting peer's label, becomes the `edited_by` of a cell it inserts or edits.
+ */
+export function applyDocumentEdit(
+  document: NotebookDocument,
+  request: DocumentEditRequest,
+  author: string,
+): DocumentEdit {
   switch (request.type) {
     case 'insert_cell': {
       const { cell, index } = document.insert({
         source: request.source ?? '',
         cellType: request.cell_type ?? 'code',
         index: request.index ?? undefined,
+        author,
       });
       return {
         result: { cell, index, document_version: document.version } satisfies WireNotebookAnswer<'insert_cell'>,
@@ -33,6 +41,7 @@ export function applyDocumentEdit(document: NotebookDocument, request: DocumentE
       const cell = document.update(request.cell_id, {
         source: request.source ?? undefined,
         cellType: request.cell_type,
+        author,
       });
       return {
         result: { cell, document_version: document.version } satisfies WireNotebookAnswer<'update_cell'>,

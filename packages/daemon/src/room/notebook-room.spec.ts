@@ -456,3 +456,49 @@ describe('NotebookRoom external changes', () => {
     expect(sourcesOf(path)).toEqual(['theirs', 'after']);
   });
 });
+
+describe('NotebookRoom peers at work', () => {
+  it('names the peer that last edited each cell, after a daemon crash too, and never in the file', async () => {
+    const path = join(dir, 'authors.ipynb');
+    const first = await daemonLife();
+    const { room, peer: agent } = await join_(first, path);
+    const ada = peer('human:Ada');
+    room.addPeer(ada);
+    const made = await room.handle(agent, { type: 'insert_cell', source: 'x = 1' });
+    const cellId = (made.cell as { id: string }).id;
+    expect(made.cell).toMatchObject({ edited_by: 'agent' });
+    const edited = await room.handle(ada, { type: 'update_cell', cell_id: cellId, source: 'x = 2' });
+    expect(edited.cell).toMatchObject({ edited_by: 'human:Ada' });
+    await room.handle(agent, { type: 'insert_cell', source: 'y = 1' });
+
+    // The first daemon life ends without a save: the journal brings the authors back.
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells().map((cell) => [cell.source, cell.edited_by])).toEqual([
+      ['x = 2', 'human:Ada'],
+      ['y = 1', 'agent'],
+    ]);
+    await saved(back.room);
+    expect(readFileSync(path, 'utf8')).not.toContain('human:Ada');
+  });
+
+  it('tells where each peer is and which cell each one runs or waits for', async () => {
+    launcher = stuckKernels;
+    const life = await daemonLife();
+    const { room, peer: first } = await join_(life, join(dir, 'busy.ipynb'));
+    const second = peer('agent:other:2');
+    room.addPeer(second);
+    const a = ((await room.handle(first, { type: 'insert_cell', source: 'forever()' })).cell as { id: string }).id;
+    const b = ((await room.handle(second, { type: 'insert_cell', source: 'later()' })).cell as { id: string }).id;
+    await room.handle(first, { type: 'execute_cell', cell_id: a });
+    await room.handle(second, { type: 'execute_cell', cell_id: b });
+    await vi.waitFor(() => expect(room.activity().executions).toEqual({ running: a, queued: [b] }));
+    expect(room.activity().peers).toEqual([
+      { peer_id: first.id, label: 'agent', cell_id: a, running_cell_id: a },
+      { peer_id: second.id, label: 'agent:other:2', cell_id: b, running_cell_id: b },
+    ]);
+    // A deleted cell is nobody's place any more.
+    await room.handle(second, { type: 'delete_cell', cell_id: b });
+    expect(room.activity().peers[1]?.cell_id).toBeNull();
+  });
+});

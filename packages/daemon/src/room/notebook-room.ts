@@ -16,6 +16,7 @@ import type { JournalSettings, LedgerRecord, RoomJournal } from '../persistence/
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
+import type { RoomActivity } from './room-activity.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
@@ -24,6 +25,7 @@ import { RoomKernelKeeper } from './room-kernel-keeper.js';
 import { type PeerDeparture, type RoomCloseCause, type RoomPeer, RoomPeers } from './room-peers.js';
 import type { RoomSettings } from './room-settings.js';
 
+export type { PeerActivity, RoomActivity } from './room-activity.js';
 export type { PeerDeparture, RoomCloseCause, RoomPeer } from './room-peers.js';
 export type { RoomSettings } from './room-settings.js';
 
@@ -320,7 +322,45 @@ export class NotebookRoom {
     return this.#file.reopenFromDisk();
   }
 
+  /**
+   * Answers one notebook request of `peer`. The cell it names (or inserts) becomes the cell the
+   * peer is on (see {@link NotebookRoom.activity}).
+   */
   public async handle(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
+    const answer = await this.dispatch(peer, request);
+    const inserted = request.type === 'insert_cell' ? (answer.cell as WireCell | undefined)?.id : undefined;
+    const named = 'cell_id' in request ? request.cell_id : inserted;
+    if (named !== undefined) this.#peers.setPresence(peer.id, request.type === 'delete_cell' ? null : named, false);
+    return answer;
+  }
+
+  /** A person's page says which cell they are on (`null`: none); the other peers are told. */
+  public setPresence(peer: RoomPeer, cellId: string | null): void {
+    if (cellId !== null) this.#document.cell(cellId);
+    this.#peers.setPresence(peer.id, cellId, true);
+  }
+
+  /**
+   * Who is where now: each peer with the cell it is on and the cell its execution runs (or waits)
+   * in, and the cells running and queued, in order.
+   */
+  public activity(): RoomActivity {
+    const unfinished = this.#executions.unfinished();
+    return {
+      peers: this.#peers.presence().map(({ peer, cellId }) => ({
+        peer_id: peer.id,
+        label: peer.label,
+        cell_id: cellId,
+        running_cell_id: unfinished.find((record) => record.peerId === peer.id)?.cellId ?? null,
+      })),
+      executions: {
+        running: unfinished.find((record) => record.status === 'running')?.cellId ?? null,
+        queued: unfinished.filter((record) => record.status === 'queued').map((record) => record.cellId),
+      },
+    };
+  }
+
+  private async dispatch(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
     const key = 'idempotency_key' in request ? (request.idempotency_key ?? undefined) : undefined;
     switch (request.type) {
       case 'get_cells':
@@ -337,10 +377,10 @@ export class NotebookRoom {
       case 'delete_cell':
       case 'move_cell':
       case 'clear_outputs':
-        return this.mutate(key, request.type, () => applyDocumentEdit(this.#document, request), peer.id);
+        return this.mutate(key, request.type, () => applyDocumentEdit(this.#document, request, peer.label), peer.id);
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => ({
-          result: this.#executions.start(request.cell_id),
+          result: this.#executions.start(request.cell_id, peer.id),
         })).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);

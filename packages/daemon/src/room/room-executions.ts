@@ -52,8 +52,11 @@ export class RoomExecutions {
     this.#init = init;
   }
 
-  /** Queues the cell `cellId` (a markdown cell ends `ok` at once); answers the execution as it is now. */
-  public start(cellId: string): Record<string, unknown> {
+  /**
+   * Queues the cell `cellId` for the peer `peerId` (a markdown cell ends `ok` at once); answers the
+   * execution as it is now.
+   */
+  public start(cellId: string, peerId?: string): Record<string, unknown> {
     const cell = this.#init.document.cell(cellId);
     const record: ExecutionRecord = {
       executionId: randomUUID(),
@@ -61,6 +64,7 @@ export class RoomExecutions {
       status: 'queued',
       outputs: [],
       executionCount: null,
+      ...(peerId === undefined ? {} : { peerId }),
     };
     if (cell.cell_type !== 'code') {
       record.status = 'ok';
@@ -90,6 +94,17 @@ export class RoomExecutions {
   public current(answer: Record<string, unknown>): Record<string, unknown> {
     const record = typeof answer.execution_id === 'string' ? this.#executions.get(answer.execution_id) : undefined;
     return record ? { ...answer, ...executionState(record) } : answer;
+  }
+
+  /** The executions not finished, in the order they run: the running one first, then the queue. */
+  public unfinished(): ExecutionRecord[] {
+    const waiting = [...this.#executions.values()].filter(
+      (record) => record.status === 'queued' || record.status === 'running',
+    );
+    return [
+      ...waiting.filter((record) => record.status === 'running'),
+      ...waiting.filter((record) => record.status === 'queued'),
+    ];
   }
 
   /** The `get_execution` answer. */

@@ -29,7 +29,12 @@ export const wireMetadataSchema = z.custom<Record<string, unknown>>(isRecord, {
   error: (issue) => `Field '${formatWirePath(issue.path ?? [])}' must be an object`,
 });
 
-/** A cell as the daemon sends it (documents, answers, broadcasts). */
+/**
+ * A cell as the daemon sends it (documents, answers, broadcasts). `edited_by` is the label of the
+ * peer that last inserted the cell or changed its source or type (`human:<name>`,
+ * `agent:<slug>:<session>`); absent when the daemon does not know (a cell as the file had it). It
+ * is the room's, never written into the `.ipynb`.
+ */
 export const wireCellSchema = z.object({
   id: z.string().min(1),
   cell_type: wireCellTypeSchema,
@@ -37,5 +42,6 @@ export const wireCellSchema = z.object({
   outputs: z.array(wireOutputSchema),
   execution_count: z.number().nullable(),
   metadata: wireMetadataSchema,
+  edited_by: z.string().min(1).optional(),
 });
 export type WireCell = z.infer<typeof wireCellSchema>;
