@@ -224,7 +224,9 @@ describe(PageServer, () => {
     await expect.poll(() => received.join('')).toContain('event: hello');
     const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(received.join(''))?.[1] as string);
     const headers = { origin: `http://127.0.0.1:${page.port}`, 'x-runtimed-peer': hello.peer_id };
-    const made = (await room.handle(agent, { type: 'insert_cell', source: 'by the agent' })) as { cell: { id: string } };
+    const made = (await room.handle(agent, { type: 'insert_cell', source: 'by the agent' })) as {
+      cell: { id: string };
+    };
     const other = (await room.handle(agent, { type: 'insert_cell', source: 'second' })) as { cell: { id: string } };
     const edited = await post(
       `/api/notebooks/${room.notebookId}/requests`,

@@ -125,7 +125,9 @@ export class PageServer {
     const posted = request.method === 'POST' ? /^\/api\/notebooks\/([^/]+)\/(requests|presence)$/.exec(path) : null;
     if (posted) {
       const [, notebookId, what] = posted as unknown as [string, string, string];
-      void (what === 'requests' ? this.request(request, response, notebookId) : this.presence(request, response, notebookId));
+      void (what === 'requests'
+        ? this.request(request, response, notebookId)
+        : this.presence(request, response, notebookId));
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {

@@ -16,8 +16,8 @@ import type { JournalSettings, LedgerRecord, RoomJournal } from '../persistence/
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
-import type { RoomActivity } from './room-activity.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
+import type { RoomActivity } from './room-activity.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
 import { RoomJournalWriter } from './room-journal-writer.js';

@@ -89,7 +89,8 @@ export class RoomPeers implements RoomSignals {
     const peer = this.#peers.get(peerId);
     if (!peer || this.#cellOf.get(peerId) === cellId) return;
     this.#cellOf.set(peerId, cellId);
-    if (announce) this.broadcast({ event: 'presence', peer_id: peer.id, peer_label: peer.label, cell_id: cellId }, peerId);
+    if (announce)
+      this.broadcast({ event: 'presence', peer_id: peer.id, peer_label: peer.label, cell_id: cellId }, peerId);
   }
 
   /** What the room's peers must know now. */
