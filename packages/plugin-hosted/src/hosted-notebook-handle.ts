@@ -3,6 +3,7 @@ import {
   type CellOutput,
   type CellType,
   type Clock,
+  cellChangesBetween,
   CoreError,
   type ExecuteOptions,
   type ExecutionResult,
@@ -13,6 +14,7 @@ import {
   type Logger,
   type MutationOptions,
   type NotebookCell,
+  type NotebookCellChange,
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
@@ -101,10 +103,13 @@ export function hostedNotebookId(url: string): string {
  *   result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
  *   gone (the handle was opened on a new kernel after a loss, or the kernel restarted by itself).
+ * - `onDidChangeCells` listeners are told of this handle's own changes: an edit once it is saved,
+ *   an execution's outputs as they come (the cell cleared, each output, the end).
  * - `onDidClose` fires once: `closed` after {@link HostedNotebookHandle.close}, `disconnected` when
  *   the kernel websocket is lost (the server went away); then every call rejects `handleClosed`.
  *
- * Does not guarantee: idempotency across handles (a restarted child has a new handle and an empty
+ * Does not guarantee: changes made by anyone else (the Jupyter Server tells no one of edits to a
+ * file; they are seen after a reconnect); idempotency across handles (a restarted child has a new handle and an empty
  * ledger, so a mutation replayed into it may apply twice); that a change made on the server
  * between the check and the write is seen (the contents API has no conditional write); outputs
  * of an execution that was running when the connection was lost (it is `aborted` here, though the
@@ -129,6 +134,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   readonly #ledger = new Map<string, Promise<unknown>>();
   readonly #executions = new Map<string, ExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
+  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -345,7 +351,22 @@ export class HostedNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(entry) };
   }
 
-  /** Applies a change, saves it (the conflict rule), and undoes it when the save fails. */
+  public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
+    this.#changeListeners.add(listener);
+    return { dispose: () => this.#changeListeners.delete(listener) };
+  }
+
+  private tellChange(change: NotebookCellChange): void {
+    for (const listener of [...this.#changeListeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
+      }
+    }
+  }
+
+  /** Applies a change, saves it (the conflict rule), and undoes it when the save fails; tells it once saved. */
   private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
     return this.once(options?.idempotencyKey, () =>
@@ -359,6 +380,8 @@ export class HostedNotebookHandle implements NotebookHandle {
           this.#cells = before;
           throw error;
         }
+        const changes = cellChangesBetween(before.map(toNotebookCell), this.#cells.map(toNotebookCell));
+        for (const change of changes) this.tellChange(change);
         return result;
       }),
     );
@@ -440,6 +463,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.remember(record);
     cell.outputs = [];
     cell.executionCount = null;
+    this.tellChange({ kind: 'updated', cellId });
     const source = cell.source;
     void this.#kernel
       .execute(source, (message) => {
@@ -447,7 +471,10 @@ export class HostedNotebookHandle implements NotebookHandle {
         if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
         record.outputs = outputs.snapshot();
         const live = this.#cells.find((candidate) => candidate.id === cellId);
-        if (live) live.outputs = record.outputs;
+        if (live) {
+          live.outputs = record.outputs;
+          this.tellChange({ kind: 'updated', cellId });
+        }
         for (const change of changes) if (change.kind === 'output') this.tellOutput(options, change.output);
       })
       .then(
@@ -465,6 +492,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         if (live) {
           live.outputs = record.outputs;
           live.executionCount = executionCount;
+          if (this.#closedReason === undefined) this.tellChange({ kind: 'updated', cellId });
         }
         // Done once its outputs are saved: no write of ours is in flight when the agent hears of
         // it, so a change made on the server after that is seen, never overwritten.
@@ -557,6 +585,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     for (const record of this.#executions.values()) {
       if (record.status === 'running' || record.status === 'queued') record.status = 'aborted';
     }
+    this.#changeListeners.clear();
     this.#kernel.dispose();
     this.#server.dispose();
     this.wakeReadiness();

@@ -11,6 +11,7 @@ import type {
   KernelInterruptOutcome,
   MutationOptions,
   NotebookCell,
+  NotebookCellChange,
   NotebookCondition,
   NotebookHandle,
   NotebookHandleCloseReason,
@@ -54,7 +55,9 @@ export interface FakeNotebookHandleOptions {
 /**
  * An in-memory notebook behind the {@link NotebookHandle} port: cells, an idempotency ledger
  * (a repeated key returns the first result without applying again), readiness that tests move,
- * and closing. It records every call in `calls`.
+ * and closing. It records every call in `calls`. Every change to its cells is told to
+ * {@link FakeNotebookHandle.onDidChangeCells} listeners, including another peer's edit a test
+ * plays with {@link FakeNotebookHandle.simulatePeerEdit}.
  */
 export class FakeNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
@@ -92,6 +95,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   readonly #held = new Map<string, (state: ExecutionState) => void>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new Set<() => void>();
+  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
 
   public constructor(options: FakeNotebookHandleOptions = {}) {
     this.notebookId = options.notebookId ?? randomUUID();
@@ -180,6 +184,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       const index =
         request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
       this.#cells.splice(index, 0, cell);
+      this.changed('inserted', cell.id);
       return cell;
     });
   }
@@ -197,6 +202,7 @@ export class FakeNotebookHandle implements NotebookHandle {
         ...(patch.cellType ? { cellType: patch.cellType } : {}),
       };
       this.#cells[index] = cell;
+      this.changed('updated', cellId);
       return cell;
     });
   }
@@ -204,6 +210,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     this.once(`deleteCell:${cellId}`, options, () => {
       this.#cells.splice(this.indexOf(cellId), 1);
+      this.changed('deleted', cellId);
     });
   }
 
@@ -212,6 +219,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       const [cell] = this.#cells.splice(this.indexOf(cellId), 1);
       const at = afterCellId === undefined ? 0 : this.indexOf(afterCellId) + 1;
       this.#cells.splice(at, 0, cell as NotebookCell);
+      this.changed('moved', cellId);
     });
   }
 
@@ -219,6 +227,7 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.once(`clearOutputs:${cellId}`, options, () => {
       const index = this.indexOf(cellId);
       this.#cells[index] = { ...this.cellAt(index), outputs: [], executionCount: null };
+      this.changed('updated', cellId);
     });
   }
 
@@ -238,6 +247,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       options?.onStarted?.(executionId);
       for (const output of outputs) options?.onOutput?.(output);
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
+      this.changed('updated', cellId);
       const executionCount = this.#executionCount;
       const notice = this.nextKernelNotice === undefined ? {} : { kernelNotice: this.nextKernelNotice };
       this.nextKernelNotice = undefined;
@@ -326,7 +336,10 @@ export class FakeNotebookHandle implements NotebookHandle {
     const outputs = [...state.outputs, ...outcome.outputs];
     this.#executions.set(executionId, { ...state, status: outcome.status, outputs });
     const index = this.#cells.findIndex((cell) => cell.id === state.cellId);
-    if (index >= 0) this.#cells[index] = { ...this.cellAt(index), outputs };
+    if (index >= 0) {
+      this.#cells[index] = { ...this.cellAt(index), outputs };
+      this.changed('updated', state.cellId);
+    }
     const waiter = this.#held.get(executionId);
     this.#held.delete(executionId);
     waiter?.({ ...state, status: outcome.status, outputs });
@@ -375,6 +388,43 @@ export class FakeNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(listener) };
   }
 
+  public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
+    this.#changeListeners.add(listener);
+    return { dispose: () => this.#changeListeners.delete(listener) };
+  }
+
+  /**
+   * Another peer of the room (a person, another agent) changes this notebook, as its broadcast
+   * reaches this connection: `source` sets a cell's source (`editedBy` names who), `insert` adds a
+   * code cell at the end, `delete` removes a cell. Returns the cell id it touched.
+   */
+  public simulatePeerEdit(
+    edit:
+      | { readonly kind: 'source'; readonly cellId: string; readonly source: string; readonly editedBy?: string }
+      | { readonly kind: 'insert'; readonly source: string }
+      | { readonly kind: 'delete'; readonly cellId: string },
+  ): string {
+    if (edit.kind === 'insert') {
+      const cell = this.newCell(edit.source, 'code');
+      this.#cells.push(cell);
+      this.changed('inserted', cell.id);
+      return cell.id;
+    }
+    const index = this.indexOf(edit.cellId);
+    if (edit.kind === 'delete') {
+      this.#cells.splice(index, 1);
+      this.changed('deleted', edit.cellId);
+      return edit.cellId;
+    }
+    this.#cells[index] = {
+      ...this.cellAt(index),
+      source: edit.source,
+      ...(edit.editedBy === undefined ? {} : { editedBy: edit.editedBy }),
+    };
+    this.changed('updated', edit.cellId);
+    return edit.cellId;
+  }
+
   /**
    * The next mutation named `operation` (`insertCell`, `updateCell:<id>`, `executeCell:<id>`: those
    * whose result is answered) loses its answer as a stalled daemon's does: it is applied (when
@@ -402,6 +452,10 @@ export class FakeNotebookHandle implements NotebookHandle {
     return new Promise<never>((_resolve, reject) => {
       this.onDidClose(() => reject(this.closedError()));
     }) as T;
+  }
+
+  private changed(kind: NotebookCellChange['kind'], cellId: string): void {
+    for (const listener of [...this.#changeListeners]) listener({ kind, cellId });
   }
 
   private use(call: string): void {
