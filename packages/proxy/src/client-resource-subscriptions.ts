@@ -25,9 +25,9 @@ interface ChildStream {
  *
  * Every child, once ready and before the requests waiting for it, is given them all as the era
  * says (legacy: `resources/subscribe` requests; native: one `subscriptions/listen` stream of the
- * proxy's own), marked `restored` (`restoredSubscriptionMetaKey`) for every child after the one
- * that got them first: the child then keeps a subscription whose notebook it has not rejoined
- * yet, and tells one notice per subscription once it has (what changed meanwhile is unknown).
+ * proxy's own), marked restored (`restoredSubscriptionMetaKey`): they were made before that child
+ * watched anything, so it keeps one whose notebook it has not rejoined yet, and tells one notice
+ * per subscription once it has (what changed meanwhile is unknown to it).
  * While a child lives, a change to the client's streams gives it a new stream of the proxy's own
  * naming what they watch now, and cancels the one it replaces (the notices it carried meanwhile
  * reach the client's streams by their URI, at worst twice).
@@ -43,8 +43,6 @@ export class ClientResourceSubscriptions {
   /** Children that were given the subscriptions (only those follow later changes). */
   readonly #given = new WeakSet<ChildConnection>();
   readonly #streams = new WeakMap<ChildConnection, ChildStream>();
-  /** A child was given subscriptions before: the next ones get them as restored. */
-  #givenBefore = false;
 
   public constructor(options: ClientResourceSubscriptionsOptions) {
     this.#options = options;
@@ -66,18 +64,16 @@ export class ClientResourceSubscriptions {
     else if (request.method === 'resources/unsubscribe') this.#accepted.delete(uri);
   }
 
-  /** `child` is ready: it is given every subscription (restored, unless it is the first to get any). */
+  /**
+   * `child` is ready: it is given every subscription, restored (each was made before this child
+   * watched anything, so what changed since is unknown to it).
+   */
   public giveTo(child: ChildConnection): void {
     this.#given.add(child);
     const uris = this.uris;
     if (uris.length === 0) return;
-    const meta = this.#givenBefore ? { [restoredSubscriptionMetaKey]: true } : {};
-    this.#givenBefore = true;
-    this.#options.logger.info('giving the child the client resource subscriptions', {
-      count: uris.length,
-      restored: meta[restoredSubscriptionMetaKey] === true,
-    });
-    this.#send(child, uris, meta);
+    this.#options.logger.info('giving the child the client resource subscriptions', { count: uris.length });
+    this.#send(child, uris, { [restoredSubscriptionMetaKey]: true });
   }
 
   /** The client's streams changed (one opened or was cancelled): the live child, if given them, follows. */
