@@ -328,7 +328,10 @@ describe('resource subscriptions of the child server in the native era', () => {
       .map((message) => (message as { params?: unknown }).params);
 
   it("tells a listen stream naming a cell of another peer's edit, tagged with the stream's id; refuses resources/subscribe; stops on cancel", async () => {
-    const { ask, send, received, container } = await childServer([createLegacyTransportPlugin(), createNativeTransportPlugin()]);
+    const { ask, send, received, container } = await childServer([
+      createLegacyTransportPlugin(),
+      createNativeTransportPlugin(),
+    ]);
     const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }] });
     await container.get(SessionActivation).activate({
       key: notebookId,
@@ -359,11 +362,14 @@ describe('resource subscriptions of the child server in the native era', () => {
     handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2', editedBy: 'human:ada' });
     await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } });
     expect(updates(received)).toEqual([{ uri: cellUri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'w' } }]);
-    const read = await ask({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: cellUri, _meta: envelope } });
-    expect(JSON.parse(String((read.result?.contents as { text: string }[])[0]?.text))).toMatchObject({
-      source: 'x = 2',
-      edited_by: 'human:ada',
+    const read = await ask({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'resources/read',
+      params: { uri: cellUri, _meta: envelope },
     });
+    const [content] = (read.result?.contents ?? []) as { text: string }[];
+    expect(JSON.parse(String(content?.text))).toMatchObject({ source: 'x = 2', edited_by: 'human:ada' });
 
     await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w' } });
     handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 3' });
@@ -372,7 +378,10 @@ describe('resource subscriptions of the child server in the native era', () => {
   });
 
   it('a stream the proxy restores for a new child gets one notice per open resource it names, after its acknowledgement', async () => {
-    const { ask, send, received, container } = await childServer([createLegacyTransportPlugin(), createNativeTransportPlugin()]);
+    const { ask, send, received, container } = await childServer([
+      createLegacyTransportPlugin(),
+      createNativeTransportPlugin(),
+    ]);
     const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }] });
     await container.get(SessionActivation).activate({
       key: notebookId,

@@ -1,9 +1,9 @@
 import {
   type CellOutput,
   type CellType,
-  cellChangesBetween,
   type Clock,
   CoreError,
+  cellChangesBetween,
   type DaemonIncarnation,
   type ExecuteOptions,
   type ExecutionResult,

@@ -99,7 +99,10 @@ export class LegacyConnection implements EraConnection {
   }
 
   /** A `resources/subscribe` for each URI, `meta` in its `_meta`. */
-  public subscriptionReplay(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[] {
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
     return uris.map((uri) => ({ request: true, method: 'resources/subscribe', params: { uri, _meta: { ...meta } } }));
   }
 

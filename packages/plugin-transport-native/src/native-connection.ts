@@ -161,7 +161,10 @@ export class NativeConnection implements EraConnection {
   }
 
   /** One stream naming every URI (`meta` in its `_meta`; the envelope is added as for every request of the host's own). */
-  public subscriptionReplay(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[] {
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
     if (uris.length === 0) return [];
     return [
       {

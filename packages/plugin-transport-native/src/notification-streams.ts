@@ -116,7 +116,8 @@ export class NotificationStreams {
   /** The resource URIs the open streams were acknowledged with, sorted, each once. */
   public watchedResources(): readonly string[] {
     const uris = new Set<string>();
-    for (const { filter } of this.#streams.values()) for (const uri of filter.resourceSubscriptions ?? []) uris.add(uri);
+    for (const { filter } of this.#streams.values())
+      for (const uri of filter.resourceSubscriptions ?? []) uris.add(uri);
     return [...uris].sort();
   }
 

@@ -104,7 +104,10 @@ export class ClientResourceSubscriptions {
       } else if (message.request) {
         void child.request(message.method, params).then((answer) => {
           if ('error' in answer) {
-            logger.warn('the child refused a subscription it was given', { method: message.method, error: answer.error });
+            logger.warn('the child refused a subscription it was given', {
+              method: message.method,
+              error: answer.error,
+            });
           }
         });
       }

@@ -1463,7 +1463,8 @@ describe("McpProxy and the client's resource subscriptions across child restarts
   const restored = { [restoredSubscriptionMetaKey]: true };
   /** A child that accepts every subscription but to `refused`, and leaves other requests unanswered. */
   const subscribing =
-    (refused?: string) => (child: FakeChildProcess, request: { id: number; method: string; params?: Record<string, unknown> }) => {
+    (refused?: string) =>
+    (child: FakeChildProcess, request: { id: number; method: string; params?: Record<string, unknown> }) => {
       if (request.method !== 'resources/subscribe' && request.method !== 'resources/unsubscribe') return undefined;
       if (request.params?.uri !== refused) return {};
       child.send({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Unknown resource: ${refused}` } });
@@ -1517,7 +1518,9 @@ describe("McpProxy and the client's resource subscriptions across child restarts
     ]);
     await t.crash();
     await eventually(() => subscriptionsSeenBy(t, t.port.latest).length === 1);
-    expect(subscriptionsSeenBy(t, t.port.latest)).toEqual([['resources/subscribe', { uri: notebook, _meta: restored }]]);
+    expect(subscriptionsSeenBy(t, t.port.latest)).toEqual([
+      ['resources/subscribe', { uri: notebook, _meta: restored }],
+    ]);
   });
 
   it('legacy: a subscribe the child died with unanswered is sent again to the next child, not answered "outcome unknown"', async () => {
@@ -1588,8 +1591,13 @@ describe("McpProxy and the client's resource subscriptions across child restarts
     await t.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w1' } });
     await eventually(() => resourceStreams(first).length === 5);
     expect(resourceStreams(first).slice(3)).toEqual([
-      expect.objectContaining({ params: { notifications: { resourceSubscriptions: [notebook] }, _meta: nativeEnvelope } }),
-      expect.objectContaining({ method: 'notifications/cancelled', params: expect.objectContaining({ requestId: both?.id }) }),
+      expect.objectContaining({
+        params: { notifications: { resourceSubscriptions: [notebook] }, _meta: nativeEnvelope },
+      }),
+      expect.objectContaining({
+        method: 'notifications/cancelled',
+        params: expect.objectContaining({ requestId: both?.id }),
+      }),
     ]);
 
     // An upgrade handoff (exit 75): the next child gets what the client's streams watch, restored.

@@ -2,7 +2,7 @@ import { type Clock, honorsIdempotency, idempotencyMetaKey, type Logger } from '
 import type { ChildAnswerRelay } from './child-answer-relay.js';
 import type { ChildConnection } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
-import { idempotentMethods, type InFlightRequest, type InFlightRequests, readMethods } from './in-flight-requests.js';
+import { type InFlightRequest, type InFlightRequests, idempotentMethods, readMethods } from './in-flight-requests.js';
 import { defaultToolListWaitMs } from './mcp-proxy-options.js';
 import { failureOfError, type ProxyFailure, toProxyWireError } from './to-proxy-wire-error.js';
 import type { ToolListCache } from './tool-list-cache.js';

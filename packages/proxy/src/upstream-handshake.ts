@@ -141,7 +141,10 @@ export class UpstreamHandshake {
   }
 
   /** What gives a child the client's resource subscriptions `uris`, `meta` in each message's `_meta`. */
-  public subscriptionReplay(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[] {
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
     return this.#gate.subscriptionReplay(uris, meta);
   }
 

@@ -183,7 +183,10 @@ export class ProtocolEraGate {
    * What gives a server behind the connection the client's resource subscriptions `uris` (see
    * {@link EraConnection.subscriptionReplay}); nothing before opening, or when the era has no way.
    */
-  public subscriptionReplay(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[] {
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
     const connection = this.#connection;
     if (!connection?.subscriptionReplay || uris.length === 0) return [];
     return this.#guard(connection.era, () => connection.subscriptionReplay?.(uris, meta)) ?? [];
