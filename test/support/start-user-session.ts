@@ -5,7 +5,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readSessionReport, type SessionReport } from '@nteract-mcp/core';
-import { createUserEnvironment, killQuietly, type UserSessionDirs, waitGone } from './create-user-environment.js';
+import {
+  createUserEnvironment,
+  killQuietly,
+  type UserEnvironment,
+  type UserSessionDirs,
+  waitGone,
+} from './create-user-environment.js';
 import { childrenOf, descendantsOf } from './process-tree.js';
 import { TappedTransport } from './tapped-transport.js';
 import { waitFor } from './wait-for.js';
@@ -34,6 +40,12 @@ export interface UserSessionOptions {
   readonly clientInfo?: { readonly name: string; readonly version: string; readonly title?: string };
   /** Timeout of each tool call (default 180 s). */
   readonly requestTimeoutMs?: number;
+  /**
+   * Another session's `environment`: this proxy starts in it (same HOME and XDG dirs, so the same
+   * daemon), as the user's second MCP client; `faultHooks` and `env` are then the owner's. The
+   * environment stays the owner's to clean up: stop this session first.
+   */
+  readonly environment?: UserEnvironment;
 }
 
 export type { UserSessionDirs };
@@ -132,6 +144,8 @@ export interface UserSession {
   /** The client's transport, tapped: every request with its answer count. */
   readonly transport: TappedTransport;
   readonly dirs: UserSessionDirs;
+  /** The user's machine the session runs on; give it to another session to start a second client there. */
+  readonly environment: UserEnvironment;
   /** The environment the proxy was started with (on top of the SDK's default environment). */
   readonly env: Readonly<Record<string, string>>;
   /** Where socket discovery finds the daemon for this environment (not passed to anything). */
@@ -160,10 +174,12 @@ export interface UserSession {
  * test-only switch is set; socket discovery finds the daemon as it does for users.
  */
 export async function startUserSession(options: UserSessionOptions = {}): Promise<UserSession> {
-  const environment = createUserEnvironment(shippedBins.runtimed, {
-    ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const environment =
+    options.environment ??
+    createUserEnvironment(shippedBins.runtimed, {
+      ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
   const { dirs, env, socketPath, runtimed } = environment;
   const daemonPid = environment.daemonPid;
   const inner = new StdioClientTransport({
@@ -379,7 +395,8 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
         if (pid === null || pid === undefined) continue;
         if (!(await waitGone(pid, 10_000))) killQuietly(pid);
       }
-      await environment.cleanup();
+      // A second client's session leaves the machine to its owner.
+      if (!options.environment) await environment.cleanup();
     })();
     return stopped;
   };
@@ -395,6 +412,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     client,
     transport,
     dirs,
+    environment,
     env,
     socketPath,
     pids,
