@@ -147,13 +147,27 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
     cursor: 'r1.9',
     complete: true,
     changes: [
-      { document_version: 5, at: '2026-12-01T10:00:00.000Z', by: 'human:Ada', kind: 'inserted', cell_id: 'c', index: 1 },
+      {
+        document_version: 5,
+        at: '2026-12-01T10:00:00.000Z',
+        by: 'human:Ada',
+        kind: 'inserted',
+        cell_id: 'c',
+        index: 1,
+      },
       { document_version: 9, at: '2026-12-01T10:00:01.000Z', by: 'agent:x:1', kind: 'ran', cell_id: 'c', status: 'ok' },
     ],
   },
   undo: {
     undone: [
-      { document_version: 10, at: '2026-12-01T10:00:02.000Z', by: 'agent:x:1', kind: 'edited', cell_id: 'c', undo: true },
+      {
+        document_version: 10,
+        at: '2026-12-01T10:00:02.000Z',
+        by: 'agent:x:1',
+        kind: 'edited',
+        cell_id: 'c',
+        undo: true,
+      },
     ],
     document_version: 10,
   },
