@@ -3,16 +3,7 @@ import { Client as NativeClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as NativeStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  childrenOf,
-  createUserEnvironment,
-  isAlive,
-  shippedBins,
-  startUserSession,
-  type UserEnvironment,
-  type UserSession,
-  waitFor,
-} from './support/index.js';
+import { childrenOf, isAlive, shippedBins, startUserSession, type UserSession, waitFor } from './support/index.js';
 
 // Cells as MCP resources with pushed change notices, through the shipped bins: two MCP clients of
 // one user (two nteract-mcp proxies, one HOME, one daemon) on one notebook. Client A subscribes to
@@ -84,7 +75,7 @@ describe('cells as MCP resources: change notices pushed to a subscribed client',
   }, async () => {
     const a = await startUserSession();
     cleanups.push(() => a.stop());
-    const b = await startUserSession({ environment: a.environment });
+    const b = await startUserSession({ joining: a });
     cleanups.push(() => b.stop());
     const { notebookId, cellId } = await sharedNotebook(a, b);
     const cell = cellUri(notebookId, cellId);
@@ -129,15 +120,14 @@ describe('cells as MCP resources: change notices pushed to a subscribed client',
   it('2026-07-28 era: a listen stream naming the cell gets B’s edit, tagged with its id, also after A’s child is SIGKILLed, without listening again', {
     timeout: 240_000,
   }, async () => {
-    const environment: UserEnvironment = createUserEnvironment(shippedBins.runtimed);
-    cleanups.push(() => environment.cleanup());
-    const b = await startUserSession({ environment });
+    // B owns the user's machine; A, the v2 client, is the user's second client there.
+    const b = await startUserSession();
     cleanups.push(() => b.stop());
     const transport = new InPlace({
       command: process.execPath,
       args: [shippedBins.proxy],
-      env: { ...environment.env },
-      cwd: environment.dirs.project,
+      env: { ...b.env },
+      cwd: b.dirs.project,
       stderr: 'pipe',
     });
     let stderr = '';

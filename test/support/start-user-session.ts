@@ -41,12 +41,16 @@ export interface UserSessionOptions {
   /** Timeout of each tool call (default 180 s). */
   readonly requestTimeoutMs?: number;
   /**
-   * Another session's `environment`: this proxy starts in it (same HOME and XDG dirs, so the same
-   * daemon), as the user's second MCP client; `faultHooks` and `env` are then the owner's. The
-   * environment stays the owner's to clean up: stop this session first.
+   * Another agent of the same user: this session's proxy starts in `joining`'s HOME and project
+   * dir (so it finds the same daemon), with a client of its own. Its `stop` ends only its own
+   * client, proxy and child; `joining`'s stop ends the daemon and removes the dirs. `env` and
+   * `faultHooks` are `joining`'s.
    */
-  readonly environment?: UserEnvironment;
+  readonly joining?: UserSession;
 }
+
+/** The environment of each session started here, for the sessions that join it. */
+const environments = new WeakMap<UserSession, UserEnvironment>();
 
 export type { UserSessionDirs };
 
@@ -144,8 +148,6 @@ export interface UserSession {
   /** The client's transport, tapped: every request with its answer count. */
   readonly transport: TappedTransport;
   readonly dirs: UserSessionDirs;
-  /** The user's machine the session runs on; give it to another session to start a second client there. */
-  readonly environment: UserEnvironment;
   /** The environment the proxy was started with (on top of the SDK's default environment). */
   readonly env: Readonly<Record<string, string>>;
   /** Where socket discovery finds the daemon for this environment (not passed to anything). */
@@ -174,8 +176,10 @@ export interface UserSession {
  * test-only switch is set; socket discovery finds the daemon as it does for users.
  */
 export async function startUserSession(options: UserSessionOptions = {}): Promise<UserSession> {
+  const joined = options.joining === undefined ? undefined : environments.get(options.joining);
+  if (options.joining !== undefined && joined === undefined) throw new Error('joining: not a session started here');
   const environment =
-    options.environment ??
+    joined ??
     createUserEnvironment(shippedBins.runtimed, {
       ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
       ...(options.env ? { env: options.env } : {}),
@@ -395,8 +399,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
         if (pid === null || pid === undefined) continue;
         if (!(await waitGone(pid, 10_000))) killQuietly(pid);
       }
-      // A second client's session leaves the machine to its owner.
-      if (!options.environment) await environment.cleanup();
+      if (joined === undefined) await environment.cleanup();
     })();
     return stopped;
   };
@@ -408,11 +411,10 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     throw new Error(`the proxy did not complete initialize: ${(error as Error).message}\n${stderr}`);
   }
 
-  return {
+  const session: UserSession = {
     client,
     transport,
     dirs,
-    environment,
     env,
     socketPath,
     pids,
@@ -423,4 +425,6 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     stderr: () => stderr,
     stop,
   };
+  environments.set(session, environment);
+  return session;
 }

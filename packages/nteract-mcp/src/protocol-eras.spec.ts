@@ -332,7 +332,7 @@ describe('resource subscriptions of the child server in the native era', () => {
       createLegacyTransportPlugin(),
       createNativeTransportPlugin(),
     ]);
-    const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }] });
+    const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }], peers: true });
     await container.get(SessionActivation).activate({
       key: notebookId,
       target: { kind: 'notebook-id', notebookId },
@@ -359,7 +359,7 @@ describe('resource subscriptions of the child server in the native era', () => {
     });
     expect(refused.error?.code).toBe(-32601);
 
-    handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2', editedBy: 'human:ada' });
+    handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } });
     expect(updates(received)).toEqual([{ uri: cellUri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'w' } }]);
     const read = await ask({
@@ -372,7 +372,7 @@ describe('resource subscriptions of the child server in the native era', () => {
     expect(JSON.parse(String(content?.text))).toMatchObject({ source: 'x = 2', edited_by: 'human:ada' });
 
     await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w' } });
-    handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 3' });
+    handle.editAsPeer('human:ada', 'cell-1', 'x = 3');
     await ask({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } });
     expect(updates(received)).toHaveLength(1);
   });

@@ -72,8 +72,9 @@ export function unknownResourceError(uri: string): InvalidParamsError {
  * {@link cellResourceUriTemplate} reaches every cell of every open notebook). Reading a notebook
  * returns it as nbformat 4 JSON (cells with id, type, source; code cells with outputs and
  * execution count); reading a cell returns that cell as JSON (`id`, `cell_type`, `source`,
- * `metadata`, for code cells `outputs` and `execution_count`, and `edited_by` when its backend
- * knows who last edited it). Both are read from the session's own handle, so parked notebooks are
+ * `metadata`, for code cells `outputs` and `execution_count`; `edited_by` when its backend knows
+ * who last edited it, and `version`, what an edit's `expected_version` is checked against, when
+ * it keeps one). Both are read from the session's own handle, so parked notebooks are
  * readable without switching.
  */
 export class NotebookResources {
@@ -125,7 +126,7 @@ export class NotebookResources {
         title: 'A cell of an open notebook',
         mimeType: cellResourceMimeType,
         description:
-          'One cell of a connected or parked notebook as JSON (id, cell_type, source, outputs, execution_count, edited_by); subscribe to it to be told when it changes.',
+          'One cell of a connected or parked notebook as JSON (id, cell_type, source, outputs, execution_count, edited_by, version); subscribe to it to be told when it changes.',
       },
     ];
   }
@@ -191,5 +192,9 @@ function nbformatCell(cell: NotebookCell): Record<string, unknown> {
 }
 
 function cellJson(cell: NotebookCell): Record<string, unknown> {
-  return { ...nbformatCell(cell), ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }) };
+  return {
+    ...nbformatCell(cell),
+    ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
+    ...(cell.version === undefined ? {} : { version: cell.version }),
+  };
 }

@@ -18,7 +18,7 @@ import { resourceNoticeIntervalMs } from './resource-subscriptions.js';
 /** A harness on a manual clock with one notebook (`cell-1` code, `cell-2` markdown), recording the notices it gets. */
 async function withNotebook() {
   const clock = new ManualClock();
-  const harness = await startChildServerTestHarness({ clock });
+  const harness = await startChildServerTestHarness({ clock, daemon: { peers: true } });
   const updated: string[] = [];
   let listChanges = 0;
   harness.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
@@ -64,7 +64,7 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
   it('lists the active notebook and its cells, offers the cell template, and reads a cell as JSON naming its last editor', async () => {
     const t = await withNotebook();
     harness = t.harness;
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2', editedBy: 'human:ada' });
+    t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
 
     const { resources } = await t.harness.client.listResources();
     expect(resources.map((resource) => resource.uri)).toEqual([t.notebook, t.cell('cell-1'), t.cell('cell-2')]);
@@ -83,12 +83,15 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
       outputs: [],
       execution_count: null,
       edited_by: 'human:ada',
+      version: expect.any(String),
     });
     expect(JSON.parse(textOf(await t.harness.client.readResource({ uri: t.cell('cell-2') })))).toEqual({
       id: 'cell-2',
       cell_type: 'markdown',
       source: '# Notes',
       metadata: {},
+      edited_by: expect.stringMatching(/agent:/),
+      version: expect.any(String),
     });
     const gone = t.cell('cell-9');
     expect(await invalidParams(t.harness.client.readResource({ uri: gone }))).toBe(`Unknown resource: ${gone}`);
@@ -103,15 +106,15 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     await t.delivered();
     expect(t.updated).toEqual([]);
 
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2', editedBy: 'human:ada' });
+    t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     await t.delivered();
     expect(t.updated).toEqual([t.cell('cell-1'), t.notebook]);
     // What the notice announces is what a read gives.
     expect(JSON.parse(textOf(await t.harness.client.readResource({ uri: t.cell('cell-1') }))).source).toBe('x = 2');
 
     t.clock.advance(resourceNoticeIntervalMs);
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-2', source: '# Other' });
-    const inserted = t.handle.simulatePeerEdit({ kind: 'insert', source: 'y = 3' });
+    t.handle.editAsPeer('human:ada', 'cell-2', '# Other');
+    const inserted = t.handle.insertAsPeer('human:ada', 'y = 3').id;
     t.clock.advance(resourceNoticeIntervalMs);
     await t.delivered();
     // cell-2 is not subscribed; the notebook is told of both changes, coalesced into the interval.
@@ -130,7 +133,7 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     expect(read.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'out: x = 1\n' }]);
 
     t.clock.advance(resourceNoticeIntervalMs);
-    t.handle.simulatePeerEdit({ kind: 'delete', cellId: 'cell-1' });
+    t.handle.deleteAsPeer('human:ada', 'cell-1');
     await t.delivered();
     expect(t.updated).toEqual([t.cell('cell-1'), t.cell('cell-1')]);
   });
@@ -139,7 +142,7 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     const t = await withNotebook();
     harness = t.harness;
     await t.harness.client.subscribeResource({ uri: t.cell('cell-1') });
-    for (let i = 0; i < 5; i++) t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: `x = ${i}` });
+    for (let i = 0; i < 5; i++) t.handle.editAsPeer('human:ada', 'cell-1', `x = ${i}`);
     await t.delivered();
     expect(t.updated).toHaveLength(1);
     t.clock.advance(resourceNoticeIntervalMs - 1);
@@ -163,7 +166,7 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     expect(await invalidParams(t.harness.client.unsubscribeResource({ uri: 'file:///x.ipynb' }))).toBe(
       'Unknown resource: file:///x.ipynb',
     );
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2' });
+    t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     t.clock.advance(resourceNoticeIntervalMs);
     await t.delivered();
     expect(t.updated).toEqual([]);
@@ -181,8 +184,8 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     for (const uri of unknown) {
       expect(await invalidParams(t.harness.client.subscribeResource({ uri }))).toBe(`Unknown resource: ${uri}`);
     }
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2' });
-    t.handle.simulatePeerEdit({ kind: 'insert', source: 'cell-3 is not cell-9' });
+    t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
+    t.handle.insertAsPeer('human:ada', 'cell-3 is not cell-9');
     t.clock.advance(resourceNoticeIntervalMs);
     await t.delivered();
     expect(t.updated).toEqual([]);
@@ -195,14 +198,14 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     t.clock.advance(resourceNoticeIntervalMs * 2);
     await t.delivered();
     const before = t.listChanges();
-    t.handle.simulatePeerEdit({ kind: 'source', cellId: 'cell-1', source: 'x = 2' });
+    t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     await t.delivered();
     expect(t.listChanges()).toBe(before);
-    t.handle.simulatePeerEdit({ kind: 'insert', source: 'y = 1' });
+    t.handle.insertAsPeer('human:ada', 'y = 1');
     await t.delivered();
     expect(t.listChanges()).toBe(before + 1);
     t.clock.advance(resourceNoticeIntervalMs);
-    t.handle.simulatePeerEdit({ kind: 'delete', cellId: 'cell-2' });
+    t.handle.deleteAsPeer('human:ada', 'cell-2');
     await t.delivered();
     expect(t.listChanges()).toBe(before + 2);
   });

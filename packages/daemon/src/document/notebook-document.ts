@@ -26,6 +26,8 @@ interface MutableCell {
   metadata: Record<string, unknown>;
   /** The peer label that last inserted the cell or changed its source or type (not in the file). */
   editedBy?: string;
+  /** {@link contentVersion} of the type and source, computed when first asked after a change. */
+  version?: string;
 }
 
 const cellKinds: ReadonlySet<string> = new Set(['code', 'markdown', 'raw']);
@@ -165,6 +167,16 @@ export class NotebookDocument {
     return toWire(this.find(cellId).cell);
   }
 
+  /** Where the cell is; throws `cellNotFound` for an unknown id. */
+  public indexOf(cellId: string): number {
+    return this.find(cellId).index;
+  }
+
+  /** Whether the document has a cell of this id. */
+  public has(cellId: string): boolean {
+    return this.#cells.some((cell) => cell.id === cellId);
+  }
+
   /** Inserts a new cell; `author` (a peer label) becomes its `edited_by`. */
   public insert(request: {
     readonly source: string;
@@ -197,6 +209,7 @@ export class NotebookDocument {
   ): WireCell {
     const { cell } = this.find(cellId);
     if (patch.author !== undefined) cell.editedBy = patch.author;
+    cell.version = undefined;
     if (patch.source !== undefined) cell.source = patch.source;
     if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
       cell.cellType = patch.cellType;
@@ -306,7 +319,16 @@ export class NotebookDocument {
   }
 }
 
+/**
+ * The version of a cell's content: a short hash of its type and source (outputs do not count), so
+ * equal content has an equal version in every daemon life, and any edit gives another.
+ */
+export function contentVersion(cellType: CellKind, source: string): string {
+  return createHash('sha256').update(cellType).update('\0').update(source).digest('base64url').slice(0, 12);
+}
+
 function toWire(cell: MutableCell): WireCell {
+  cell.version ??= contentVersion(cell.cellType, cell.source);
   return {
     id: cell.id,
     cell_type: cell.cellType,
@@ -314,6 +336,7 @@ function toWire(cell: MutableCell): WireCell {
     outputs: cell.outputs,
     execution_count: cell.executionCount,
     metadata: cell.metadata,
+    version: cell.version,
     ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
   };
 }

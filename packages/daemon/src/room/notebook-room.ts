@@ -18,6 +18,7 @@ import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import type { RoomActivity } from './room-activity.js';
+import { RoomEditHistory } from './room-edit-history.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
 import { RoomJournalWriter } from './room-journal-writer.js';
@@ -99,6 +100,7 @@ export class NotebookRoom {
   readonly #file: RoomFileKeeper;
   readonly #kernel: RoomKernelKeeper;
   readonly #executions: RoomExecutions;
+  readonly #history: RoomEditHistory;
   #peerlessSince: number | undefined;
   #reservations = 0;
   #closed = false;
@@ -114,6 +116,7 @@ export class NotebookRoom {
     const { notebookId, clock, logger } = init;
     this.#peers = new RoomPeers(notebookId, () => clock.now(), logger);
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
+    this.#history = new RoomEditHistory(init.document, () => clock.now());
     this.#journal = new RoomJournalWriter({
       notebookId,
       settings: init.journalSettings,
@@ -133,6 +136,7 @@ export class NotebookRoom {
       fileState: init.fileState,
       bindPath: (path, write) => init.bindPath(this, path, write),
       onRebound: (path) => this.#kernel.moveWorkingDir(dirname(path)),
+      onReloaded: () => this.#history.reloaded(),
       isClosed: () => this.#closed,
       signals: this.#peers,
       clock,
@@ -164,6 +168,9 @@ export class NotebookRoom {
       broadcast: (event) => this.#peers.broadcast(event),
       changed: (event) => this.changed(event),
       journal: (change) => this.#journal.append(change, undefined),
+      finished: (record) => {
+        if (record.peerLabel !== undefined) this.#history.ran(record.cellId, record.peerLabel, record.status);
+      },
     });
     this.#ledger.restore(init.ledger.map((record) => this.#executions.restoredLedgerRecord(record)));
     if (init.unmatchedJournal !== undefined) {
@@ -231,6 +238,7 @@ export class NotebookRoom {
       ...(conflict ? { file_conflict: conflict } : {}),
       conditions: this.#peers.conditions(),
       peer_labels: this.#peers.labels(),
+      peers: this.activity().peers.map(({ label, cell_id, running_cell_id }) => ({ label, cell_id, running_cell_id })),
       runtime: this.runtime,
       kernel_name: this.kernelName,
       ...(kernel ? { kernel_pid: kernel.pid } : {}),
@@ -377,11 +385,24 @@ export class NotebookRoom {
       case 'delete_cell':
       case 'move_cell':
       case 'clear_outputs':
-        return this.mutate(key, request.type, () => applyDocumentEdit(this.#document, request, peer.label), peer.id);
+        return this.mutate(
+          key,
+          request.type,
+          () =>
+            this.#history.apply(request, peer.label, (checked) =>
+              applyDocumentEdit(this.#document, checked, peer.label),
+            ),
+          peer.id,
+        );
+      case 'undo':
+        return this.mutate(key, 'undo', () => this.#history.undo(peer.label, request.count ?? 1));
+      case 'get_changes':
+        return this.#history.changes(request.since ?? undefined);
       case 'execute_cell':
-        return this.mutate(key, 'execute_cell', () => ({
-          result: this.#executions.start(request.cell_id, peer.id),
-        })).then((answer) => this.#executions.current(answer));
+        return this.mutate(key, 'execute_cell', () => {
+          this.#history.checkExpected(request);
+          return { result: this.#executions.start(request.cell_id, peer) };
+        }).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);
       case 'run_code':
@@ -458,12 +479,20 @@ export class NotebookRoom {
     return this.#ledger.run(key, operation, async () => {
       await this.#file.ownWriteSettled();
       this.#file.assertWritable();
-      const { result, change, event } = apply();
+      const { result, changes = [], events = [] } = apply();
       const notice = this.#notice;
       this.#notice = undefined;
-      const durable = this.#journal.append(change, key === undefined ? undefined : { key, operation, result });
-      if (event) this.changed(event, exceptPeerId);
-      if (!durable && (change !== undefined || key !== undefined)) {
+      // Every change is journaled; the last one carries the ledger entry (all or none replay).
+      let durable = true;
+      changes.forEach((change, index) => {
+        const last = index === changes.length - 1;
+        const ledger = last && key !== undefined ? { key, operation, result } : undefined;
+        durable = this.#journal.append(change, ledger) && durable;
+      });
+      if (changes.length === 0 && key !== undefined)
+        durable = this.#journal.append(undefined, { key, operation, result });
+      for (const event of events) this.changed(event, exceptPeerId);
+      if (!durable && (changes.length > 0 || key !== undefined)) {
         await this.flush().catch((error: unknown) => {
           throw new DaemonError(
             'notDurable',

@@ -36,6 +36,8 @@ export interface RoomExecutionsInit {
   readonly changed: (event: WireRoomEvent) => void;
   /** Journals a change of the document (the start and end of an execution). */
   readonly journal: (change: DocumentChange) => void;
+  /** An execution of a cell ended (after its `execution_done` broadcast). */
+  readonly finished?: (record: ExecutionRecord) => void;
 }
 
 /**
@@ -53,10 +55,10 @@ export class RoomExecutions {
   }
 
   /**
-   * Queues the cell `cellId` for the peer `peerId` (a markdown cell ends `ok` at once); answers the
-   * execution as it is now.
+   * Queues the cell `cellId` for `peer` (a markdown cell ends `ok` at once); answers the execution
+   * as it is now.
    */
-  public start(cellId: string, peerId?: string): Record<string, unknown> {
+  public start(cellId: string, peer?: { readonly id: string; readonly label: string }): Record<string, unknown> {
     const cell = this.#init.document.cell(cellId);
     const record: ExecutionRecord = {
       executionId: randomUUID(),
@@ -64,7 +66,7 @@ export class RoomExecutions {
       status: 'queued',
       outputs: [],
       executionCount: null,
-      ...(peerId === undefined ? {} : { peerId }),
+      ...(peer === undefined ? {} : { peerId: peer.id, peerLabel: peer.label }),
     };
     if (cell.cell_type !== 'code') {
       record.status = 'ok';
@@ -252,6 +254,7 @@ export class RoomExecutions {
 
   private finish(record: ExecutionRecord): void {
     this.#init.broadcast(executionDoneEvent(record));
+    this.#init.finished?.(record);
   }
 
   /** `durable`: journal it too (start and end of an execution; the outputs in between are not replayed). */
