@@ -70,10 +70,10 @@ async function sharedNotebook(
 }
 
 describe('cells as MCP resources: change notices pushed to a subscribed client', () => {
-  it('legacy era: A is told of B’s edit of a subscribed cell and reads it; after A’s child is SIGKILLed, told again without subscribing again', {
+  it('legacy era: A is told of B’s edit of a subscribed cell and reads it; after A’s child is SIGKILLed, and after an upgrade handoff (exit 75), told again without subscribing again', {
     timeout: 240_000,
   }, async () => {
-    const a = await startUserSession();
+    const a = await startUserSession({ faultHooks: true });
     cleanups.push(() => a.stop());
     const b = await startUserSession({ joining: a });
     cleanups.push(() => b.stop());
@@ -113,6 +113,15 @@ describe('cells as MCP resources: change notices pushed to a subscribed client',
     const reread = await a.client.readResource({ uri: cell });
     const [recontent] = reread.contents;
     expect(JSON.parse(String(recontent && 'text' in recontent ? recontent.text : '')).source).toBe('x = 3');
+
+    // The same across an upgrade handoff: the child exits 75 and the proxy starts the next at once.
+    const handedOffAt = performance.now();
+    const handedOff = await a.faults.childExit75();
+    await a.pids.waitForChild(handedOff);
+    await noticeFor(notices, cell, handedOffAt);
+    const third = await edit(b, cellId, 'x = 4');
+    const toldThird = await noticeFor(notices, cell, third);
+    measured.push({ era: 'legacy', when: 'after exit 75', ms: toldThird.at - third });
     // A did nothing for it: its two subscriptions (and the refused one) are all it ever sent.
     expect(a.transport.requests().filter((request) => request.method === 'resources/subscribe')).toHaveLength(3);
   });
