@@ -56,7 +56,7 @@ import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
-import { NotebookResources } from './notebook-resources.js';
+import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { SessionNews, withSessionNews } from './session-news.js';
@@ -340,11 +340,22 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   });
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates() }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
+  // A resource of the notebook being brought back (a restarted child rejoining it) is asked for
+  // once it is back, as the tools on the session wait, rather than refused as unknown meanwhile.
+  const whenResourceOpen = async (uri: string, signal: AbortSignal): Promise<void> => {
+    const address = parseNotebookResourceUri(uri);
+    if (address && !slot.find(address.notebookId)) await recovery.whenRecovered(recoveryWaitMs, signal);
+  };
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    await whenResourceOpen(request.params.uri, extra.signal);
+    return resources.read(request.params.uri);
+  });
   // Legacy era only (the native era refuses these methods before the server sees them; its
   // subscriptions come with `subscriptions/listen` streams, below).
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    await subscriptions.subscribe(request.params.uri, request.params._meta?.[restoredSubscriptionMetaKey] === true);
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    const restored = request.params._meta?.[restoredSubscriptionMetaKey] === true;
+    if (!restored) await whenResourceOpen(request.params.uri, extra.signal);
+    await subscriptions.subscribe(request.params.uri, restored);
     return {};
   });
   server.setRequestHandler(UnsubscribeRequestSchema, (request) => {

@@ -6,6 +6,7 @@ import {
 import { ManualClock } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { restoredSubscriptionMetaKey } from '../handoff/handoff-contract.js';
+import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
@@ -242,6 +243,23 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     clock.advance(resourceNoticeIntervalMs);
     await h.client.ping();
     expect(updated.filter((uri) => uri === notebook)).toHaveLength(2);
+  });
+
+  it('judges a URI of a notebook being brought back (a restarted child rejoining it) once it is back, not before', async () => {
+    harness = await startChildServerTestHarness();
+    const h = harness;
+    const notebookId = '0b1e5a9c-2f4d-4c41-9e57-7d3f0a6b8c21';
+    h.daemon?.addPersistedNotebook(notebookId);
+    const recovery = h.container.get(SessionRecoveryState);
+    recovery.setRecovering({ kind: 'notebook-id', notebookId }, h.slot.intentEpoch);
+    recovery.setAttempting(true);
+    const uri = notebookResourceUri(notebookId);
+    const subscribing = h.client.subscribeResource({ uri });
+    const reading = h.client.readResource({ uri });
+    await h.client.ping();
+    await h.callJson('connect_notebook', { notebook_id: notebookId });
+    await expect(subscribing).resolves.toEqual({});
+    expect((await reading).contents[0]?.uri).toBe(uri);
   });
 
   it('tells a restored subscription at once when its notebook is already open', async () => {
