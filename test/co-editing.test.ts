@@ -92,6 +92,16 @@ describe('agents beside each other on one notebook', () => {
     expect(peers.every((peer) => peer.cell_id === cellId)).toBe(true);
     const listed = await bob.call('list_active_notebooks');
     expect(JSON.stringify(listed.json ?? listed.text)).toContain(adaLabel);
+
+    // Bob's child crashes; Ada edits meanwhile: Bob's next answer, from his new child, still says so.
+    await bob.call('get_all_cells');
+    await bob.faults.killChild();
+    const later = await ada.call('create_cell', { source: 'while Bob was away' });
+    const back = await bob.call('get_all_cells');
+    expect(back.isError, back.text).toBe(false);
+    expect(newsOf(back).join('\n')).toContain(
+      `Since your last call, ${adaLabel} inserted cell ${String(later.json?.cell_id)}`,
+    );
   });
 
   it('loses and doubles nothing under 4 agents × 100 mixed edits with random expected versions', {
