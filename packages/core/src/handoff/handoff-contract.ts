@@ -65,7 +65,10 @@ export const handoffEnvironmentHelp: readonly (readonly [name: string, meaning: 
   [handoffEnvironment.rejoinNotebook, 'A notebook to rejoin at start (path, UUID, URL); set by the proxy on restarts.'],
   [handoffEnvironment.agentSession, 'The <session> part of the peer label suffix agent:<slug>:<session>.'],
   [handoffEnvironment.peerLabel, "The peer label to use until the client's initialize arrives (set by the proxy)."],
-  [handoffEnvironment.changeCursor, "Where the previous child's change notes stood: '<notebook id> <cursor>' (set by the proxy)."],
+  [
+    handoffEnvironment.changeCursor,
+    "Where the previous child's change notes stood: '<notebook id> <cursor>' (set by the proxy).",
+  ],
   [handoffEnvironment.credentialFd, 'The fd of the private pipe the proxy hands URL tokens over (set by the proxy).'],
 ];
 

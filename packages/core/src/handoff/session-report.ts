@@ -76,7 +76,8 @@ export function readSessionReport(result: unknown): SessionReport | undefined {
   if (typeof raw.daemonVersion === 'string' && raw.daemonVersion !== '') report.daemonVersion = raw.daemonVersion;
   const rejoin = readRejoinReport(raw.rejoin);
   if (rejoin) report.rejoin = rejoin;
-  if (typeof raw.changeCursor === 'string' && /^\S{1,200}$/.test(raw.changeCursor)) report.changeCursor = raw.changeCursor;
+  if (typeof raw.changeCursor === 'string' && /^\S{1,200}$/.test(raw.changeCursor))
+    report.changeCursor = raw.changeCursor;
   return report;
 }
 
