@@ -80,18 +80,29 @@ describe('agents beside each other on one notebook', () => {
 
     // The full list since a cursor.
     const changes = await bob.call('get_changes');
-    const kinds = (changes.json?.changes as { by: string; kind: string; undo?: boolean }[]).map(
+    const kinds = ((changes.json?.changes ?? []) as { by: string; kind: string; undo?: boolean }[]).map(
       (change) => `${change.by === adaLabel ? 'ada' : 'bob'} ${change.kind}${change.undo ? ' (undo)' : ''}`,
     );
     expect(kinds).toEqual(['ada inserted', 'ada edited', 'bob edited', 'bob edited (undo)']);
 
     // The peers, through MCP: both agents, with the cell each was last on.
     const status = await ada.call('session_status');
-    const peers = (status.json?.active as { peers?: { label: string; cell_id: string | null }[] }).peers ?? [];
+    const active = (status.json?.active ?? {}) as { peers?: { label: string; cell_id: string | null }[] };
+    const peers = active.peers ?? [];
     expect(peers.map((peer) => peer.label).sort()).toEqual([adaLabel, await labelOf(bob)].sort());
     expect(peers.every((peer) => peer.cell_id === cellId)).toBe(true);
     const listed = await bob.call('list_active_notebooks');
     expect(JSON.stringify(listed.json ?? listed.text)).toContain(adaLabel);
+
+    // Bob's child crashes; Ada edits meanwhile: Bob's next answer, from his new child, still says so.
+    await bob.call('get_all_cells');
+    await bob.faults.killChild();
+    const later = await ada.call('create_cell', { source: 'while Bob was away' });
+    const back = await bob.call('get_all_cells');
+    expect(back.isError, back.text).toBe(false);
+    expect(newsOf(back).join('\n')).toContain(
+      `Since your last call, ${adaLabel} inserted cell ${String(later.json?.cell_id)}`,
+    );
   });
 
   it('loses and doubles nothing under 4 agents × 100 mixed edits with random expected versions', {
@@ -163,7 +174,7 @@ describe('agents beside each other on one notebook', () => {
           }
           if (op % 10 === 9) {
             const all = await agent.call('get_all_cells', { format: 'json' });
-            known = (all.json?.cells as { cell_id: string; version: string }[]).map((cell) => ({
+            known = ((all.json?.cells ?? []) as { cell_id: string; version: string }[]).map((cell) => ({
               id: cell.cell_id,
               version: cell.version,
             }));

@@ -72,6 +72,8 @@ export interface ChildServerOptions {
   readonly cwd: string;
   /** The `<session>` of the peer label's `agent:<slug>:<session>` suffix; random 8 hex digits when absent. */
   readonly agentSession?: string;
+  /** Where the previous child's change notes stood: `<notebook id> <cursor>` (the handoff's). */
+  readonly changeCursor?: string;
   /** The serialized size no tool result exceeds (default 8 MiB, under the client's 10 MiB buffer). */
   readonly resultBudgetBytes?: number;
   /**
@@ -185,7 +187,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     cwd: options.cwd,
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
-    awareness: new PeerAwareness(),
+    awareness: new PeerAwareness(options.changeCursor),
   };
   const notebookTools = [...createNotebookTools(deps), ...createEditTools(deps), ...createChangeTools(deps)];
   const contributed = container
@@ -321,7 +323,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     // What the other peers did since the previous call goes with every answer, after the tool ran.
     const changes = await deps.awareness.changeNote(slot.active?.handle, peerLabel());
     const lines = [...news.take(slot.active?.handle), ...changes];
-    return withSessionReport(withSessionNews(result, lines), recovery.report());
+    const cursor = slot.active ? deps.awareness.cursorOf(slot.active.handle.notebookId) : undefined;
+    const report = cursor === undefined ? recovery.report() : { ...recovery.report(), changeCursor: cursor };
+    return withSessionReport(withSessionNews(result, lines), report);
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

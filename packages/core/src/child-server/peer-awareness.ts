@@ -22,6 +22,20 @@ interface NotebookReading {
 export class PeerAwareness {
   readonly #readings = new Map<string, NotebookReading>();
 
+  /**
+   * `handed`: where the previous child's notes stood, `<notebook id> <cursor>`: this child's first
+   * answer on that notebook names what others did since, as the previous child's next one would have.
+   */
+  public constructor(handed?: string) {
+    const [notebookId, cursor] = handed?.split(' ') ?? [];
+    if (notebookId && cursor) this.reading(notebookId).cursor = cursor;
+  }
+
+  /** Where the notes on `notebookId` stand (the cursor of the last change-log read), if they started. */
+  public cursorOf(notebookId: string): string | undefined {
+    return this.#readings.get(notebookId)?.cursor;
+  }
+
   /** The agent was shown (or wrote) these cells as they are now. */
   public saw(notebookId: string, cells: readonly NotebookCell[]): void {
     const { seen } = this.reading(notebookId);
