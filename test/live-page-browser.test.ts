@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startUserSession, type UserSession, waitFor } from './support/index.js';
 
@@ -30,82 +30,207 @@ afterEach(async () => {
   for (const session of sessions.splice(0)) await session.stop();
 });
 
-describe('the live page in a real browser', () => {
-  it('shows the agent building a plot live, takes a person’s edit the agent then reads, keeps outputs away from the token, and comes back after a daemon restart', {
-    timeout: 240_000,
-  }, async () => {
-    const session = await startUserSession();
-    sessions.push(session);
-    const path = join(session.dirs.project, 'analysis.ipynb');
-    const connected = await session.call('connect_notebook', { path });
-    expect(connected.isError, connected.text).toBe(false);
-    const first = await session.call('create_cell', {
-      source: 'greeting = "hello from the agent"\nprint(greeting)',
-      and_run: true,
-    });
-    expect(first.isError, first.text).toBe(false);
-    const firstId = String(first.json?.cell_id);
+/** A session with a notebook open, and the live page for it in the browser as the person named Ada. */
+async function openPage(
+  notebook: { path: string } | 'untitled',
+): Promise<{ session: UserSession; page: Page; close: () => Promise<void> }> {
+  const session = await startUserSession();
+  sessions.push(session);
+  const opened =
+    notebook === 'untitled'
+      ? await session.call('create_notebook')
+      : await session.call('connect_notebook', { path: join(session.dirs.project, notebook.path) });
+  expect(opened.isError, opened.text).toBe(false);
+  const shown = await session.call('show_notebook');
+  const url = `${shown.texts[0]?.split('\n')[0]}&name=Ada`;
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  return { session, page, close: () => context.close() };
+}
 
-    const shown = await session.call('show_notebook');
-    const url = `${shown.texts[0]?.split('\n')[0]}&name=Ada`;
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(url);
+/** Creates a cell as the agent; its id. */
+async function agentCell(
+  session: UserSession,
+  source: string,
+  options: { run?: boolean; type?: 'markdown' } = {},
+): Promise<string> {
+  const made = await session.call('create_cell', {
+    source,
+    ...(options.run ? { and_run: true } : {}),
+    ...(options.type ? { cell_type: options.type } : {}),
+  });
+  expect(made.isError, made.text).toBe(false);
+  return String(made.json?.cell_id);
+}
+
+/** The cell ids in the order the agent reads them. */
+async function agentOrder(session: UserSession): Promise<string[]> {
+  const cells = await session.call('get_all_cells', { format: 'json', include_outputs: false });
+  return ((cells.json?.cells ?? []) as { cell_id: string }[]).map((cell) => cell.cell_id);
+}
+
+/** The cell ids in the order the page shows them. */
+function pageOrder(page: Page): Promise<string[]> {
+  return page.locator('section.cell').evaluateAll((cells) => cells.map((cell) => cell.id.slice('cell-'.length)));
+}
+
+/** The computed colour of the first element `selector` finds, as [r, g, b]. */
+async function colourOf(page: Page, selector: string): Promise<number[]> {
+  const colour = await page
+    .locator(selector)
+    .first()
+    .evaluate((node) => getComputedStyle(node).color);
+  return (colour.match(/\d+/g) ?? []).slice(0, 3).map(Number);
+}
+
+describe('the live page in a real browser', () => {
+  it('shows the agent’s notebook live (highlighted code, markdown with math, coloured output, a plot), keeps output scripts in an opaque-origin sandbox, takes a person’s edit the agent then reads, and keeps working after the child and the daemon are killed', {
+    timeout: 300_000,
+  }, async () => {
+    const { session, page, close } = await openPage({ path: 'analysis.ipynb' });
+    const firstId = await agentCell(session, 'greeting = "hello from the agent"\nprint(greeting)', { run: true });
     // The token left the address for an HttpOnly cookie the page's scripts cannot read.
     expect(page.url()).not.toContain('token=');
     expect(await page.evaluate('document.cookie')).toBe('');
-    await page.waitForSelector(`#cell-${firstId} textarea`);
-    expect(await page.locator(`#cell-${firstId} .outputs`).textContent()).toContain('hello from the agent');
+    await page.waitForSelector(`#cell-${firstId} .cm-content`);
+    await expect.poll(() => page.locator(`#cell-${firstId} .outputs`).textContent()).toContain('hello from the agent');
+    // CodeMirror highlights the Python (its styles apply under the page's CSP: a string is coloured).
+    await page.waitForSelector(`#cell-${firstId} .cm-content .tok-string`);
+    const [r, g, b] = await colourOf(page, `#cell-${firstId} .cm-content .tok-string`);
+    expect(r).toBeGreaterThan(120);
+    expect(Math.max(g as number, b as number)).toBeLessThan(90);
+    expect(await page.locator(`#cell-${firstId} .cm-editor`).evaluate((node) => getComputedStyle(node).display)).toBe(
+      'flex',
+    );
+
+    // Markdown renders (sanitised) with its math as MathML; a raw script does not survive.
+    const notes = await agentCell(
+      session,
+      '## Growth\nEuler: $e^{i\\pi}+1=0$, and **bold** words.\n\n$$\\sum_{k=1}^{n} k^2 = \\frac{n(n+1)(2n+1)}{6}$$\n\n<script>document.title = "markdown-pwned"</script>',
+      { type: 'markdown' },
+    );
+    await page.waitForSelector(`#cell-${notes} .rendered math`);
+    expect(await page.locator(`#cell-${notes} .rendered strong`).textContent()).toBe('bold');
+    expect(await page.locator(`#cell-${notes} .rendered script`).count()).toBe(0);
+    expect(await page.locator(`#cell-${notes} .source`).isHidden()).toBe(true);
+
+    // Terminal colours in an output: a span coloured red.
+    const coloured = await agentCell(session, 'print("\\x1b[31mred\\x1b[0m and plain")', { run: true });
+    await page.waitForSelector(`#cell-${coloured} .outputs span`);
+    const [red, green, blue] = await colourOf(page, `#cell-${coloured} .outputs span`);
+    expect(red).toBeGreaterThan(150);
+    expect(Math.max(green as number, blue as number)).toBeLessThan(100);
 
     // The agent plots; the page shows the figure without a reload.
-    const plot = await session.call('create_cell', {
-      source: 'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.show()',
-      and_run: true,
-    });
-    expect(plot.isError, plot.text).toBe(false);
-    await page.waitForSelector(`#cell-${String(plot.json?.cell_id)} img[alt="image/png"]`);
+    const plot = await agentCell(
+      session,
+      'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.show()',
+      { run: true },
+    );
+    await page.waitForSelector(`#cell-${plot} img[alt="image/png"]`);
 
-    // An output's script runs nowhere near the page: HTML is framed in a sandbox without scripts.
-    await session.call('create_cell', {
-      source:
-        'from IPython.display import HTML\nHTML("<b id=x>framed</b><script>parent.document.title = document.cookie || \'pwned\'</script>")',
-      and_run: true,
-    });
-    await page.waitForSelector('iframe.rich');
-    expect(await page.locator('iframe.rich').getAttribute('sandbox')).toBe('');
-    expect(await page.title()).not.toBe('pwned');
+    // An output's script runs in a frame sandboxed without same-origin: it cannot reach the page
+    // (its title stays) nor read any cookie.
+    const title = await page.title();
+    const framed = await agentCell(
+      session,
+      [
+        'from IPython.display import HTML',
+        'HTML("""<b id="x">framed</b><script>',
+        "try { parent.document.title = 'pwned'; document.body.append(' parent: reached'); } catch (e) { document.body.append(' parent: ' + e.name); }",
+        "try { document.body.append(' cookie: [' + document.cookie + ']'); } catch (e) { document.body.append(' cookie: ' + e.name); }",
+        '</script>""")',
+      ].join('\n'),
+      { run: true },
+    );
+    const frame = page.locator(`#cell-${framed} iframe.rich`);
+    await frame.waitFor();
+    const sandbox = (await frame.getAttribute('sandbox'))?.split(/\s+/) ?? [];
+    expect(sandbox).toContain('allow-scripts');
+    expect(sandbox).not.toContain('allow-same-origin');
+    const inFrame = page.frameLocator(`#cell-${framed} iframe.rich`).locator('body');
+    await expect.poll(() => inFrame.textContent(), { timeout: 20_000 }).toContain('cookie:');
+    const frameText = (await inFrame.textContent()) ?? '';
+    expect(frameText).toContain('framed');
+    expect(frameText).toMatch(/parent: SecurityError/);
+    expect(frameText).not.toContain('runtimed_page');
+    expect(frameText).not.toMatch(/[0-9a-f]{64}/);
+    expect(await page.title()).toBe(title);
 
     mkdirSync(screenshots, { recursive: true });
     await page.screenshot({ path: join(screenshots, 'live-page-agent.png'), fullPage: true });
 
-    // The person edits the first cell; the agent's next read has it.
-    const editor = page.locator(`#cell-${firstId} textarea`);
-    await editor.fill('greeting = "hello from Ada"\nprint(greeting)');
-    await editor.press('Shift+Enter');
+    // The person edits the first cell in its editor and runs it; the agent's next read has it.
+    await page.locator(`#cell-${firstId} .cm-content`).click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('greeting = "hello from Ada"\nprint(greeting)');
+    await page.keyboard.press('Shift+Enter');
     await waitFor('the edit in the room', async () => {
       const cell = await session.call('get_cell', { cell_id: firstId });
       return cell.text.includes('hello from Ada') && cell.text.includes('out') ? cell : undefined;
     });
-    await page.waitForFunction(
-      (id) =>
-        (
-          globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }
-        ).document
-          .querySelector(`#cell-${id} .outputs`)
-          ?.textContent?.includes('hello from Ada'),
-      firstId,
-    );
+    await expect
+      .poll(() => page.locator(`#cell-${firstId} .outputs`).textContent(), { timeout: 30_000 })
+      .toContain('hello from Ada');
     // Who is in the room: the person by name beside the agent.
     const here = await page.locator('#peers').textContent();
     expect(here).toContain('human:Ada');
     expect(here).toMatch(/agent:[a-z0-9-]+:[0-9a-f]+/);
+    await page.locator(`#cell-${firstId} .cm-content`).blur();
     await page.screenshot({ path: join(screenshots, 'live-page-human-edit.png'), fullPage: true });
+
+    // The child MCP server is killed: the page goes on, and shows the agent's next edit.
+    await session.faults.killChild();
+    const afterChild = await agentCell(session, 'after = "the child came back"');
+    await page.waitForSelector(`#cell-${afterChild} .cm-content`, { timeout: 60_000 });
+    expect(await page.locator(`#cell-${afterChild} .cm-content`).textContent()).toContain('the child came back');
 
     // The daemon restarts: the page reconnects by itself, same address, same notebook.
     await session.faults.killDaemon();
-    const after = await session.call('create_cell', { source: 'after = "the restart"' });
-    expect(after.isError, after.text).toBe(false);
-    await page.waitForSelector(`#cell-${String(after.json?.cell_id)} textarea`, { timeout: 60_000 });
-    await context.close();
+    const afterDaemon = await agentCell(session, 'after = "the restart"');
+    await page.waitForSelector(`#cell-${afterDaemon} .cm-content`, { timeout: 60_000 });
+    await expect.poll(() => page.locator('#status .connection').textContent(), { timeout: 30_000 }).toBe('live');
+    await close();
+  });
+
+  it('moves cells with its buttons, runs a cell and interrupts it, as the person asks', {
+    timeout: 180_000,
+  }, async () => {
+    const { session, page, close } = await openPage('untitled');
+    const first = await agentCell(session, 'first = 1');
+    const second = await agentCell(session, 'second = 2');
+    const third = await agentCell(session, 'third = 3');
+    await page.waitForSelector(`#cell-${third} .cm-content`);
+
+    await page.locator(`#cell-${first} [data-action="move-down"]`).click();
+    await waitFor('the move down in the room', async () =>
+      (await agentOrder(session)).join() === [second, first, third].join() ? true : undefined,
+    );
+    await expect.poll(() => pageOrder(page)).toEqual([second, first, third]);
+    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
+    await waitFor('the move up in the room', async () =>
+      (await agentOrder(session)).join() === [second, third, first].join() ? true : undefined,
+    );
+    await expect.poll(() => pageOrder(page)).toEqual([second, third, first]);
+    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
+    await waitFor('the move to the top in the room', async () =>
+      (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
+    );
+
+    const sleeper = await agentCell(session, 'import time; time.sleep(30)');
+    await page.locator(`#cell-${sleeper} [data-action="run"]`).click();
+    const interrupt = page.locator(`#cell-${sleeper} [data-action="interrupt"]`);
+    await interrupt.waitFor({ state: 'visible', timeout: 60_000 });
+    expect(await page.locator(`#cell-${sleeper}`).getAttribute('class')).toContain('running');
+    expect(await page.locator(`#cell-${sleeper} .prompt`).textContent()).toBe('[*]');
+    await interrupt.click();
+    await waitFor('the interrupted cell', async () => {
+      const cell = await session.call('get_cell', { cell_id: sleeper });
+      return cell.text.includes('KeyboardInterrupt') ? cell : undefined;
+    });
+    await expect.poll(() => page.locator(`#cell-${sleeper} .outputs`).textContent()).toContain('KeyboardInterrupt');
+    await expect.poll(() => page.locator(`#cell-${sleeper} [data-action="interrupt"]`).isHidden()).toBe(true);
+    await close();
   });
 });
