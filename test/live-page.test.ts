@@ -13,8 +13,11 @@ interface Answer {
   readonly body: string;
 }
 
-/** A GET as a browser sends it to `url` (Host from the URL), with `cookie` when given. */
-function get(url: string, cookie?: string): Promise<Answer> {
+/**
+ * A request as a browser sends it to `url` (Host from the URL unless `headers` says otherwise),
+ * with `cookie` when given; a POST when `body` is given.
+ */
+function get(url: string, cookie?: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const sent = httpRequest(
@@ -22,7 +25,13 @@ function get(url: string, cookie?: string): Promise<Answer> {
         host: target.hostname,
         port: target.port,
         path: `${target.pathname}${target.search}`,
-        headers: { host: target.host, ...(cookie ? { cookie } : {}) },
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          host: target.host,
+          ...(cookie ? { cookie } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
       },
       (response) => {
         let body = '';
@@ -33,7 +42,7 @@ function get(url: string, cookie?: string): Promise<Answer> {
       },
     );
     sent.on('error', reject);
-    sent.end();
+    sent.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }
 
@@ -45,6 +54,8 @@ describe('the daemon web page, as a user reaches it', () => {
     sessions.push(session);
     const created = await session.call('create_notebook');
     expect(created.isError, created.text).toBe(false);
+    // The agent is told where its person can watch, without the address (its token).
+    expect(String(created.json?.live_page)).toContain('show_notebook');
     const notebookId = String(created.json?.notebook_id);
     await session.call('create_cell', { source: 'first = 1' });
 
@@ -85,8 +96,32 @@ describe('the daemon web page, as a user reaches it', () => {
       const rooms = (await session.runtimed(['status', '--json'])).stdout;
       return (JSON.parse(rooms).rooms as { active_peers: number }[])[0]?.active_peers === 2;
     });
-    await session.call('create_cell', { source: 'seen = "live"' });
+    const seen = await session.call('create_cell', { source: 'seen = "live"' });
     await waitFor('the edit on the page stream', () => received.join('').includes('seen = \\"live\\"'));
+
+    // The person's edit, as the page sends it (its own peer, named by the stream's hello): the
+    // agent's next read has it, naming her. A foreign Origin, a foreign Host (DNS rebinding) and a
+    // request without the cookie are refused and change nothing.
+    const pagePeer = JSON.parse(/event: hello\ndata: (.*)\n/.exec(received.join(''))?.[1] as string).peer_id;
+    const cellId = String(seen.json?.cell_id);
+    const requests = `${origin}/api/notebooks/${notebookId}/requests`;
+    const edit = (source: string) => ({ type: 'update_cell', cell_id: cellId, source, idempotency_key: source });
+    const refused = [
+      await get(requests, cookie, { origin: 'http://evil.example', 'x-runtimed-peer': pagePeer }, edit('evil = 1')),
+      await get(
+        requests,
+        cookie,
+        { host: `evil.example:${target.port}`, origin, 'x-runtimed-peer': pagePeer },
+        edit('evil = 2'),
+      ),
+      await get(requests, undefined, { origin, 'x-runtimed-peer': pagePeer }, edit('evil = 3')),
+      await get(`${origin}/api/rooms`, cookie, { host: `evil.example:${target.port}` }),
+    ];
+    expect(refused.map((answer) => answer.status)).toEqual([403, 403, 403, 403]);
+    const made = await get(requests, cookie, { origin, 'x-runtimed-peer': pagePeer }, edit('seen = "by a person"'));
+    expect(made.status, made.body).toBe(200);
+    const read = await session.call('get_cell', { cell_id: cellId });
+    expect(read.json).toMatchObject({ source: 'seen = "by a person"', edited_by: 'human' });
     stream.destroy();
 
     expect((await session.runtimed(['open', '/nowhere/missing.ipynb'])).code).toBe(1);

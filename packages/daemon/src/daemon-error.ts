@@ -23,6 +23,10 @@
  * - `fileConflict`: the notebook's file was changed by another program while the room had unsaved
  *   edits; the message says where the room's version was saved and how to go on.
  * - `notDurable`: an edit was applied but neither the journal nor a save could make it durable.
+ * - `staleCell`: a request named an `expected_version` its cell no longer has; nothing changed. The
+ *   message says who changed the cell and shows its source now.
+ * - `undoRefused`: an `undo` cannot revert what was asked (nothing of the peer's to undo, or another
+ *   peer changed the cell since); nothing changed. The message says why.
  */
 export type DaemonErrorKind =
   | 'invalidOption'
@@ -43,7 +47,9 @@ export type DaemonErrorKind =
   | 'fileConflict'
   | 'saveFailed'
   | 'fileReadOnly'
-  | 'notDurable';
+  | 'notDurable'
+  | 'staleCell'
+  | 'undoRefused';
 
 const daemonErrorBrand: unique symbol = Symbol.for('@nteract-mcp/daemon/DaemonError');
 

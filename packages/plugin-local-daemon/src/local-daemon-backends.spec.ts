@@ -29,6 +29,19 @@ describe('the local daemon backends in the child server', () => {
     expect(harness.slot.active?.target).toEqual({ kind: 'notebook-id', notebookId: uuid });
   });
 
+  it('says in the connect and create answers where the person can watch, while the daemon serves its page', async () => {
+    harness = await start();
+    const before = await harness.callJson('connect_notebook', { path: 'quiet.ipynb' });
+    expect(before.live_page).toBeUndefined();
+    if (harness.daemon) harness.daemon.livePage = { url: 'http://127.0.0.1:7777/', token: 'secret-token' };
+    const connected = await harness.callJson('connect_notebook', { path: 'watched.ipynb' });
+    const created = await harness.callJson('create_notebook', {});
+    for (const answer of [connected, created]) {
+      expect(answer.live_page).toContain('show_notebook');
+      expect(JSON.stringify(answer)).not.toContain('secret-token');
+    }
+  });
+
   it('refuses bad targets with the original texts before touching the slot', async () => {
     harness = await start();
     const kept = await harness.callJson('connect_notebook', { path: 'keep.ipynb' });

@@ -13,6 +13,7 @@ import {
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
 import { daemonStatusSection } from './daemon-status-section.js';
+import { describeLivePage } from './describe-live-page.js';
 import { type LocalPathParseContext, parseLocalPathTarget } from './parse-local-path-target.js';
 import { notebookUuidPattern } from './parse-notebook-id-target.js';
 
@@ -89,5 +90,9 @@ export class LocalPathNotebookBackend implements NotebookBackend {
 
   public serviceStatus(): Promise<Record<string, unknown>> {
     return readDaemonStatus(this.daemon);
+  }
+
+  public liveView(): Promise<string | undefined> {
+    return describeLivePage(this.daemon);
   }
 }

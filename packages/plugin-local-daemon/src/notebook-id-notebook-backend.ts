@@ -15,6 +15,7 @@ import {
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
 import { daemonStatusSection } from './daemon-status-section.js';
+import { describeLivePage } from './describe-live-page.js';
 import { notebookUuidPattern, parseNotebookIdTarget } from './parse-notebook-id-target.js';
 
 const identity = firstPartyIdentities['notebook-id'];
@@ -74,5 +75,9 @@ export class NotebookIdNotebookBackend implements NotebookBackend {
 
   public serviceStatus(): Promise<Record<string, unknown>> {
     return readDaemonStatus(this.daemon);
+  }
+
+  public liveView(): Promise<string | undefined> {
+    return describeLivePage(this.daemon);
   }
 }

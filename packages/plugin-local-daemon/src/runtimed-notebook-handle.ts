@@ -425,6 +425,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         return;
       case 'peer_joined':
       case 'peer_left':
+      case 'presence':
         return;
     }
   }

@@ -101,6 +101,7 @@ export function toNotebookCell(wire: WireCell): NotebookCell {
     outputs: wire.outputs,
     executionCount: wire.execution_count,
     metadata: wire.metadata,
+    ...(wire.edited_by === undefined ? {} : { editedBy: wire.edited_by }),
   };
 }
 

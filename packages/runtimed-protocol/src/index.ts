@@ -64,8 +64,8 @@ export type { WireControlHello, WireNotebookConnected } from './schemas/wire-gre
 export { wireControlHelloSchema, wireNotebookConnectedSchema } from './schemas/wire-greeting.js';
 export type { WireKernelspec } from './schemas/wire-kernelspec.js';
 export { wireKernelspecSchema } from './schemas/wire-kernelspec.js';
-export type { WireNotebookAnswer } from './schemas/wire-notebook-answer.js';
-export { wireNotebookAnswerSchemas } from './schemas/wire-notebook-answer.js';
+export type { WireCellChange, WireNotebookAnswer } from './schemas/wire-notebook-answer.js';
+export { wireCellChangeSchema, wireNotebookAnswerSchemas } from './schemas/wire-notebook-answer.js';
 export type {
   WireNotebookRequest,
   WireNotebookRequestOf,

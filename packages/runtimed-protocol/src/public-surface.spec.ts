@@ -37,6 +37,7 @@ describe('the public surface of @nteract-mcp/runtimed-protocol', () => {
       'runtimedPreamble',
       'runtimedProtocolVersion',
       'sniffMessageId',
+      'wireCellChangeSchema',
       'wireCellSchema',
       'wireCellTypeSchema',
       'wireClientContextSchema',

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
-import type { CreatedNotebook } from '../contributions/notebook-backend.js';
+import type { CreatedNotebook, NotebookBackend } from '../contributions/notebook-backend.js';
 import type { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import {
   describeNotebookTarget,
@@ -120,6 +120,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         projection: readiness.runtime === 'ready' ? 'ready' : 'retained',
         cells: await cellSummary(handle),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
+        ...(await liveViewOf(backend)),
       });
     },
   });
@@ -214,6 +215,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         ...(location === undefined ? { working_dir: workingDir, interpreter: room?.kernelInterpreter ?? null } : {}),
         readiness: handle.readiness(),
         ...(previous !== undefined && previous !== handle.notebookId ? { switched_from: previous } : {}),
+        ...(await liveViewOf(creator)),
       });
     },
   });
@@ -385,6 +387,12 @@ async function listedNotebook(
 }
 
 /** The cells as known now (the retained projection before convergence); a failure is said, not thrown. */
+/** `{ live_page: <where a person watches it> }` when the backend serves a live view now, else nothing. */
+async function liveViewOf(backend: NotebookBackend | undefined): Promise<{ live_page?: string }> {
+  const view = await backend?.liveView?.().catch(() => undefined);
+  return view === undefined ? {} : { live_page: view };
+}
+
 async function cellSummary(handle: NotebookHandle): Promise<string> {
   try {
     return summarizeCells(await handle.listCells());

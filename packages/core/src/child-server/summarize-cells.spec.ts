@@ -1,7 +1,7 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { describe, expect, it } from 'vitest';
 import type { NotebookCell } from '../ports/notebook-handle.js';
-import { renderCellsRich, summarizeCells } from './summarize-cells.js';
+import { renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 
 const cell = (id: string, source: string, extra: Partial<NotebookCell> = {}): NotebookCell => ({
   id,
@@ -24,6 +24,21 @@ describe(summarizeCells, () => {
     );
     expect(summarizeCells(cells, { start: 5 })).toBe('(no cells in this range; the notebook has 2)');
     expect(summarizeCells([])).toBe('(empty notebook: no cells)');
+  });
+});
+
+describe(renderCell, () => {
+  it('names who last edited the cell when the backend knows, and says nothing when it does not', () => {
+    const shaper = new ResultShaper();
+    const known = renderCell(cell('a', 'x = 2', { editedBy: 'human:Ada' }), { includeOutputs: false, shaper });
+    expect(known).toEqual({
+      cell_id: 'a',
+      cell_type: 'code',
+      source: 'x = 2',
+      execution_count: null,
+      edited_by: 'human:Ada',
+    });
+    expect(renderCell(cell('b', 'y'), { includeOutputs: false, shaper })).not.toHaveProperty('edited_by');
   });
 });
 

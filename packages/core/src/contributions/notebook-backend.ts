@@ -101,6 +101,12 @@ export interface NotebookBackend extends Contribution, NotebookTargetIdentity {
    * state is said in the fields.
    */
   serviceStatus?(): Promise<Readonly<Record<string, unknown>>>;
+  /**
+   * Where a person can watch the kind's notebooks live, as one sentence for the
+   * `connect_notebook` and `create_notebook` answers (which tool gives the address; never a secret);
+   * `undefined` when nothing serves such a view now. Never throws.
+   */
+  liveView?(): Promise<string | undefined>;
 }
 
 const targetArguments: readonly TargetArgument[] = ['path', 'notebook_id', 'url'];

@@ -70,6 +70,11 @@ export interface DaemonPort {
   openNotebook(path: string, options: PeerOptions): Promise<NotebookHandle>;
   attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle>;
   createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle>;
+  /**
+   * The daemon's live page (its address and token) when it serves one; `undefined` when it does
+   * not or cannot be asked. The token opens the page: give it only to the user who asked.
+   */
+  page?(): Promise<{ readonly url: string; readonly token: string } | undefined>;
 }
 
 export const DaemonPort = defineToken<DaemonPort>('core', 'DaemonPort');

@@ -16,6 +16,11 @@ export interface NotebookCell {
   readonly outputs: readonly CellOutput[];
   readonly executionCount: number | null;
   readonly metadata: Readonly<Record<string, unknown>>;
+  /**
+   * Who last inserted the cell or changed its source (a peer label: `human:<name>`,
+   * `agent:<slug>:<session>`), when the backend knows.
+   */
+  readonly editedBy?: string;
 }
 
 /**

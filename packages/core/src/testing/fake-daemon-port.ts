@@ -58,6 +58,8 @@ export class FakeDaemonPort implements DaemonPort {
   public readonly peerLabels: string[] = [];
   /** Every handle opened, in order. */
   public readonly handles: FakeNotebookHandle[] = [];
+  /** What {@link FakeDaemonPort.page} answers while live (default: no page). */
+  public livePage: { readonly url: string; readonly token: string } | undefined;
   #info: DaemonInfo | undefined;
   #pid: number;
   #starts = 0;
@@ -142,6 +144,11 @@ export class FakeDaemonPort implements DaemonPort {
       throw new CoreError('notebookUnavailable', `Notebook ${notebookId} is not available in the daemon`);
     }
     return this.newHandle(room, options.peerLabel);
+  }
+
+  public async page(): Promise<{ readonly url: string; readonly token: string } | undefined> {
+    this.calls.push('page');
+    return this.#info ? this.livePage : undefined;
   }
 
   public async listKernels(): Promise<readonly KernelInfo[]> {

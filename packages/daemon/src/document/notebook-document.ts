@@ -24,6 +24,10 @@ interface MutableCell {
   outputs: NotebookOutput[];
   executionCount: number | null;
   metadata: Record<string, unknown>;
+  /** The peer label that last inserted the cell or changed its source or type (not in the file). */
+  editedBy?: string;
+  /** {@link contentVersion} of the type and source, computed when first asked after a change. */
+  version?: string;
 }
 
 const cellKinds: ReadonlySet<string> = new Set(['code', 'markdown', 'raw']);
@@ -163,7 +167,23 @@ export class NotebookDocument {
     return toWire(this.find(cellId).cell);
   }
 
-  public insert(request: { readonly source: string; readonly cellType: CellKind; readonly index?: number }): {
+  /** Where the cell is; throws `cellNotFound` for an unknown id. */
+  public indexOf(cellId: string): number {
+    return this.find(cellId).index;
+  }
+
+  /** Whether the document has a cell of this id. */
+  public has(cellId: string): boolean {
+    return this.#cells.some((cell) => cell.id === cellId);
+  }
+
+  /** Inserts a new cell; `author` (a peer label) becomes its `edited_by`. */
+  public insert(request: {
+    readonly source: string;
+    readonly cellType: CellKind;
+    readonly index?: number;
+    readonly author?: string;
+  }): {
     cell: WireCell;
     index: number;
   } {
@@ -174,6 +194,7 @@ export class NotebookDocument {
       outputs: [],
       executionCount: null,
       metadata: {},
+      ...(request.author === undefined ? {} : { editedBy: request.author }),
     };
     const index = request.index === undefined ? this.#cells.length : clamp(request.index, 0, this.#cells.length);
     this.#cells.splice(index, 0, cell);
@@ -181,8 +202,14 @@ export class NotebookDocument {
     return { cell: toWire(cell), index };
   }
 
-  public update(cellId: string, patch: { readonly source?: string; readonly cellType?: CellKind }): WireCell {
+  /** Changes a cell's source or type; `author` (a peer label) becomes its `edited_by`. */
+  public update(
+    cellId: string,
+    patch: { readonly source?: string; readonly cellType?: CellKind; readonly author?: string },
+  ): WireCell {
     const { cell } = this.find(cellId);
+    if (patch.author !== undefined) cell.editedBy = patch.author;
+    cell.version = undefined;
     if (patch.source !== undefined) cell.source = patch.source;
     if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
       cell.cellType = patch.cellType;
@@ -292,7 +319,16 @@ export class NotebookDocument {
   }
 }
 
+/**
+ * The version of a cell's content: a short hash of its type and source (outputs do not count), so
+ * equal content has an equal version in every daemon life, and any edit gives another.
+ */
+export function contentVersion(cellType: CellKind, source: string): string {
+  return createHash('sha256').update(cellType).update('\0').update(source).digest('base64url').slice(0, 12);
+}
+
 function toWire(cell: MutableCell): WireCell {
+  cell.version ??= contentVersion(cell.cellType, cell.source);
   return {
     id: cell.id,
     cell_type: cell.cellType,
@@ -300,6 +336,8 @@ function toWire(cell: MutableCell): WireCell {
     outputs: cell.outputs,
     execution_count: cell.executionCount,
     metadata: cell.metadata,
+    version: cell.version,
+    ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
   };
 }
 
@@ -319,6 +357,7 @@ function fromWire(cell: WireCell): MutableCell {
     outputs: [...copy.outputs],
     executionCount: copy.execution_count,
     metadata: { ...copy.metadata },
+    ...(copy.edited_by === undefined ? {} : { editedBy: copy.edited_by }),
   };
 }
 

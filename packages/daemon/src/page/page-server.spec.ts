@@ -217,4 +217,45 @@ describe(PageServer, () => {
     expect(room.cells().map((cell) => cell.source)).toEqual(['by Ada']);
     close();
   });
+
+  it('names who last edited each cell and where each peer is; a person says which cell they are on', async () => {
+    const { room, agent, agentSaw } = await openRoom();
+    const { received, close } = await listen(room.notebookId, 'Ada');
+    await expect.poll(() => received.join('')).toContain('event: hello');
+    const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(received.join(''))?.[1] as string);
+    const headers = { origin: `http://127.0.0.1:${page.port}`, 'x-runtimed-peer': hello.peer_id };
+    const made = (await room.handle(agent, { type: 'insert_cell', source: 'by the agent' })) as {
+      cell: { id: string };
+    };
+    const other = (await room.handle(agent, { type: 'insert_cell', source: 'second' })) as { cell: { id: string } };
+    const edited = await post(
+      `/api/notebooks/${room.notebookId}/requests`,
+      { type: 'update_cell', cell_id: made.cell.id, source: 'by Ada', idempotency_key: 'ada-2' },
+      headers,
+    );
+    expect(edited.status, edited.body).toBe(200);
+    const said = await post(`/api/notebooks/${room.notebookId}/presence`, { cell_id: other.cell.id }, headers);
+    expect(said.status, said.body).toBe(204);
+    // The agent hears where the person is; the person's page does not hear its own presence.
+    expect(agentSaw).toContainEqual(
+      expect.objectContaining({ event: 'presence', peer_label: 'human:Ada', cell_id: other.cell.id }),
+    );
+    expect(received.join('')).not.toContain('"event":"presence"');
+
+    const notebook = JSON.parse((await get(`/api/notebooks/${room.notebookId}`, { cookie: true })).body);
+    expect(notebook.cells.map((cell: { edited_by?: string }) => cell.edited_by)).toEqual(['human:Ada', 'agent:spec:1']);
+    expect(notebook.peers).toEqual([
+      { peer_id: 'agent-1', label: 'agent:spec:1', cell_id: other.cell.id, running_cell_id: null },
+      { peer_id: hello.peer_id, label: 'human:Ada', cell_id: other.cell.id, running_cell_id: null },
+    ]);
+    expect(notebook.executions).toEqual({ running: null, queued: [] });
+
+    // Refused, changing nothing: a cell that is not there, a body that names none.
+    const unknown = await post(`/api/notebooks/${room.notebookId}/presence`, { cell_id: 'nope' }, headers);
+    expect(unknown.status).toBe(404);
+    expect((await post(`/api/notebooks/${room.notebookId}/presence`, { cell: 1 }, headers)).status).toBe(400);
+    const after = JSON.parse((await get(`/api/notebooks/${room.notebookId}`, { cookie: true })).body);
+    expect(after.peers[1].cell_id).toBe(other.cell.id);
+    close();
+  });
 });

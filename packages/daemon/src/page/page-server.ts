@@ -129,8 +129,12 @@ export class PageServer {
       return;
     }
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-    if (request.method === 'POST' && /^\/api\/notebooks\/[^/]+\/requests$/.test(path)) {
-      void this.request(request, response, path.split('/')[3] as string);
+    const posted = request.method === 'POST' ? /^\/api\/notebooks\/([^/]+)\/(requests|presence)$/.exec(path) : null;
+    if (posted) {
+      const [, notebookId, what] = posted as unknown as [string, string, string];
+      void (what === 'requests'
+        ? this.request(request, response, notebookId)
+        : this.presence(request, response, notebookId));
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -174,7 +178,7 @@ export class PageServer {
             document_version: room.documentVersion,
             runtime: room.runtime,
             conditions: room.conditions(),
-            peers: room.info().peer_labels ?? [],
+            ...room.activity(),
             cells: room.cells(),
           }),
         );
@@ -250,24 +254,9 @@ export class PageServer {
    * broadcasts as an agent's. Answered with the room's answer, or a clear 4xx changing nothing.
    */
   private async request(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
-    const peerId = request.headers['x-runtimed-peer'];
-    const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
-    if (!pagePeer || pagePeer.notebookId !== notebookId) {
-      this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
-      return;
-    }
-    const room = this.options.catalog.get(notebookId);
-    if (!room) {
-      this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
-      return;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(await readBody(request));
-    } catch (error) {
-      this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
-      return;
-    }
+    const posted = await this.posted(request, response, notebookId);
+    if (!posted) return;
+    const { pagePeer, room, body } = posted;
     const checked = checkClientRequest('notebook', { id: 0, ...(body as object) });
     if (checked.kind !== 'ok') {
       const why =
@@ -284,6 +273,53 @@ export class PageServer {
     } catch (error) {
       const frame = errorFrame(error);
       this.json(response, DaemonError.is(error) ? 409 : 500, { code: frame.code, message: frame.message });
+    }
+  }
+
+  /** A page says which cell its person is on (`{"cell_id": "<id>" | null}`); answered 204. */
+  private async presence(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
+    const posted = await this.posted(request, response, notebookId);
+    if (!posted) return;
+    const cellId = (posted.body as { cell_id?: unknown } | null)?.cell_id;
+    if (cellId !== null && typeof cellId !== 'string') {
+      this.answer(response, 400, 'text/plain', 'The body must be {"cell_id": "<cell id>"} or {"cell_id": null}.');
+      return;
+    }
+    try {
+      posted.room.setPresence(posted.pagePeer.peer, cellId);
+    } catch (error) {
+      this.answer(response, 404, 'text/plain', (error as Error).message);
+      return;
+    }
+    response.writeHead(204, securityHeaders);
+    response.end();
+  }
+
+  /**
+   * What every POST of a page needs: the page's peer (named by `X-Runtimed-Peer`, on this
+   * notebook), its room, and the JSON body. Answers the refusal itself and gives `undefined`.
+   */
+  private async posted(
+    request: IncomingMessage,
+    response: ServerResponse,
+    notebookId: string,
+  ): Promise<{ pagePeer: PagePeer; room: NonNullable<ReturnType<RoomCatalog['get']>>; body: unknown } | undefined> {
+    const peerId = request.headers['x-runtimed-peer'];
+    const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
+    if (!pagePeer || pagePeer.notebookId !== notebookId) {
+      this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
+      return undefined;
+    }
+    const room = this.options.catalog.get(notebookId);
+    if (!room) {
+      this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
+      return undefined;
+    }
+    try {
+      return { pagePeer, room, body: JSON.parse(await readBody(request)) };
+    } catch (error) {
+      this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
+      return undefined;
     }
   }
 

@@ -10,6 +10,9 @@ export interface ExecutionRecord {
   executionCount: number | null;
   /** Said to the agent with this execution: it runs in a new kernel, and why the old one is gone. */
   kernelNotice?: string;
+  /** The peer that asked for it, and its label (absent: one restored from the journal). */
+  readonly peerId?: string;
+  readonly peerLabel?: string;
 }
 
 // What peers and agents are told about an execution is built here, and only here: the

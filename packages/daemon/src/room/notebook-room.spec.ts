@@ -456,3 +456,177 @@ describe('NotebookRoom external changes', () => {
     expect(sourcesOf(path)).toEqual(['theirs', 'after']);
   });
 });
+
+describe('NotebookRoom peers at work', () => {
+  it('names the peer that last edited each cell, after a daemon crash too, and never in the file', async () => {
+    const path = join(dir, 'authors.ipynb');
+    const first = await daemonLife();
+    const { room, peer: agent } = await join_(first, path);
+    const ada = peer('human:Ada');
+    room.addPeer(ada);
+    const made = await room.handle(agent, { type: 'insert_cell', source: 'x = 1' });
+    const cellId = (made.cell as { id: string }).id;
+    expect(made.cell).toMatchObject({ edited_by: 'agent' });
+    const edited = await room.handle(ada, { type: 'update_cell', cell_id: cellId, source: 'x = 2' });
+    expect(edited.cell).toMatchObject({ edited_by: 'human:Ada' });
+    await room.handle(agent, { type: 'insert_cell', source: 'y = 1' });
+
+    // The first daemon life ends without a save: the journal brings the authors back.
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(back.room.cells().map((cell) => [cell.source, cell.edited_by])).toEqual([
+      ['x = 2', 'human:Ada'],
+      ['y = 1', 'agent'],
+    ]);
+    await saved(back.room);
+    expect(readFileSync(path, 'utf8')).not.toContain('human:Ada');
+  });
+
+  it('tells where each peer is and which cell each one runs or waits for', async () => {
+    launcher = stuckKernels;
+    const life = await daemonLife();
+    const { room, peer: first } = await join_(life, join(dir, 'busy.ipynb'));
+    const second = peer('agent:other:2');
+    room.addPeer(second);
+    const a = ((await room.handle(first, { type: 'insert_cell', source: 'forever()' })).cell as { id: string }).id;
+    const b = ((await room.handle(second, { type: 'insert_cell', source: 'later()' })).cell as { id: string }).id;
+    await room.handle(first, { type: 'execute_cell', cell_id: a });
+    await room.handle(second, { type: 'execute_cell', cell_id: b });
+    await vi.waitFor(() => expect(room.activity().executions).toEqual({ running: a, queued: [b] }));
+    expect(room.activity().peers).toEqual([
+      { peer_id: first.id, label: 'agent', cell_id: a, running_cell_id: a },
+      { peer_id: second.id, label: 'agent:other:2', cell_id: b, running_cell_id: b },
+    ]);
+    // A deleted cell is nobody's place any more.
+    await room.handle(second, { type: 'delete_cell', cell_id: b });
+    expect(room.activity().peers[1]?.cell_id).toBeNull();
+  });
+});
+
+describe('NotebookRoom edits of several peers', () => {
+  async function twoPeers(name: string) {
+    const path = join(dir, name);
+    const life = await daemonLife();
+    const { room, peer: agent } = await join_(life, path);
+    const ada = peer('human:Ada');
+    room.addPeer(ada);
+    return { room, agent, ada, path, life };
+  }
+  const idOf = (answer: Record<string, unknown>) => (answer.cell as { id: string }).id;
+
+  it('refuses a write against an older version of the cell, naming who changed it, and changes nothing', async () => {
+    const { room, agent, ada } = await twoPeers('stale.ipynb');
+    const cellId = idOf(await room.handle(agent, { type: 'insert_cell', source: 'x = 1' }));
+    const read = (await room.handle(agent, { type: 'get_cell', cell_id: cellId })).cell as { version: string };
+    await room.handle(ada, { type: 'update_cell', cell_id: cellId, source: 'x = 42  # Ada' });
+    const stale = room.handle(agent, {
+      type: 'update_cell',
+      cell_id: cellId,
+      source: 'x = 2',
+      expected_version: read.version,
+    });
+    await expect(stale).rejects.toMatchObject({ kind: 'staleCell' });
+    await expect(stale).rejects.toThrow(/human:Ada edited it[\s\S]*Its source now:\nx = 42 {2}# Ada$/);
+    await expect(
+      room.handle(agent, { type: 'delete_cell', cell_id: cellId, expected_version: read.version }),
+    ).rejects.toMatchObject({ kind: 'staleCell' });
+    expect(room.cells().map((cell) => cell.source)).toEqual(['x = 42  # Ada']);
+    // Against the version it has now, the write goes through.
+    const current = room.cells()[0]?.version as string;
+    const written = await room.handle(agent, {
+      type: 'update_cell',
+      cell_id: cellId,
+      source: 'x = 2',
+      expected_version: current,
+    });
+    expect(written.cell).toMatchObject({ source: 'x = 2', edited_by: 'agent' });
+    expect(written.replaced).toBeUndefined();
+  });
+
+  it('says when a write replaced a change another peer made after the version this peer saw', async () => {
+    const { room, agent, ada } = await twoPeers('replaced.ipynb');
+    const made = (await room.handle(agent, { type: 'insert_cell', source: 'a' })).cell as {
+      id: string;
+      version: string;
+    };
+    const own = await room.handle(agent, {
+      type: 'update_cell',
+      cell_id: made.id,
+      source: 'b',
+      seen_version: made.version,
+    });
+    expect(own.replaced).toBeUndefined();
+    const seen = (own.cell as { version: string }).version;
+    await room.handle(ada, { type: 'update_cell', cell_id: made.id, source: 'c by Ada' });
+    const adaVersion = room.cells()[0]?.version;
+    const over = await room.handle(agent, { type: 'update_cell', cell_id: made.id, source: 'd', seen_version: seen });
+    expect(over.replaced).toEqual({ by: 'human:Ada', version: adaVersion });
+  });
+
+  it('lists what the peers did since a cursor, and says when a cursor is from another life', async () => {
+    const { room, agent, ada, path } = await twoPeers('changes.ipynb');
+    const start = (await room.handle(agent, { type: 'get_changes' })) as { cursor: string; changes: unknown[] };
+    expect(start.changes).toEqual([]);
+    const a = idOf(await room.handle(agent, { type: 'insert_cell', source: 'a' }));
+    const b = idOf(await room.handle(ada, { type: 'insert_cell', source: 'b' }));
+    await room.handle(ada, { type: 'update_cell', cell_id: a, source: 'a by Ada' });
+    await room.handle(ada, { type: 'move_cell', cell_id: b, after_cell_id: null });
+    await room.handle(ada, { type: 'delete_cell', cell_id: a });
+    const since = (await room.handle(agent, { type: 'get_changes', since: start.cursor })) as {
+      cursor: string;
+      complete: boolean;
+      changes: { by: string; kind: string; cell_id: string; index?: number }[];
+    };
+    expect(since.complete).toBe(true);
+    expect(since.changes.map(({ by, kind, cell_id, index }) => [by, kind, cell_id, index])).toEqual([
+      ['agent', 'inserted', a, 0],
+      ['human:Ada', 'inserted', b, 1],
+      ['human:Ada', 'edited', a, undefined],
+      ['human:Ada', 'moved', b, 0],
+      ['human:Ada', 'deleted', a, undefined],
+    ]);
+    expect(
+      ((await room.handle(agent, { type: 'get_changes', since: since.cursor })) as { changes: unknown[] }).changes,
+    ).toEqual([]);
+
+    // The daemon restarts: the room is another life; an old cursor is answered as such.
+    const after = await join_(await daemonLife(), path);
+    const old = (await after.room.handle(after.peer, { type: 'get_changes', since: since.cursor })) as {
+      complete: boolean;
+      note: string;
+    };
+    expect(old.complete).toBe(false);
+    expect(old.note).toContain('before the daemon restarted');
+  });
+
+  it("undoes a peer's own last edits, durably, and refuses when another peer changed the cell since", async () => {
+    const { room, agent, ada, path } = await twoPeers('undo.ipynb');
+    const theirs = idOf(await room.handle(ada, { type: 'insert_cell', source: 'kept by Ada' }));
+    const mine = idOf(await room.handle(agent, { type: 'insert_cell', source: 'v1' }));
+    await room.handle(agent, { type: 'update_cell', cell_id: mine, source: 'v2' });
+    await room.handle(agent, { type: 'update_cell', cell_id: mine, source: 'v3' });
+    await room.handle(agent, { type: 'delete_cell', cell_id: theirs });
+    const undone = (await room.handle(agent, { type: 'undo', count: 2 })) as {
+      undone: { kind: string; cell_id: string }[];
+    };
+    expect(undone.undone.map(({ kind, cell_id }) => [kind, cell_id])).toEqual([
+      ['inserted', theirs],
+      ['edited', mine],
+    ]);
+    expect(room.cells().map((cell) => cell.source)).toEqual(['kept by Ada', 'v2']);
+    expect(room.cells()[0]?.id).toBe(theirs);
+
+    // Ada edits the cell: the agent's older edit of it is no longer its to revert.
+    await room.handle(ada, { type: 'update_cell', cell_id: mine, source: 'v2 and Ada' });
+    await expect(room.handle(agent, { type: 'undo' })).rejects.toThrow(
+      /changed since by human:Ada\. Nothing was changed\./,
+    );
+    expect(room.cells().map((cell) => cell.source)).toEqual(['kept by Ada', 'v2 and Ada']);
+    await expect(room.handle(agent, { type: 'undo', count: 9 })).rejects.toMatchObject({ kind: 'undoRefused' });
+
+    // The undo was journaled like any edit: a new daemon life has it.
+    const back = await join_(await daemonLife(), path);
+    expect(back.room.cells().map((cell) => cell.source)).toEqual(['kept by Ada', 'v2 and Ada']);
+    await expect(back.room.handle(back.peer, { type: 'undo' })).rejects.toThrow(/not kept across daemon restarts/);
+  });
+});

@@ -17,6 +17,8 @@ import type { UntitledStore } from '../persistence/untitled-store.js';
 import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
+import type { RoomActivity } from './room-activity.js';
+import { RoomEditHistory } from './room-edit-history.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
 import { RoomJournalWriter } from './room-journal-writer.js';
@@ -24,6 +26,7 @@ import { RoomKernelKeeper } from './room-kernel-keeper.js';
 import { type PeerDeparture, type RoomCloseCause, type RoomPeer, RoomPeers } from './room-peers.js';
 import type { RoomSettings } from './room-settings.js';
 
+export type { PeerActivity, RoomActivity } from './room-activity.js';
 export type { PeerDeparture, RoomCloseCause, RoomPeer } from './room-peers.js';
 export type { RoomSettings } from './room-settings.js';
 
@@ -97,6 +100,7 @@ export class NotebookRoom {
   readonly #file: RoomFileKeeper;
   readonly #kernel: RoomKernelKeeper;
   readonly #executions: RoomExecutions;
+  readonly #history: RoomEditHistory;
   #peerlessSince: number | undefined;
   #reservations = 0;
   #closed = false;
@@ -112,6 +116,7 @@ export class NotebookRoom {
     const { notebookId, clock, logger } = init;
     this.#peers = new RoomPeers(notebookId, () => clock.now(), logger);
     this.#ledger = new IdempotencyLedger(init.settings.ledgerCapacity);
+    this.#history = new RoomEditHistory(init.document, () => clock.now());
     this.#journal = new RoomJournalWriter({
       notebookId,
       settings: init.journalSettings,
@@ -131,6 +136,7 @@ export class NotebookRoom {
       fileState: init.fileState,
       bindPath: (path, write) => init.bindPath(this, path, write),
       onRebound: (path) => this.#kernel.moveWorkingDir(dirname(path)),
+      onReloaded: () => this.#history.reloaded(),
       isClosed: () => this.#closed,
       signals: this.#peers,
       clock,
@@ -162,6 +168,9 @@ export class NotebookRoom {
       broadcast: (event) => this.#peers.broadcast(event),
       changed: (event) => this.changed(event),
       journal: (change) => this.#journal.append(change, undefined),
+      finished: (record) => {
+        if (record.peerLabel !== undefined) this.#history.ran(record.cellId, record.peerLabel, record.status);
+      },
     });
     this.#ledger.restore(init.ledger.map((record) => this.#executions.restoredLedgerRecord(record)));
     if (init.unmatchedJournal !== undefined) {
@@ -320,7 +329,45 @@ export class NotebookRoom {
     return this.#file.reopenFromDisk();
   }
 
+  /**
+   * Answers one notebook request of `peer`. The cell it names (or inserts) becomes the cell the
+   * peer is on (see {@link NotebookRoom.activity}).
+   */
   public async handle(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
+    const answer = await this.dispatch(peer, request);
+    const inserted = request.type === 'insert_cell' ? (answer.cell as WireCell | undefined)?.id : undefined;
+    const named = 'cell_id' in request ? request.cell_id : inserted;
+    if (named !== undefined) this.#peers.setPresence(peer.id, request.type === 'delete_cell' ? null : named, false);
+    return answer;
+  }
+
+  /** A person's page says which cell they are on (`null`: none); the other peers are told. */
+  public setPresence(peer: RoomPeer, cellId: string | null): void {
+    if (cellId !== null) this.#document.cell(cellId);
+    this.#peers.setPresence(peer.id, cellId, true);
+  }
+
+  /**
+   * Who is where now: each peer with the cell it is on and the cell its execution runs (or waits)
+   * in, and the cells running and queued, in order.
+   */
+  public activity(): RoomActivity {
+    const unfinished = this.#executions.unfinished();
+    return {
+      peers: this.#peers.presence().map(({ peer, cellId }) => ({
+        peer_id: peer.id,
+        label: peer.label,
+        cell_id: cellId,
+        running_cell_id: unfinished.find((record) => record.peerId === peer.id)?.cellId ?? null,
+      })),
+      executions: {
+        running: unfinished.find((record) => record.status === 'running')?.cellId ?? null,
+        queued: unfinished.filter((record) => record.status === 'queued').map((record) => record.cellId),
+      },
+    };
+  }
+
+  private async dispatch(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
     const key = 'idempotency_key' in request ? (request.idempotency_key ?? undefined) : undefined;
     switch (request.type) {
       case 'get_cells':
@@ -337,11 +384,24 @@ export class NotebookRoom {
       case 'delete_cell':
       case 'move_cell':
       case 'clear_outputs':
-        return this.mutate(key, request.type, () => applyDocumentEdit(this.#document, request), peer.id);
+        return this.mutate(
+          key,
+          request.type,
+          () =>
+            this.#history.apply(request, peer.label, (checked) =>
+              applyDocumentEdit(this.#document, checked, peer.label),
+            ),
+          peer.id,
+        );
+      case 'undo':
+        return this.mutate(key, 'undo', () => this.#history.undo(peer.label, request.count ?? 1));
+      case 'get_changes':
+        return this.#history.changes(request.since ?? undefined);
       case 'execute_cell':
-        return this.mutate(key, 'execute_cell', () => ({
-          result: this.#executions.start(request.cell_id),
-        })).then((answer) => this.#executions.current(answer));
+        return this.mutate(key, 'execute_cell', () => {
+          this.#history.checkExpected(request);
+          return { result: this.#executions.start(request.cell_id, peer) };
+        }).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);
       case 'run_code':
@@ -418,12 +478,20 @@ export class NotebookRoom {
     return this.#ledger.run(key, operation, async () => {
       await this.#file.ownWriteSettled();
       this.#file.assertWritable();
-      const { result, change, event } = apply();
+      const { result, changes = [], events = [] } = apply();
       const notice = this.#notice;
       this.#notice = undefined;
-      const durable = this.#journal.append(change, key === undefined ? undefined : { key, operation, result });
-      if (event) this.changed(event, exceptPeerId);
-      if (!durable && (change !== undefined || key !== undefined)) {
+      // Every change is journaled; the last one carries the ledger entry (all or none replay).
+      let durable = true;
+      changes.forEach((change, index) => {
+        const last = index === changes.length - 1;
+        const ledger = last && key !== undefined ? { key, operation, result } : undefined;
+        durable = this.#journal.append(change, ledger) && durable;
+      });
+      if (changes.length === 0 && key !== undefined)
+        durable = this.#journal.append(undefined, { key, operation, result });
+      for (const event of events) this.changed(event, exceptPeerId);
+      if (!durable && (changes.length > 0 || key !== undefined)) {
         await this.flush().catch((error: unknown) => {
           throw new DaemonError(
             'notDurable',

@@ -36,6 +36,8 @@ export interface RoomExecutionsInit {
   readonly changed: (event: WireRoomEvent) => void;
   /** Journals a change of the document (the start and end of an execution). */
   readonly journal: (change: DocumentChange) => void;
+  /** An execution of a cell ended (after its `execution_done` broadcast). */
+  readonly finished?: (record: ExecutionRecord) => void;
 }
 
 /**
@@ -52,8 +54,11 @@ export class RoomExecutions {
     this.#init = init;
   }
 
-  /** Queues the cell `cellId` (a markdown cell ends `ok` at once); answers the execution as it is now. */
-  public start(cellId: string): Record<string, unknown> {
+  /**
+   * Queues the cell `cellId` for `peer` (a markdown cell ends `ok` at once); answers the execution
+   * as it is now.
+   */
+  public start(cellId: string, peer?: { readonly id: string; readonly label: string }): Record<string, unknown> {
     const cell = this.#init.document.cell(cellId);
     const record: ExecutionRecord = {
       executionId: randomUUID(),
@@ -61,6 +66,7 @@ export class RoomExecutions {
       status: 'queued',
       outputs: [],
       executionCount: null,
+      ...(peer === undefined ? {} : { peerId: peer.id, peerLabel: peer.label }),
     };
     if (cell.cell_type !== 'code') {
       record.status = 'ok';
@@ -90,6 +96,17 @@ export class RoomExecutions {
   public current(answer: Record<string, unknown>): Record<string, unknown> {
     const record = typeof answer.execution_id === 'string' ? this.#executions.get(answer.execution_id) : undefined;
     return record ? { ...answer, ...executionState(record) } : answer;
+  }
+
+  /** The executions not finished, in the order they run: the running one first, then the queue. */
+  public unfinished(): ExecutionRecord[] {
+    const waiting = [...this.#executions.values()].filter(
+      (record) => record.status === 'queued' || record.status === 'running',
+    );
+    return [
+      ...waiting.filter((record) => record.status === 'running'),
+      ...waiting.filter((record) => record.status === 'queued'),
+    ];
   }
 
   /** The `get_execution` answer. */
@@ -237,6 +254,7 @@ export class RoomExecutions {
 
   private finish(record: ExecutionRecord): void {
     this.#init.broadcast(executionDoneEvent(record));
+    this.#init.finished?.(record);
   }
 
   /** `durable`: journal it too (start and end of an execution; the outputs in between are not replayed). */

@@ -37,6 +37,8 @@ export interface RoomFileKeeperInit {
   readonly bindPath: (path: string, write: () => Promise<void>) => Promise<void>;
   /** The room is bound to the file `path` now (a save to a new path). */
   readonly onRebound: (path: string) => void;
+  /** The document was replaced by the file's content. */
+  readonly onReloaded?: () => void;
   /** The room closed: a change of the file seen now is not looked at. */
   readonly isClosed: () => boolean;
   readonly signals: RoomSignals;
@@ -313,6 +315,7 @@ export class RoomFileKeeper {
   private applyReload(loaded: NotebookDocument, state: NotebookFileState, why: string): void {
     const before = this.#document.version;
     const changes = this.#document.replaceWith(loaded);
+    this.#init.onReloaded?.();
     this.#conflict = undefined;
     this.#fileState = state;
     this.#saveTimer?.cancel();

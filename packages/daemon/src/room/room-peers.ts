@@ -37,6 +37,8 @@ export interface RoomSignals {
  */
 export class RoomPeers implements RoomSignals {
   readonly #peers = new Map<string, RoomPeer>();
+  /** The cell each peer is on, by peer id (absent: none said yet). */
+  readonly #cellOf = new Map<string, string | null>();
   readonly #conditions: RoomConditions;
   readonly #notebookId: string;
   readonly #logger: Logger;
@@ -59,6 +61,7 @@ export class RoomPeers implements RoomSignals {
   public remove(peerId: string): RoomPeer | undefined {
     const peer = this.#peers.get(peerId);
     if (peer) this.#peers.delete(peerId);
+    this.#cellOf.delete(peerId);
     return peer;
   }
 
@@ -66,10 +69,28 @@ export class RoomPeers implements RoomSignals {
   public disconnectAll(reason: string, cause: RoomCloseCause): void {
     for (const peer of this.#peers.values()) peer.disconnect(reason, cause);
     this.#peers.clear();
+    this.#cellOf.clear();
   }
 
   public labels(): string[] {
     return [...this.#peers.values()].map((peer) => peer.label);
+  }
+
+  /** Every peer with the cell it is on (`null`: none). */
+  public presence(): Array<{ readonly peer: RoomPeer; readonly cellId: string | null }> {
+    return [...this.#peers.values()].map((peer) => ({ peer, cellId: this.#cellOf.get(peer.id) ?? null }));
+  }
+
+  /**
+   * Notes the cell the peer `peerId` is on. `announce`: tell the other peers (a person moving
+   * between cells); an agent's place follows from the requests it makes and is not broadcast.
+   */
+  public setPresence(peerId: string, cellId: string | null, announce: boolean): void {
+    const peer = this.#peers.get(peerId);
+    if (!peer || this.#cellOf.get(peerId) === cellId) return;
+    this.#cellOf.set(peerId, cellId);
+    if (announce)
+      this.broadcast({ event: 'presence', peer_id: peer.id, peer_label: peer.label, cell_id: cellId }, peerId);
   }
 
   /** What the room's peers must know now. */

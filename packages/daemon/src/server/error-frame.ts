@@ -21,6 +21,8 @@ const errorCodes: Readonly<Record<DaemonErrorKind, RuntimedErrorCode>> = {
   saveFailed: 'save_failed',
   fileReadOnly: 'save_failed',
   notDurable: 'internal',
+  staleCell: 'stale_cell',
+  undoRefused: 'undo_refused',
 };
 
 /** The error frame for anything thrown while serving a request. */

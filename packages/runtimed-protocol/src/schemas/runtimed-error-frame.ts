@@ -15,6 +15,8 @@ export const runtimedErrorCodes = [
   'path_already_open',
   'no_path',
   'cell_not_found',
+  'stale_cell',
+  'undo_refused',
   'runtime_unavailable',
   'idempotency_conflict',
   'execution_not_found',

@@ -29,7 +29,14 @@ export const wireMetadataSchema = z.custom<Record<string, unknown>>(isRecord, {
   error: (issue) => `Field '${formatWirePath(issue.path ?? [])}' must be an object`,
 });
 
-/** A cell as the daemon sends it (documents, answers, broadcasts). */
+/**
+ * A cell as the daemon sends it (documents, answers, broadcasts). `version` names its content (type
+ * and source; not its outputs): it changes with every edit of either, and a request's
+ * `expected_version` is checked against it. `edited_by` is the label of the peer that last
+ * inserted the cell or changed its source or type (`human:<name>`, `agent:<slug>:<session>`);
+ * absent when the daemon does not know (a cell as the file had it). Both are the room's, never
+ * written into the `.ipynb`; both are absent from daemons before they were added.
+ */
 export const wireCellSchema = z.object({
   id: z.string().min(1),
   cell_type: wireCellTypeSchema,
@@ -37,5 +44,7 @@ export const wireCellSchema = z.object({
   outputs: z.array(wireOutputSchema),
   execution_count: z.number().nullable(),
   metadata: wireMetadataSchema,
+  version: z.string().min(1).optional(),
+  edited_by: z.string().min(1).optional(),
 });
 export type WireCell = z.infer<typeof wireCellSchema>;

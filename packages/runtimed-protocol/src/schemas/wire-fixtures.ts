@@ -58,6 +58,8 @@ export const notebookRequestFixtures = {
   interrupt: { type: 'interrupt' },
   restart_kernel: { type: 'restart_kernel' },
   save: { type: 'save', path: '/tmp/a.ipynb' },
+  get_changes: { type: 'get_changes', since: 'r1.4' },
+  undo: { type: 'undo', count: 2, idempotency_key: 'k-undo' },
   leave: { type: 'leave' },
 } as const satisfies { [T in WireNotebookRequestType]: Extract<WireNotebookRequest, { type: T }> };
 
@@ -130,7 +132,7 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
   get_cell: { cell: wireCellFixture(1) },
   get_runtime: { runtime: { state: 'unavailable', kernel_status: null, reason: 'no kernelspec' } },
   insert_cell: { cell: wireCellFixture(2), index: 1, document_version: 5, warning: 'journal kept aside' },
-  update_cell: { cell: wireCellFixture(2), document_version: 6 },
+  update_cell: { cell: wireCellFixture(2), document_version: 6, replaced: { by: 'human:Ada', version: 'v-3' } },
   delete_cell: { document_version: 7 },
   move_cell: { index: 0, document_version: 8 },
   clear_outputs: { cell: wireCellFixture(2, 0), document_version: 9 },
@@ -141,6 +143,34 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
   interrupt: { interrupted: true, outcome: 'interrupted' },
   restart_kernel: { restarted: true, runtime },
   save: { notebook_id: 'n-1', notebook_path: '/tmp/a.ipynb' },
+  get_changes: {
+    cursor: 'r1.9',
+    complete: true,
+    changes: [
+      {
+        document_version: 5,
+        at: '2026-12-01T10:00:00.000Z',
+        by: 'human:Ada',
+        kind: 'inserted',
+        cell_id: 'c',
+        index: 1,
+      },
+      { document_version: 9, at: '2026-12-01T10:00:01.000Z', by: 'agent:x:1', kind: 'ran', cell_id: 'c', status: 'ok' },
+    ],
+  },
+  undo: {
+    undone: [
+      {
+        document_version: 10,
+        at: '2026-12-01T10:00:02.000Z',
+        by: 'agent:x:1',
+        kind: 'edited',
+        cell_id: 'c',
+        undo: true,
+      },
+    ],
+    document_version: 10,
+  },
   leave: { left: true },
 };
 
@@ -164,6 +194,7 @@ export const roomEventFixtures: readonly WireRoomEvent[] = [
   { event: 'execution_done', execution_id: 'e-1', cell_id: 'cell-1', status: 'error', execution_count: 3 },
   { event: 'peer_joined', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 2 },
   { event: 'peer_left', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 1 },
+  { event: 'presence', peer_id: 'p-2', peer_label: 'human:Ada', cell_id: 'cell-1' },
   {
     event: 'conditions',
     conditions: [

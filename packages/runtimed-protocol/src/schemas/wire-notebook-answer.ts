@@ -7,6 +7,27 @@ import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 const documentVersion = z.int().nonnegative();
 /** A mutation's answer may carry one: something the agent must be told (e.g. journaled edits kept aside). */
 const warning = z.string().optional();
+/**
+ * The request replaced a change another peer made after the `seen_version` it named: who, and the
+ * cell's version it replaced.
+ */
+const replaced = z.object({ by: z.string(), version: z.string() }).optional();
+
+/** What changed a cell in a room, by whom (a peer label), at which document version. */
+export const wireCellChangeSchema = z.object({
+  document_version: documentVersion,
+  at: z.string(),
+  by: z.string(),
+  kind: z.enum(['inserted', 'edited', 'deleted', 'moved', 'cleared', 'ran']),
+  cell_id: z.string().min(1),
+  /** Where the cell is after it (inserted, moved). */
+  index: z.int().nonnegative().optional(),
+  /** How a run ended (ran). */
+  status: z.string().optional(),
+  /** Made by an undo of the peer's own earlier edit. */
+  undo: z.literal(true).optional(),
+});
+export type WireCellChange = z.infer<typeof wireCellChangeSchema>;
 
 /**
  * The fields of each notebook request's `ok` answer (the answer also carries `type: 'ok'` and the
@@ -22,8 +43,8 @@ export const wireNotebookAnswerSchemas = {
     document_version: documentVersion,
     warning,
   }),
-  update_cell: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
-  delete_cell: z.object({ document_version: documentVersion, warning }),
+  update_cell: z.object({ cell: wireCellSchema, document_version: documentVersion, warning, replaced }),
+  delete_cell: z.object({ document_version: documentVersion, warning, replaced }),
   move_cell: z.object({ index: z.int().nonnegative(), document_version: documentVersion, warning }),
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
   execute_cell: wireExecutionStateSchema.extend({ warning }),
@@ -51,6 +72,19 @@ export const wireNotebookAnswerSchemas = {
   }),
   restart_kernel: z.object({ restarted: z.literal(true), runtime: wireRuntimeStateSchema }),
   save: z.object({ notebook_id: z.string().min(1), notebook_path: z.string().min(1) }),
+  /**
+   * `cursor` names this answer's end (give it as the next `since`); `complete` is false when changes
+   * after `since` are no longer known (the room keeps the last few hundred; a daemon restart or a
+   * reload from disk starts afresh), and `note` says which.
+   */
+  get_changes: z.object({
+    cursor: z.string().min(1),
+    changes: z.array(wireCellChangeSchema),
+    complete: z.boolean(),
+    note: z.string().optional(),
+  }),
+  /** What was reverted, newest first (each as the change it made now). */
+  undo: z.object({ undone: z.array(wireCellChangeSchema), document_version: documentVersion }),
   leave: z.object({ left: z.literal(true) }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 

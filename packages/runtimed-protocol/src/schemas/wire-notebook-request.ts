@@ -23,6 +23,8 @@ export const wireNotebookRequestTypes = [
   'interrupt',
   'restart_kernel',
   'save',
+  'get_changes',
+  'undo',
   'leave',
 ] as const;
 export type WireNotebookRequestType = (typeof wireNotebookRequestTypes)[number];
@@ -31,6 +33,16 @@ const cellId = z.string().min(1);
 /** Mutations may carry one: a repeated key answers the first result without applying again. */
 const idempotencyKey = z.string().nullish();
 const indexMessage = "Field 'index' must be a non-negative integer";
+/**
+ * A request on one cell may name the cell's `version` it was written against: refused
+ * (`stale_cell`, nothing changed) when the cell has changed since.
+ */
+const expectedVersion = z.string().min(1).nullish();
+/**
+ * The cell's `version` the asking peer last saw: the answer says (`replaced`) when the request
+ * replaces a change another peer made since.
+ */
+const seenVersion = z.string().min(1).nullish();
 
 /** Each notebook request's fields (the `id` is the connection's business). */
 export const wireNotebookRequestSchemas = {
@@ -51,18 +63,37 @@ export const wireNotebookRequestSchemas = {
     source: z.string().nullish(),
     cell_type: wireCellTypeSchema.optional(),
     idempotency_key: idempotencyKey,
+    expected_version: expectedVersion,
+    seen_version: seenVersion,
   }),
-  delete_cell: z.object({ type: z.literal('delete_cell'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  delete_cell: z.object({
+    type: z.literal('delete_cell'),
+    cell_id: cellId,
+    idempotency_key: idempotencyKey,
+    expected_version: expectedVersion,
+    seen_version: seenVersion,
+  }),
   /** `after_cell_id` `null` (or absent) moves the cell to the start. */
   move_cell: z.object({
     type: z.literal('move_cell'),
     cell_id: cellId,
     after_cell_id: z.string({ error: "Field 'after_cell_id' must be a string or null" }).nullish(),
     idempotency_key: idempotencyKey,
+    expected_version: expectedVersion,
   }),
-  clear_outputs: z.object({ type: z.literal('clear_outputs'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  clear_outputs: z.object({
+    type: z.literal('clear_outputs'),
+    cell_id: cellId,
+    idempotency_key: idempotencyKey,
+    expected_version: expectedVersion,
+  }),
   /** Answers at once (`queued`); progress arrives as `execution_output` and `execution_done` broadcasts. */
-  execute_cell: z.object({ type: z.literal('execute_cell'), cell_id: cellId, idempotency_key: idempotencyKey }),
+  execute_cell: z.object({
+    type: z.literal('execute_cell'),
+    cell_id: cellId,
+    idempotency_key: idempotencyKey,
+    expected_version: expectedVersion,
+  }),
   get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
   /**
    * Runs `source` in the room's kernel after the executions queued before it, without a cell: the
@@ -78,6 +109,20 @@ export const wireNotebookRequestSchemas = {
   restart_kernel: z.object({ type: z.literal('restart_kernel') }),
   /** To `path` (absolute, `.ipynb`), or to the file the notebook is bound to. */
   save: z.object({ type: z.literal('save'), path: z.string().nullish() }),
+  /**
+   * What the room's peers did after `since` (a cursor from an earlier answer; absent: everything
+   * the room still keeps), oldest first.
+   */
+  get_changes: z.object({ type: z.literal('get_changes'), since: z.string().min(1).nullish() }),
+  /**
+   * Reverts the asking peer's (by its label) last `count` edits (default 1), newest first, each only
+   * when no other peer changed that cell since; refused, changing nothing, otherwise.
+   */
+  undo: z.object({
+    type: z.literal('undo'),
+    count: z.int().min(1).max(50).nullish(),
+    idempotency_key: idempotencyKey,
+  }),
   leave: z.object({ type: z.literal('leave') }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 
@@ -97,6 +142,8 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.interrupt,
   wireNotebookRequestSchemas.restart_kernel,
   wireNotebookRequestSchemas.save,
+  wireNotebookRequestSchemas.get_changes,
+  wireNotebookRequestSchemas.undo,
   wireNotebookRequestSchemas.leave,
 ]);
 export type WireNotebookRequest = z.infer<typeof wireNotebookRequestSchema>;

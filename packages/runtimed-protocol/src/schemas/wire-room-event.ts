@@ -53,6 +53,13 @@ export const wireRoomEventSchema = z.discriminatedUnion('event', [
   wireExecutionDoneEventSchema,
   z.object({ event: z.literal('peer_joined'), ...peerEvent }),
   z.object({ event: z.literal('peer_left'), ...peerEvent }),
+  /** A peer said which cell it is on (`null`: none); a person's page does, as they move between cells. */
+  z.object({
+    event: z.literal('presence'),
+    peer_id: z.string(),
+    peer_label: z.string(),
+    cell_id: z.string().nullable(),
+  }),
   /** The room's conditions changed: the whole list as it is now (empty: all is well again). */
   z.object({ event: z.literal('conditions'), conditions: z.array(wireRoomConditionSchema) }),
   /** Something happened that the room's peers should hear once (the file was reloaded, autosave works again, …). */
@@ -73,6 +80,7 @@ export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName
   'execution_done',
   'peer_joined',
   'peer_left',
+  'presence',
   'conditions',
   'notice',
 ]);
