@@ -75,17 +75,32 @@ function pageOrder(page: Page): Promise<string[]> {
   return page.locator('section.cell').evaluateAll((cells) => cells.map((cell) => cell.id.slice('cell-'.length)));
 }
 
-/** The computed colour of the first element `selector` finds, as [r, g, b]. */
-async function colourOf(page: Page, selector: string): Promise<number[]> {
-  const colour = await page
-    .locator(selector)
-    .first()
-    .evaluate((node) => getComputedStyle(node).color);
+/** The computed colour of the first element `selector` finds (with `text` when given), as [r, g, b]. */
+async function colourOf(page: Page, selector: string, text?: RegExp): Promise<number[]> {
+  const found = page.locator(selector, text === undefined ? {} : { hasText: text }).first();
+  const colour = String(await found.evaluate('(node) => getComputedStyle(node).color'));
   return (colour.match(/\d+/g) ?? []).slice(0, 3).map(Number);
 }
 
+/**
+ * A screenshot of the whole page, taken with a viewport as tall as the page (a full-page capture
+ * leaves the output frames, which are other documents, blank).
+ */
+async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshots, { recursive: true });
+  await page.mouse.move(0, 0);
+  const viewport = page.viewportSize() ?? { width: 1100, height: 900 };
+  const height = Number(await page.evaluate('document.documentElement.scrollHeight'));
+  await page.setViewportSize({ width: viewport.width, height });
+  // Frames drawn at the new size, no transition (a toolbar fading) half-way.
+  await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+  await page.waitForFunction('document.getAnimations().every((animation) => !(animation instanceof CSSTransition))');
+  await page.screenshot({ path: join(screenshots, name) });
+  await page.setViewportSize(viewport);
+}
+
 describe('the live page in a real browser', () => {
-  it('shows the agent’s notebook live (highlighted code, markdown with math, coloured output, a plot), keeps output scripts in an opaque-origin sandbox, takes a person’s edit the agent then reads, and keeps working after the child and the daemon are killed', {
+  it('shows the agent’s notebook live (highlighted code, markdown with math, coloured output and tracebacks, a plot, an HTML table), takes a person’s edit the agent then reads, names who edited each cell, and keeps working after the child and the daemon are killed', {
     timeout: 300_000,
   }, async () => {
     const { session, page, close } = await openPage({ path: 'analysis.ipynb' });
@@ -95,19 +110,26 @@ describe('the live page in a real browser', () => {
     expect(await page.evaluate('document.cookie')).toBe('');
     await page.waitForSelector(`#cell-${firstId} .cm-content`);
     await expect.poll(() => page.locator(`#cell-${firstId} .outputs`).textContent()).toContain('hello from the agent');
-    // CodeMirror highlights the Python (its styles apply under the page's CSP: a string is coloured).
+    // CodeMirror highlights the Python, and its styles apply under the page's CSP (a string is coloured).
     await page.waitForSelector(`#cell-${firstId} .cm-content .tok-string`);
     const [r, g, b] = await colourOf(page, `#cell-${firstId} .cm-content .tok-string`);
     expect(r).toBeGreaterThan(120);
     expect(Math.max(g as number, b as number)).toBeLessThan(90);
-    expect(await page.locator(`#cell-${firstId} .cm-editor`).evaluate((node) => getComputedStyle(node).display)).toBe(
+    expect(await page.locator(`#cell-${firstId} .cm-editor`).evaluate('(node) => getComputedStyle(node).display')).toBe(
       'flex',
     );
 
     // Markdown renders (sanitised) with its math as MathML; a raw script does not survive.
     const notes = await agentCell(
       session,
-      '## Growth\nEuler: $e^{i\\pi}+1=0$, and **bold** words.\n\n$$\\sum_{k=1}^{n} k^2 = \\frac{n(n+1)(2n+1)}{6}$$\n\n<script>document.title = "markdown-pwned"</script>',
+      [
+        '## Squares, live',
+        'The agent checks that $\\sum_{k=1}^{n} k^2 = \\frac{n(n+1)(2n+1)}{6}$ and plots $y = x^2$; **bold** claims need proof:',
+        '',
+        '$$e^{i\\pi} + 1 = 0$$',
+        '',
+        '<script>document.title = "markdown-pwned"</script>',
+      ].join('\n'),
       { type: 'markdown' },
     );
     await page.waitForSelector(`#cell-${notes} .rendered math`);
@@ -115,20 +137,110 @@ describe('the live page in a real browser', () => {
     expect(await page.locator(`#cell-${notes} .rendered script`).count()).toBe(0);
     expect(await page.locator(`#cell-${notes} .source`).isHidden()).toBe(true);
 
-    // Terminal colours in an output: a span coloured red.
-    const coloured = await agentCell(session, 'print("\\x1b[31mred\\x1b[0m and plain")', { run: true });
-    await page.waitForSelector(`#cell-${coloured} .outputs span`);
-    const [red, green, blue] = await colourOf(page, `#cell-${coloured} .outputs span`);
+    // Terminal colours in a stream and in a traceback: spans coloured through the CSSOM.
+    const checks = await agentCell(
+      session,
+      'for n in range(1, 5):\n    ok = sum(k * k for k in range(1, n + 1)) == n * (n + 1) * (2 * n + 1) // 6\n    print(f"n={n}", "\\x1b[32mpassed\\x1b[0m" if ok else "\\x1b[31mfailed\\x1b[0m")\nprint("\\x1b[1;31mred\\x1b[0m means trouble")',
+      { run: true },
+    );
+    await page.waitForSelector(`#cell-${checks} .outputs span`);
+    const [red, green, blue] = await colourOf(page, `#cell-${checks} .outputs span`, /^red$/);
     expect(red).toBeGreaterThan(150);
     expect(Math.max(green as number, blue as number)).toBeLessThan(100);
+    const failing = await agentCell(session, 'squares = {1: 1, 2: 4}\nsquares[3]', { run: true });
+    await page.waitForSelector(`#cell-${failing} .outputs pre.error span`);
+    expect(await page.locator(`#cell-${failing} .outputs pre.error`).textContent()).toContain('KeyError');
 
-    // The agent plots; the page shows the figure without a reload.
+    // The agent plots and tabulates; the page shows the figure and the (framed) table without a reload.
     const plot = await agentCell(
       session,
-      'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.show()',
+      'import matplotlib.pyplot as plt\nxs = range(1, 11)\nplt.figure(figsize=(6, 3.2))\nplt.plot(xs, [x * x for x in xs], marker="o")\nplt.title("y = x²")\nplt.show()',
       { run: true },
     );
     await page.waitForSelector(`#cell-${plot} img[alt="image/png"]`);
+    const table = await agentCell(
+      session,
+      'from IPython.display import HTML\nrows = "".join(f"<tr><td>{n}</td><td>{n * n}</td><td>{n ** 3}</td></tr>" for n in range(1, 6))\nHTML(f"<table><thead><tr><th>n</th><th>n²</th><th>n³</th></tr></thead><tbody>{rows}</tbody></table>")',
+      { run: true },
+    );
+    await expect
+      .poll(() => page.frameLocator(`#cell-${table} iframe.rich`).locator('table').textContent())
+      .toContain('125');
+    await screenshot(page, 'live-page-agent.png');
+
+    // The person edits the first cell in its editor and runs it; the agent's next read has it.
+    await page.locator(`#cell-${firstId} .cm-content`).click();
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('greeting = "hello from Ada"\nprint(greeting)');
+    await page.keyboard.press('Shift+Enter');
+    const edited = await waitFor('the edit in the room', async () => {
+      const cell = await session.call('get_cell', { cell_id: firstId });
+      return cell.text.includes('hello from Ada') && cell.text.includes('out') ? cell : undefined;
+    });
+    // Exactly what she typed over the selected text (no line left behind).
+    expect(edited.json?.source).toBe('greeting = "hello from Ada"\nprint(greeting)');
+    await expect
+      .poll(() => page.locator(`#cell-${firstId} .outputs`).textContent(), { timeout: 30_000 })
+      .toContain('hello from Ada');
+    // Who is in the room: the person by name beside the agent; who edited each cell.
+    const here = await page.locator('#peers').textContent();
+    expect(here).toContain('human:Ada');
+    expect(here).toMatch(/agent:[a-z0-9-]+:[0-9a-f]+/);
+    await expect.poll(() => page.locator(`#cell-${firstId} .edited-by`).textContent()).toBe('edited by human:Ada');
+    expect(await page.locator(`#cell-${plot} .edited-by`).textContent()).toMatch(
+      /^edited by .*agent:[a-z0-9-]+:[0-9a-f]+$/,
+    );
+    await page.locator(`#cell-${firstId} .cm-content`).blur();
+    await screenshot(page, 'live-page-human-edit.png');
+
+    // The child MCP server is killed: the page goes on, and shows the agent's next edit.
+    await session.faults.killChild();
+    const afterChild = await agentCell(session, 'after = "the child came back"');
+    await page.waitForSelector(`#cell-${afterChild} .cm-content`, { timeout: 60_000 });
+    expect(await page.locator(`#cell-${afterChild} .cm-content`).textContent()).toContain('the child came back');
+
+    // The daemon restarts: the page reconnects by itself, same address, same notebook.
+    await session.faults.killDaemon();
+    const afterDaemon = await agentCell(session, 'after = "the restart"');
+    await page.waitForSelector(`#cell-${afterDaemon} .cm-content`, { timeout: 60_000 });
+    await expect.poll(() => page.locator('#status .connection').textContent(), { timeout: 30_000 }).toBe('live');
+    await close();
+  });
+
+  it('moves cells with its buttons, shows where the other person is, keeps output scripts in an opaque-origin sandbox, and runs and interrupts a cell, as the person asks', {
+    timeout: 180_000,
+  }, async () => {
+    const { session, page, close } = await openPage('untitled');
+    const first = await agentCell(session, 'first = 1');
+    const second = await agentCell(session, 'second = 2');
+    const third = await agentCell(session, 'third = 3');
+    await page.waitForSelector(`#cell-${third} .cm-content`);
+
+    // Moves: down, up, and up to the top (after no cell).
+    await page.locator(`#cell-${first} [data-action="move-down"]`).click();
+    await waitFor('the move down in the room', async () =>
+      (await agentOrder(session)).join() === [second, first, third].join() ? true : undefined,
+    );
+    await expect.poll(() => pageOrder(page)).toEqual([second, first, third]);
+    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
+    await waitFor('the move up in the room', async () =>
+      (await agentOrder(session)).join() === [second, third, first].join() ? true : undefined,
+    );
+    await expect.poll(() => pageOrder(page)).toEqual([second, third, first]);
+    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
+    await waitFor('the move to the top in the room', async () =>
+      (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
+    );
+
+    // Presence: Bob's page shows Ada on the cell she is in, and no more once she left it.
+    const bob = await page.context().newPage();
+    await bob.goto(page.url().replace(/name=Ada/, 'name=Bob'));
+    await bob.waitForSelector(`#cell-${second} .cm-content`);
+    await page.locator(`#cell-${second} .cm-content`).click();
+    await expect.poll(() => bob.locator(`#cell-${second} .presence`).textContent()).toContain('human:Ada');
+    await page.locator(`#cell-${second} .cm-content`).blur();
+    await expect.poll(() => bob.locator(`#cell-${second} .presence`).textContent()).not.toContain('human:Ada');
+    await bob.close();
 
     // An output's script runs in a frame sandboxed without same-origin: it cannot reach the page
     // (its title stays) nor read any cookie.
@@ -158,66 +270,7 @@ describe('the live page in a real browser', () => {
     expect(frameText).not.toMatch(/[0-9a-f]{64}/);
     expect(await page.title()).toBe(title);
 
-    mkdirSync(screenshots, { recursive: true });
-    await page.screenshot({ path: join(screenshots, 'live-page-agent.png'), fullPage: true });
-
-    // The person edits the first cell in its editor and runs it; the agent's next read has it.
-    await page.locator(`#cell-${firstId} .cm-content`).click();
-    await page.keyboard.press('ControlOrMeta+A');
-    await page.keyboard.type('greeting = "hello from Ada"\nprint(greeting)');
-    await page.keyboard.press('Shift+Enter');
-    await waitFor('the edit in the room', async () => {
-      const cell = await session.call('get_cell', { cell_id: firstId });
-      return cell.text.includes('hello from Ada') && cell.text.includes('out') ? cell : undefined;
-    });
-    await expect
-      .poll(() => page.locator(`#cell-${firstId} .outputs`).textContent(), { timeout: 30_000 })
-      .toContain('hello from Ada');
-    // Who is in the room: the person by name beside the agent.
-    const here = await page.locator('#peers').textContent();
-    expect(here).toContain('human:Ada');
-    expect(here).toMatch(/agent:[a-z0-9-]+:[0-9a-f]+/);
-    await page.locator(`#cell-${firstId} .cm-content`).blur();
-    await page.screenshot({ path: join(screenshots, 'live-page-human-edit.png'), fullPage: true });
-
-    // The child MCP server is killed: the page goes on, and shows the agent's next edit.
-    await session.faults.killChild();
-    const afterChild = await agentCell(session, 'after = "the child came back"');
-    await page.waitForSelector(`#cell-${afterChild} .cm-content`, { timeout: 60_000 });
-    expect(await page.locator(`#cell-${afterChild} .cm-content`).textContent()).toContain('the child came back');
-
-    // The daemon restarts: the page reconnects by itself, same address, same notebook.
-    await session.faults.killDaemon();
-    const afterDaemon = await agentCell(session, 'after = "the restart"');
-    await page.waitForSelector(`#cell-${afterDaemon} .cm-content`, { timeout: 60_000 });
-    await expect.poll(() => page.locator('#status .connection').textContent(), { timeout: 30_000 }).toBe('live');
-    await close();
-  });
-
-  it('moves cells with its buttons, runs a cell and interrupts it, as the person asks', {
-    timeout: 180_000,
-  }, async () => {
-    const { session, page, close } = await openPage('untitled');
-    const first = await agentCell(session, 'first = 1');
-    const second = await agentCell(session, 'second = 2');
-    const third = await agentCell(session, 'third = 3');
-    await page.waitForSelector(`#cell-${third} .cm-content`);
-
-    await page.locator(`#cell-${first} [data-action="move-down"]`).click();
-    await waitFor('the move down in the room', async () =>
-      (await agentOrder(session)).join() === [second, first, third].join() ? true : undefined,
-    );
-    await expect.poll(() => pageOrder(page)).toEqual([second, first, third]);
-    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
-    await waitFor('the move up in the room', async () =>
-      (await agentOrder(session)).join() === [second, third, first].join() ? true : undefined,
-    );
-    await expect.poll(() => pageOrder(page)).toEqual([second, third, first]);
-    await page.locator(`#cell-${third} [data-action="move-up"]`).click();
-    await waitFor('the move to the top in the room', async () =>
-      (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
-    );
-
+    // The person runs a long cell and interrupts it; the agent reads the KeyboardInterrupt.
     const sleeper = await agentCell(session, 'import time; time.sleep(30)');
     await page.locator(`#cell-${sleeper} [data-action="run"]`).click();
     const interrupt = page.locator(`#cell-${sleeper} [data-action="interrupt"]`);
@@ -230,7 +283,7 @@ describe('the live page in a real browser', () => {
       return cell.text.includes('KeyboardInterrupt') ? cell : undefined;
     });
     await expect.poll(() => page.locator(`#cell-${sleeper} .outputs`).textContent()).toContain('KeyboardInterrupt');
-    await expect.poll(() => page.locator(`#cell-${sleeper} [data-action="interrupt"]`).isHidden()).toBe(true);
+    await expect.poll(() => interrupt.isHidden()).toBe(true);
     await close();
   });
 });

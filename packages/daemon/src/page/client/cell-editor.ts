@@ -65,6 +65,27 @@ const notebookTheme = EditorView.theme({
   '&.cm-focused .cm-matchingBracket': { backgroundColor: '#d7e8ff', outline: '1px solid #9ec5ff' },
 });
 
+/**
+ * Typing over a selection that spans lines. Chromium (156) leaves an empty line behind when a
+ * key replaces such a selection in the editable DOM, and CodeMirror reads that line into the
+ * text (select all, type: the cell ends with a newline it never had). This makes the replacement
+ * itself, through the editor's input handlers (closed brackets and the like apply as for any typing).
+ */
+const typeOverLines = EditorView.domEventHandlers({
+  beforeinput(event, view) {
+    if (event.inputType !== 'insertText' || event.data === null || event.isComposing) return false;
+    const { from, to } = view.state.selection.main;
+    if (from === to || view.state.doc.lineAt(from).number === view.state.doc.lineAt(to).number) return false;
+    const text = event.data;
+    event.preventDefault();
+    const insert = () => view.state.update(view.state.replaceSelection(text), { userEvent: 'input.type' });
+    if (!view.state.facet(EditorView.inputHandler).some((handler) => handler(view, from, to, text, insert))) {
+      view.dispatch(insert(), { scrollIntoView: true });
+    }
+    return true;
+  },
+});
+
 function languageSupport(language: CellLanguage): Extension {
   if (language === 'python') return python();
   // GFM markdown without `markdown()`'s HTML support (which would bring CodeMirror's HTML, CSS and
@@ -101,6 +122,7 @@ export class CellEditor {
             ]),
           ),
           minimalSetup,
+          typeOverLines,
           indentUnit.of('    '),
           indentOnInput(),
           bracketMatching(),

@@ -68,9 +68,14 @@ export class LiveNotebook implements CellHost {
       });
   }
 
+  /**
+   * Sends a person's request. The room tells the other peers of an edit, not the peer that made it,
+   * so the page reads the notebook again itself once the edit is done.
+   */
   public async send(request: PageRequest): Promise<boolean> {
     const result = await this.#api.send(request);
-    if (!result.ok) this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
+    if (result.ok) this.refresh();
+    else this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
     return result.ok;
   }
 
