@@ -75,10 +75,17 @@ function pageOrder(page: Page): Promise<string[]> {
   return page.locator('section.cell').evaluateAll((cells) => cells.map((cell) => cell.id.slice('cell-'.length)));
 }
 
+/** What the tests use of the browser's globals (this file is not compiled with the DOM library). */
+interface BrowserGlobals {
+  getComputedStyle(node: unknown): { readonly color: string; readonly display: string };
+  readonly document: { getAnimations(): readonly object[] };
+  readonly CSSTransition: abstract new () => object;
+}
+
 /** The computed colour of the first element `selector` finds (with `text` when given), as [r, g, b]. */
 async function colourOf(page: Page, selector: string, text?: RegExp): Promise<number[]> {
   const found = page.locator(selector, text === undefined ? {} : { hasText: text }).first();
-  const colour = String(await found.evaluate('(node) => getComputedStyle(node).color'));
+  const colour = await found.evaluate((node) => (globalThis as unknown as BrowserGlobals).getComputedStyle(node).color);
   return (colour.match(/\d+/g) ?? []).slice(0, 3).map(Number);
 }
 
@@ -94,7 +101,10 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: viewport.width, height });
   // Frames drawn at the new size, no transition (a toolbar fading) half-way.
   await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
-  await page.waitForFunction('document.getAnimations().every((animation) => !(animation instanceof CSSTransition))');
+  await page.waitForFunction(() => {
+    const browser = globalThis as unknown as BrowserGlobals;
+    return browser.document.getAnimations().every((animation) => !(animation instanceof browser.CSSTransition));
+  });
   await page.screenshot({ path: join(screenshots, name) });
   await page.setViewportSize(viewport);
 }
@@ -115,9 +125,10 @@ describe('the live page in a real browser', () => {
     const [r, g, b] = await colourOf(page, `#cell-${firstId} .cm-content .tok-string`);
     expect(r).toBeGreaterThan(120);
     expect(Math.max(g as number, b as number)).toBeLessThan(90);
-    expect(await page.locator(`#cell-${firstId} .cm-editor`).evaluate('(node) => getComputedStyle(node).display')).toBe(
-      'flex',
-    );
+    const editorDisplay = await page
+      .locator(`#cell-${firstId} .cm-editor`)
+      .evaluate((node) => (globalThis as unknown as BrowserGlobals).getComputedStyle(node).display);
+    expect(editorDisplay).toBe('flex');
 
     // Markdown renders (sanitised) with its math as MathML; a raw script does not survive.
     const notes = await agentCell(
@@ -166,6 +177,13 @@ describe('the live page in a real browser', () => {
     await expect
       .poll(() => page.frameLocator(`#cell-${table} iframe.rich`).locator('table').textContent())
       .toContain('125');
+    const said = await agentCell(
+      session,
+      'from IPython.display import Markdown, Math, display\ndisplay(Markdown("The table holds **five** rows."), Math(r"\\sum_{n=1}^{5} n^3 = 225"))',
+      { run: true },
+    );
+    await page.waitForSelector(`#cell-${said} .outputs math`);
+    expect(await page.locator(`#cell-${said} .outputs strong`).textContent()).toBe('five');
     await screenshot(page, 'live-page-agent.png');
 
     // The person edits the first cell in its editor and runs it; the agent's next read has it.
@@ -232,6 +250,41 @@ describe('the live page in a real browser', () => {
       (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
     );
 
+    // Another peer's change to a cell nobody edits here shows at once, in its editor.
+    const changed = await session.call('set_cell', { cell_id: first, source: 'first = "changed by the agent"' });
+    expect(changed.isError, changed.text).toBe(false);
+    await expect
+      .poll(() => page.locator(`#cell-${first} .cm-content`).textContent())
+      .toBe('first = "changed by the agent"');
+
+    // The person adds a cell below another, and deletes one.
+    await page.locator(`#cell-${third} [data-action="add-below"]`).click();
+    const added = await waitFor('the added cell in the room', async () => {
+      const order = await agentOrder(session);
+      return order.length === 4 && order[0] === third ? order[1] : undefined;
+    });
+    await page.waitForSelector(`#cell-${added} .cm-content`);
+    await page.locator(`#cell-${added} [data-action="delete"]`).click();
+    await waitFor('the deleted cell gone from the room', async () =>
+      (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
+    );
+    await expect.poll(() => page.locator(`#cell-${added}`).count()).toBe(0);
+
+    // A markdown cell: rendered, edited on double-click, rendered again on Shift+Enter.
+    const notes = await agentCell(session, 'A *draft*', { type: 'markdown' });
+    await page.waitForSelector(`#cell-${notes} .rendered em`);
+    await page.locator(`#cell-${notes} .rendered`).dblclick();
+    await expect.poll(() => page.locator(`#cell-${notes} .source`).isVisible()).toBe(true);
+    await page.keyboard.press('ControlOrMeta+End');
+    await page.keyboard.type(' with **more**');
+    await page.keyboard.press('Shift+Enter');
+    await page.waitForSelector(`#cell-${notes} .rendered strong`);
+    expect(await page.locator(`#cell-${notes} .source`).isHidden()).toBe(true);
+    await waitFor('the markdown edit in the room', async () => {
+      const cell = await session.call('get_cell', { cell_id: notes });
+      return cell.json?.source === 'A *draft* with **more**' ? cell : undefined;
+    });
+
     // Presence: Bob's page shows Ada on the cell she is in, and no more once she left it.
     const bob = await page.context().newPage();
     await bob.goto(page.url().replace(/name=Ada/, 'name=Bob'));
@@ -277,6 +330,11 @@ describe('the live page in a real browser', () => {
     await interrupt.waitFor({ state: 'visible', timeout: 60_000 });
     expect(await page.locator(`#cell-${sleeper}`).getAttribute('class')).toContain('running');
     expect(await page.locator(`#cell-${sleeper} .prompt`).textContent()).toBe('[*]');
+    expect(await page.locator(`#cell-${sleeper} .presence`).textContent()).toContain('running: human:Ada');
+    // Another run waits behind it: queued.
+    await page.locator(`#cell-${second} [data-action="run"]`).click();
+    await expect.poll(() => page.locator(`#cell-${second}`).getAttribute('class')).toContain('queued');
+    expect(await page.locator(`#cell-${second} .prompt`).textContent()).toBe('[*]');
     await interrupt.click();
     await waitFor('the interrupted cell', async () => {
       const cell = await session.call('get_cell', { cell_id: sleeper });
@@ -284,6 +342,7 @@ describe('the live page in a real browser', () => {
     });
     await expect.poll(() => page.locator(`#cell-${sleeper} .outputs`).textContent()).toContain('KeyboardInterrupt');
     await expect.poll(() => interrupt.isHidden()).toBe(true);
+    await expect.poll(() => page.locator(`#cell-${second} .prompt`).textContent()).toMatch(/^\[\d+\]$/);
     await close();
   });
 });

@@ -3,6 +3,7 @@ import { CellEditor, type CellLanguage } from './cell-editor.js';
 import { el, type IconName, icon } from './element.js';
 import type { SnapshotCell } from './notebook-snapshot.js';
 import type { PageRequest } from './page-api.js';
+import { peerChip } from './peer-chip.js';
 import { renderMarkdown } from './render-markdown.js';
 import { renderOutput } from './render-output.js';
 import { syncChildren } from './sync-children.js';
@@ -78,14 +79,14 @@ export class CellView {
     this.element = el('section', { className: 'cell', id: `cell-${cell.id}` });
     this.element.dataset.cellId = cell.id;
     const tools = el('div', { className: 'tools', attrs: { role: 'toolbar', 'aria-label': 'Cell' } }, [
-      this.button('run', 'run', 'Run', 'Run (Shift+Enter)', true),
-      this.button('interrupt', 'stop', 'Interrupt', 'Interrupt the kernel', true),
-      this.button('edit', 'edit', 'Edit', 'Edit the markdown (double-click)', true),
-      this.button('toggle-type', undefined, '', 'Change the cell type'),
-      this.button('move-up', 'up', 'Move up', 'Move up'),
-      this.button('move-down', 'down', 'Move down', 'Move down'),
-      this.button('add-below', 'add', 'Add below', 'Add a code cell below'),
-      this.button('delete', 'delete', 'Delete', 'Delete the cell'),
+      this.makeButton('run', 'run', 'Run', 'Run (Shift+Enter)', true),
+      this.makeButton('interrupt', 'stop', 'Interrupt', 'Interrupt the kernel', true),
+      this.makeButton('edit', 'edit', 'Edit', 'Edit the markdown (double-click)', true),
+      this.makeButton('toggle-type', undefined, '', 'Change the cell type'),
+      this.makeButton('move-up', 'up', 'Move up', 'Move up'),
+      this.makeButton('move-down', 'down', 'Move down', 'Move down'),
+      this.makeButton('add-below', 'add', 'Add below', 'Add a code cell below'),
+      this.makeButton('delete', 'delete', 'Delete', 'Delete the cell'),
     ]);
     this.#editor = new CellEditor(this.#source, cell.source, languageOf(cell), {
       onEdit: () => this.scheduleSave(),
@@ -133,40 +134,40 @@ export class CellView {
     this.element.remove();
   }
 
+  /** Draws what changed since the last snapshot (text and classes compared first: no needless DOM writes). */
   private draw(): void {
     const cell = this.#cell;
     const place = this.#place;
     const code = cell.cell_type === 'code';
     const markdown = cell.cell_type === 'markdown';
-    this.element.className = `cell ${cell.cell_type}`;
-    this.element.classList.toggle('running', place.running);
-    this.element.classList.toggle('queued', place.queued);
+    const state = place.running ? ' running' : place.queued ? ' queued' : '';
+    setText(this.#prompt, code ? `[${state ? '*' : (cell.execution_count ?? ' ')}]` : '');
+    setClass(this.element, `cell ${cell.cell_type}${state}`);
+    setClass(this.#prompt, `prompt${state}`);
     this.#editor.setLanguage(languageOf(cell));
 
-    const busy = place.running || place.queued;
-    this.#prompt.textContent = code ? `[${busy ? '*' : (cell.execution_count ?? ' ')}]` : '';
-    this.#prompt.classList.toggle('queued', place.queued);
-    this.#prompt.classList.toggle('running', place.running);
-
-    this.#author.textContent = cell.edited_by ? `edited by ${cell.edited_by}` : '';
+    setText(this.#author, cell.edited_by ? `edited by ${cell.edited_by}` : '');
     this.#author.hidden = !cell.edited_by;
-    this.#presence.replaceChildren(
-      ...place.presentLabels.map((label) => peerChip(label, 'here')),
-      ...place.runningLabels.map((label) => {
-        const chip = peerChip(label, 'running-by');
-        chip.prepend('running: ');
-        return chip;
-      }),
-    );
-    this.#presence.hidden = place.presentLabels.length + place.runningLabels.length === 0;
+    const presence = JSON.stringify([place.presentLabels, place.runningLabels]);
+    if (this.#presence.dataset.labels !== presence) {
+      this.#presence.dataset.labels = presence;
+      this.#presence.replaceChildren(
+        ...place.presentLabels.map((label) => peerChip(label, 'here')),
+        ...place.runningLabels.map((label) => {
+          const chip = peerChip(label, 'running-by');
+          chip.prepend('running: ');
+          return chip;
+        }),
+      );
+      this.#presence.hidden = place.presentLabels.length + place.runningLabels.length === 0;
+    }
 
     this.show('run', code);
     this.show('interrupt', code && place.running);
     this.show('edit', markdown && !this.#editingMarkdown);
-    const toggle = this.#buttons.get('toggle-type') as HTMLButtonElement;
-    toggle.textContent = markdown ? 'Markdown' : code ? 'Code' : 'Raw';
-    (this.#buttons.get('move-up') as HTMLButtonElement).disabled = place.index === 0;
-    (this.#buttons.get('move-down') as HTMLButtonElement).disabled = place.index === place.order.length - 1;
+    setText(this.button('toggle-type'), markdown ? 'Markdown' : code ? 'Code' : 'Raw');
+    this.button('move-up').disabled = place.index === 0;
+    this.button('move-down').disabled = place.index === place.order.length - 1;
 
     const rendered = markdown && !this.#editingMarkdown;
     this.#source.hidden = rendered;
@@ -201,7 +202,13 @@ export class CellView {
     this.#outputs.hidden = outputs.length === 0;
   }
 
-  private button(action: Action, iconName: IconName | undefined, label: string, title: string, text = false) {
+  private makeButton(
+    action: Action,
+    iconName: IconName | undefined,
+    label: string,
+    title: string,
+    text = false,
+  ): HTMLButtonElement {
     const node = el('button', {
       type: 'button',
       className: `tool ${action}`,
@@ -217,8 +224,12 @@ export class CellView {
     return node;
   }
 
+  private button(action: Action): HTMLButtonElement {
+    return this.#buttons.get(action) as HTMLButtonElement;
+  }
+
   private show(action: Action, shown: boolean): void {
-    (this.#buttons.get(action) as HTMLButtonElement).hidden = !shown;
+    this.button(action).hidden = !shown;
   }
 
   private async act(action: Action): Promise<void> {
@@ -314,28 +325,14 @@ export class CellView {
   }
 }
 
+function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setClass(node: HTMLElement, className: string): void {
+  if (node.className !== className) node.className = className;
+}
+
 function languageOf(cell: SnapshotCell): CellLanguage {
   return cell.cell_type === 'code' ? 'python' : cell.cell_type === 'markdown' ? 'markdown' : 'plain';
-}
-
-/** `human`, `agent` or `other`, from a peer's label (`human:Ada`, `Claude Code agent:<slug>:<session>`). */
-export function labelKind(label: string): 'human' | 'agent' | 'other' {
-  if (label === 'human' || label.startsWith('human:')) return 'human';
-  if (/(^|\s)agent:/.test(label)) return 'agent';
-  return 'other';
-}
-
-/**
- * A peer's label as a chip: the client's name (an agent's label starts with it) stands out, the
- * `agent:<slug>:<session>` or `human:<name>` part follows; the text is the whole label.
- */
-export function peerChip(label: string, className = ''): HTMLElement {
-  const kind = labelKind(label);
-  const chip = el('span', { className: `chip ${kind} ${className}`.trim(), title: label });
-  const at = label.search(/\sagent:/);
-  if (kind === 'agent' && at > 0) {
-    chip.append(el('span', { className: 'who', textContent: label.slice(0, at) }), ' ');
-    chip.append(el('span', { className: 'tag', textContent: label.slice(at + 1) }));
-  } else chip.append(label);
-  return chip;
 }

@@ -83,7 +83,7 @@ export class LiveNotebook implements CellHost {
     if (focused) this.#focused = cellId;
     else if (this.#focused === cellId) this.#focused = null;
     // A caret moving from one cell to another passes through "no cell": say only where it ends.
-    queueMicrotask(() => setTimeout(() => this.sendPresence(), 0));
+    setTimeout(() => this.sendPresence(), 0);
   }
 
   public outputFrameUrl(cellId: string, index: number, version: string): string {

@@ -1,6 +1,7 @@
-import { type CellHost, type CellPlace, CellView, peerChip } from './cell-view.js';
+import { type CellHost, type CellPlace, CellView } from './cell-view.js';
 import { el, icon } from './element.js';
 import type { NotebookSnapshot, SnapshotPeer } from './notebook-snapshot.js';
+import { peerChip } from './peer-chip.js';
 import type { ConnectionState } from './room-stream.js';
 import { syncChildren } from './sync-children.js';
 

@@ -1,5 +1,6 @@
 import { el } from './element.js';
 import { PageApi } from './page-api.js';
+import { peerChip } from './peer-chip.js';
 
 /** The index page: the open notebooks, each with its path (or untitled id), its peers and its kernel. */
 export async function showRoomIndex(content: HTMLElement): Promise<void> {
@@ -39,7 +40,7 @@ export async function showRoomIndex(content: HTMLElement): Promise<void> {
                 textContent: `${room.active_peers} ${room.active_peers === 1 ? 'peer' : 'peers'}`,
                 title: labels.join(', '),
               }),
-              ...labels.map((label) => el('span', { className: 'chip', textContent: label })),
+              ...labels.map((label) => peerChip(label)),
             ]),
           ]);
         }),
