@@ -285,6 +285,22 @@ describe('the live page in a real browser', () => {
       return cell.json?.source === 'A *draft* with **more**' ? cell : undefined;
     });
 
+    // The cell being edited keeps the person's text and caret while the notebook changes around it.
+    await page.locator(`#cell-${first} .cm-content`).click();
+    await page.keyboard.press('ControlOrMeta+End');
+    await page.keyboard.type('  # by Ada');
+    const meanwhile = await agentCell(session, 'meanwhile = "the agent goes on"');
+    await page.waitForSelector(`#cell-${meanwhile} .cm-content`);
+    await page.keyboard.type(', still typing');
+    expect(await page.locator(`#cell-${first} .cm-content`).textContent()).toBe(
+      'first = "changed by the agent"  # by Ada, still typing',
+    );
+    await page.locator(`#cell-${first} .cm-content`).blur();
+    await waitFor('her text in the room', async () => {
+      const cell = await session.call('get_cell', { cell_id: first });
+      return String(cell.json?.source).endsWith('still typing') ? cell : undefined;
+    });
+
     // Presence: Bob's page shows Ada on the cell she is in, and no more once she left it.
     const bob = await page.context().newPage();
     await bob.goto(page.url().replace(/name=Ada/, 'name=Bob'));
