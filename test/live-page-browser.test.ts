@@ -139,6 +139,8 @@ describe('the live page in a real browser', () => {
         '',
         '$$e^{i\\pi} + 1 = 0$$',
         '',
+        'See [the identity](https://en.wikipedia.org/wiki/Euler%27s_identity).',
+        '',
         '<script>document.title = "markdown-pwned"</script>',
       ].join('\n'),
       { type: 'markdown' },
@@ -146,6 +148,10 @@ describe('the live page in a real browser', () => {
     await page.waitForSelector(`#cell-${notes} .rendered math`);
     expect(await page.locator(`#cell-${notes} .rendered strong`).textContent()).toBe('bold');
     expect(await page.locator(`#cell-${notes} .rendered script`).count()).toBe(0);
+    // A link opens outside the page.
+    const link = page.locator(`#cell-${notes} .rendered a`);
+    expect(await link.getAttribute('target')).toBe('_blank');
+    expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
     expect(await page.locator(`#cell-${notes} .source`).isHidden()).toBe(true);
 
     // Terminal colours in a stream and in a traceback: spans coloured through the CSSOM.
@@ -358,7 +364,9 @@ describe('the live page in a real browser', () => {
     });
     await expect.poll(() => page.locator(`#cell-${sleeper} .outputs`).textContent()).toContain('KeyboardInterrupt');
     await expect.poll(() => interrupt.isHidden()).toBe(true);
-    await expect.poll(() => page.locator(`#cell-${second} .prompt`).textContent()).toMatch(/^\[\d+\]$/);
+    // The queued run left the queue (ran, or was aborted by the interrupt, as the kernel decides).
+    await expect.poll(() => page.locator(`#cell-${second} .prompt`).textContent()).not.toBe('[*]');
+    expect(await page.locator(`#cell-${second}`).getAttribute('class')).not.toContain('queued');
     await close();
   });
 });

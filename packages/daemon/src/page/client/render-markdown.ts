@@ -57,21 +57,19 @@ const inlineMath: TokenizerAndRendererExtension = {
 
 const markdown = new Marked({ gfm: true, extensions: [blockMath, inlineMath] });
 
-// Links open outside the page (a link must not take the person away from the notebook).
-DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-  if (node.tagName === 'A' && node.hasAttribute('href')) {
-    node.setAttribute('target', '_blank');
-    node.setAttribute('rel', 'noopener noreferrer');
-  }
-});
-
 /**
  * Sanitised HTML as nodes of this document. DOMPurify keeps HTML, SVG and MathML and drops
  * scripts, event handlers and `javascript:` URLs; `style` attributes are dropped as well (the page's
- * CSP would refuse them).
+ * CSP would refuse them). Links open outside the page (a link must not take the person away from
+ * the notebook).
  */
 function sanitize(html: string): DocumentFragment {
-  return DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_ATTR: ['style'] });
+  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_ATTR: ['style'] });
+  for (const link of fragment.querySelectorAll('a[href]')) {
+    link.setAttribute('target', '_blank');
+    link.setAttribute('rel', 'noopener noreferrer');
+  }
+  return fragment;
 }
 
 /** A markdown text (a cell, a `text/markdown` output) as sanitised HTML, with `$…$` / `$$…$$` math. */
