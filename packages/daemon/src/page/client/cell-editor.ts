@@ -78,20 +78,24 @@ const typeOverLines = EditorView.domEventHandlers({
     if (from === to || view.state.doc.lineAt(from).number === view.state.doc.lineAt(to).number) return false;
     const text = event.data;
     event.preventDefault();
-    const insert = () => view.state.update(view.state.replaceSelection(text), { userEvent: 'input.type' });
+    const insert = () =>
+      view.state.update(view.state.replaceSelection(text), { userEvent: 'input.type', scrollIntoView: true });
     if (!view.state.facet(EditorView.inputHandler).some((handler) => handler(view, from, to, text, insert))) {
-      view.dispatch(insert(), { scrollIntoView: true });
+      view.dispatch(insert());
     }
     return true;
   },
 });
 
+/** The language's highlighting (and keys), and what an empty editor says. */
 function languageSupport(language: CellLanguage): Extension {
-  if (language === 'python') return python();
+  if (language === 'python') return [python(), placeholder('Python code')];
   // GFM markdown without `markdown()`'s HTML support (which would bring CodeMirror's HTML, CSS and
   // JavaScript modes into the bundle for HTML inside markdown).
-  if (language === 'markdown') return [new LanguageSupport(markdownLanguage), keymap.of(markdownKeymap)];
-  return [];
+  if (language === 'markdown') {
+    return [new LanguageSupport(markdownLanguage), keymap.of(markdownKeymap), placeholder('Markdown, $math$ too')];
+  }
+  return placeholder('Raw text');
 }
 
 /**
@@ -100,7 +104,7 @@ function languageSupport(language: CellLanguage): Extension {
  * they edit (another peer's text comes in through {@link CellEditor.replaceText} only).
  */
 export class CellEditor {
-  public readonly view: EditorView;
+  readonly #view: EditorView;
   readonly #language = new Compartment();
   #current: CellLanguage;
 
@@ -110,7 +114,7 @@ export class CellEditor {
       handlers.onRun();
       return true;
     };
-    this.view = new EditorView({
+    this.#view = new EditorView({
       parent,
       state: EditorState.create({
         doc: text,
@@ -132,7 +136,6 @@ export class CellEditor {
           syntaxHighlighting(classHighlighter),
           notebookTheme,
           EditorView.lineWrapping,
-          placeholder(language === 'markdown' ? 'Markdown text, $math$ too' : 'Code'),
           this.#language.of(languageSupport(language)),
           EditorView.updateListener.of((update) => {
             if (update.docChanged && !update.transactions.some((tr) => tr.annotation(remoteChange))) handlers.onEdit();
@@ -144,21 +147,25 @@ export class CellEditor {
   }
 
   public get text(): string {
-    return this.view.state.doc.toString();
+    return this.#view.state.doc.toString();
   }
 
   public get hasFocus(): boolean {
-    return this.view.hasFocus;
+    return this.#view.hasFocus;
   }
 
   public focus(): void {
-    this.view.focus();
+    this.#view.focus();
+  }
+
+  public blur(): void {
+    this.#view.contentDOM.blur();
   }
 
   public setLanguage(language: CellLanguage): void {
     if (language === this.#current) return;
     this.#current = language;
-    this.view.dispatch({ effects: this.#language.reconfigure(languageSupport(language)) });
+    this.#view.dispatch({ effects: this.#language.reconfigure(languageSupport(language)) });
   }
 
   /** Puts another peer's text in, changing only the part that differs (the view keeps its scroll). */
@@ -173,13 +180,13 @@ export class CellEditor {
       oldEnd--;
       newEnd--;
     }
-    this.view.dispatch({
+    this.#view.dispatch({
       changes: { from, to: oldEnd, insert: text.slice(from, newEnd) },
       annotations: remoteChange.of(true),
     });
   }
 
   public destroy(): void {
-    this.view.destroy();
+    this.#view.destroy();
   }
 }

@@ -306,7 +306,7 @@ export class CellView {
     if (this.#cell.cell_type === 'markdown') {
       this.#editingMarkdown = false;
       this.draw();
-      this.#editor.view.contentDOM.blur();
+      this.#editor.blur();
       await this.save();
       return;
     }
