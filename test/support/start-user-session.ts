@@ -5,7 +5,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readSessionReport, type SessionReport } from '@nteract-mcp/core';
-import { createUserEnvironment, killQuietly, type UserSessionDirs, waitGone } from './create-user-environment.js';
+import {
+  createUserEnvironment,
+  killQuietly,
+  type UserEnvironment,
+  type UserSessionDirs,
+  waitGone,
+} from './create-user-environment.js';
 import { childrenOf, descendantsOf } from './process-tree.js';
 import { TappedTransport } from './tapped-transport.js';
 import { waitFor } from './wait-for.js';
@@ -34,7 +40,17 @@ export interface UserSessionOptions {
   readonly clientInfo?: { readonly name: string; readonly version: string; readonly title?: string };
   /** Timeout of each tool call (default 180 s). */
   readonly requestTimeoutMs?: number;
+  /**
+   * Another agent of the same user: this session's proxy starts in `joining`'s HOME and project
+   * dir (so it finds the same daemon), with a client of its own. Its `stop` ends only its own
+   * client, proxy and child; `joining`'s stop ends the daemon and removes the dirs. `env` and
+   * `faultHooks` are `joining`'s.
+   */
+  readonly joining?: UserSession;
 }
+
+/** The environment of each session started here, for the sessions that join it. */
+const environments = new WeakMap<UserSession, UserEnvironment>();
 
 export type { UserSessionDirs };
 
@@ -160,10 +176,14 @@ export interface UserSession {
  * test-only switch is set; socket discovery finds the daemon as it does for users.
  */
 export async function startUserSession(options: UserSessionOptions = {}): Promise<UserSession> {
-  const environment = createUserEnvironment(shippedBins.runtimed, {
-    ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const joined = options.joining === undefined ? undefined : environments.get(options.joining);
+  if (options.joining !== undefined && joined === undefined) throw new Error('joining: not a session started here');
+  const environment =
+    joined ??
+    createUserEnvironment(shippedBins.runtimed, {
+      ...(options.faultHooks ? { hooksModule: faultHooksModule } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
   const { dirs, env, socketPath, runtimed } = environment;
   const daemonPid = environment.daemonPid;
   const inner = new StdioClientTransport({
@@ -379,7 +399,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
         if (pid === null || pid === undefined) continue;
         if (!(await waitGone(pid, 10_000))) killQuietly(pid);
       }
-      await environment.cleanup();
+      if (joined === undefined) await environment.cleanup();
     })();
     return stopped;
   };
@@ -391,7 +411,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     throw new Error(`the proxy did not complete initialize: ${(error as Error).message}\n${stderr}`);
   }
 
-  return {
+  const session: UserSession = {
     client,
     transport,
     dirs,
@@ -405,4 +425,6 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     stderr: () => stderr,
     stop,
   };
+  environments.set(session, environment);
+  return session;
 }

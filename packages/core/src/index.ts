@@ -145,7 +145,7 @@ export type {
 export { DaemonPort, readDaemonStatus } from './ports/daemon-port.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
 export type { KernelInfo } from './ports/kernel-info.js';
-export type { ListedNotebook } from './ports/listed-notebook.js';
+export type { ListedNotebook, ListedPeer } from './ports/listed-notebook.js';
 export type { LogFields, LogLevel } from './ports/logger.js';
 export { Logger } from './ports/logger.js';
 export { CredentialMessageReader } from './ports/node/credential-message-reader.js';
@@ -154,6 +154,8 @@ export { defaultCredentialWaitMs, joinCredentialChannel } from './ports/node/joi
 export { NodeChildProcessPort } from './ports/node/node-child-process-port.js';
 export { NodeSourceFileProbe } from './ports/node/node-source-file-probe.js';
 export type {
+  CellActivity,
+  CellActivityPage,
   CellOutput,
   CellType,
   ExecuteOptions,
@@ -167,9 +169,11 @@ export type {
   NotebookHandle,
   NotebookHandleCloseReason,
   NotebookReadiness,
+  ReplacedEdit,
   SavedNotebook,
   ScratchRun,
   Subscription,
+  UpdatedCell,
 } from './ports/notebook-handle.js';
 export { ReadinessWaiters } from './ports/readiness-waiters.js';
 export { SessionCredentials } from './ports/session-credentials.js';

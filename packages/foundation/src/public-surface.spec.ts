@@ -12,6 +12,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'SystemClock',
       'boundClientText',
       'boundedClientTextChars',
+      'cellContentVersion',
       'mallocArenaEnvironment',
       'mallocArenaMax',
       'notebookIdPattern',

@@ -112,6 +112,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     daemonVersion: await startupDaemonVersion(container),
     cwd: process.cwd(),
     agentSession: handoff.agentSession,
+    ...(handoff.changeCursor === undefined ? {} : { changeCursor: handoff.changeCursor }),
   });
   // Start-up order, the handoff rejoin before serving, the exit codes and shutdown are the runtime's.
   const runtime = container.get(ChildRuntime);

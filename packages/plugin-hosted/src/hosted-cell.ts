@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CellOutput, CellType, NotebookCell } from '@nteract-mcp/core';
+import { cellContentVersion } from '@nteract-mcp/foundation';
 
 /** A cell of a hosted notebook as the handle edits it: nbformat 4 fields, source as one string. */
 export interface MutableCell {
@@ -50,6 +51,7 @@ export function toNotebookCell(cell: MutableCell): NotebookCell {
     outputs: [...cell.outputs],
     executionCount: cell.executionCount,
     metadata: cell.metadata,
+    version: cellContentVersion(cell.cellType, cell.source),
   };
 }
 

@@ -255,6 +255,25 @@ describe(HostedNotebookHandle, () => {
     expect(run2.executionId).toBe(run1.executionId);
   });
 
+  it('gives each cell a content version and refuses a change against an older one, changing nothing', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const made = await handle.insertCell({ source: 'x = 1', cellType: 'code' });
+    const edited = await handle.updateCell(made.id, { source: 'x = 2' }, { expectedVersion: made.version });
+    expect(edited.version).not.toBe(made.version);
+    for (const attempt of [
+      handle.updateCell(made.id, { source: 'x = 3' }, { expectedVersion: made.version }),
+      handle.deleteCell(made.id, { expectedVersion: made.version }),
+      handle.clearOutputs(made.id, { expectedVersion: made.version }),
+      handle.executeCell(made.id, { expectedVersion: made.version }),
+    ]) {
+      const refused = await rejection(attempt);
+      expect(refused.kind).toBe('staleCell');
+      expect(refused.message).toContain('Its source now:\nx = 2');
+    }
+    expect((await handle.getCell(made.id)).source).toBe('x = 2');
+  });
+
   it('says clearly when the server has no such notebook, and when it does not answer', async () => {
     const t = setup();
     t.server.files.delete('work/a.ipynb');

@@ -21,6 +21,7 @@ import {
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
+import { cellContentVersion } from '@nteract-mcp/foundation';
 import { OutputCollector } from '@nteract-mcp/output-shaping';
 import { type MutableCell, newCell, readCell, toNotebookCell, writeCell } from './hosted-cell.js';
 import type {
@@ -213,7 +214,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     options?: MutationOptions,
   ): Promise<NotebookCell> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId);
+      const cell = this.cell(cellId, options);
       if (patch.source !== undefined) cell.source = patch.source;
       if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
         cell.cellType = patch.cellType;
@@ -228,14 +229,14 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   public deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId);
+      const cell = this.cell(cellId, options);
       this.#cells = this.#cells.filter((candidate) => candidate !== cell);
     });
   }
 
   public moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId);
+      const cell = this.cell(cellId, options);
       if (afterCellId !== undefined) this.cell(afterCellId);
       const rest = this.#cells.filter((candidate) => candidate !== cell);
       const index = afterCellId === undefined ? 0 : rest.findIndex((candidate) => candidate.id === afterCellId) + 1;
@@ -246,7 +247,7 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   public clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId);
+      const cell = this.cell(cellId, options);
       cell.outputs = [];
       cell.executionCount = null;
     });
@@ -408,7 +409,7 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {
     this.assertOpen();
-    const cell = this.cell(cellId);
+    const cell = this.cell(cellId, options);
     const executionId = randomUUID();
     if (cell.cellType !== 'code') {
       const record: ExecutionRecord = {
@@ -541,9 +542,18 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#readinessWaiters.wake();
   }
 
-  private cell(cellId: string): MutableCell {
+  /** The cell `cellId`; with `options.expectedVersion`, refused (`staleCell`) when its content has another version. */
+  private cell(cellId: string, options?: MutationOptions): MutableCell {
     const cell = this.#cells.find((candidate) => candidate.id === cellId);
     if (!cell) throw new CoreError('cellNotFound', `Cell not found: ${cellId}`);
+    const expected = options?.expectedVersion;
+    const version = cellContentVersion(cell.cellType, cell.source);
+    if (expected !== undefined && expected !== version) {
+      throw new CoreError(
+        'staleCell',
+        `Cell ${cellId} has changed since version ${expected} (its version is now ${version}). Nothing was changed. Its source now:\n${cell.source}`,
+      );
+    }
     return cell;
   }
 

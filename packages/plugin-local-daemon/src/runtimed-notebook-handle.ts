@@ -1,4 +1,6 @@
 import {
+  type CellActivity,
+  type CellActivityPage,
   type CellOutput,
   type CellType,
   type Clock,
@@ -21,6 +23,7 @@ import {
   type ScratchRun,
   type Subscription,
   type Timer,
+  type UpdatedCell,
 } from '@nteract-mcp/core';
 import {
   checkWire,
@@ -38,6 +41,7 @@ import { ExecutionFollower } from './execution-follower.js';
 import { RetainedProjection } from './retained-projection.js';
 import {
   readFromDaemon,
+  toCellActivity,
   toCellChange,
   toExecutionState,
   toIncarnation,
@@ -150,6 +154,27 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return this.#notebookPath;
   }
 
+  /** The room's document version as this handle's retained projection last saw it. */
+  public get documentVersion(): number {
+    return this.#projection.version;
+  }
+
+  public async getChanges(since?: string): Promise<CellActivityPage> {
+    const answer = await this.request({ type: 'get_changes', ...(since === undefined ? {} : { since }) });
+    return {
+      cursor: answer.cursor,
+      activities: answer.changes.map(toCellActivity),
+      complete: answer.complete,
+      ...(answer.note === undefined ? {} : { note: answer.note }),
+    };
+  }
+
+  /** The room broadcasts what the undo changed to every peer, this one too: the projection follows. */
+  public async undo(count: number, options?: MutationOptions): Promise<readonly CellActivity[]> {
+    const answer = await this.request({ type: 'undo', count, ...idempotency(options) });
+    return answer.undone.map(toCellActivity);
+  }
+
   /** The room's conditions, from the greeting and every `conditions` broadcast since. */
   public get conditions(): readonly NotebookCondition[] {
     return this.#conditions;
@@ -233,21 +258,27 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     cellId: string,
     patch: { readonly source?: string; readonly cellType?: CellType },
     options?: MutationOptions,
-  ): Promise<NotebookCell> {
+  ): Promise<UpdatedCell> {
     const answer = await this.request({
       type: 'update_cell',
       cell_id: cellId,
       ...(patch.source === undefined ? {} : { source: patch.source }),
       ...(patch.cellType === undefined ? {} : { cell_type: patch.cellType }),
       ...idempotency(options),
+      ...versions(options),
     });
     const cell = toNotebookCell(answer.cell);
     this.#projection.apply({ kind: 'update', cell, version: answer.document_version });
-    return cell;
+    return answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced };
   }
 
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
-    const answer = await this.request({ type: 'delete_cell', cell_id: cellId, ...idempotency(options) });
+    const answer = await this.request({
+      type: 'delete_cell',
+      cell_id: cellId,
+      ...idempotency(options),
+      ...versions(options),
+    });
     this.#projection.apply({ kind: 'delete', cellId, version: answer.document_version });
   }
 
@@ -257,12 +288,18 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cell_id: cellId,
       after_cell_id: afterCellId ?? null,
       ...idempotency(options),
+      ...expected(options),
     });
     this.#projection.apply({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
-    const answer = await this.request({ type: 'clear_outputs', cell_id: cellId, ...idempotency(options) });
+    const answer = await this.request({
+      type: 'clear_outputs',
+      cell_id: cellId,
+      ...idempotency(options),
+      ...expected(options),
+    });
     this.#projection.apply({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
   }
 
@@ -279,7 +316,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.assertOpen();
     return this.#executions.follow(
       async () =>
-        toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options) })),
+        toExecutionState(
+          await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options), ...expected(options) }),
+        ),
       options,
     );
   }
@@ -524,4 +563,17 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
 function idempotency(options: MutationOptions | undefined): { idempotency_key?: string } {
   return options?.idempotencyKey === undefined ? {} : { idempotency_key: options.idempotencyKey };
+}
+
+/** The `expected_version` a mutation names, if any. */
+function expected(options: MutationOptions | undefined): { expected_version?: string } {
+  return options?.expectedVersion === undefined ? {} : { expected_version: options.expectedVersion };
+}
+
+/** The `expected_version` and `seen_version` an edit names, if any. */
+function versions(options: MutationOptions | undefined): { expected_version?: string; seen_version?: string } {
+  return {
+    ...expected(options),
+    ...(options?.seenVersion === undefined ? {} : { seen_version: options.seenVersion }),
+  };
 }

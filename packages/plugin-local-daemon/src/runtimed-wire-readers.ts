@@ -1,4 +1,5 @@
 import {
+  type CellActivity,
   type CellType,
   CoreError,
   DaemonIncarnation,
@@ -11,6 +12,7 @@ import {
 import {
   parseFromDaemon,
   type WireCell,
+  type WireCellChange,
   type WireDaemonInfo,
   type WireExecutionState,
   type WireFinalExecutionStatus,
@@ -75,6 +77,15 @@ export function toRoomInfo(wire: WireRoomInfo): ListedNotebook {
     notebookPath: wire.notebook_path ?? undefined,
     ...(wire.working_dir === undefined ? {} : { workingDir: wire.working_dir }),
     ...(wire.kernel_interpreter === undefined ? {} : { kernelInterpreter: wire.kernel_interpreter }),
+    ...(wire.peers === undefined
+      ? {}
+      : {
+          peers: wire.peers.map((peer) => ({
+            label: peer.label,
+            cellId: peer.cell_id,
+            runningCellId: peer.running_cell_id,
+          })),
+        }),
   };
 }
 
@@ -102,6 +113,21 @@ export function toNotebookCell(wire: WireCell): NotebookCell {
     executionCount: wire.execution_count,
     metadata: wire.metadata,
     ...(wire.edited_by === undefined ? {} : { editedBy: wire.edited_by }),
+    ...(wire.version === undefined ? {} : { version: wire.version }),
+  };
+}
+
+/** A `get_changes` (or `undo`) entry as core's {@link CellActivity}. */
+export function toCellActivity(wire: WireCellChange): CellActivity {
+  return {
+    documentVersion: wire.document_version,
+    at: wire.at,
+    by: wire.by,
+    kind: wire.kind,
+    cellId: wire.cell_id,
+    ...(wire.index === undefined ? {} : { index: wire.index }),
+    ...(wire.status === undefined ? {} : { status: wire.status }),
+    ...(wire.undo === undefined ? {} : { undo: true }),
   };
 }
 

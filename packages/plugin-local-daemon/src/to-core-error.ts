@@ -5,6 +5,8 @@ import { RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 const refusalKinds: Readonly<Record<string, CoreErrorKind>> = {
   notebook_unavailable: 'notebookUnavailable',
   cell_not_found: 'cellNotFound',
+  stale_cell: 'staleCell',
+  undo_refused: 'undoRefused',
 };
 
 /**

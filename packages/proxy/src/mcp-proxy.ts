@@ -398,6 +398,7 @@ export class McpProxy {
     this.#spawnHandoff = restart ? this.#tracker.current() : this.#options.startNotebook;
     const handoff = handoffToEnvironment({
       rejoinNotebook: this.#spawnHandoff,
+      ...(restart ? { changeCursor: this.#tracker.changeCursor() } : {}),
       agentSession: this.#attribution.agentSession(),
       peerLabel: this.#attribution.peerLabel(),
       credentialFd: String(credentialChannelFd),

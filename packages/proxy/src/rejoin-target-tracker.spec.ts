@@ -21,6 +21,17 @@ describe(RejoinTargetTracker, () => {
     expect(tracker.hasReport()).toBe(true);
   });
 
+  it("keeps where the child's change notes stood on its notebook, for the next child", () => {
+    const tracker = new RejoinTargetTracker();
+    tracker.observeSessionReport({ target: '/w/a.ipynb', notebookId: uuid });
+    expect(tracker.changeCursor()).toBeUndefined();
+    tracker.observeSessionReport({ target: '/w/a.ipynb', notebookId: uuid, changeCursor: 'ab12cd.17' });
+    expect(tracker.changeCursor()).toBe(`${uuid} ab12cd.17`);
+    // A report without one (a call before the notes started) keeps the last known.
+    tracker.observeSessionReport({ target: '/w/a.ipynb', notebookId: uuid });
+    expect(tracker.changeCursor()).toBe(`${uuid} ab12cd.17`);
+  });
+
   it('drops credentials from a reported hosted URL and keeps everything else of it', () => {
     const tracker = new RejoinTargetTracker();
     tracker.observeSessionReport({ target: 'https://user:pw@hub.example/user/a/lab/tree/x.ipynb?token=s3cret&v=2' });

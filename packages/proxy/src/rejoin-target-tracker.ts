@@ -13,6 +13,8 @@ import { rejoinTargetWithoutCredentials, type SessionReport } from '@nteract-mcp
  */
 export class RejoinTargetTracker {
   #target: string | undefined;
+  /** `<notebook id> <cursor>` of the last report that had both. */
+  #changeCursor: string | undefined;
   #reported = false;
   /** The report taken last: a child repeats one report on every answer, and the same one changes nothing. */
   #last: SessionReport | undefined;
@@ -20,6 +22,11 @@ export class RejoinTargetTracker {
   /** The rejoin target, if any. */
   public current(): string | undefined {
     return this.#target;
+  }
+
+  /** Where the child's change notes stood on its active notebook: `<notebook id> <cursor>`, if known. */
+  public changeCursor(): string | undefined {
+    return this.#changeCursor;
   }
 
   /** True once a child has stated a target (even `null`): before that, `current()` is only empty. */
@@ -33,5 +40,8 @@ export class RejoinTargetTracker {
     this.#last = report;
     this.#reported = true;
     this.#target = report.target === null ? undefined : rejoinTargetWithoutCredentials(report.target);
+    if (report.notebookId !== undefined && report.changeCursor !== undefined) {
+      this.#changeCursor = `${report.notebookId} ${report.changeCursor}`;
+    }
   }
 }

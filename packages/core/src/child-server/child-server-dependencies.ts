@@ -5,6 +5,7 @@ import type { SessionActivation } from '../session/session-activation.js';
 import type { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { SessionSlot } from '../session/session-slot.js';
 import type { ExecutionStore } from './execution-store.js';
+import type { PeerAwareness } from './peer-awareness.js';
 
 /** What the child server's tools work with: the session engine, the ports and the call-independent state. */
 export interface ChildServerDependencies {
@@ -22,4 +23,6 @@ export interface ChildServerDependencies {
   readonly resultBudgetBytes: number;
   /** The peer label as of now (it changes once the client has named itself). */
   peerLabel(): string;
+  /** What the session knows of the other peers' work: the cell versions it saw, its change-log cursor. */
+  readonly awareness: PeerAwareness;
 }

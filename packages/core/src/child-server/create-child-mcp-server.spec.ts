@@ -39,6 +39,8 @@ const allTools = [
   'replace_in_cell',
   'clear_outputs',
   'run_code',
+  'get_changes',
+  'undo',
 ];
 
 /** The rejection of a call, which must be a JSON-RPC invalid-params error. */

@@ -41,6 +41,7 @@ import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, errorResult, type ToolCallContext } from './child-tool-registry.js';
 import { ClientCancellations } from './client-cancellations.js';
 import { coalesceProgress } from './coalesce-progress.js';
+import { createChangeTools } from './create-change-tools.js';
 import { createEditTools } from './create-edit-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
@@ -48,6 +49,7 @@ import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { NotebookResources } from './notebook-resources.js';
+import { PeerAwareness } from './peer-awareness.js';
 import { SessionNews, withSessionNews } from './session-news.js';
 import { UnsettledCalls } from './unsettled-calls.js';
 
@@ -61,6 +63,8 @@ export interface ChildServerOptions {
   readonly cwd: string;
   /** The `<session>` of the peer label's `agent:<slug>:<session>` suffix; random 8 hex digits when absent. */
   readonly agentSession?: string;
+  /** Where the previous child's change notes stood: `<notebook id> <cursor>` (the handoff's). */
+  readonly changeCursor?: string;
   /** The serialized size no tool result exceeds (default 8 MiB, under the client's 10 MiB buffer). */
   readonly resultBudgetBytes?: number;
   /**
@@ -171,8 +175,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     cwd: options.cwd,
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
+    awareness: new PeerAwareness(options.changeCursor),
   };
-  const notebookTools = [...createNotebookTools(deps), ...createEditTools(deps)];
+  const notebookTools = [...createNotebookTools(deps), ...createEditTools(deps), ...createChangeTools(deps)];
   const contributed = container
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()
@@ -281,7 +286,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       if (recovering) result = withSessionNews(result, [recoveringNote(name, describeNotebookTarget(recovering))]);
     }
     cancellations.release(extra.requestId);
-    return withSessionReport(withSessionNews(result, news.take(slot.active?.handle)), recovery.report());
+    // What the other peers did since the previous call goes with every answer, after the tool ran.
+    const changes = await deps.awareness.changeNote(slot.active?.handle, peerLabel());
+    const lines = [...news.take(slot.active?.handle), ...changes];
+    const cursor = slot.active ? deps.awareness.cursorOf(slot.active.handle.notebookId) : undefined;
+    const report = cursor === undefined ? recovery.report() : { ...recovery.report(), changeCursor: cursor };
+    return withSessionReport(withSessionNews(result, lines), report);
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -1,5 +1,6 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
+import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -8,6 +9,7 @@ import { subKey } from './idempotency-sub-key.js';
 import { imagesParameter } from './output-parameters.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
+import { expectedVersionParameter, replacedText, writeVersions } from './write-versions.js';
 
 /** Seconds a scratch run is waited for unless `timeout_secs` says otherwise. */
 export const defaultScratchTimeoutSecs = 30;
@@ -33,6 +35,7 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
       replace: z.string().describe('Replacement text (may be empty).'),
       regex: toolParameters.optionalBoolean('Treat find as a regular expression (default false).'),
       count: toolParameters.optionalIndex('Replace at most this many matches, first ones first (default all).'),
+      expected_version: expectedVersionParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -41,21 +44,42 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
       const limit = given(args.count);
       if (limit === 0) throw new ToolError('count must be at least 1 (leave it out to replace every match).');
       const access = await accessWhenReady(deps, 'mutation', context);
-      const cell = await access.handle.getCell(args.cell_id);
       const regex = given(args.regex) ?? false;
-      const { source, replacements } = replaceMatches(cell.source, pattern, args.replace, limit, regex);
-      if (replacements === 0) {
-        throw new ToolError(
-          `No match for ${given(args.regex) ? 'the pattern' : 'the text'} ${JSON.stringify(args.find)} in cell ${cell.id}; nothing was changed. Read the cell with get_cell to see its source.`,
+      const expected = given(args.expected_version);
+      const notebookId = access.handle.notebookId;
+      // Read, replace, write only over what was read: a change by another peer in between makes the
+      // write stale, and the replacement is made again on the new source (once; then it is refused).
+      const attempt = async (step: string) => {
+        const cell = await access.handle.getCell(args.cell_id);
+        const { source, replacements } = replaceMatches(cell.source, pattern, args.replace, limit, regex);
+        if (replacements === 0) {
+          throw new ToolError(
+            `No match for ${regex ? 'the pattern' : 'the text'} ${JSON.stringify(args.find)} in cell ${cell.id}; nothing was changed. Read the cell with get_cell to see its source.`,
+          );
+        }
+        const updated = await access.handle.updateCell(
+          cell.id,
+          { source },
+          {
+            idempotencyKey: subKey(context, step),
+            ...writeVersions(expected ?? cell.version, deps.awareness.seenVersion(notebookId, cell.id)),
+          },
         );
-      }
-      const updated = await access.handle.updateCell(
-        cell.id,
-        { source },
-        { idempotencyKey: subKey(context, 'update') },
-      );
+        return { updated, replacements };
+      };
+      const { updated, replacements } = await attempt('update').catch((error: unknown) => {
+        if (expected !== undefined || !CoreError.is(error, 'staleCell')) throw error;
+        return attempt('update-again');
+      });
       access.ensureCurrent();
-      return jsonResult({ cell_id: updated.id, replacements, source: updated.source });
+      deps.awareness.saw(notebookId, [updated]);
+      return jsonResult({
+        cell_id: updated.id,
+        replacements,
+        source: updated.source,
+        ...(updated.version === undefined ? {} : { version: updated.version }),
+        ...(updated.replaced === undefined ? {} : { replaced_change: replacedText(updated.replaced) }),
+      });
     },
   });
 
@@ -65,6 +89,7 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
       'Clear the outputs (and execution count) of one cell of the active notebook, or of every code cell when cell_id is left out.',
     inputSchema: z.object({
       cell_id: toolParameters.optionalString('The cell to clear (default: every code cell with outputs).'),
+      expected_version: expectedVersionParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -78,7 +103,10 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
               (cell) => cell.cellType === 'code' && (cell.outputs.length > 0 || cell.executionCount !== null),
             );
       for (const cell of targets) {
-        await access.handle.clearOutputs(cell.id, { idempotencyKey: subKey(context, `clear:${cell.id}`) });
+        await access.handle.clearOutputs(cell.id, {
+          idempotencyKey: subKey(context, `clear:${cell.id}`),
+          ...writeVersions(only === undefined ? undefined : given(args.expected_version), undefined),
+        });
       }
       access.ensureCurrent();
       return jsonResult({ cleared: targets.map((cell) => cell.id) });

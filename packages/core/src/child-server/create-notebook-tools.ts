@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellType, ExecutionState, NotebookCell } from '../ports/notebook-handle.js';
+import type { CellType, ExecutionState, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -23,6 +23,7 @@ import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from '
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 import { countThatFit, escapedBytes } from './tool-result-budget.js';
+import { expectedVersionParameter, replacedText, staleRunText, writeVersions } from './write-versions.js';
 
 /** Seconds a single execution is waited for unless `timeout_secs` says otherwise. */
 export const defaultExecuteTimeoutSecs = 30;
@@ -56,6 +57,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     options: {
       readonly timeoutSecs: number;
       readonly idempotencyKey: string | undefined;
+      /** Run only while the cell still has this version. */
+      readonly expectedVersion?: string | undefined;
       readonly shaper: ResultShaper;
       readonly context: ToolCallContext;
     },
@@ -68,6 +71,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       .executeCell(cellId, {
         timeoutMs: Math.round(options.timeoutSecs * 1000),
         idempotencyKey: options.idempotencyKey,
+        ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
         onStarted: (executionId) => progress.started(executionId),
         onOutput: () => progress.output(),
         signal: options.context.cancelled,
@@ -109,6 +113,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const access = deps.slot.access('document');
       const cell = await access.handle.getCell(args.cell_id);
       access.ensureCurrent();
+      deps.awareness.saw(access.handle.notebookId, [cell]);
       const shaper = shaperFor(args.images);
       const offset = given(args.offset);
       if (offset !== undefined) {
@@ -148,6 +153,10 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         case 'summary':
           return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
         case 'rich':
+          deps.awareness.saw(
+            access.handle.notebookId,
+            cells.slice(start ?? 0, count === undefined ? undefined : (start ?? 0) + count),
+          );
           return shaper.textResult(
             renderCellsRich(cells, {
               start,
@@ -165,6 +174,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           const budget = deps.resultBudgetBytes * 0.97 - 4096 - shaper.imageBytes;
           const shown = countThatFit(window, jsonCellCost, budget);
           const next = first + shown;
+          deps.awareness.saw(access.handle.notebookId, cells.slice(first, next));
           return shaper.result({
             notebook_id: access.handle.notebookId,
             total_cells: cells.length,
@@ -217,7 +227,12 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         { idempotencyKey: subKey(context, 'insert') },
       );
       access.ensureCurrent();
-      const created = { cell_id: cell.id, cell_type: cell.cellType };
+      deps.awareness.saw(access.handle.notebookId, [cell]);
+      const created = {
+        cell_id: cell.id,
+        cell_type: cell.cellType,
+        ...(cell.version === undefined ? {} : { version: cell.version }),
+      };
       if (!run) return jsonResult(created);
       if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
       const shaper = shaperFor(args.images);
@@ -239,6 +254,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       cell_id: toolParameters.requiredString('The cell id.'),
       source: toolParameters.optionalString('New source.'),
       cell_type: cellTypeSchema,
+      expected_version: expectedVersionParameter,
       and_run: toolParameters.optionalBoolean('Execute the cell afterwards (default false).'),
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
@@ -259,21 +275,32 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         run && cellType !== 'markdown' && cellType !== 'raw' ? 'runtime' : 'mutation',
         context,
       );
-      let cell: NotebookCell;
+      const notebookId = access.handle.notebookId;
+      const expectedVersion = given(args.expected_version);
+      let cell: UpdatedCell;
       if (source !== undefined || cellType !== undefined) {
         cell = await access.handle.updateCell(
           args.cell_id,
           { ...(source !== undefined ? { source } : {}), ...(cellType !== undefined ? { cellType } : {}) },
-          { idempotencyKey: subKey(context, 'update') },
+          {
+            idempotencyKey: subKey(context, 'update'),
+            ...writeVersions(expectedVersion, deps.awareness.seenVersion(notebookId, args.cell_id)),
+          },
         );
       } else {
         cell = await access.handle.getCell(args.cell_id);
+        if (expectedVersion !== undefined && cell.version !== undefined && cell.version !== expectedVersion) {
+          throw new ToolError(staleRunText(cell));
+        }
       }
       access.ensureCurrent();
+      deps.awareness.saw(notebookId, [cell]);
       const updated = {
         cell_id: cell.id,
         cell_type: cell.cellType,
         updated: source !== undefined || cellType !== undefined,
+        ...(cell.version === undefined ? {} : { version: cell.version }),
+        ...(cell.replaced === undefined ? {} : { replaced_change: replacedText(cell.replaced) }),
       };
       if (!run) return jsonResult(updated);
       if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
@@ -291,12 +318,18 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const deleteCell = defineChildTool({
     name: 'delete_cell',
     description: 'Delete a cell from the active notebook.',
-    inputSchema: z.object({ cell_id: toolParameters.requiredString('The cell id.') }),
+    inputSchema: z.object({
+      cell_id: toolParameters.requiredString('The cell id.'),
+      expected_version: expectedVersionParameter,
+    }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     handler: async (args, context) => {
       const access = await accessWhenReady(deps, 'mutation', context);
-      await access.handle.deleteCell(args.cell_id, { idempotencyKey: context.idempotencyKey });
+      await access.handle.deleteCell(args.cell_id, {
+        idempotencyKey: context.idempotencyKey,
+        ...writeVersions(given(args.expected_version), undefined),
+      });
       access.ensureCurrent();
       return jsonResult({ deleted: true, cell_id: args.cell_id });
     },
@@ -308,13 +341,17 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell to move.'),
       after_cell_id: toolParameters.optionalString('Put it after this cell (absent or null: at the start).'),
+      expected_version: expectedVersionParameter,
     }),
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handler: async (args, context) => {
       const after = given(args.after_cell_id);
       const access = await accessWhenReady(deps, 'mutation', context);
-      await access.handle.moveCell(args.cell_id, after, { idempotencyKey: context.idempotencyKey });
+      await access.handle.moveCell(args.cell_id, after, {
+        idempotencyKey: context.idempotencyKey,
+        ...writeVersions(given(args.expected_version), undefined),
+      });
       access.ensureCurrent();
       return jsonResult({ moved: true, cell_id: args.cell_id, after_cell_id: after ?? null });
     },
@@ -325,6 +362,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results. With a progress token, progress reports each output and, every few seconds while the cell is silent, that it still runs (elapsed time, execution id). Cancelling the call stops its execution (interrupts the kernel).`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
+      expected_version: expectedVersionParameter,
       timeout_secs: toolParameters.optionalPositiveNumber(
         `Seconds to wait for the execution (default ${defaultExecuteTimeoutSecs}).`,
       ),
@@ -338,6 +376,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const execution = await runCell(access, args.cell_id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: context.idempotencyKey,
+        expectedVersion: given(args.expected_version),
         shaper,
         context,
       });

@@ -11,7 +11,7 @@ import {
   type NotebookTarget,
   type TargetArgument,
 } from '../notebook-target/notebook-target.js';
-import type { ListedNotebook } from '../ports/listed-notebook.js';
+import type { ListedNotebook, ListedPeer } from '../ports/listed-notebook.js';
 import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -305,6 +305,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
               ephemeral: room?.ephemeral ?? null,
               working_dir: room?.workingDir ?? null,
               interpreter: room?.kernelInterpreter ?? null,
+              ...(room?.peers === undefined ? {} : { peers: room.peers.map(peerJson) }),
             }
           : null,
         parked: slot.parked.map((session) => ({
@@ -354,7 +355,13 @@ function roomJson(room: ListedNotebook): Record<string, unknown> {
     kernel_status: room.kernelStatus ?? null,
     ephemeral: room.ephemeral,
     notebook_path: room.notebookPath ?? null,
+    ...(room.peers === undefined ? {} : { peers: room.peers.map(peerJson) }),
   };
+}
+
+/** A peer of a notebook as the session tools show it: its label, the cell it is on, the cell it runs. */
+function peerJson(peer: ListedPeer): Record<string, unknown> {
+  return { label: peer.label, cell_id: peer.cellId, running_cell_id: peer.runningCellId };
 }
 
 function activeJson(session: NotebookSession): Record<string, unknown> {

@@ -13,6 +13,8 @@ export interface RenderedCell {
   readonly cell_type: string;
   readonly source: string;
   readonly execution_count: number | null;
+  /** The version of its content (give it as expected_version to write only over what was read). */
+  readonly version?: string;
   /** Who last inserted the cell or changed its source, when known (a peer label). */
   readonly edited_by?: string;
   readonly outputs?: readonly ShapedOutput[];
@@ -65,6 +67,7 @@ export function renderCell(
     cell_type: cell.cellType,
     source: cell.source,
     execution_count: cell.executionCount,
+    ...(cell.version === undefined ? {} : { version: cell.version }),
     ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
     ...(options.includeOutputs ? { outputs: options.shaper.shapeOutputs(cell.outputs, readCellOutputs(cell.id)) } : {}),
   };

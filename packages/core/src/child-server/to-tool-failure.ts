@@ -43,6 +43,8 @@ const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
   'invalidTarget',
   'unsupportedTarget',
   'cellNotFound',
+  'staleCell',
+  'undoRefused',
   'noSession',
   'runtimeNotReady',
   'documentNotReady',
@@ -58,7 +60,7 @@ const verbatimKinds: ReadonlySet<CoreErrorKind> = new Set([
  *
  * - `ToolError` and `McpError` pass through unchanged.
  * - `CoreError` kinds `invalidTarget`, `unsupportedTarget`, `cellNotFound` (arguments naming
- *   something unusable), `noSession`, `runtimeNotReady`, `documentNotReady`, `localSyncFailed`,
+ *   something unusable), `staleCell`, `undoRefused`, `noSession`, `runtimeNotReady`, `documentNotReady`, `localSyncFailed`,
  *   `sourceDegraded`, `supersededActivation`, `unsupportedOperation` ⇒ tool error with the message
  *   as is.
  * - any other error ⇒ tool error, worded by `context.codes[error.code]` when the remote party gave

@@ -21,6 +21,9 @@
  *   must not treat it as loss.
  * - `notebookUnavailable`: the daemon definitively refused to attach a notebook id; do not retry.
  * - `cellNotFound`: a cell id does not exist in the notebook.
+ * - `staleCell`: a change named a cell version the cell no longer has; nothing changed. The
+ *   message says who changed the cell and shows its source now.
+ * - `undoRefused`: an undo could not revert what was asked; nothing changed. The message says why.
  * - `handleClosed`: a notebook handle was used after its connection closed.
  * - `invalidRequest`: a port refused a request as invalid (e.g. saving an untitled notebook
  *   without a path); the message says what to change.
@@ -59,6 +62,8 @@ export type CoreErrorKind =
   | 'daemonQueryFailed'
   | 'notebookUnavailable'
   | 'cellNotFound'
+  | 'staleCell'
+  | 'undoRefused'
   | 'handleClosed'
   | 'invalidRequest'
   | 'unsafeSocket'

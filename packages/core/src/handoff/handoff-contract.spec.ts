@@ -18,6 +18,7 @@ describe('the proxy↔child handoff contract', () => {
       rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
       agentSession: 'NTERACT_MCP_AGENT_SESSION',
       peerLabel: 'NTERACT_MCP_PEER_LABEL',
+      changeCursor: 'NTERACT_MCP_CHANGE_CURSOR',
       credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
     });
     expect(credentialChannelFd).toBe(3);

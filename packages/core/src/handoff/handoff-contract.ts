@@ -16,6 +16,9 @@
  * - `agentSession`: the `<session>` part of the peer label suffix `agent:<slug>:<session>`, stable
  *   for the life of one proxy, so restarted children keep their attribution.
  * - `peerLabel`: the label to use until the client's (replayed) `initialize` arrives.
+ * - `changeCursor`: where the previous child last told the agent about other peers' changes:
+ *   `<notebook id> <cursor>` (from its session report), so the next child's first answer names
+ *   the changes made since, not none.
  * - `credentialFd`: the child's file descriptor of the credential channel
  *   (`credential-channel.ts`), set when the proxy opened one; the tokens themselves never travel
  *   in the environment.
@@ -24,6 +27,7 @@ export const handoffEnvironment = Object.freeze({
   rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
   agentSession: 'NTERACT_MCP_AGENT_SESSION',
   peerLabel: 'NTERACT_MCP_PEER_LABEL',
+  changeCursor: 'NTERACT_MCP_CHANGE_CURSOR',
   credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
 } as const);
 
@@ -32,6 +36,7 @@ export interface ChildHandoff {
   readonly rejoinNotebook?: string;
   readonly agentSession?: string;
   readonly peerLabel?: string;
+  readonly changeCursor?: string;
   readonly credentialFd?: string;
 }
 
@@ -60,6 +65,10 @@ export const handoffEnvironmentHelp: readonly (readonly [name: string, meaning: 
   [handoffEnvironment.rejoinNotebook, 'A notebook to rejoin at start (path, UUID, URL); set by the proxy on restarts.'],
   [handoffEnvironment.agentSession, 'The <session> part of the peer label suffix agent:<slug>:<session>.'],
   [handoffEnvironment.peerLabel, "The peer label to use until the client's initialize arrives (set by the proxy)."],
+  [
+    handoffEnvironment.changeCursor,
+    "Where the previous child's change notes stood: '<notebook id> <cursor>' (set by the proxy).",
+  ],
   [handoffEnvironment.credentialFd, 'The fd of the private pipe the proxy hands URL tokens over (set by the proxy).'],
 ];
 

@@ -51,6 +51,11 @@ export interface SessionReport {
   readonly daemonVersion?: string;
   /** Present in every result of a child that was handed a rejoin target at start. */
   readonly rejoin?: RejoinReport;
+  /**
+   * Where this child last told the agent about other peers' changes to the active notebook (a
+   * change-log cursor), once it has; the proxy hands it to the next child.
+   */
+  readonly changeCursor?: string;
 }
 
 /** The report in a tool result's `_meta`, or `undefined` when it is absent or malformed. Pure. */
@@ -60,13 +65,19 @@ export function readSessionReport(result: unknown): SessionReport | undefined {
   if (!isRecord(raw)) return undefined;
   const target = raw.target;
   if (target !== null && (typeof target !== 'string' || target.trim() === '')) return undefined;
-  const report: { target: string | null; notebookId?: string; daemonVersion?: string; rejoin?: RejoinReport } = {
-    target,
-  };
+  const report: {
+    target: string | null;
+    notebookId?: string;
+    daemonVersion?: string;
+    rejoin?: RejoinReport;
+    changeCursor?: string;
+  } = { target };
   if (typeof raw.notebookId === 'string' && raw.notebookId !== '') report.notebookId = raw.notebookId;
   if (typeof raw.daemonVersion === 'string' && raw.daemonVersion !== '') report.daemonVersion = raw.daemonVersion;
   const rejoin = readRejoinReport(raw.rejoin);
   if (rejoin) report.rejoin = rejoin;
+  if (typeof raw.changeCursor === 'string' && /^\S{1,200}$/.test(raw.changeCursor))
+    report.changeCursor = raw.changeCursor;
   return report;
 }
 

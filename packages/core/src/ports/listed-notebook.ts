@@ -13,4 +13,13 @@ export interface ListedNotebook {
   readonly workingDir?: string;
   /** The program running the room's kernel (for Python, the interpreter), once one was started. */
   readonly kernelInterpreter?: string;
+  /** Who takes part now (labels), the cell each is on and the cell each runs; absent from older daemons. */
+  readonly peers?: readonly ListedPeer[];
+}
+
+/** A peer of an open notebook: its label, the cell it is on and the cell its execution runs in. */
+export interface ListedPeer {
+  readonly label: string;
+  readonly cellId: string | null;
+  readonly runningCellId: string | null;
 }

@@ -21,6 +21,50 @@ export interface NotebookCell {
    * `agent:<slug>:<session>`), when the backend knows.
    */
   readonly editedBy?: string;
+  /**
+   * The version of its content (type and source, not outputs), when the backend keeps one: a
+   * mutation's `expectedVersion` is checked against it.
+   */
+  readonly version?: string;
+}
+
+/** An edit's answer said it replaced another peer's change: who made it, and that version. */
+export interface ReplacedEdit {
+  readonly by: string;
+  readonly version: string;
+}
+
+/** A cell as an update left it; `replaced` when the update replaced a change the caller had not seen. */
+export interface UpdatedCell extends NotebookCell {
+  readonly replaced?: ReplacedEdit;
+}
+
+/** What a peer did to a cell (from the notebook's change log). */
+export interface CellActivity {
+  readonly documentVersion: number;
+  /** ISO time. */
+  readonly at: string;
+  /** The peer label. */
+  readonly by: string;
+  readonly kind: 'inserted' | 'edited' | 'deleted' | 'moved' | 'cleared' | 'ran';
+  readonly cellId: string;
+  /** Where the cell is after it (inserted, moved). */
+  readonly index?: number;
+  /** How a run ended. */
+  readonly status?: string;
+  /** Made by an undo. */
+  readonly undo?: boolean;
+}
+
+/**
+ * The activities after a cursor, oldest first; `cursor` ends this page (the next `since`);
+ * `complete` is false when some after `since` are no longer known (`note` says why).
+ */
+export interface CellActivityPage {
+  readonly cursor: string;
+  readonly activities: readonly CellActivity[];
+  readonly complete: boolean;
+  readonly note?: string;
 }
 
 /**
@@ -46,6 +90,13 @@ export type KernelInterruptOutcome = 'interrupted' | 'nothing_running' | 'still_
 /** Carried by every mutating call, so a replay after a crash is applied once (see the daemon ledger). */
 export interface MutationOptions {
   readonly idempotencyKey?: string;
+  /**
+   * The cell's version the change was made against: refused (`CoreError` `staleCell`, nothing
+   * changed) when the cell has changed since. Backends without versions ignore it.
+   */
+  readonly expectedVersion?: string;
+  /** The cell's version the caller last saw: an update then says when it replaced another's change. */
+  readonly seenVersion?: string;
 }
 
 export interface InsertCellRequest {
@@ -169,7 +220,7 @@ export interface NotebookHandle {
     cellId: string,
     patch: { readonly source?: string; readonly cellType?: CellType },
     options?: MutationOptions,
-  ): Promise<NotebookCell>;
+  ): Promise<UpdatedCell>;
   deleteCell(cellId: string, options?: MutationOptions): Promise<void>;
   /** Moves the cell after `afterCellId`, or to the start when it is `undefined`. */
   moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void>;
@@ -193,6 +244,22 @@ export interface NotebookHandle {
   restartKernel(): Promise<void>;
   /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */
   save(path?: string): Promise<SavedNotebook>;
+
+  /**
+   * The notebook's version as last known here: it grows with every change any peer makes.
+   * Optional: a backend without one leaves it out (then changes are asked for on every call).
+   */
+  readonly documentVersion?: number;
+  /**
+   * What the notebook's peers did after the cursor `since` (absent: all that is kept). Absent on
+   * backends that keep no change log.
+   */
+  getChanges?(since?: string): Promise<CellActivityPage>;
+  /**
+   * Reverts this peer's last `count` edits, newest first, each only when nobody changed that cell
+   * since; all or nothing (`CoreError` `undoRefused` saying why). Absent on backends without undo.
+   */
+  undo?(count: number, options?: MutationOptions): Promise<readonly CellActivity[]>;
 
   /** Releases this peer. Idempotent. Other peers of the room are untouched. */
   close(): Promise<void>;

@@ -28,6 +28,8 @@ export interface FakeDaemonPortOptions {
   readonly kernels?: readonly KernelInfo[];
   /** The program its rooms' kernels run with (`ListedNotebook.kernelInterpreter`); default none reported. */
   readonly interpreter?: string;
+  /** Handles model the other peers (versions, change log): see {@link FakeNotebookHandleOptions.peers}. */
+  readonly peers?: boolean;
 }
 
 const defaultFakeKernels: readonly KernelInfo[] = [
@@ -69,6 +71,7 @@ export class FakeDaemonPort implements DaemonPort {
   #readiness: NotebookReadiness;
   readonly #executor: FakeNotebookHandleOptions['executor'];
   readonly #interpreter: string | undefined;
+  readonly #peers: boolean;
   readonly #kernels: readonly KernelInfo[];
   readonly #rooms = new Map<string, FakeRoom>();
   readonly #unavailable = new Set<string>();
@@ -80,6 +83,7 @@ export class FakeDaemonPort implements DaemonPort {
     this.#executor = options.executor;
     this.#kernels = options.kernels ?? defaultFakeKernels;
     this.#interpreter = options.interpreter;
+    this.#peers = options.peers === true;
     if (!options.stopped) this.#info = this.nextInfo(options.version ?? '1.0.0');
   }
 
@@ -273,6 +277,7 @@ export class FakeDaemonPort implements DaemonPort {
       readiness: this.#readiness,
       executor: this.#executor,
       peerLabel,
+      peers: this.#peers,
       beforeSave: (notebookId, path) => this.bindSavedPath(notebookId, path),
     });
     this.handles.push(handle);

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { CoreError } from '../errors/core-error.js';
 import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type {
+  CellActivity,
+  CellActivityPage,
   CellOutput,
   CellType,
   ExecuteOptions,
@@ -18,6 +20,7 @@ import type {
   SavedNotebook,
   ScratchRun,
   Subscription,
+  UpdatedCell,
 } from '../ports/notebook-handle.js';
 import { NotModelledError } from './not-modelled-error.js';
 
@@ -49,6 +52,13 @@ export interface FakeNotebookHandleOptions {
    * throwing refuses the save. {@link FakeDaemonPort} passes one.
    */
   readonly beforeSave?: (notebookId: string, path: string) => void;
+  /**
+   * Model the other peers of a notebook as a daemon does: cells carry a `version` and `editedBy`,
+   * mutations check `expectedVersion` (`staleCell`) and an update says what it `replaced`, and a
+   * change log answers `getChanges` ({@link FakeNotebookHandle.editAsPeer} plays another peer).
+   * Without it the handle has no versions and no `getChanges`.
+   */
+  readonly peers?: boolean;
 }
 
 /**
@@ -92,6 +102,12 @@ export class FakeNotebookHandle implements NotebookHandle {
   readonly #held = new Map<string, (state: ExecutionState) => void>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new Set<() => void>();
+  readonly #peers: boolean;
+  readonly #activities: CellActivity[] = [];
+  #documentVersion = 0;
+  #nextVersion = 1;
+  /** Present with the `peers` option: the change log since `since` (`fake.<document version>`). */
+  public readonly getChanges?: (since?: string) => Promise<CellActivityPage>;
 
   public constructor(options: FakeNotebookHandleOptions = {}) {
     this.notebookId = options.notebookId ?? randomUUID();
@@ -101,7 +117,33 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.#executor = options.executor;
     this.peerLabel = options.peerLabel;
     this.#beforeSave = options.beforeSave;
+    this.#peers = options.peers === true;
     for (const cell of options.cells ?? []) this.#cells.push(this.newCell(cell.source, cell.cellType));
+    if (this.#peers) {
+      this.getChanges = async (since) => {
+        this.use('getChanges');
+        const after = since === undefined ? 0 : Number(since.slice('fake.'.length));
+        return {
+          cursor: `fake.${this.#documentVersion}`,
+          activities: this.#activities.filter((activity) => activity.documentVersion > after),
+          complete: true,
+        };
+      };
+    }
+  }
+
+  /** With the `peers` option: the document version, which every change raises. */
+  public get documentVersion(): number | undefined {
+    return this.#peers ? this.#documentVersion : undefined;
+  }
+
+  /** Another peer (`by`) replaces the cell's source, as a person in the live page would. */
+  public editAsPeer(by: string, cellId: string, source: string): NotebookCell {
+    const index = this.indexOf(cellId);
+    const cell = { ...this.cellAt(index), source, ...this.stamp(by) };
+    this.#cells[index] = cell;
+    this.logActivity(by, 'edited', cellId);
+    return cell;
   }
 
   public get notebookPath(): string | undefined {
@@ -180,6 +222,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       const index =
         request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
       this.#cells.splice(index, 0, cell);
+      this.logActivity(this.ownLabel, 'inserted', cell.id);
       return cell;
     });
   }
@@ -188,43 +231,54 @@ export class FakeNotebookHandle implements NotebookHandle {
     cellId: string,
     patch: { readonly source?: string; readonly cellType?: CellType },
     options?: MutationOptions,
-  ): Promise<NotebookCell> {
+  ): Promise<UpdatedCell> {
     return this.once(`updateCell:${cellId}`, options, () => {
-      const index = this.indexOf(cellId);
+      const index = this.checkExpected(cellId, options);
+      const before = this.cellAt(index);
       const cell = {
-        ...this.cellAt(index),
+        ...before,
         ...(patch.source !== undefined ? { source: patch.source } : {}),
         ...(patch.cellType ? { cellType: patch.cellType } : {}),
+        ...this.stamp(this.ownLabel),
       };
       this.#cells[index] = cell;
-      return cell;
+      this.logActivity(this.ownLabel, 'edited', cellId);
+      const seen = options?.seenVersion;
+      const replaced =
+        seen !== undefined && before.version !== seen && before.editedBy !== this.ownLabel
+          ? { by: before.editedBy ?? 'unknown', version: before.version as string }
+          : undefined;
+      return replaced ? { ...cell, replaced } : cell;
     });
   }
 
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     this.once(`deleteCell:${cellId}`, options, () => {
-      this.#cells.splice(this.indexOf(cellId), 1);
+      this.#cells.splice(this.checkExpected(cellId, options), 1);
+      this.logActivity(this.ownLabel, 'deleted', cellId);
     });
   }
 
   public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
     this.once(`moveCell:${cellId}`, options, () => {
-      const [cell] = this.#cells.splice(this.indexOf(cellId), 1);
+      const [cell] = this.#cells.splice(this.checkExpected(cellId, options), 1);
       const at = afterCellId === undefined ? 0 : this.indexOf(afterCellId) + 1;
       this.#cells.splice(at, 0, cell as NotebookCell);
+      this.logActivity(this.ownLabel, 'moved', cellId);
     });
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
     this.once(`clearOutputs:${cellId}`, options, () => {
-      const index = this.indexOf(cellId);
+      const index = this.checkExpected(cellId, options);
       this.#cells[index] = { ...this.cellAt(index), outputs: [], executionCount: null };
+      this.logActivity(this.ownLabel, 'cleared', cellId);
     });
   }
 
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     return this.once(`executeCell:${cellId}`, options, () => {
-      const index = this.indexOf(cellId);
+      const index = this.checkExpected(cellId, options);
       if (!this.#executor) throw new NotModelledError('FakeNotebookHandle', 'executeCell needs an executor option');
       if (this.#readiness.runtime !== 'ready') {
         throw new CoreError(
@@ -424,6 +478,44 @@ export class FakeNotebookHandle implements NotebookHandle {
   }
 
   private newCell(source: string, cellType: CellType): NotebookCell {
-    return { id: `cell-${this.#nextCell++}`, cellType, source, outputs: [], executionCount: null, metadata: {} };
+    return {
+      id: `cell-${this.#nextCell++}`,
+      cellType,
+      source,
+      outputs: [],
+      executionCount: null,
+      metadata: {},
+      ...this.stamp(this.ownLabel),
+    };
+  }
+
+  /** The label this handle's own changes are made under. */
+  private get ownLabel(): string {
+    return this.peerLabel ?? 'agent';
+  }
+
+  /** With the `peers` option: a new version and the editor, for a cell just changed. */
+  private stamp(by: string): Partial<Pick<NotebookCell, 'version' | 'editedBy'>> {
+    return this.#peers ? { version: `v${this.#nextVersion++}`, editedBy: by } : {};
+  }
+
+  /** The index of the cell, refusing (`staleCell`) a change made against another version of it. */
+  private checkExpected(cellId: string, options: MutationOptions | undefined): number {
+    const index = this.indexOf(cellId);
+    const cell = this.cellAt(index);
+    const expected = options?.expectedVersion;
+    if (this.#peers && expected !== undefined && cell.version !== expected) {
+      throw new CoreError(
+        'staleCell',
+        `Cell ${cellId} has changed since version ${expected}: ${cell.editedBy} edited it. Its source now:\n${cell.source}`,
+      );
+    }
+    return index;
+  }
+
+  private logActivity(by: string, kind: CellActivity['kind'], cellId: string): void {
+    if (!this.#peers) return;
+    this.#documentVersion += 1;
+    this.#activities.push({ documentVersion: this.#documentVersion, at: new Date(0).toISOString(), by, kind, cellId });
   }
 }

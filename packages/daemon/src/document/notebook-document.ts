@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { cellContentVersion } from '@nteract-mcp/foundation';
 import type { WireCell, WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 
@@ -26,7 +27,7 @@ interface MutableCell {
   metadata: Record<string, unknown>;
   /** The peer label that last inserted the cell or changed its source or type (not in the file). */
   editedBy?: string;
-  /** {@link contentVersion} of the type and source, computed when first asked after a change. */
+  /** `cellContentVersion` of the type and source, computed when first asked after a change. */
   version?: string;
 }
 
@@ -319,16 +320,8 @@ export class NotebookDocument {
   }
 }
 
-/**
- * The version of a cell's content: a short hash of its type and source (outputs do not count), so
- * equal content has an equal version in every daemon life, and any edit gives another.
- */
-export function contentVersion(cellType: CellKind, source: string): string {
-  return createHash('sha256').update(cellType).update('\0').update(source).digest('base64url').slice(0, 12);
-}
-
 function toWire(cell: MutableCell): WireCell {
-  cell.version ??= contentVersion(cell.cellType, cell.source);
+  cell.version ??= cellContentVersion(cell.cellType, cell.source);
   return {
     id: cell.id,
     cell_type: cell.cellType,

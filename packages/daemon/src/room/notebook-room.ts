@@ -238,6 +238,7 @@ export class NotebookRoom {
       ...(conflict ? { file_conflict: conflict } : {}),
       conditions: this.#peers.conditions(),
       peer_labels: this.#peers.labels(),
+      peers: this.activity().peers.map(({ label, cell_id, running_cell_id }) => ({ label, cell_id, running_cell_id })),
       runtime: this.runtime,
       kernel_name: this.kernelName,
       ...(kernel ? { kernel_pid: kernel.pid } : {}),

@@ -29,6 +29,10 @@ export const wireRoomInfoSchema = z.object({
   conditions: z.array(wireRoomConditionSchema).optional(),
   /** The labels of the peers in the room, in the order they joined. */
   peer_labels: z.array(z.string()).optional(),
+  /** The same peers with where they are: the cell each is on and the cell its execution runs (or waits) in. */
+  peers: z
+    .array(z.object({ label: z.string(), cell_id: z.string().nullable(), running_cell_id: z.string().nullable() }))
+    .optional(),
   /** The kernel side, as the room's peers see it. */
   runtime: wireRuntimeStateSchema.optional(),
   /** The kernelspec the notebook asks for (`metadata.kernelspec.name`, else `python3`). */
