@@ -291,12 +291,16 @@ describe('the live page in a real browser', () => {
       return cell.json?.source === 'A *draft* with **more**' ? cell : undefined;
     });
 
-    // The cell being edited keeps the person's text and caret while the notebook changes around it.
+    // The cell being edited keeps the person's text and caret while the notebook changes around it,
+    // and while another peer changes that very cell: she keeps typing; her text is saved last, and
+    // she is told it replaced the agent's change.
     await page.locator(`#cell-${first} .cm-content`).click();
     await page.keyboard.press('ControlOrMeta+End');
     await page.keyboard.type('  # by Ada');
     const meanwhile = await agentCell(session, 'meanwhile = "the agent goes on"');
     await page.waitForSelector(`#cell-${meanwhile} .cm-content`);
+    const overwritten = await session.call('set_cell', { cell_id: first, source: 'first = "the agent again"' });
+    expect(overwritten.isError, overwritten.text).toBe(false);
     await page.keyboard.type(', still typing');
     expect(await page.locator(`#cell-${first} .cm-content`).textContent()).toBe(
       'first = "changed by the agent"  # by Ada, still typing',
@@ -304,8 +308,9 @@ describe('the live page in a real browser', () => {
     await page.locator(`#cell-${first} .cm-content`).blur();
     await waitFor('her text in the room', async () => {
       const cell = await session.call('get_cell', { cell_id: first });
-      return String(cell.json?.source).endsWith('still typing') ? cell : undefined;
+      return cell.json?.source === 'first = "changed by the agent"  # by Ada, still typing' ? cell : undefined;
     });
+    await expect.poll(() => page.locator('#notice').textContent()).toMatch(/replaced a change .*agent:/);
 
     // Presence: Bob's page shows Ada on the cell she is in, and no more once she left it.
     const bob = await page.context().newPage();

@@ -23,8 +23,8 @@ export interface CellPlace {
 
 /** What a cell needs of the page. */
 export interface CellHost {
-  /** Sends a person's request; resolves `false` when it was refused (the page says why). */
-  send(request: PageRequest): Promise<boolean>;
+  /** Sends a person's request; its answer, or `undefined` when it was refused (the page says why). */
+  send(request: PageRequest): Promise<unknown>;
   /** The person's caret entered or left this cell's editor. */
   focusChanged(cellId: string, focused: boolean): void;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
@@ -61,6 +61,11 @@ export class CellView {
   #serverSource: string;
   /** The text last sent from here (not sent again). */
   #lastSent: string | undefined;
+  /**
+   * The cell's version the editor's text was written over (sent as `seen_version`: the room then
+   * says when the person's edit replaced another peer's change made since).
+   */
+  #baseVersion: string | undefined;
   #saving: Promise<void> | undefined;
   #saveTimer: ReturnType<typeof setTimeout> | undefined;
   #editingMarkdown = false;
@@ -76,6 +81,7 @@ export class CellView {
     this.#cell = cell;
     this.#place = place;
     this.#serverSource = cell.source;
+    this.#baseVersion = cell.version;
     this.element = el('section', { className: 'cell', id: `cell-${cell.id}` });
     this.element.dataset.cellId = cell.id;
     const tools = el('div', { className: 'tools', attrs: { role: 'toolbar', 'aria-label': 'Cell' } }, [
@@ -125,6 +131,7 @@ export class CellView {
         this.#lastSent = undefined;
       }
     }
+    if (this.#editor.text === cell.source) this.#baseVersion = cell.version;
     this.draw();
   }
 
@@ -293,8 +300,18 @@ export class CellView {
     if (text === this.#serverSource || text === this.#lastSent) return this.#saving ?? Promise.resolve();
     this.#lastSent = text;
     const saving = (this.#saving ?? Promise.resolve())
-      .then(() => this.host.send({ type: 'update_cell', cell_id: this.#cell.id, source: text }))
-      .then(() => undefined);
+      .then(() =>
+        this.host.send({
+          type: 'update_cell',
+          cell_id: this.#cell.id,
+          source: text,
+          ...(this.#baseVersion === undefined ? {} : { seen_version: this.#baseVersion }),
+        }),
+      )
+      .then((answer) => {
+        const version = (answer as { cell?: { version?: string } } | undefined)?.cell?.version;
+        if (version !== undefined) this.#baseVersion = version;
+      });
     this.#saving = saving;
     void saving.finally(() => {
       if (this.#saving === saving) this.#saving = undefined;

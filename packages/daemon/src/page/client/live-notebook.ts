@@ -69,14 +69,23 @@ export class LiveNotebook implements CellHost {
   }
 
   /**
-   * Sends a person's request. The room tells the other peers of an edit, not the peer that made it,
-   * so the page reads the notebook again itself once the edit is done.
+   * Sends a person's request; its answer, or `undefined` when it was refused (the page says why).
+   * The room tells the other peers of an edit, not the peer that made it, so the page reads the
+   * notebook again itself once the edit is done. What the answer says the person should know (their
+   * edit replaced another peer's change, a warning) is shown.
    */
-  public async send(request: PageRequest): Promise<boolean> {
+  public async send(request: PageRequest): Promise<unknown> {
     const result = await this.#api.send(request);
-    if (result.ok) this.refresh();
-    else this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
-    return result.ok;
+    if (!result.ok) {
+      this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
+      return undefined;
+    }
+    this.refresh();
+    const answer = result.answer as { replaced?: { by?: unknown }; warning?: unknown } | null;
+    if (typeof answer?.replaced?.by === 'string') {
+      this.notify(`Your edit replaced a change ${answer.replaced.by} made to the cell meanwhile.`);
+    } else if (typeof answer?.warning === 'string') this.notify(answer.warning);
+    return result.answer;
   }
 
   public focusChanged(cellId: string, focused: boolean): void {
