@@ -13,6 +13,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { WireExecutionState } from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange } from '../document/notebook-document.js';
 
 /** Where a room's journal lives and how hard it writes. */
@@ -45,13 +46,19 @@ interface JournalHeader {
   readonly notebook_id: string;
   readonly base: JournalBase;
   readonly ledger: readonly LedgerRecord[];
+  /** The executions kept for `get_execution` when the journal (re)started (absent in older journals). */
+  readonly executions?: readonly WireExecutionState[];
 }
 
-/** One line after the header: an edit (with its ledger entry), or the mark of a save about to be written. */
+/**
+ * One line after the header: an edit (with its ledger entry), the state of an execution (queued,
+ * or finished with its outputs), or the mark of a save about to be written.
+ */
 export interface JournalRecord {
   readonly seq: number;
   readonly change?: DocumentChange;
   readonly ledger?: LedgerRecord;
+  readonly execution?: WireExecutionState;
   /** sha256 of the text a save is writing; every record before this one is in it. */
   readonly saving?: string;
 }
@@ -72,6 +79,8 @@ export interface JournalContents {
 export interface JournalReplay {
   readonly changes: readonly DocumentChange[];
   readonly ledger: readonly LedgerRecord[];
+  /** The last journaled state of each execution, oldest first. */
+  readonly executions: readonly WireExecutionState[];
 }
 
 export function sha256(text: string | Buffer): string {
@@ -81,7 +90,9 @@ export function sha256(text: string | Buffer): string {
 /**
  * A room's append-only journal, `<dir>/<notebookId>.jsonl` (0600 in a 0700 dir): a header naming
  * the base file (size, mtime, sha256) and the idempotency ledger at that point, then one JSON line
- * per acknowledged edit, written with one synchronous `write` before the room answers (the page
+ * per acknowledged edit (and one per execution queued or ended: its state, so `get_execution`
+ * answers a finished execution after a daemon restart; the header keeps the most recent ones across
+ * a rotation), written with one synchronous `write` before the room answers (the page
  * cache survives a killed process; with `fsync` also a lost machine). After a save the journal is
  * rotated: rewritten (temp file, rename) from the new base with only the edits the save missed.
  *
@@ -173,7 +184,22 @@ export class RoomJournal {
     return {
       changes: records.flatMap((record) => (record.seq > from && record.change ? [record.change] : [])),
       ledger,
+      executions: RoomJournal.executionsOf(contents),
     };
+  }
+
+  /** The last journaled state of each execution in `contents` (header, then records), oldest first. */
+  public static executionsOf(contents: JournalContents): WireExecutionState[] {
+    const latest = new Map<string, WireExecutionState>();
+    const states = [
+      ...(contents.header.executions ?? []),
+      ...contents.records.flatMap((r) => (r.execution ? [r.execution] : [])),
+    ];
+    for (const state of states) {
+      latest.delete(state.execution_id);
+      latest.set(state.execution_id, state);
+    }
+    return [...latest.values()];
   }
 
   /** Whether `contents` holds edits beyond its base (a journal without any can be dropped safely). */
@@ -198,9 +224,10 @@ export class RoomJournal {
     notebookId: string,
     base: JournalBase,
     ledger: readonly LedgerRecord[],
+    executions: readonly WireExecutionState[] = [],
   ): RoomJournal {
     const journal = new RoomJournal(settings, notebookId, 0);
-    journal.rewrite(base, ledger, []);
+    journal.rewrite(base, ledger, executions, []);
     return journal;
   }
 
@@ -223,17 +250,31 @@ export class RoomJournal {
     this.write({ seq: this.#seq + 1, ...(change ? { change } : {}), ...(ledger ? { ledger } : {}) }, false);
   }
 
+  /** Appends the state of an execution (kept until a rotation, whose header then holds the room's). Throws when the write fails. */
+  public appendExecution(execution: WireExecutionState): void {
+    this.write({ seq: this.#seq + 1, execution }, false);
+  }
+
   /** Marks that a save of text with hash `sha` is being written; returns the mark's sequence number. */
   public markSaving(sha: string): number {
     this.write({ seq: this.#seq + 1, saving: sha }, true);
     return this.#seq;
   }
 
-  /** After a save: the journal restarts from `base`, keeping only edits made after mark `savedSeq`. */
-  public rotate(base: JournalBase, ledger: readonly LedgerRecord[], savedSeq: number): void {
+  /**
+   * After a save: the journal restarts from `base`, keeping only edits made after mark `savedSeq`;
+   * its header holds `ledger` and `executions` (the room's, now).
+   */
+  public rotate(
+    base: JournalBase,
+    ledger: readonly LedgerRecord[],
+    savedSeq: number,
+    executions: readonly WireExecutionState[] = [],
+  ): void {
     this.rewrite(
       base,
       ledger,
+      executions,
       this.#lines.filter((line) => line.seq > savedSeq && !line.saving),
     );
   }
@@ -260,9 +301,20 @@ export class RoomJournal {
     this.#lines.push({ seq: record.seq, text, saving });
   }
 
-  private rewrite(base: JournalBase, ledger: readonly LedgerRecord[], keep: readonly JournalLine[]): void {
+  private rewrite(
+    base: JournalBase,
+    ledger: readonly LedgerRecord[],
+    executions: readonly WireExecutionState[],
+    keep: readonly JournalLine[],
+  ): void {
     mkdirSync(this.#settings.dir, { recursive: true, mode: 0o700 });
-    const header: JournalHeader = { journal: 1, notebook_id: this.#notebookId, base, ledger };
+    const header: JournalHeader = {
+      journal: 1,
+      notebook_id: this.#notebookId,
+      base,
+      ledger,
+      ...(executions.length > 0 ? { executions } : {}),
+    };
     const text = `${JSON.stringify(header)}\n${keep.map((line) => line.text).join('')}`;
     const temp = `${this.#file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
@@ -298,7 +350,7 @@ export class RoomJournal {
       saving: record.saving !== undefined,
     }));
     // Rewritten rather than appended to: a torn last line must not precede the next edit.
-    journal.rewrite(contents.header.base, contents.header.ledger, lines);
+    journal.rewrite(contents.header.base, contents.header.ledger, contents.header.executions ?? [], lines);
     return journal;
   }
 }

@@ -212,6 +212,31 @@ describe('NotebookRoom journal', () => {
     expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
   });
 
+  it('answers get_execution for a finished execution after a crash, and after a save rotated the journal', async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'kept.ipynb');
+    const first = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(first, path, received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'print(42)' });
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: (made.cell as { id: string }).id });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const executionId = String(started.execution_id);
+    const ended = await room.handle(p, { type: 'get_execution', execution_id: executionId });
+    expect(ended).toMatchObject({ status: 'ok', execution_count: 7 });
+
+    // The daemon dies (no save): a new daemon life answers it from the journal, as it ended.
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(await back.room.handle(back.peer, { type: 'get_execution', execution_id: executionId })).toEqual(ended);
+
+    // A save rotates the journal: the execution moves into its header and still answers.
+    await saved(back.room);
+    const third = await daemonLife();
+    const again = await join_(third, path);
+    expect(await again.room.handle(again.peer, { type: 'get_execution', execution_id: executionId })).toEqual(ended);
+  });
+
   it('still dedupes a request key after the replay', async () => {
     const path = join(dir, 'k.ipynb');
     const first = await daemonLife();

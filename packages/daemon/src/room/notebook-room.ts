@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import type { Clock, Logger } from '@nteract-mcp/foundation';
 import type {
   WireCell,
+  WireExecutionState,
   WireNotebookAnswer,
   WireNotebookRequest,
   WireRoomCondition,
@@ -60,6 +61,8 @@ export interface RoomInit {
   readonly journal: RoomJournal | undefined;
   /** Ledger entries replayed from the journal. */
   readonly ledger: readonly LedgerRecord[];
+  /** Executions replayed from the journal (finished ones answer `get_execution` as they ended). */
+  readonly executions?: readonly WireExecutionState[];
   /** What was read from `path` (for noticing changes by other programs). */
   readonly fileState: NotebookFileState | undefined;
   /** Journaled edits the file lacks were replayed: save soon. */
@@ -123,6 +126,7 @@ export class NotebookRoom {
       journal: init.journal,
       isPersistent: () => this.#file.isPersistent(),
       ledgerSnapshot: () => this.#ledger.snapshot(),
+      executionSnapshot: () => this.#executions.snapshot(),
       logger,
     });
     this.#file = new RoomFileKeeper({
@@ -168,10 +172,12 @@ export class NotebookRoom {
       broadcast: (event) => this.#peers.broadcast(event),
       changed: (event) => this.changed(event),
       journal: (change) => this.#journal.append(change, undefined),
+      journalExecution: (state) => this.#journal.appendExecution(state),
       finished: (record) => {
         if (record.peerLabel !== undefined) this.#history.ran(record.cellId, record.peerLabel, record.status);
       },
     });
+    this.#executions.restore(init.executions ?? []);
     this.#ledger.restore(init.ledger.map((record) => this.#executions.restoredLedgerRecord(record)));
     if (init.unmatchedJournal !== undefined) {
       this.#notice = `Edits journaled for this notebook before the daemon stopped could not be applied, because ${init.path ?? 'its file'} was changed by another program meanwhile; they were kept in ${init.unmatchedJournal}.`;

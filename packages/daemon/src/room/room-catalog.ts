@@ -6,6 +6,7 @@ import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
 import {
   describeWireValue,
   type WireDaemonEvent,
+  type WireExecutionState,
   type WireRoomInfo,
   wireNotebookIdPattern,
 } from '@nteract-mcp/runtimed-protocol';
@@ -25,6 +26,8 @@ interface PreparedDocument {
   readonly document: NotebookDocument;
   readonly journal: RoomJournal | undefined;
   readonly ledger: readonly LedgerRecord[];
+  /** Executions journaled before the daemon stopped (see `RoomExecutions.restore`). */
+  readonly executions?: readonly WireExecutionState[];
   readonly fileState: NotebookFileState | undefined;
   readonly replayed: boolean;
   readonly unmatchedJournal?: string;
@@ -359,6 +362,7 @@ export class RoomCatalog {
             document: replayed,
             journal,
             ledger: plan.ledger,
+            executions: plan.executions,
             fileState,
             replayed: plan.changes.length > 0,
           };
@@ -396,6 +400,7 @@ export class RoomCatalog {
       journalSettings: this.init.journal,
       journal: prepared.journal,
       ledger: prepared.ledger,
+      executions: prepared.executions ?? [],
       fileState: path === undefined ? undefined : prepared.fileState,
       replayed: prepared.replayed,
       unmatchedJournal: prepared.unmatchedJournal,

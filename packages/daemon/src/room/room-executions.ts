@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@nteract-mcp/foundation';
-import type { WireNotebookAnswer, WireRoomEvent, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type {
+  WireExecutionState,
+  WireNotebookAnswer,
+  WireRoomEvent,
+  WireRuntimeState,
+} from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
 import type { LedgerRecord } from '../persistence/room-journal.js';
@@ -10,6 +15,12 @@ import type { RoomKernel } from './kernel-launcher.js';
 /** The end of the sentence that tells an agent its execution ran in a new kernel (after "this" or "it"). */
 const newKernelConsequence =
   'runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.';
+
+/**
+ * How many executions (the most recent) a restarted journal keeps in its header, outputs included:
+ * those `get_execution` answers after a daemon restart once the journal was rotated by a save.
+ */
+export const durableExecutionCount = 32;
 
 /** The room's kernel as executions use it (see `RoomKernelKeeper`). */
 export interface ExecutionKernel {
@@ -36,6 +47,8 @@ export interface RoomExecutionsInit {
   readonly changed: (event: WireRoomEvent) => void;
   /** Journals a change of the document (the start and end of an execution). */
   readonly journal: (change: DocumentChange) => void;
+  /** Journals the state of an execution (when queued, and when it ended), for `get_execution` after a daemon restart. */
+  readonly journalExecution?: (state: WireExecutionState) => void;
   /** An execution of a cell ended (after its `execution_done` broadcast). */
   readonly finished?: (record: ExecutionRecord) => void;
 }
@@ -83,6 +96,7 @@ export class RoomExecutions {
     const kernelGone = this.#init.kernel.takeKernelGone();
     if (kernelGone !== undefined) record.kernelNotice = `${kernelGone}: this ${newKernelConsequence}`;
     this.remember(record);
+    this.#init.journalExecution?.(executionState(record));
     const source = cell.source;
     this.#queue = this.#queue.catch(() => undefined).then(() => this.run(record, source));
     return executionState(record);
@@ -177,27 +191,45 @@ export class RoomExecutions {
   }
 
   /**
-   * An execution journaled before the daemon stopped never finished in this daemon life: its
-   * ledger entry (a retried `execute_cell`) and `get_execution` answer `aborted`, saying why.
+   * The executions the journal kept from before the daemon stopped: a finished one answers
+   * `get_execution` as it ended; one still queued or running never finished in this daemon life
+   * and answers `aborted`, saying why. Call before {@link restoredLedgerRecord}.
+   */
+  public restore(states: readonly WireExecutionState[]): void {
+    for (const state of states) {
+      const unfinished = state.status === 'queued' || state.status === 'running';
+      this.remember(
+        unfinished
+          ? abortedByRestart(state.execution_id, state.cell_id)
+          : {
+              executionId: state.execution_id,
+              cellId: state.cell_id,
+              status: state.status,
+              outputs: [...state.outputs],
+              executionCount: state.execution_count,
+              ...(state.kernel_notice === undefined ? {} : { kernelNotice: state.kernel_notice }),
+            },
+      );
+    }
+  }
+
+  /** The most recent executions as the journal keeps them across a rotation (see {@link durableExecutionCount}). */
+  public snapshot(): WireExecutionState[] {
+    return [...this.#executions.values()].slice(-durableExecutionCount).map(executionState);
+  }
+
+  /**
+   * The ledger entry of an `execute_cell` journaled before the daemon stopped, answered as the
+   * execution stands now: as it ended when the journal kept its end ({@link restore}), otherwise
+   * (it never finished in this daemon life) `aborted`, saying why; `get_execution` answers the same.
    */
   public restoredLedgerRecord(record: LedgerRecord): LedgerRecord {
     const result = record.result as Record<string, unknown> | null;
     if (record.operation !== 'execute_cell' || typeof result?.execution_id !== 'string') return record;
+    const known = this.#executions.get(result.execution_id);
+    if (known) return { ...record, result: executionState(known) };
     if (result.status !== 'queued' && result.status !== 'running') return record;
-    const aborted: ExecutionRecord = {
-      executionId: result.execution_id,
-      cellId: String(result.cell_id),
-      status: 'aborted',
-      outputs: [
-        {
-          output_type: 'error',
-          ename: 'DaemonRestarted',
-          evalue: 'The daemon stopped before this execution finished; run the cell again.',
-          traceback: [],
-        },
-      ],
-      executionCount: null,
-    };
+    const aborted = abortedByRestart(result.execution_id, String(result.cell_id));
     this.remember(aborted);
     return { ...record, result: executionState(aborted) };
   }
@@ -253,6 +285,7 @@ export class RoomExecutions {
   }
 
   private finish(record: ExecutionRecord): void {
+    this.#init.journalExecution?.(executionState(record));
     this.#init.broadcast(executionDoneEvent(record));
     this.#init.finished?.(record);
   }
@@ -280,4 +313,22 @@ export class RoomExecutions {
       if (old.status !== 'queued' && old.status !== 'running') this.#executions.delete(id);
     }
   }
+}
+
+/** An execution the daemon stopped under (it was queued or running): it ends `aborted`, saying why. */
+function abortedByRestart(executionId: string, cellId: string): ExecutionRecord {
+  return {
+    executionId,
+    cellId,
+    status: 'aborted',
+    outputs: [
+      {
+        output_type: 'error',
+        ename: 'DaemonRestarted',
+        evalue: 'The daemon stopped before this execution finished; run the cell again.',
+        traceback: [],
+      },
+    ],
+    executionCount: null,
+  };
 }

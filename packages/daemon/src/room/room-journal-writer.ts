@@ -1,4 +1,5 @@
 import type { Logger } from '@nteract-mcp/foundation';
+import type { WireExecutionState } from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange } from '../document/notebook-document.js';
 import type { NotebookFileState } from '../persistence/notebook-file-state.js';
 import { type JournalSettings, type LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
@@ -13,6 +14,8 @@ export interface RoomJournalWriterInit {
   readonly isPersistent: () => boolean;
   /** The room's idempotency entries now (a restarted journal begins with them). */
   readonly ledgerSnapshot: () => readonly LedgerRecord[];
+  /** The executions to keep across a daemon restart, now (a restarted journal begins with them). */
+  readonly executionSnapshot: () => readonly WireExecutionState[];
   readonly logger: Logger;
 }
 
@@ -50,6 +53,19 @@ export class RoomJournalWriter {
     }
   }
 
+  /**
+   * Journals the state of an execution, so that `get_execution` answers it after a daemon restart
+   * (a queued one then as aborted). Logged, never thrown, when it cannot be written.
+   */
+  public appendExecution(execution: WireExecutionState): void {
+    if (!this.#journal) return;
+    try {
+      this.#journal.appendExecution(execution);
+    } catch (error) {
+      this.#init.logger.warn('could not journal an execution', { notebookId: this.#init.notebookId, error });
+    }
+  }
+
   /** Marks a save of text hashed `sha` under way; the mark's sequence number (infinity without a journal). */
   public markSaving(sha: string): number {
     try {
@@ -66,8 +82,9 @@ export class RoomJournalWriter {
     if (!settings || !this.#init.isPersistent()) return;
     const base = { path: state.path, size: state.size, mtime_ms: state.mtimeMs, sha256: state.sha256 };
     try {
-      if (this.#journal) this.#journal.rotate(base, this.#init.ledgerSnapshot(), savedSeq);
-      else this.#journal = RoomJournal.begin(settings, notebookId, base, this.#init.ledgerSnapshot());
+      const executions = this.#init.executionSnapshot();
+      if (this.#journal) this.#journal.rotate(base, this.#init.ledgerSnapshot(), savedSeq, executions);
+      else this.#journal = RoomJournal.begin(settings, notebookId, base, this.#init.ledgerSnapshot(), executions);
     } catch (error) {
       this.#init.logger.error('could not rotate the journal', { notebookId, error });
     }
