@@ -161,6 +161,35 @@ describe(JupyterKernel, () => {
     expect(plainText(after.outputs[0])).toBe('[1, 2]');
   });
 
+  it(
+    'answers input() and getpass() through onInput, and raises StdinNotImplementedError without it',
+    kernelTest,
+    async () => {
+      const { kernel, logger } = await startKernel();
+      const asked: { prompt: string; password: boolean }[] = [];
+      const run = await kernel.execute(
+        "import getpass\nname = input('name? ')\nsecret = getpass.getpass('pin? ')\nprint(name, len(secret))",
+        {
+          onInput: async (prompt, password) => {
+            asked.push({ prompt, password });
+            return password ? 'hunter2' : 'Ada';
+          },
+        },
+      );
+      expect(run.status).toBe('ok');
+      expect(asked).toEqual([
+        { prompt: 'name? ', password: false },
+        { prompt: 'pin? ', password: true },
+      ]);
+      expect(run.outputs.map((output) => output.text).join('')).toContain('Ada 7');
+      // The answer is the kernel's alone: nothing logged carries it.
+      expect(JSON.stringify(logger.records)).not.toContain('hunter2');
+      const refused = await kernel.execute("input('name? ')");
+      expect(refused.status).toBe('error');
+      expect(refused.outputs[0]).toMatchObject({ ename: 'StdinNotImplementedError' });
+    },
+  );
+
   it('collects display_data, merges prints, honours clear_output and display updates', kernelTest, async () => {
     const { kernel } = await startKernel();
     const displayed = await kernel.execute(

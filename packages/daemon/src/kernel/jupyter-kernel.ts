@@ -48,6 +48,12 @@ export interface ExecuteOptions {
    * queued behind it in the kernel are skipped and resolve `aborted`.
    */
   readonly stopOnError?: boolean;
+  /**
+   * Answers the code's `input()` / `getpass()` (Jupyter's `allow_stdin: true`): called with the
+   * prompt and whether it is a password; the kernel gets what it resolves with. Without it the
+   * code's `input()` raises `StdinNotImplementedError`.
+   */
+  readonly onInput?: (prompt: string, password: boolean) => Promise<string>;
 }
 
 export interface StartKernelOptions {
@@ -120,8 +126,8 @@ class PendingExecution {
  * `interrupt` says whether the running execution ended within a few seconds of it.
  * Does not guarantee: that interrupting stops the code (the kernel decides); that the kernel
  * survives its code (a crash makes the status `dead`; `restart()` brings a new one); that
- * grandchildren started by the kernel die with a graceful shutdown; stdin (`input()` raises in
- * the kernel, since requests say `allow_stdin: false`).
+ * grandchildren started by the kernel die with a graceful shutdown; an answer to `input()` for an
+ * execution without `onInput` (its requests say `allow_stdin: false`: `input()` raises in the kernel).
  */
 export class JupyterKernel {
   private process: KernelProcess;
@@ -178,6 +184,7 @@ export class JupyterKernel {
       ...(options.connectionDir === undefined ? {} : { connectionDir: options.connectionDir }),
       startupTimeoutMs: options.startupTimeoutMs ?? defaultStartupTimeoutMs,
       onIopub: (process: KernelProcess, message: JupyterMessage) => owner()?.handleIopub(process, message),
+      onStdin: (process: KernelProcess, message: JupyterMessage) => owner()?.handleStdin(process, message),
       onExit: (process: KernelProcess, exit: KernelProcessExit) => owner()?.handleExit(process, exit),
     };
   }
@@ -221,7 +228,7 @@ export class JupyterKernel {
   }
 
   /**
-   * Runs `code` (`store_history: true`, `allow_stdin: false`) after every execution requested
+   * Runs `code` (`store_history: true`; `allow_stdin` only with `onInput`) after every execution requested
    * before it. Resolves when the kernel has replied and published all outputs of it.
    * Rejects with `kernelShutdown` after `shutdown()`, with `kernelDied` while the kernel is dead.
    */
@@ -347,7 +354,7 @@ export class JupyterKernel {
       silent: false,
       store_history: execution.options.storeHistory ?? true,
       user_expressions: {},
-      allow_stdin: false,
+      allow_stdin: execution.options.onInput !== undefined,
       stop_on_error: execution.options.stopOnError ?? true,
     };
     const msgId = this.process.request('shell', 'execute_request', content, (reply) =>
@@ -368,6 +375,28 @@ export class JupyterKernel {
     // ipykernel publishes `idle` after the last output; an aborted request has none.
     if (execution.idle || execution.reply.status === 'aborted') this.finish(execution);
     else this.armGraceTimer(execution);
+  }
+
+  /** An `input_request` of one of our executions: asked of its `onInput`, answered on stdin (an empty line when it fails). */
+  private handleStdin(process: KernelProcess, message: JupyterMessage): void {
+    if (process !== this.process || message.header.msg_type !== 'input_request') return;
+    const parentId = message.parentHeader.msg_id;
+    const execution = parentId === undefined ? undefined : this.byMsgId.get(parentId);
+    const ask = execution?.options.onInput;
+    if (!execution || !ask || execution.done) {
+      process.replyInput(message, '');
+      return;
+    }
+    const prompt = typeof message.content.prompt === 'string' ? message.content.prompt : '';
+    ask(prompt, message.content.password === true).then(
+      (value) => process.replyInput(message, value),
+      (error: unknown) => {
+        this.logger?.warn('An input request could not be answered; the kernel gets an empty line', {
+          error: describeError(error),
+        });
+        process.replyInput(message, '');
+      },
+    );
   }
 
   private handleIopub(process: KernelProcess, message: JupyterMessage): void {

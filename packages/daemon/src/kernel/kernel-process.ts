@@ -44,6 +44,8 @@ export interface KernelProcessOptions {
   readonly startupTimeoutMs: number;
   /** Every correctly signed iopub message, in arrival order (the caller filters by parent). */
   readonly onIopub: (process: KernelProcess, message: JupyterMessage) => void;
+  /** Every correctly signed stdin message (`input_request`s of executions that allowed stdin). */
+  readonly onStdin?: (process: KernelProcess, message: JupyterMessage) => void;
   /** Called once when the process has exited, for whatever reason. */
   readonly onExit: (process: KernelProcess, exit: KernelProcessExit) => void;
 }
@@ -86,13 +88,17 @@ export class KernelProcess {
   /** The content of the `kernel_info_reply` the kernel started with. */
   public kernelInfo: Readonly<Record<string, unknown>> = {};
   private readonly sender: JupyterSender = { session: randomUUID(), username: 'nteract-mcp' };
-  private readonly shell = new Dealer({ linger: 0 });
+  // The kernel routes an `input_request` on stdin to the identity its execute_request came from on
+  // shell: both sockets carry the session's id (as jupyter_client's do).
+  private readonly shell = new Dealer({ linger: 0, routingId: this.sender.session });
+  private readonly stdin = new Dealer({ linger: 0, routingId: this.sender.session });
   private readonly control = new Dealer({ linger: 0 });
   private readonly iopub = new Subscriber({ linger: 0, receiveHighWaterMark: 0 });
   private readonly sendQueues: Record<KernelRequestChannel, Promise<void>> = {
     shell: Promise.resolve(),
     control: Promise.resolve(),
   };
+  private stdinQueue: Promise<void> = Promise.resolve();
   private readonly replyHandlers = new Map<string, (reply: JupyterMessage) => void>();
   private readonly stderrTail: string[] = [];
   private child: ChildProcess | undefined;
@@ -232,6 +238,23 @@ export class KernelProcess {
     });
   }
 
+  /**
+   * Answers an `input_request` (Jupyter's `input_reply {value}` on stdin, its parent the request).
+   * The value is never logged. A no-op after `stop`.
+   */
+  public replyInput(request: JupyterMessage, value: string): void {
+    const message = createJupyterMessage(this.sender, 'input_reply', { value }, request.header);
+    const frames = encodeJupyterMessage(message, this.connection.key);
+    this.stdinQueue = this.stdinQueue
+      .then(async () => {
+        if (!this.closed) await this.stdin.send(frames);
+      })
+      .catch((error: unknown) => {
+        if (!this.closed)
+          this.logger?.warn('Could not send to the kernel', { channel: 'stdin', error: describeError(error) });
+      });
+  }
+
   /** Sends `signal` to the kernel's process group (falling back to the process). False if it has exited. */
   public signal(signal: NodeJS.Signals): boolean {
     if (this.exitValue !== undefined || this.child?.pid === undefined) return false;
@@ -305,10 +328,12 @@ export class KernelProcess {
     const address = (port: number): string => `tcp://${host}:${port}`;
     this.shell.connect(address(this.connection.shell_port));
     this.control.connect(address(this.connection.control_port));
+    this.stdin.connect(address(this.connection.stdin_port));
     this.iopub.connect(address(this.connection.iopub_port));
     this.iopub.subscribe();
     void this.pump(this.shell, 'shell');
     void this.pump(this.control, 'control');
+    void this.pump(this.stdin, 'stdin');
     void this.pump(this.iopub, 'iopub');
 
     const argv = spec.argv.map((arg) =>
@@ -411,7 +436,7 @@ export class KernelProcess {
     return new DaemonError('kernelStartFailed', `Kernel '${this.options.spec.name}' ${what}${hint}.${tail}`);
   }
 
-  private async pump(socket: Dealer | Subscriber, channel: KernelRequestChannel | 'iopub'): Promise<void> {
+  private async pump(socket: Dealer | Subscriber, channel: KernelRequestChannel | 'iopub' | 'stdin'): Promise<void> {
     try {
       for await (const frames of socket) {
         const message = decodeJupyterMessage(frames, this.connection.key);
@@ -430,7 +455,11 @@ export class KernelProcess {
     }
   }
 
-  private dispatch(channel: KernelRequestChannel | 'iopub', message: JupyterMessage): void {
+  private dispatch(channel: KernelRequestChannel | 'iopub' | 'stdin', message: JupyterMessage): void {
+    if (channel === 'stdin') {
+      this.options.onStdin?.(this, message);
+      return;
+    }
     if (channel === 'iopub') {
       if (!this.iopubSeen && message.parentHeader.session === this.sender.session) {
         this.iopubSeen = true;
@@ -472,7 +501,7 @@ export class KernelProcess {
   private async release(): Promise<void> {
     this.closed = true;
     this.replyHandlers.clear();
-    for (const socket of [this.shell, this.control, this.iopub]) socket.close();
+    for (const socket of [this.shell, this.control, this.stdin, this.iopub]) socket.close();
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
     if (this.child?.pid !== undefined) await this.options.records?.remove(this.child.pid);
   }
