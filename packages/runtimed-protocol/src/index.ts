@@ -62,6 +62,12 @@ export type { WireExecutionState, WireFinalExecutionStatus } from './schemas/wir
 export { wireExecutionStateSchema, wireFinalExecutionStatuses } from './schemas/wire-execution-state.js';
 export type { WireControlHello, WireNotebookConnected } from './schemas/wire-greeting.js';
 export { wireControlHelloSchema, wireNotebookConnectedSchema } from './schemas/wire-greeting.js';
+export type { WireInputRequestEvent } from './schemas/wire-input-request.js';
+export {
+  wireInputReplyAnswerSchema,
+  wireInputReplyRequestSchema,
+  wireInputRequestEventSchema,
+} from './schemas/wire-input-request.js';
 export type { WireKernelspec } from './schemas/wire-kernelspec.js';
 export { wireKernelspecSchema } from './schemas/wire-kernelspec.js';
 export type { WireCellChange, WireNotebookAnswer } from './schemas/wire-notebook-answer.js';

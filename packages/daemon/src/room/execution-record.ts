@@ -13,6 +13,8 @@ export interface ExecutionRecord {
   /** The peer that asked for it, and its label (absent: one restored from the journal). */
   readonly peerId?: string;
   readonly peerLabel?: string;
+  /** The peer answers the code's `input()` (its `execute_cell` said `allow_input`). */
+  readonly allowInput?: boolean;
 }
 
 // What peers and agents are told about an execution is built here, and only here: the

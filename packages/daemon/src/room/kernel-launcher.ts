@@ -15,6 +15,8 @@ export interface RoomKernel {
       onOutput?: (output: NotebookOutput, outputsSoFar: readonly NotebookOutput[]) => void;
       /** `false` for a scratch run: no history, no new execution count. */
       storeHistory?: boolean;
+      /** Answers the code's `input()` (absent: `input()` raises in the kernel). */
+      onInput?: (prompt: string, password: boolean) => Promise<string>;
     },
   ): Promise<{ status: 'ok' | 'error' | 'aborted'; executionCount: number | null; outputs: readonly NotebookOutput[] }>;
   /** Interrupts the running execution and says whether it ended (see {@link KernelInterruptOutcome}). */

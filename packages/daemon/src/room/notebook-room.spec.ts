@@ -51,6 +51,31 @@ const stuckKernels: KernelLauncher = {
     return { kind: 'started', kernel: { ...launched.kernel, execute: () => new Promise(() => undefined) } };
   },
 };
+/** A kernel whose code asks for a line (when the execution answers input) and prints it. */
+const askingKernels: KernelLauncher = {
+  launch: async () => {
+    const launched = await echoKernels.launch(dir);
+    if (launched.kind !== 'started') return launched;
+    return {
+      kind: 'started',
+      kernel: {
+        ...launched.kernel,
+        execute: async (_code, options) => {
+          if (!options?.onInput) {
+            const refused = { output_type: 'error', ename: 'StdinNotImplementedError', evalue: '', traceback: [] };
+            return { status: 'error', executionCount: 1, outputs: [refused] };
+          }
+          const value = await options.onInput('name? ', false);
+          return {
+            status: 'ok',
+            executionCount: 1,
+            outputs: [{ output_type: 'stream', name: 'stdout', text: `hi ${value}\n` }],
+          };
+        },
+      },
+    };
+  },
+};
 let launcher: KernelLauncher = noKernels;
 
 let dir: string;
@@ -235,6 +260,61 @@ describe('NotebookRoom journal', () => {
     const third = await daemonLife();
     const again = await join_(third, path);
     expect(await again.room.handle(again.peer, { type: 'get_execution', execution_id: executionId })).toEqual(ended);
+  });
+
+  it('asks the executing peer for input(), again a peer of its label after it left, and gives the kernel the answer', async () => {
+    launcher = askingKernels;
+    const path = join(dir, 'ask.ipynb');
+    const life = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const other: Record<string, unknown>[] = [];
+    const { room, peer: agent } = await join_(life, path, received);
+    const bystander = peer('human:Ada', other);
+    room.addPeer(bystander);
+    const made = await room.handle(agent, { type: 'insert_cell', source: 'input()' });
+    const cellId = (made.cell as { id: string }).id;
+
+    // Without allow_input the code's input() raises, as before.
+    const refused = await room.handle(agent, { type: 'execute_cell', cell_id: cellId });
+    await vi.waitFor(async () =>
+      expect(
+        await room.handle(agent, { type: 'get_execution', execution_id: String(refused.execution_id) }),
+      ).toMatchObject({ status: 'error' }),
+    );
+
+    const started = await room.handle(agent, { type: 'execute_cell', cell_id: cellId, allow_input: true });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'input_request')).toBe(true));
+    const asked = received.find((frame) => frame.event === 'input_request') as Record<string, unknown>;
+    expect(asked).toMatchObject({
+      execution_id: started.execution_id,
+      cell_id: cellId,
+      prompt: 'name? ',
+      password: false,
+    });
+    // Only the peer that started it is asked.
+    expect(other.some((frame) => frame.event === 'input_request')).toBe(false);
+
+    // Its server restarts: the new peer of the same label is asked again and answers.
+    room.removePeer(agent.id, 'vanished');
+    const again: Record<string, unknown>[] = [];
+    const back = peer('agent', again);
+    room.addPeer(back);
+    await vi.waitFor(() => expect(again.some((frame) => frame.event === 'input_request')).toBe(true));
+    const reply = {
+      type: 'input_reply',
+      execution_id: String(started.execution_id),
+      input_id: String(asked.input_id),
+    } as const;
+    expect(await room.handle(back, { ...reply, value: 'Ada' })).toEqual({ accepted: true });
+    expect(await room.handle(back, { ...reply, value: 'twice' })).toEqual({ accepted: false });
+    await vi.waitFor(async () =>
+      expect(
+        await room.handle(back, { type: 'get_execution', execution_id: String(started.execution_id) }),
+      ).toMatchObject({
+        status: 'ok',
+        outputs: [{ text: 'hi Ada\n' }],
+      }),
+    );
   });
 
   it('still dedupes a request key after the replay', async () => {

@@ -22,6 +22,7 @@ import type { RoomActivity } from './room-activity.js';
 import { RoomEditHistory } from './room-edit-history.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
+import { RoomInputs } from './room-inputs.js';
 import { RoomJournalWriter } from './room-journal-writer.js';
 import { RoomKernelKeeper } from './room-kernel-keeper.js';
 import { type PeerDeparture, type RoomCloseCause, type RoomPeer, RoomPeers } from './room-peers.js';
@@ -104,6 +105,7 @@ export class NotebookRoom {
   readonly #kernel: RoomKernelKeeper;
   readonly #executions: RoomExecutions;
   readonly #history: RoomEditHistory;
+  readonly #inputs: RoomInputs;
   #peerlessSince: number | undefined;
   #reservations = 0;
   #closed = false;
@@ -163,6 +165,11 @@ export class NotebookRoom {
       clock,
       logger,
     });
+    this.#inputs = new RoomInputs({
+      clock,
+      logger,
+      findPeer: (peerId, label) => this.#peers.find(peerId, label),
+    });
     this.#executions = new RoomExecutions({
       notebookId,
       document: init.document,
@@ -174,8 +181,11 @@ export class NotebookRoom {
       journal: (change) => this.#journal.append(change, undefined),
       journalExecution: (state) => this.#journal.appendExecution(state),
       finished: (record) => {
+        this.#inputs.executionEnded(record.executionId);
         if (record.peerLabel !== undefined) this.#history.ran(record.cellId, record.peerLabel, record.status);
       },
+      askInput: (record, prompt, password) =>
+        this.#inputs.ask(record, { peerId: record.peerId, peerLabel: record.peerLabel }, prompt, password),
     });
     this.#executions.restore(init.executions ?? []);
     this.#ledger.restore(init.ledger.map((record) => this.#executions.restoredLedgerRecord(record)));
@@ -296,6 +306,7 @@ export class NotebookRoom {
       peer.id,
     );
     this.#init.notify({ kind: 'peer_joined', peer, activePeers: this.#peers.size });
+    this.#inputs.peerJoined(peer);
     this.#init.logger.info('peer joined', { peer: peer.label, peers: this.#peers.size });
     void this.#kernel
       .ensureKernel()
@@ -407,7 +418,9 @@ export class NotebookRoom {
       case 'execute_cell':
         return this.mutate(key, 'execute_cell', () => {
           this.#history.checkExpected(request);
-          return { result: this.#executions.start(request.cell_id, peer) };
+          return {
+            result: this.#executions.start(request.cell_id, peer, { allowInput: request.allow_input === true }),
+          };
         }).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);
@@ -415,6 +428,8 @@ export class NotebookRoom {
         return this.#executions.runScratch(request.source);
       case 'cancel_execution':
         return this.#executions.cancel(request.execution_id);
+      case 'input_reply':
+        return this.#inputs.answer(request);
       case 'interrupt': {
         const outcome = await this.#kernel.interrupt();
         return { interrupted: outcome === 'interrupted', outcome } satisfies WireNotebookAnswer<'interrupt'>;

@@ -51,6 +51,8 @@ export interface RoomExecutionsInit {
   readonly journalExecution?: (state: WireExecutionState) => void;
   /** An execution of a cell ended (after its `execution_done` broadcast). */
   readonly finished?: (record: ExecutionRecord) => void;
+  /** Asks the peer of an execution that allows input for a line (the code's `input()`). */
+  readonly askInput?: (record: ExecutionRecord, prompt: string, password: boolean) => Promise<string>;
 }
 
 /**
@@ -71,7 +73,11 @@ export class RoomExecutions {
    * Queues the cell `cellId` for `peer` (a markdown cell ends `ok` at once); answers the execution
    * as it is now.
    */
-  public start(cellId: string, peer?: { readonly id: string; readonly label: string }): Record<string, unknown> {
+  public start(
+    cellId: string,
+    peer?: { readonly id: string; readonly label: string },
+    options: { readonly allowInput?: boolean } = {},
+  ): Record<string, unknown> {
     const cell = this.#init.document.cell(cellId);
     const record: ExecutionRecord = {
       executionId: randomUUID(),
@@ -80,6 +86,7 @@ export class RoomExecutions {
       outputs: [],
       executionCount: null,
       ...(peer === undefined ? {} : { peerId: peer.id, peerLabel: peer.label }),
+      ...(options.allowInput === true && peer !== undefined ? { allowInput: true } : {}),
     };
     if (cell.cell_type !== 'code') {
       record.status = 'ok';
@@ -257,7 +264,11 @@ export class RoomExecutions {
     record.status = 'running';
     this.updateCellOutputs(record, [], null, true);
     try {
+      const askInput = this.#init.askInput;
       const result = await kernel.execute(source, {
+        ...(record.allowInput === true && askInput
+          ? { onInput: (prompt: string, password: boolean) => askInput(record, prompt, password) }
+          : {}),
         onOutput: (output, outputsSoFar) => {
           record.outputs = outputsSoFar;
           this.updateCellOutputs(record, outputsSoFar, null, false);

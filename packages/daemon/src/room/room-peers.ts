@@ -72,6 +72,13 @@ export class RoomPeers implements RoomSignals {
     this.#cellOf.clear();
   }
 
+  /** The peer `peerId`, else one with the label `label` (the same agent after a restart of its server). */
+  public find(peerId: string | undefined, label: string | undefined): RoomPeer | undefined {
+    const exact = peerId === undefined ? undefined : this.#peers.get(peerId);
+    if (exact || label === undefined) return exact;
+    return [...this.#peers.values()].find((peer) => peer.label === label);
+  }
+
   public labels(): string[] {
     return [...this.#peers.values()].map((peer) => peer.label);
   }

@@ -60,6 +60,7 @@ export const notebookRequestFixtures = {
   save: { type: 'save', path: '/tmp/a.ipynb' },
   get_changes: { type: 'get_changes', since: 'r1.4' },
   undo: { type: 'undo', count: 2, idempotency_key: 'k-undo' },
+  input_reply: { type: 'input_reply', execution_id: 'e-1', input_id: 'i-1', value: 'Ada' },
   leave: { type: 'leave' },
 } as const satisfies { [T in WireNotebookRequestType]: Extract<WireNotebookRequest, { type: T }> };
 
@@ -171,6 +172,7 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
     ],
     document_version: 10,
   },
+  input_reply: { accepted: true },
   leave: { left: true },
 };
 
@@ -192,6 +194,14 @@ export const roomEventFixtures: readonly WireRoomEvent[] = [
     },
   },
   { event: 'execution_done', execution_id: 'e-1', cell_id: 'cell-1', status: 'error', execution_count: 3 },
+  {
+    event: 'input_request',
+    execution_id: 'e-1',
+    input_id: 'i-1',
+    cell_id: 'cell-1',
+    prompt: 'name? ',
+    password: false,
+  },
   { event: 'peer_joined', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 2 },
   { event: 'peer_left', peer_id: 'p-1', peer_label: 'Claude agent:x:1', active_peers: 1 },
   { event: 'presence', peer_id: 'p-2', peer_label: 'human:Ada', cell_id: 'cell-1' },

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { wireCellSchema } from './wire-cell.js';
 import { wireExecutionStateSchema } from './wire-execution-state.js';
+import { wireInputReplyAnswerSchema } from './wire-input-request.js';
 import type { WireNotebookRequestType } from './wire-notebook-request.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
@@ -85,6 +86,7 @@ export const wireNotebookAnswerSchemas = {
   }),
   /** What was reverted, newest first (each as the change it made now). */
   undo: z.object({ undone: z.array(wireCellChangeSchema), document_version: documentVersion }),
+  input_reply: wireInputReplyAnswerSchema,
   leave: z.object({ left: z.literal(true) }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { wireCellTypeSchema } from './wire-cell.js';
+import { wireInputReplyRequestSchema } from './wire-input-request.js';
 
 /**
  * The requests of the `notebook` channel. `leave` is a peer's goodbye before it closes the
@@ -25,6 +26,7 @@ export const wireNotebookRequestTypes = [
   'save',
   'get_changes',
   'undo',
+  'input_reply',
   'leave',
 ] as const;
 export type WireNotebookRequestType = (typeof wireNotebookRequestTypes)[number];
@@ -87,12 +89,17 @@ export const wireNotebookRequestSchemas = {
     idempotency_key: idempotencyKey,
     expected_version: expectedVersion,
   }),
-  /** Answers at once (`queued`); progress arrives as `execution_output` and `execution_done` broadcasts. */
+  /**
+   * Answers at once (`queued`); progress arrives as `execution_output` and `execution_done`
+   * broadcasts. `allow_input`: the asking peer answers the code's `input()` (`input_request` /
+   * `input_reply`, see `wire-input-request.ts`); without it `input()` raises in the kernel.
+   */
   execute_cell: z.object({
     type: z.literal('execute_cell'),
     cell_id: cellId,
     idempotency_key: idempotencyKey,
     expected_version: expectedVersion,
+    allow_input: z.boolean().nullish(),
   }),
   get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
   /**
@@ -123,6 +130,7 @@ export const wireNotebookRequestSchemas = {
     count: z.int().min(1).max(50).nullish(),
     idempotency_key: idempotencyKey,
   }),
+  input_reply: wireInputReplyRequestSchema,
   leave: z.object({ type: z.literal('leave') }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 
@@ -144,6 +152,7 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.save,
   wireNotebookRequestSchemas.get_changes,
   wireNotebookRequestSchemas.undo,
+  wireNotebookRequestSchemas.input_reply,
   wireNotebookRequestSchemas.leave,
 ]);
 export type WireNotebookRequest = z.infer<typeof wireNotebookRequestSchema>;

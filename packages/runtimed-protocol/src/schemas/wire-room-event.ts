@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { wireCellSchema, wireOutputSchema } from './wire-cell.js';
 import { wireFinalExecutionStatuses } from './wire-execution-state.js';
+import { wireInputRequestEventSchema } from './wire-input-request.js';
 import { wireRoomConditionSchema } from './wire-room-condition.js';
 import { wireRuntimeStateSchema } from './wire-runtime-state.js';
 
@@ -51,6 +52,7 @@ export const wireRoomEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('saved'), notebook_path: z.string().min(1) }),
   wireExecutionOutputEventSchema,
   wireExecutionDoneEventSchema,
+  wireInputRequestEventSchema,
   z.object({ event: z.literal('peer_joined'), ...peerEvent }),
   z.object({ event: z.literal('peer_left'), ...peerEvent }),
   /** A peer said which cell it is on (`null`: none); a person's page does, as they move between cells. */
@@ -78,6 +80,7 @@ export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName
   'saved',
   'execution_output',
   'execution_done',
+  'input_request',
   'peer_joined',
   'peer_left',
   'presence',
