@@ -1,5 +1,6 @@
 /** Client text (a method, a version) bounded for an error message: plugins word their refusals with it. */
 export { boundClientText } from '@nteract-mcp/foundation';
+export { childServerCapabilities } from './child-server/child-server-capabilities.js';
 export { ChildToolContribution } from './child-server/child-tool-contribution.js';
 export type { ChildTool, RegisteredChildTool, ToolCallContext } from './child-server/child-tool-registry.js';
 export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';
@@ -163,6 +164,7 @@ export type {
   ExecuteOptions,
   ExecutionResult,
   ExecutionState,
+  InputRequest,
   InsertCellRequest,
   KernelInterruptOutcome,
   MutationOptions,

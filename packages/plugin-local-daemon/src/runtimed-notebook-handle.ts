@@ -10,6 +10,7 @@ import {
   type ExecuteOptions,
   type ExecutionResult,
   type ExecutionState,
+  type InputRequest,
   type InsertCellRequest,
   type KernelInterruptOutcome,
   type Logger,
@@ -108,6 +109,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   readonly #initialSync: Promise<void>;
   readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
   readonly #changeListeners = new Set<{ readonly listener: (change: NotebookCellChange) => void }>();
+  readonly #inputListeners = new Set<{ readonly listener: (request: InputRequest) => void }>();
+  /** Input requests that came while nobody listened (bounded), for the first listener. */
+  readonly #unheardInputs: InputRequest[] = [];
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -324,14 +328,42 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return this.#executions.follow(
       async () =>
         toExecutionState(
-          await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options), ...expected(options) }),
+          await this.request({
+            type: 'execute_cell',
+            cell_id: cellId,
+            ...idempotency(options),
+            ...expected(options),
+            ...(options?.allowInput === true ? { allow_input: true } : {}),
+          }),
         ),
       options,
     );
   }
 
+  public onInputRequest(listener: (request: InputRequest) => void): Subscription {
+    const entry = { listener };
+    this.#inputListeners.add(entry);
+    for (const request of this.#unheardInputs.splice(0)) this.tellInput(request);
+    return { dispose: () => this.#inputListeners.delete(entry) };
+  }
+
+  public async answerInput(request: InputRequest, value: string | undefined): Promise<boolean> {
+    const answer = await this.request({
+      type: 'input_reply',
+      execution_id: request.executionId,
+      input_id: request.inputId,
+      ...(value === undefined ? { cancelled: true } : { value }),
+    });
+    return answer.accepted;
+  }
+
   public async getExecution(executionId: string): Promise<ExecutionState> {
     return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
+  }
+
+  public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'> {
+    const answer = await this.request({ type: 'cancel_execution', execution_id: executionId });
+    return answer.cancelled;
   }
 
   /** `run_code` on the daemon: answered when done; after `timeoutMs` this resolves `timeout` and drops the late answer. */
@@ -471,6 +503,15 @@ export class RuntimedNotebookHandle implements NotebookHandle {
           event.outputs === undefined ? undefined : toExecutionState({ ...event, outputs: event.outputs }),
         );
         return;
+      case 'input_request':
+        this.tellInput({
+          executionId: event.execution_id,
+          inputId: event.input_id,
+          cellId: event.cell_id,
+          prompt: event.prompt,
+          password: event.password,
+        });
+        return;
       case 'conditions':
         this.#conditions = event.conditions;
         return;
@@ -482,6 +523,22 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       case 'peer_left':
       case 'presence':
         return;
+    }
+  }
+
+  /** Gives an input request to the listeners, or keeps it (a few) for the first one. */
+  private tellInput(request: InputRequest): void {
+    if (this.#inputListeners.size === 0) {
+      if (this.#unheardInputs.length >= maxHeldNotices) this.#unheardInputs.shift();
+      this.#unheardInputs.push(request);
+      return;
+    }
+    for (const { listener } of [...this.#inputListeners]) {
+      try {
+        listener(request);
+      } catch (error) {
+        this.#logger.error('an onInputRequest listener threw', { notebookId: this.notebookId, error });
+      }
     }
   }
 
@@ -589,6 +646,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#executions.close(this.closedError());
     this.#readinessWaiters.wake();
     this.#changeListeners.clear();
+    this.#inputListeners.clear();
     const listeners = [...this.#closeListeners];
     this.#closeListeners.clear();
     for (const { listener } of listeners) this.callCloseListener(listener, reason);

@@ -9,13 +9,23 @@ export const readMethods: ReadonlySet<string> = new Set([
   'prompts/list',
   'prompts/get',
   'completion/complete',
+  // A task is the daemon's: any child answers for it.
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
 ]);
 
 /**
  * Methods that change something, but the same however often they are sent (a subscription):
  * safe to send again after the child died with them unanswered, like the reads.
  */
-export const idempotentMethods: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe']);
+export const idempotentMethods: ReadonlySet<string> = new Set([
+  'resources/subscribe',
+  'resources/unsubscribe',
+  // Cancelling a task twice, or answering its input twice (the second is ignored), is once.
+  'tasks/cancel',
+  'tasks/update',
+]);
 
 /** A cancellable timer, as `Clock.setTimer` returns it. */
 interface Cancellable {

@@ -1,6 +1,7 @@
 import {
   type AdmissionRequest,
   type ConnectionRequestId,
+  childServerCapabilities,
   type EraConnection,
   type GateVerdict,
   type Logger,
@@ -51,7 +52,7 @@ export class UpstreamHandshake {
     const builtIn: ServerDescription = {
       name: 'nteract',
       version,
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
+      capabilities: { ...childServerCapabilities },
       instructions: proxyInstructions,
     };
     this.#gate = new ProtocolEraGate(

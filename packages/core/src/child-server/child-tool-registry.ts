@@ -22,6 +22,8 @@ export interface ToolCallContext {
    * throws and never waits: a lost notification does not fail the tool.
    */
   reportProgress(progress: number, message: string): void;
+  /** The person can be asked for the code's `input()` during this call (the client declared elicitation). */
+  readonly allowInput?: boolean;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   type CallToolRequest,
   CallToolRequestSchema,
   type CallToolResult,
+  ElicitResultSchema,
   ErrorCode,
   InitializedNotificationSchema,
   ListResourcesRequestSchema,
@@ -44,6 +45,7 @@ import type { NotebookSession } from '../session/notebook-session.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
+import { childServerCapabilities } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
 import { ChildToolRegistry, errorResult, type ToolCallContext } from './child-tool-registry.js';
@@ -56,8 +58,11 @@ import { createNotebookTools } from './create-notebook-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
+import { ExecutionTasks, relatedTaskMetaKey, taskTools } from './execution-tasks.js';
+import { inputElicitation, KernelInputs, lineOf } from './kernel-inputs.js';
 import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
+import { registerTaskHandlers } from './register-task-handlers.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { SessionNews, withSessionNews } from './session-news.js';
 import { UnsettledCalls } from './unsettled-calls.js';
@@ -152,7 +157,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     name: 'nteract',
     version: options.version,
     ...(options.daemonVersion !== undefined ? { title: formatServerTitle(options.daemonVersion) } : {}),
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
+    capabilities: { ...childServerCapabilities },
     instructions: childServerInstructions,
   };
   const server = new Server(
@@ -235,7 +240,40 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     session.handle.isClosed &&
     recovery.watched &&
     (session.handle.closedReason === 'disconnected' || (slot.active !== session && recovery.recovering !== undefined));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
+  // Executions run as tasks (both eras) for clients that ask; the kernel's input() asks the person.
+  const tasks = new ExecutionTasks({
+    deps,
+    readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
+    notifyStatus: (task) => {
+      if (!initialized) return;
+      server
+        .notification({ method: 'notifications/tasks/status', params: task })
+        .catch((error: unknown) => logger.debug('a task status was not sent', { error }));
+    },
+    recoveryWaitMs,
+  });
+  const clientCapabilities = () => gate.clientCapabilities({ method: 'tools/call', params: {} });
+  const inputs = new KernelInputs({
+    slot,
+    logger,
+    era: () => gate.connection?.era,
+    ask: (request) => {
+      if (clientCapabilities()?.elicitation === undefined) return undefined;
+      const taskId = tasks.taskOf(request.executionId);
+      const params = {
+        ...inputElicitation(request),
+        ...(taskId ? { _meta: { [relatedTaskMetaKey]: { taskId } } } : {}),
+      };
+      return server.request({ method: 'elicitation/create', params } as never, ElicitResultSchema).then(lineOf);
+    },
+  });
+  inputs.watchSessions();
+  registerTaskHandlers(server, tasks, inputs, () => gate.connection?.era);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: registry
+      .list()
+      .map((tool) => (taskTools.has(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool)),
+  }));
   // The one place every tool result (success or tool error) gets the session report, as of the
   // moment the result was produced.
   const callTool = async (
@@ -283,10 +321,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         () => deps.clock.now(),
       ),
       cancelled: cancellations.signalFor(extra.requestId),
+      // The person answers the code's input() during the call (native: only a task's, via tasks/update).
+      allowInput: declared?.elicitation !== undefined && gate.connection?.era !== 'native',
     };
     const onSession = waitsForRecovery.has(name);
     const started = deps.clock.now();
     if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
+    const taskMode = tasks.modeOf(name, request.params, declared, gate.connection?.era);
+    if (taskMode !== undefined) {
+      cancellations.release(extra.requestId);
+      const allowInput = declared?.elicitation !== undefined;
+      return (await tasks.start(name, args, { ...context, allowInput }, taskMode)) as CallToolResult;
+    }
     // A call whose session was lost under it (the daemon died or stopped answering; the watch
     // loop removed the session to bring it back) failed on the closed handle, but the daemon may
     // have done it: the call waits for the rejoin and runs once more on the new session, with the
@@ -371,6 +417,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     server.oninitialized?.();
   });
   const slotSubscription = slot.onDidChange((change) => {
+    inputs.watchSessions();
     if (!initialized || change === 'intent') return;
     server
       .sendResourceListChanged()
@@ -461,4 +508,10 @@ function lostAnswerResult(
 /** Said with a call refused for want of a session while the lost one is being brought back. */
 function recoveringNote(name: string, target: string): string {
   return `This ${name} did nothing: the session on ${target} was lost (its daemon stopped answering or went away) and is being brought back by itself. Call ${name} again once session_status shows it active; no connect_notebook is needed.`;
+}
+
+/** The context of a tool call the server makes itself (a task's result): nothing cancels it, nothing is reported. */
+function idleContext(): ToolCallContext {
+  const signal = new AbortController().signal;
+  return { idempotencyKey: undefined, signal, cancelled: signal, reportProgress: () => undefined };
 }

@@ -64,8 +64,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     },
   ): Promise<Record<string, unknown>> => {
     const { handle } = access;
-    // Progress per output and keep-alives while the cell is silent; the client's cancellation of
-    // this call cancels the execution it started.
+    // Progress per output and keep-alives while the cell is silent; cancelling this call cancels its execution.
     const progress = new ExecutionProgress({ clock: deps.clock, context: options.context, cellId });
     const result = await handle
       .executeCell(cellId, {
@@ -75,6 +74,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         onStarted: (executionId) => progress.started(executionId),
         onOutput: () => progress.output(),
         signal: options.context.cancelled,
+        ...(options.context.allowInput === true ? { allowInput: true } : {}),
       })
       .finally(() => progress.stop());
     const record: ExecutionRecord = {

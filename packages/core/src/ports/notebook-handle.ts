@@ -118,6 +118,21 @@ export interface ExecuteOptions extends MutationOptions {
    * running one is interrupted. The wait goes on to the end the cancellation brings (or the timeout).
    */
   readonly signal?: AbortSignal;
+  /**
+   * This peer answers the code's `input()` / `getpass()` ({@link NotebookHandle.onInputRequest});
+   * without it `input()` raises in the kernel. Backends that cannot ask ignore it.
+   */
+  readonly allowInput?: boolean;
+}
+
+/** A kernel's `input()` / `getpass()` waiting for a line, in an execution this peer started with `allowInput`. */
+export interface InputRequest {
+  readonly executionId: string;
+  readonly inputId: string;
+  readonly cellId: string;
+  readonly prompt: string;
+  /** `getpass()`: the answer is a secret, never to be stored or logged. */
+  readonly password: boolean;
 }
 
 export interface ExecutionResult {
@@ -242,6 +257,21 @@ export interface NotebookHandle {
   executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult>;
   /** The current state of an execution started in this notebook; rejects `invalidRequest` for an unknown id. */
   getExecution(executionId: string): Promise<ExecutionState>;
+  /**
+   * Stops one execution of this notebook, by anyone's id (a task's, after a restart): a queued one
+   * never runs (`dequeued`), the running one is interrupted (`interrupted`), a finished one is left
+   * alone (`none`). Absent on backends that cannot name an execution to stop.
+   */
+  cancelExecution?(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'>;
+  /**
+   * Calls `listener` with each input request of an execution this peer started with `allowInput`
+   * (also one the notebook's owner asks again after this peer took the place of an earlier one of
+   * its label); requests that came while nobody listened are given to the first listener.
+   * Absent on backends without input.
+   */
+  onInputRequest?(listener: (request: InputRequest) => void): Subscription;
+  /** Answers an input request: the line, or `undefined` (cancelled: the kernel gets an empty line). False when it was no longer waiting. */
+  answerInput?(request: InputRequest, value: string | undefined): Promise<boolean>;
   /**
    * Runs `source` in the notebook's kernel without a cell, after what is queued: the document,
    * the kernel's history and execution count stay as they were. Waits at most `timeoutMs` (then

@@ -1,0 +1,448 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import { accessWhenReady } from './access-when-ready.js';
+import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { errorResult, type ToolCallContext } from './child-tool-registry.js';
+import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { subKey } from './idempotency-sub-key.js';
+import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+
+/** The 2026-07-28 tasks extension, as named in the `extensions` capability maps. */
+export const tasksExtension = 'io.modelcontextprotocol/tasks';
+
+/** `_meta` key tying a message to a task (2025-11-25). */
+export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
+
+/** How often a client is asked to poll a task (`pollInterval` / `pollIntervalMs`). */
+export const taskPollIntervalMs = 1_000;
+
+/** The tools that run as tasks when the client asks for one: their executions are the daemon's. */
+export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells']);
+
+/** Prefix of the task id of a `run_all_cells` task; the execution ids of its cells follow, comma-separated. */
+const runAllPrefix = 'run_all_cells:';
+
+/** The protocol era a task is served in: the shapes of its results differ. */
+export type TaskEra = 'legacy' | 'native';
+
+/** The status of a task, as both eras name it. */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** What this child remembers of a task it created or was asked about (the daemon holds the rest). */
+interface TaskEntry {
+  readonly createdAt: string;
+  lastUpdatedAt: string;
+  lastStatus: TaskStatus | undefined;
+  /** The client cancelled it (`tasks/cancel`): it stays `cancelled` whatever the execution does. */
+  cancelled: boolean;
+}
+
+/** One poll of a task: its status and, once terminal, what the call would have answered. */
+interface TaskState {
+  readonly status: TaskStatus;
+  readonly statusMessage: string;
+  readonly terminal: boolean;
+}
+
+export interface ExecutionTasksInit {
+  readonly deps: ChildServerDependencies;
+  /** The `get_results` answer for an execution id (as `execute_cell` would have answered it). */
+  readonly readResult: (executionId: string) => Promise<CallToolResult>;
+  /** Sends `notifications/tasks/status` (legacy era; the native era's come on listen streams only). */
+  readonly notifyStatus: (task: Record<string, unknown>) => void;
+  /** How long a task request waits for a session being brought back. */
+  readonly recoveryWaitMs: number;
+}
+
+/**
+ * Executions as MCP tasks, in both eras. The task id is the daemon's execution id (a
+ * `run_all_cells` task: `run_all_cells:` and the execution ids of its cells, in order), so any
+ * child answers for any task by asking the daemon (`get_execution`): after a child SIGKILL, an
+ * exit 75 and a daemon restart (the daemon journals finished executions) alike. Only the active or
+ * a parked session's notebook is asked, the one this child last saw the execution in first.
+ *
+ * Statuses: queued or running ⇒ `working`; ended (`done`, or `error` for an exception in the cell)
+ * ⇒ `completed`; `aborted` (the kernel died, the daemon stopped under it) ⇒ `failed` in the legacy
+ * era (its rule: a tool result with `isError`), `completed` with an `isError` result in the native
+ * era (`failed` is for JSON-RPC errors there); a task the client cancelled ⇒ `cancelled`.
+ * Cancelling stops the execution (the daemon's `cancel_execution`: dequeued, or the kernel
+ * interrupted). What this child alone knows (created when, cancelled) is lost with it: a later
+ * child says `createdAt` is when it first heard of the task.
+ */
+export class ExecutionTasks {
+  readonly #init: ExecutionTasksInit;
+  readonly #entries = new Map<string, TaskEntry>();
+  /** The executions this child follows to their end, by id: settled (and removed) when each ends. */
+  readonly #follows = new Map<string, Promise<void>>();
+
+  public constructor(init: ExecutionTasksInit) {
+    this.#init = init;
+  }
+
+  /**
+   * Whether this `tools/call` runs as a task, and in which era: legacy when it carries `task`
+   * (task augmentation), native when the client declared the tasks extension for this request.
+   */
+  public modeOf(
+    name: string,
+    params: Readonly<Record<string, unknown>>,
+    declared: Readonly<Record<string, unknown>> | undefined,
+    era: string | undefined,
+  ): TaskEra | undefined {
+    if (!taskTools.has(name)) return undefined;
+    if (era === 'native') {
+      const extensions = declared?.extensions;
+      const has = typeof extensions === 'object' && extensions !== null && tasksExtension in extensions;
+      return has ? 'native' : undefined;
+    }
+    return typeof params.task === 'object' && params.task !== null ? 'legacy' : undefined;
+  }
+
+  /**
+   * Starts `name` as a task: the execution is queued in the daemon (so `tasks/get` finds it)
+   * before the answer goes out. Bad arguments and refusals are the tool's error result (native)
+   * or an invalid-params error (legacy, which must answer a task or an error).
+   */
+  public async start(
+    name: string,
+    args: unknown,
+    context: ToolCallContext,
+    era: TaskEra,
+  ): Promise<Record<string, unknown>> {
+    try {
+      const taskId = name === 'run_all_cells' ? await this.startAll(context) : await this.startCell(args, context);
+      this.entry(taskId).lastStatus ??= 'working';
+      const task = this.taskJson(taskId, { status: 'working', statusMessage: 'Queued.', terminal: false }, era);
+      return era === 'legacy' ? { task } : { ...task, resultType: 'task' };
+    } catch (error) {
+      const failure = toToolFailure(error);
+      if (!(failure instanceof ToolError || failure instanceof InvalidParamsError)) throw failure;
+      if (era === 'legacy') throw new InvalidParamsError(failure.message);
+      return errorResult(failure.message) as Record<string, unknown>;
+    }
+  }
+
+  /** `tasks/get`: the task now (native: with the result, once completed). */
+  public async get(taskId: string, era: TaskEra, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const state = await this.poll(taskId, signal);
+    if (era === 'legacy') return this.taskJson(taskId, state, era);
+    // Native: an aborted run is a completed task whose result says so (`failed` is for JSON-RPC errors).
+    const shown: TaskState = state.status === 'failed' ? { ...state, status: 'completed' } : state;
+    const task = this.taskJson(taskId, shown, era);
+    return shown.status === 'completed' ? { ...task, result: await this.result(taskId, era) } : task;
+  }
+
+  /** `tasks/result` (legacy): waits until the task ends, then answers what the call would have. */
+  public async waitForResult(taskId: string, signal: AbortSignal): Promise<CallToolResult> {
+    for (;;) {
+      const state = await this.poll(taskId, signal);
+      if (state.terminal) {
+        const result = await this.result(taskId, 'legacy');
+        const meta = { ...(result._meta ?? {}), [relatedTaskMetaKey]: { taskId } };
+        return { ...result, ...(state.status === 'failed' ? { isError: true } : {}), _meta: meta };
+      }
+      await this.settledOrLater(taskId, signal);
+    }
+  }
+
+  /** `tasks/list` (legacy): the tasks this child created or was asked about, newest last. */
+  public async list(signal: AbortSignal): Promise<Record<string, unknown>> {
+    const tasks: Record<string, unknown>[] = [];
+    for (const taskId of this.#entries.keys()) {
+      try {
+        tasks.push(this.taskJson(taskId, await this.poll(taskId, signal), 'legacy'));
+      } catch (error) {
+        this.#init.deps.logger.debug('a task could not be read for tasks/list', { taskId, error });
+      }
+    }
+    return { tasks };
+  }
+
+  /**
+   * `tasks/cancel`: stops the execution(s) (dequeued, or the kernel interrupted) and marks the
+   * task `cancelled`. A task already ended is refused (legacy: -32602); native acknowledges.
+   */
+  public async cancel(taskId: string, era: TaskEra, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const state = await this.poll(taskId, signal);
+    if (state.terminal) {
+      if (era === 'legacy') throw new InvalidParamsError(`Task ${taskId} already ended (${state.status}).`);
+      return {};
+    }
+    const handle = this.handleFor(this.executionIds(taskId)[0] as string);
+    for (const executionId of this.executionIds(taskId).reverse()) {
+      if (!handle?.cancelExecution) {
+        await handle?.interruptKernel();
+        break;
+      }
+      await handle.cancelExecution(executionId);
+    }
+    const entry = this.entry(taskId);
+    entry.cancelled = true;
+    const cancelled: TaskState = { status: 'cancelled', statusMessage: 'Cancelled by the client.', terminal: true };
+    this.changed(taskId, cancelled);
+    return era === 'legacy' ? this.taskJson(taskId, cancelled, era) : {};
+  }
+
+  private async startCell(args: unknown, context: ToolCallContext): Promise<string> {
+    const { cell_id: cellId, expected_version: expectedVersion } = (args ?? {}) as Record<string, unknown>;
+    if (typeof cellId !== 'string' || cellId.length === 0) throw new ToolError('cell_id: a cell id is required.');
+    const access = await accessWhenReady(this.#init.deps, 'runtime', context);
+    return this.queue(access.handle, cellId, {
+      idempotencyKey: context.idempotencyKey,
+      expectedVersion: typeof expectedVersion === 'string' ? expectedVersion : undefined,
+    });
+  }
+
+  private async startAll(context: ToolCallContext): Promise<string> {
+    const access = await accessWhenReady(this.#init.deps, 'runtime', context);
+    const cells = (await access.handle.listCells()).filter((cell) => cell.cellType === 'code');
+    if (cells.length === 0) throw new ToolError('The notebook has no code cell to run.');
+    const ids: string[] = [];
+    for (const cell of cells) {
+      ids.push(await this.queue(access.handle, cell.id, { idempotencyKey: subKey(context, `execute:${cell.id}`) }));
+    }
+    return `${runAllPrefix}${ids.join(',')}`;
+  }
+
+  /**
+   * Queues one cell and answers its execution id once the daemon accepted it; the execution is
+   * followed on (this child records how it ended and tells the client its task's status).
+   */
+  private queue(
+    handle: NotebookHandle,
+    cellId: string,
+    options: { readonly idempotencyKey: string | undefined; readonly expectedVersion?: string | undefined },
+  ): Promise<string> {
+    const { deps } = this.#init;
+    let started: ((executionId: string) => void) | undefined;
+    const accepted = new Promise<string>((resolve) => {
+      started = resolve;
+    });
+    const run = handle.executeCell(cellId, {
+      // Followed for as long as it runs; the task outlives this follow anyway.
+      timeoutMs: 24 * 3_600_000,
+      idempotencyKey: options.idempotencyKey,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      onStarted: (executionId) => started?.(executionId),
+    });
+    let executionId: string | undefined;
+    const settled = run.then(
+      (result) => {
+        deps.executions.record({
+          executionId: result.executionId,
+          notebookId: handle.notebookId,
+          cellId: result.cellId,
+          status: executionStatusOf(result.status),
+          outputs: result.outputs,
+          executionCount: result.executionCount,
+          ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
+        });
+        this.#follows.delete(result.executionId);
+        this.afterSettled(result.executionId);
+      },
+      (error: unknown) => {
+        if (executionId !== undefined) this.#follows.delete(executionId);
+        deps.logger.debug('following a task execution ended', { error });
+      },
+    );
+    return Promise.race([accepted, run.then((result) => result.executionId)]).then((id) => {
+      executionId = id;
+      if (!deps.executions.get(id)) {
+        deps.executions.record({
+          executionId: id,
+          notebookId: handle.notebookId,
+          cellId,
+          status: 'queued',
+          outputs: [],
+          executionCount: null,
+        });
+        this.#follows.set(id, settled);
+      }
+      return id;
+    });
+  }
+
+  /** After an execution this child followed ended: the status of every task it belongs to, told. */
+  private afterSettled(executionId: string): void {
+    for (const taskId of this.#entries.keys()) {
+      if (!this.executionIds(taskId).includes(executionId)) continue;
+      const controller = new AbortController();
+      this.poll(taskId, controller.signal).catch((error: unknown) =>
+        this.#init.deps.logger.debug('a task status could not be read', { taskId, error }),
+      );
+    }
+  }
+
+  /** The task's state now, from the daemon; tells the client when its status changed. */
+  private async poll(taskId: string, signal: AbortSignal): Promise<TaskState> {
+    const ids = this.executionIds(taskId);
+    const { deps } = this.#init;
+    await deps.recovery.whenRecovered(this.#init.recoveryWaitMs, signal);
+    const records: ExecutionRecord[] = [];
+    for (const executionId of ids) records.push(await this.read(executionId, taskId));
+    const entry = this.entry(taskId);
+    const state = entry.cancelled
+      ? { status: 'cancelled' as const, statusMessage: 'Cancelled by the client.', terminal: true }
+      : await this.stateOf(records);
+    this.changed(taskId, state);
+    return state;
+  }
+
+  /** The status the executions of a task make (a run of several ends at the first that failed). */
+  private async stateOf(records: readonly ExecutionRecord[]): Promise<TaskState> {
+    const failedAt = records.findIndex((record) => record.status === 'error' || record.status === 'aborted');
+    const unfinished = records.filter((record) => record.status === 'queued' || record.status === 'running');
+    if (failedAt >= 0 && records.length > 1) {
+      // Stop at the first error, as run_all_cells does: the cells after it do not run.
+      const later = records.slice(failedAt + 1).filter((record) => record.status === 'queued');
+      for (const record of later) await this.handleFor(record.executionId)?.cancelExecution?.(record.executionId);
+      if (records.slice(0, failedAt).every((record) => record.status === 'done'))
+        return this.endState(records[failedAt] as ExecutionRecord);
+    }
+    const running = unfinished[0];
+    if (running) {
+      const done = records.length - unfinished.length;
+      const where = records.length > 1 ? ` (${done} of ${records.length} cells done)` : '';
+      return {
+        status: 'working',
+        statusMessage: `Cell ${running.cellId} is ${running.status}${where}; ${running.outputs.length} output(s) so far.`,
+        terminal: false,
+      };
+    }
+    return this.endState(records.find((record) => record.status !== 'done') ?? (records.at(-1) as ExecutionRecord));
+  }
+
+  private endState(record: ExecutionRecord): TaskState {
+    if (record.status !== 'aborted')
+      return { status: 'completed', statusMessage: `Ended ${record.status}.`, terminal: true };
+    const error = record.outputs.find((output) => output.output_type === 'error') as
+      | { ename?: unknown; evalue?: unknown }
+      | undefined;
+    if (error?.ename === 'ExecutionCancelled')
+      return { status: 'cancelled', statusMessage: String(error.evalue), terminal: true };
+    const reason = error ? `${String(error.ename)}: ${String(error.evalue)}` : 'aborted';
+    return { status: 'failed', statusMessage: `Aborted (${reason})`, terminal: true };
+  }
+
+  /** What the call would have answered: `get_results` of each execution (several: one after the other). */
+  private async result(taskId: string, era: TaskEra): Promise<CallToolResult> {
+    const ids = this.executionIds(taskId);
+    const results: CallToolResult[] = [];
+    for (const executionId of ids) results.push(await this.#init.readResult(executionId));
+    const content = results.flatMap((result) => result.content);
+    const aborted = this.#entries.get(taskId)?.lastStatus === 'failed';
+    return {
+      content,
+      // Native: an aborted run is a completed task whose result says it failed.
+      ...(aborted && era === 'native' ? { isError: true } : {}),
+    };
+  }
+
+  /** One execution's record from its notebook, or as last known when its notebook is not connected. */
+  private async read(executionId: string, taskId: string): Promise<ExecutionRecord> {
+    const { deps } = this.#init;
+    const handle = this.handleFor(executionId);
+    const known = deps.executions.get(executionId);
+    if (handle) {
+      try {
+        const state = await handle.getExecution(executionId);
+        const record: ExecutionRecord = {
+          executionId,
+          notebookId: handle.notebookId,
+          cellId: state.cellId,
+          status: executionStatusOf(state.status),
+          outputs: state.outputs,
+          executionCount: state.executionCount,
+          ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+        };
+        deps.executions.record(record);
+        return record;
+      } catch (error) {
+        deps.logger.debug('reading a task execution from its notebook failed', { executionId, error });
+      }
+    }
+    if (known) return known;
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Task not found: ${taskId} (no connected notebook knows execution ${executionId}; connect the notebook it ran in, then ask again).`,
+    );
+  }
+
+  /** The handle of the notebook an execution is in: the one it was last seen in, else the active session's. */
+  private handleFor(executionId: string): NotebookHandle | undefined {
+    const { slot, executions } = this.#init.deps;
+    const notebookId = executions.get(executionId)?.notebookId ?? slot.active?.handle.notebookId;
+    const session = notebookId === undefined ? undefined : slot.find(notebookId);
+    return session && !session.handle.isClosed ? session.handle : undefined;
+  }
+
+  /** The task (known to this child) an execution belongs to. */
+  public taskOf(executionId: string): string | undefined {
+    for (const taskId of this.#entries.keys()) if (this.executionIds(taskId).includes(executionId)) return taskId;
+    return undefined;
+  }
+
+  /** The execution ids a task id names (refused, -32602, when it names none). */
+  public executionIds(taskId: string): string[] {
+    const ids = taskId.startsWith(runAllPrefix) ? taskId.slice(runAllPrefix.length).split(',') : [taskId];
+    if (ids.some((id) => id.trim().length === 0))
+      throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId}`);
+    return ids;
+  }
+
+  private entry(taskId: string): TaskEntry {
+    let entry = this.#entries.get(taskId);
+    if (!entry) {
+      const now = new Date(this.#init.deps.clock.now()).toISOString();
+      entry = { createdAt: now, lastUpdatedAt: now, lastStatus: undefined, cancelled: false };
+      this.#entries.set(taskId, entry);
+    }
+    return entry;
+  }
+
+  /** Records the state; a change of status is told (`notifications/tasks/status`, legacy) and dated. */
+  private changed(taskId: string, state: TaskState): void {
+    const entry = this.entry(taskId);
+    if (entry.lastStatus === state.status) return;
+    const first = entry.lastStatus === undefined;
+    entry.lastStatus = state.status;
+    entry.lastUpdatedAt = new Date(this.#init.deps.clock.now()).toISOString();
+    if (!first) this.#init.notifyStatus(this.taskJson(taskId, state, 'legacy'));
+  }
+
+  /** Resolves when one of the task's executions this child follows settled, or after one poll interval. */
+  private settledOrLater(taskId: string, signal: AbortSignal): Promise<void> {
+    const follows = this.executionIds(taskId).flatMap((id) => this.#follows.get(id) ?? []);
+    const settled = follows.length > 0 ? Promise.race(follows) : undefined;
+    return new Promise((resolve, reject) => {
+      const timer = this.#init.deps.clock.setTimer(taskPollIntervalMs, () => done());
+      const onAbort = (): void => {
+        timer.cancel();
+        reject(signal.reason ?? new Error('cancelled'));
+      };
+      const done = (): void => {
+        timer.cancel();
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      settled?.then(done, done);
+    });
+  }
+
+  private taskJson(taskId: string, state: TaskState, era: TaskEra): Record<string, unknown> {
+    const entry = this.entry(taskId);
+    return {
+      taskId,
+      status: state.status,
+      statusMessage: state.statusMessage,
+      createdAt: entry.createdAt,
+      lastUpdatedAt: entry.lastUpdatedAt,
+      ...(era === 'legacy'
+        ? { ttl: null, pollInterval: taskPollIntervalMs }
+        : { ttlMs: null, pollIntervalMs: taskPollIntervalMs }),
+    };
+  }
+}
