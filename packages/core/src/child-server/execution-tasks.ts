@@ -191,6 +191,7 @@ export class ExecutionTasks {
     return this.queue(access.handle, cellId, {
       idempotencyKey: context.idempotencyKey,
       expectedVersion: typeof expectedVersion === 'string' ? expectedVersion : undefined,
+      allowInput: context.allowInput === true,
     });
   }
 
@@ -212,7 +213,11 @@ export class ExecutionTasks {
   private queue(
     handle: NotebookHandle,
     cellId: string,
-    options: { readonly idempotencyKey: string | undefined; readonly expectedVersion?: string | undefined },
+    options: {
+      readonly idempotencyKey: string | undefined;
+      readonly expectedVersion?: string | undefined;
+      readonly allowInput: boolean;
+    },
   ): Promise<string> {
     const { deps } = this.#init;
     let started: ((executionId: string) => void) | undefined;
@@ -225,6 +230,7 @@ export class ExecutionTasks {
       idempotencyKey: options.idempotencyKey,
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
       onStarted: (executionId) => started?.(executionId),
+      ...(options.allowInput ? { allowInput: true } : {}),
     });
     let executionId: string | undefined;
     const settled = run.then(
@@ -362,11 +368,26 @@ export class ExecutionTasks {
         deps.logger.debug('reading a task execution from its notebook failed', { executionId, error });
       }
     }
+    if (known && (known.status === 'queued' || known.status === 'running') && this.lost(known.notebookId)) {
+      // Its notebook is gone for good (not saved, and its daemon restarted): how it ended is unknown.
+      const evalue = `Notebook ${known.notebookId} is no longer open (it was not saved to a file and its daemon restarted, or it was closed): how this execution ended is unknown.`;
+      const gone = { output_type: 'error', ename: 'NotebookClosed', evalue, traceback: [] };
+      return { ...known, status: 'aborted', outputs: [...known.outputs, gone] };
+    }
     if (known) return known;
     throw new McpError(
       ErrorCode.InvalidParams,
       `Task not found: ${taskId} (no connected notebook knows execution ${executionId}; connect the notebook it ran in, then ask again).`,
     );
+  }
+
+  /** The notebook is not connected here and will not come back (its rejoin was refused, or gave up). */
+  private lost(notebookId: string): boolean {
+    const { slot } = this.#init.deps;
+    const session = slot.find(notebookId);
+    if (session && !session.handle.isClosed) return false;
+    const drop = slot.lastDrop;
+    return drop?.notebookId === notebookId && (drop.reason === 'evicted' || drop.detail !== undefined);
   }
 
   /** The handle of the notebook an execution is in: the one it was last seen in, else the active session's. */

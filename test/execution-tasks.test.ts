@@ -1,0 +1,348 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import {
+  childrenOf,
+  createUserEnvironment,
+  isAlive,
+  shippedBins,
+  type UserEnvironment,
+  waitFor,
+} from './support/index.js';
+
+// Executions as MCP tasks, and the kernel's input() asked of the person, through the shipped
+// nteract-mcp driven by the independent v2 client (@modelcontextprotocol/client 2.4.0):
+// - legacy era (2025-11-25 task augmentation): a task on a 20 s cell outlives a SIGKILL of the
+//   child and then a daemon restart (made after the cell finished: the daemon journaled its end);
+//   tasks/result gives the cell's output, once. A daemon killed mid-run: the task fails, saying why.
+// - input("name? ") answered through elicitation/create appears in the cell's output.
+// - 2026-07-28 era (the tasks extension): execute_cell answers a task; its input() is the task's
+//   input_required status, answered with tasks/update.
+
+/** A subclass of the stdio transport: the v2 client then runs its era probe on this process (no sibling spawn). */
+class InPlace extends StdioClientTransport {}
+
+const anyResult = z.looseObject({});
+type Json = Record<string, unknown>;
+
+interface Peer {
+  readonly client: Client;
+  readonly environment: UserEnvironment;
+  /** The elicitations the client was asked, in order. */
+  readonly asked: Json[];
+  call(name: string, args?: Json): Promise<{ text: string; isError: boolean; json: Json | undefined }>;
+  request(method: string, params: Json): Promise<Json>;
+  /**
+   * A 2026-07-28 request sent on the transport past the client (with the envelope the client
+   * would add): the v2 client 2.4.0 has no task runtime and refuses a `resultType: 'task'` answer.
+   */
+  raw(method: string, params: Json): Promise<Json>;
+  childPid(): number | undefined;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+const peers: Peer[] = [];
+afterEach(async () => {
+  for (const peer of peers.splice(0)) await peer.stop();
+});
+
+/** The shipped proxy in a fresh user environment, driven by the v2 client in `era`, which answers elicitations with `answer`. */
+async function startPeer(era: 'legacy' | 'native', answer: string): Promise<Peer> {
+  const environment = createUserEnvironment(shippedBins.runtimed);
+  const Transport = era === 'legacy' ? StdioClientTransport : InPlace;
+  const transport = new Transport({
+    command: process.execPath,
+    args: [shippedBins.proxy],
+    env: { ...environment.env },
+    cwd: environment.dirs.project,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer | string) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client(
+    { name: 'v2-tasks', version: '2.4.0' },
+    {
+      versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' } },
+      capabilities: {
+        elicitation: { form: {} },
+        ...(era === 'native' ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}),
+      },
+    },
+  );
+  const asked: Json[] = [];
+  client.setRequestHandler('elicitation/create', async (request) => {
+    asked.push(request.params as Json);
+    return { action: 'accept', content: { value: answer } };
+  });
+  const childPid = (): number | undefined => {
+    const proxy = transport.pid;
+    if (proxy === null) return undefined;
+    return childrenOf(proxy).find((info) => info.cmdline.includes('runt-mcp'))?.pid;
+  };
+  let stopped: Promise<void> | undefined;
+  const rawAnswers = new Map<string, (message: Json) => void>();
+  let rawIds = 0;
+  const peer: Peer = {
+    client,
+    environment,
+    asked,
+    call: async (name, args = {}) => {
+      const raw = (await client.callTool({ name, arguments: args }, { timeout: 180_000 })) as {
+        content?: { type: string; text?: string }[];
+        isError?: boolean;
+      };
+      const texts = (raw.content ?? []).filter((item) => item.type === 'text').map((item) => item.text ?? '');
+      const jsonText = texts.find((text) => text.trimStart().startsWith('{'));
+      return {
+        text: texts.join('\n'),
+        isError: raw.isError === true,
+        json: jsonText ? JSON.parse(jsonText) : undefined,
+      };
+    },
+    request: (method, params) => client.request({ method, params } as never, anyResult, { timeout: 180_000 }),
+    raw: (method, params) => {
+      rawIds += 1;
+      const id = `raw-${rawIds}`;
+      const envelope = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {
+          elicitation: { form: {} },
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
+        'io.modelcontextprotocol/clientInfo': { name: 'v2-tasks', version: '2.4.0' },
+      };
+      const answered = new Promise<Json>((resolve, reject) => {
+        rawAnswers.set(id, (message) =>
+          message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result as Json),
+        );
+      });
+      void transport.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: envelope } } as never);
+      return answered;
+    },
+    childPid,
+    stderr: () => stderr,
+    stop: () => {
+      stopped ??= (async () => {
+        const started = [transport.pid, childPid()].filter((pid): pid is number => typeof pid === 'number');
+        await client.close().catch(() => undefined);
+        for (const pid of started) {
+          await waitFor(`process ${pid} to exit`, () => !isAlive(pid), { timeoutMs: 15_000 }).catch(() => {
+            if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+          });
+        }
+        await environment.cleanup();
+      })();
+      return stopped;
+    },
+  };
+  peers.push(peer);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    throw new Error(`the v2 client (${era}) did not connect: ${(error as Error).message}\n${stderr}`);
+  }
+  // Answers to `raw` requests are taken before the client sees them.
+  const toClient = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const id = (message as { id?: unknown }).id;
+    const waiting = typeof id === 'string' ? rawAnswers.get(id) : undefined;
+    if (waiting && !('method' in message)) {
+      rawAnswers.delete(id as string);
+      waiting(message as Json);
+      return;
+    }
+    toClient?.(message, extra);
+  };
+  return peer;
+}
+
+/** A notebook saved as `tasks.ipynb` in the project (so it survives a daemon restart) with one code cell `source`. */
+async function notebookWithCell(peer: Peer, source: string): Promise<{ cellId: string; path: string }> {
+  const created = await peer.call('create_notebook', {});
+  expect(created.isError, created.text).toBe(false);
+  const cell = await peer.call('create_cell', { source });
+  expect(cell.isError, cell.text).toBe(false);
+  const path = join(peer.environment.dirs.project, 'tasks.ipynb');
+  const saved = await peer.call('save_notebook', { path });
+  expect(saved.isError, saved.text).toBe(false);
+  return { cellId: String(cell.json?.cell_id), path };
+}
+
+/** The text of the notebook file, or '' while it cannot be read. */
+function fileText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** SIGKILLs the peer's child and waits for the proxy's next one. */
+async function killChild(peer: Peer): Promise<void> {
+  const pid = await waitFor('the child', () => peer.childPid());
+  process.kill(pid, 'SIGKILL');
+  await waitFor('a new child', () => {
+    const next = peer.childPid();
+    return next !== undefined && next !== pid ? next : undefined;
+  });
+}
+
+/** Polls tasks/get until `done(task)`; the last answer (a time-out names the last one seen). */
+async function taskWhen(peer: Peer, taskId: string, what: string, done: (task: Json) => boolean): Promise<Json> {
+  let last: unknown;
+  try {
+    return await waitFor(
+      what,
+      async () => {
+        last = await peer.request('tasks/get', { taskId });
+        return done(last as Json) ? (last as Json) : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+  } catch (error) {
+    throw new Error(
+      `${(error as Error).message}; last tasks/get: ${JSON.stringify(last)}\n${peer.stderr().slice(-4000)}`,
+    );
+  }
+}
+
+function textOf(result: Json): string {
+  const content = Array.isArray(result.content) ? (result.content as { text?: string }[]) : [];
+  return content.map((item) => item.text ?? '').join('\n');
+}
+
+describe('executions as MCP tasks, and input() asked of the person', () => {
+  it('legacy era: a task on a 20 s cell outlives a SIGKILL of the child and a daemon restart; tasks/result gives its output once', {
+    timeout: 300_000,
+  }, async () => {
+    const peer = await startPeer('legacy', 'unused');
+    const capabilities = peer.client.getServerCapabilities() as Json;
+    expect(capabilities.tasks).toMatchObject({ cancel: {}, list: {}, requests: { tools: { call: {} } } });
+    const { tools } = await peer.client.listTools();
+    expect(tools.find((tool) => tool.name === 'execute_cell')?.execution).toEqual({ taskSupport: 'optional' });
+    const { cellId, path } = await notebookWithCell(peer, "import time\ntime.sleep(20)\nprint('slept', 20, 's')");
+
+    const created = await peer.request('tools/call', {
+      name: 'execute_cell',
+      arguments: { cell_id: cellId },
+      task: { ttl: 600_000 },
+    });
+    const task = created.task as Json;
+    expect(task).toMatchObject({ status: 'working', taskId: expect.any(String), pollInterval: expect.any(Number) });
+    const taskId = String(task.taskId);
+    // The task id is the daemon's execution id: get_results reads the same execution.
+    const running = await peer.call('get_results', { execution_id: taskId });
+    expect(running.json).toMatchObject({ cell_id: cellId, status: expect.stringMatching(/queued|running/) });
+    expect((await peer.request('tasks/list', {})).tasks).toEqual([expect.objectContaining({ taskId })]);
+
+    // The child dies mid-run; the next one is not asked about the task until the daemon restarted:
+    // what it answers comes from the daemon (its journal), not from anything a child kept.
+    await killChild(peer);
+    await waitFor('the cell to finish (its output saved in the file)', () => fileText(path).includes('slept 20 s'), {
+      timeoutMs: 120_000,
+    });
+
+    // The daemon restarts after the cell finished: its journal kept how the execution ended.
+    const before = peer.environment.daemonPid();
+    const stopped = await peer.environment.runtimed(['stop']);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    await waitFor('the child to bring a new daemon up', () => {
+      const pid = peer.environment.daemonPid();
+      return pid !== undefined && pid !== before ? pid : undefined;
+    });
+    const result = await peer.request('tasks/result', { taskId });
+    const text = textOf(result);
+    expect(result.isError).not.toBe(true);
+    expect(text.split('slept 20 s').length - 1, text).toBe(1);
+    expect(JSON.parse(text)).toMatchObject({ execution_id: taskId, status: 'done' });
+    expect((result._meta as Json)['io.modelcontextprotocol/related-task']).toEqual({ taskId });
+    expect(await peer.request('tasks/get', { taskId })).toMatchObject({ status: 'completed' });
+  });
+
+  it('legacy era: a task whose daemon is killed mid-run fails, saying why; a cancelled one stops its execution', {
+    timeout: 300_000,
+  }, async () => {
+    const peer = await startPeer('legacy', 'unused');
+    const { cellId } = await notebookWithCell(peer, "import time\nprint('started', flush=True)\ntime.sleep(120)");
+    const created = await peer.request('tools/call', {
+      name: 'execute_cell',
+      arguments: { cell_id: cellId },
+      task: {},
+    });
+    const taskId = String((created.task as Json).taskId);
+    await taskWhen(peer, taskId, 'the cell to print', (polled) => /1 output/.test(String(polled.statusMessage)));
+    const daemon = await waitFor('the daemon', () => peer.environment.daemonPid());
+    process.kill(daemon, 'SIGKILL');
+    const failed = await taskWhen(peer, taskId, 'the task to fail', (polled) => polled.status === 'failed');
+    expect(failed.statusMessage).toMatch(/DaemonRestarted/);
+    const result = await peer.request('tasks/result', { taskId });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('The daemon stopped before this execution finished');
+
+    // tasks/cancel: the kernel is interrupted; the task stays cancelled.
+    const again = await peer.request('tools/call', { name: 'execute_cell', arguments: { cell_id: cellId }, task: {} });
+    const second = String((again.task as Json).taskId);
+    await taskWhen(peer, second, 'the cell to run', (polled) => /running/.test(String(polled.statusMessage)));
+    expect(await peer.request('tasks/cancel', { taskId: second })).toMatchObject({
+      taskId: second,
+      status: 'cancelled',
+    });
+    await waitFor('the execution to stop', async () => {
+      const read = await peer.call('get_results', { execution_id: second });
+      return read.json?.status === 'error' || read.json?.status === 'aborted' ? read : undefined;
+    });
+    expect(await peer.request('tasks/get', { taskId: second })).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('legacy era: input("name? ") is asked of the person with elicitation/create; the answer is in the output', {
+    timeout: 180_000,
+  }, async () => {
+    const peer = await startPeer('legacy', 'Ada');
+    const { cellId } = await notebookWithCell(peer, 'name = input("name? ")\nprint("hello", name)');
+    const run = await peer.call('execute_cell', { cell_id: cellId });
+    expect(run.isError, run.text).toBe(false);
+    expect(run.json).toMatchObject({ status: 'done' });
+    expect(run.text).toContain('hello Ada');
+    expect(peer.asked).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('name?'), requestedSchema: expect.any(Object) }),
+    ]);
+    // The answer reached the kernel only: no log line carries it.
+    expect(peer.stderr()).not.toContain('Ada');
+  });
+
+  it('2026-07-28 era: execute_cell answers a task; input() is its input_required status, answered with tasks/update', {
+    timeout: 180_000,
+  }, async () => {
+    const peer = await startPeer('native', 'unused');
+    expect(peer.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const { cellId } = await notebookWithCell(
+      peer,
+      'import time\nname = input("name? ")\ntime.sleep(3)\nprint("hello", name)',
+    );
+    const created = await peer.raw('tools/call', { name: 'execute_cell', arguments: { cell_id: cellId } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: null });
+    const taskId = String(created.taskId);
+    const waiting = await taskWhen(peer, taskId, 'the input request', (polled) => polled.status === 'input_required');
+    const requests = waiting.inputRequests as Record<string, { method: string; params: Json }>;
+    const [key, request] = Object.entries(requests)[0] ?? [];
+    expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'form' } });
+    expect(String(request?.params.message)).toContain('name?');
+    // An empty acknowledgement (the client strips its resultType).
+    await peer.request('tasks/update', {
+      taskId,
+      inputResponses: { [String(key)]: { action: 'accept', content: { value: 'Grace' } } },
+    });
+    const done = await taskWhen(peer, taskId, 'the task to complete', (polled) => polled.status === 'completed');
+    expect(textOf(done.result as Json)).toContain('hello Grace');
+    // A method of the other era is not served.
+    await expect(peer.raw('tasks/result', { taskId })).rejects.toThrow(
+      /not part of this protocol era|Method not found/,
+    );
+  });
+});
