@@ -300,6 +300,34 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     expect(await peer.request('tasks/get', { taskId: second })).toMatchObject({ status: 'cancelled' });
   });
 
+  it('legacy era: run_code and run_all_cells run as tasks too; a run of all cells stops at the first error', {
+    timeout: 180_000,
+  }, async () => {
+    const peer = await startPeer('legacy', 'unused');
+    await notebookWithCell(peer, 'a = 20');
+    for (const source of ['print(a + 1)', 'raise ValueError("stop here")', 'print("never" * 2)']) {
+      const cell = await peer.call('create_cell', { source });
+      expect(cell.isError, cell.text).toBe(false);
+    }
+    const all = await peer.request('tools/call', { name: 'run_all_cells', arguments: {}, task: {} });
+    const allId = String((all.task as Json).taskId);
+    expect(allId).toMatch(/^run_all_cells:/);
+    const allResult = textOf(await peer.request('tasks/result', { taskId: allId }));
+    expect(allResult).toContain('21');
+    expect(allResult).toContain('stop here');
+    expect(allResult).not.toContain('nevernever');
+
+    const scratch = await peer.request('tools/call', {
+      name: 'run_code',
+      arguments: { code: 'import time\ntime.sleep(1)\nprint(a * 2)' },
+      task: {},
+    });
+    const scratchId = String((scratch.task as Json).taskId);
+    const scratchResult = textOf(await peer.request('tasks/result', { taskId: scratchId }));
+    expect(JSON.parse(scratchResult)).toMatchObject({ cell_id: 'scratch', status: 'done' });
+    expect(scratchResult).toContain('40');
+  });
+
   it('legacy era: input("name? ") is asked of the person with elicitation/create; the answer is in the output', {
     timeout: 180_000,
   }, async () => {

@@ -334,6 +334,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
             ...idempotency(options),
             ...expected(options),
             ...(options?.allowInput === true ? { allow_input: true } : {}),
+            ...(options?.runAfter === undefined ? {} : { run_after: options.runAfter }),
           }),
         ),
       options,
@@ -364,6 +365,15 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'> {
     const answer = await this.request({ type: 'cancel_execution', execution_id: executionId });
     return answer.cancelled;
+  }
+
+  public async startScratch(source: string, options: { readonly allowInput?: boolean } = {}): Promise<ExecutionState> {
+    const answer = await this.request({
+      type: 'start_code',
+      source,
+      ...(options.allowInput === true ? { allow_input: true } : {}),
+    });
+    return toExecutionState(answer);
   }
 
   /** `run_code` on the daemon: answered when done; after `timeoutMs` this resolves `timeout` and drops the late answer. */

@@ -18,7 +18,7 @@ export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
 export const taskPollIntervalMs = 1_000;
 
 /** The tools that run as tasks when the client asks for one: their executions are the daemon's. */
-export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells']);
+export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells', 'run_code']);
 
 /** Prefix of the task id of a `run_all_cells` task; the execution ids of its cells follow, comma-separated. */
 const runAllPrefix = 'run_all_cells:';
@@ -56,8 +56,9 @@ export interface ExecutionTasksInit {
 }
 
 /**
- * Executions as MCP tasks, in both eras. The task id is the daemon's execution id (a
- * `run_all_cells` task: `run_all_cells:` and the execution ids of its cells, in order), so any
+ * Executions as MCP tasks, in both eras. The task id is the daemon's execution id (a `run_code`
+ * task's is that of a scratch run the daemon keeps as an execution; a `run_all_cells` task's is
+ * `run_all_cells:` and the execution ids of its cells, in order), so any
  * child answers for any task by asking the daemon (`get_execution`): after a child SIGKILL, an
  * exit 75 and a daemon restart (the daemon journals finished executions) alike. Only the active or
  * a parked session's notebook is asked, the one this child last saw the execution in first.
@@ -111,7 +112,12 @@ export class ExecutionTasks {
     era: TaskEra,
   ): Promise<Record<string, unknown>> {
     try {
-      const taskId = name === 'run_all_cells' ? await this.startAll(context) : await this.startCell(args, context);
+      const taskId =
+        name === 'run_all_cells'
+          ? await this.startAll(context)
+          : name === 'run_code'
+            ? await this.startCode(args, context)
+            : await this.startCell(args, context);
       this.entry(taskId).lastStatus ??= 'working';
       const task = this.taskJson(taskId, { status: 'working', statusMessage: 'Queued.', terminal: false }, era);
       return era === 'legacy' ? { task } : { ...task, resultType: 'task' };
@@ -195,13 +201,44 @@ export class ExecutionTasks {
     });
   }
 
+  /** `run_code` as a task: a scratch run the daemon keeps as an execution (its `cell_id` is `scratch`). */
+  private async startCode(args: unknown, context: ToolCallContext): Promise<string> {
+    const { code } = (args ?? {}) as Record<string, unknown>;
+    if (typeof code !== 'string') throw new ToolError('code: the code to run is required.');
+    const access = await accessWhenReady(this.#init.deps, 'runtime', context);
+    const { handle } = access;
+    if (!handle.startScratch) {
+      throw new ToolError(
+        `Notebook ${handle.notebookId} cannot keep a scratch run as a task (its backend does not offer it); call run_code without a task, or add a cell with create_cell(and_run=true).`,
+      );
+    }
+    const state = await handle.startScratch(code, { allowInput: context.allowInput === true });
+    this.#init.deps.executions.record({
+      executionId: state.executionId,
+      notebookId: handle.notebookId,
+      cellId: state.cellId,
+      status: executionStatusOf(state.status),
+      outputs: state.outputs,
+      executionCount: state.executionCount,
+    });
+    return state.executionId;
+  }
+
   private async startAll(context: ToolCallContext): Promise<string> {
     const access = await accessWhenReady(this.#init.deps, 'runtime', context);
     const cells = (await access.handle.listCells()).filter((cell) => cell.cellType === 'code');
     if (cells.length === 0) throw new ToolError('The notebook has no code cell to run.');
     const ids: string[] = [];
     for (const cell of cells) {
-      ids.push(await this.queue(access.handle, cell.id, { idempotencyKey: subKey(context, `execute:${cell.id}`) }));
+      // Each runs only when the one before ended ok: the daemon stops the run at the first error.
+      const runAfter = ids.at(-1);
+      ids.push(
+        await this.queue(access.handle, cell.id, {
+          idempotencyKey: subKey(context, `execute:${cell.id}`),
+          allowInput: context.allowInput === true,
+          ...(runAfter === undefined ? {} : { runAfter }),
+        }),
+      );
     }
     return `${runAllPrefix}${ids.join(',')}`;
   }
@@ -217,6 +254,7 @@ export class ExecutionTasks {
       readonly idempotencyKey: string | undefined;
       readonly expectedVersion?: string | undefined;
       readonly allowInput: boolean;
+      readonly runAfter?: string;
     },
   ): Promise<string> {
     const { deps } = this.#init;
@@ -231,6 +269,7 @@ export class ExecutionTasks {
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
       onStarted: (executionId) => started?.(executionId),
       ...(options.allowInput ? { allowInput: true } : {}),
+      ...(options.runAfter === undefined ? {} : { runAfter: options.runAfter }),
     });
     let executionId: string | undefined;
     const settled = run.then(
@@ -299,13 +338,9 @@ export class ExecutionTasks {
   private async stateOf(records: readonly ExecutionRecord[]): Promise<TaskState> {
     const failedAt = records.findIndex((record) => record.status === 'error' || record.status === 'aborted');
     const unfinished = records.filter((record) => record.status === 'queued' || record.status === 'running');
-    if (failedAt >= 0 && records.length > 1) {
-      // Stop at the first error, as run_all_cells does: the cells after it do not run.
-      const later = records.slice(failedAt + 1).filter((record) => record.status === 'queued');
-      for (const record of later) await this.handleFor(record.executionId)?.cancelExecution?.(record.executionId);
-      if (records.slice(0, failedAt).every((record) => record.status === 'done'))
-        return this.endState(records[failedAt] as ExecutionRecord);
-    }
+    // A run of several ends at the first that did not end ok (the daemon runs none after it).
+    if (failedAt >= 0 && records.slice(0, failedAt).every((record) => record.status === 'done'))
+      return this.endState(records[failedAt] as ExecutionRecord);
     const running = unfinished[0];
     if (running) {
       const done = records.length - unfinished.length;
@@ -331,12 +366,24 @@ export class ExecutionTasks {
     return { status: 'failed', statusMessage: `Aborted (${reason})`, terminal: true };
   }
 
-  /** What the call would have answered: `get_results` of each execution (several: one after the other). */
+  /**
+   * What the call would have answered: `get_results` of each execution, one after the other, up to
+   * the first that did not end ok (a run of several cells then names the cells not run after it).
+   */
   private async result(taskId: string, era: TaskEra): Promise<CallToolResult> {
     const ids = this.executionIds(taskId);
-    const results: CallToolResult[] = [];
-    for (const executionId of ids) results.push(await this.#init.readResult(executionId));
-    const content = results.flatMap((result) => result.content);
+    const content: CallToolResult['content'] = [];
+    const notRun: string[] = [];
+    let stopped = false;
+    for (const executionId of ids) {
+      if (stopped) {
+        notRun.push((await this.read(executionId, taskId)).cellId);
+        continue;
+      }
+      content.push(...(await this.#init.readResult(executionId)).content);
+      stopped = ids.length > 1 && (await this.read(executionId, taskId)).status !== 'done';
+    }
+    if (notRun.length > 0) content.push({ type: 'text', text: JSON.stringify({ not_run: notRun }) });
     const aborted = this.#entries.get(taskId)?.lastStatus === 'failed';
     return {
       content,

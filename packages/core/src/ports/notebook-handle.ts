@@ -123,6 +123,8 @@ export interface ExecuteOptions extends MutationOptions {
    * without it `input()` raises in the kernel. Backends that cannot ask ignore it.
    */
   readonly allowInput?: boolean;
+  /** Run only when this execution (of the same notebook) ended ok; otherwise it ends `aborted`, not run. */
+  readonly runAfter?: string;
 }
 
 /** A kernel's `input()` / `getpass()` waiting for a line, in an execution this peer started with `allowInput`. */
@@ -279,6 +281,12 @@ export interface NotebookHandle {
    * backends that cannot.
    */
   runScratch?(source: string, options?: { readonly timeoutMs?: number }): Promise<ScratchRun>;
+  /**
+   * A scratch run kept as an execution: queued and answered at once (its id, `cellId` `scratch`);
+   * read it with {@link getExecution}, stop it with {@link cancelExecution}. Absent on backends
+   * that cannot.
+   */
+  startScratch?(source: string, options?: { readonly allowInput?: boolean }): Promise<ExecutionState>;
   /** Interrupts the running execution and says whether it ended (see {@link KernelInterruptOutcome}). */
   interruptKernel(): Promise<KernelInterruptOutcome>;
   restartKernel(): Promise<void>;

@@ -15,7 +15,14 @@ export interface ExecutionRecord {
   readonly peerLabel?: string;
   /** The peer answers the code's `input()` (its `execute_cell` said `allow_input`). */
   readonly allowInput?: boolean;
+  /** Runs only when this execution ended `ok` (else it ends `aborted`, not run). */
+  readonly runAfter?: string;
+  /** A scratch run kept as an execution (`start_code`): no cell (its `cellId` is `scratch`), no broadcast. */
+  readonly scratch?: boolean;
 }
+
+/** The `cell_id` of a scratch run kept as an execution. */
+export const scratchCellId = 'scratch';
 
 // What peers and agents are told about an execution is built here, and only here: the
 // `get_execution` answer (also the answer of `execute_cell` and a retried one's ledger entry) and

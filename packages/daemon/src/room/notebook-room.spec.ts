@@ -317,6 +317,54 @@ describe('NotebookRoom journal', () => {
     );
   });
 
+  it('keeps a scratch run started with start_code as an execution: read by id, journaled, no broadcast, no cell touched', async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'scratch.ipynb');
+    const first = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(first, path, received);
+    await room.handle(p, { type: 'insert_cell', source: 'x = 1' });
+    const started = await room.handle(p, { type: 'start_code', source: 'print(2)' });
+    expect(started).toMatchObject({ cell_id: 'scratch', status: 'queued' });
+    const executionId = String(started.execution_id);
+    await vi.waitFor(async () =>
+      expect(await room.handle(p, { type: 'get_execution', execution_id: executionId })).toMatchObject({
+        status: 'ok',
+        outputs: [{ text: 'print(2)\n' }],
+      }),
+    );
+    expect(received.some((frame) => frame.event === 'execution_done' || frame.event === 'execution_output')).toBe(
+      false,
+    );
+    expect(room.cells()[0]).toMatchObject({ outputs: [], execution_count: null });
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    expect(await back.room.handle(back.peer, { type: 'get_execution', execution_id: executionId })).toMatchObject({
+      status: 'ok',
+    });
+  });
+
+  it('runs an execution queued with run_after only when the one it names ended ok', async () => {
+    launcher = askingKernels;
+    const life = await daemonLife();
+    const { room, peer: p } = await join_(life, join(dir, 'after.ipynb'));
+    const made = await room.handle(p, { type: 'insert_cell', source: 'input()' });
+    const cellId = (made.cell as { id: string }).id;
+    // Without allow_input the asking kernel's run ends `error`: the one after it is not run.
+    const first = await room.handle(p, { type: 'execute_cell', cell_id: cellId });
+    const second = await room.handle(p, {
+      type: 'execute_cell',
+      cell_id: cellId,
+      run_after: String(first.execution_id),
+    });
+    await vi.waitFor(async () =>
+      expect(await room.handle(p, { type: 'get_execution', execution_id: String(second.execution_id) })).toMatchObject({
+        status: 'aborted',
+        outputs: [{ ename: 'NotRun' }],
+      }),
+    );
+  });
+
   it('still dedupes a request key after the replay', async () => {
     const path = join(dir, 'k.ipynb');
     const first = await daemonLife();

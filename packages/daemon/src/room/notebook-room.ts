@@ -182,7 +182,8 @@ export class NotebookRoom {
       journalExecution: (state) => this.#journal.appendExecution(state),
       finished: (record) => {
         this.#inputs.executionEnded(record.executionId);
-        if (record.peerLabel !== undefined) this.#history.ran(record.cellId, record.peerLabel, record.status);
+        if (record.peerLabel !== undefined && record.scratch !== true)
+          this.#history.ran(record.cellId, record.peerLabel, record.status);
       },
       askInput: (record, prompt, password) =>
         this.#inputs.ask(record, { peerId: record.peerId, peerLabel: record.peerLabel }, prompt, password),
@@ -370,7 +371,7 @@ export class NotebookRoom {
    * in, and the cells running and queued, in order.
    */
   public activity(): RoomActivity {
-    const unfinished = this.#executions.unfinished();
+    const unfinished = this.#executions.unfinished().filter((record) => record.scratch !== true);
     return {
       peers: this.#peers.presence().map(({ peer, cellId }) => ({
         peer_id: peer.id,
@@ -419,13 +420,18 @@ export class NotebookRoom {
         return this.mutate(key, 'execute_cell', () => {
           this.#history.checkExpected(request);
           return {
-            result: this.#executions.start(request.cell_id, peer, { allowInput: request.allow_input === true }),
+            result: this.#executions.start(request.cell_id, peer, {
+              allowInput: request.allow_input === true,
+              ...(request.run_after ? { runAfter: request.run_after } : {}),
+            }),
           };
         }).then((answer) => this.#executions.current(answer));
       case 'get_execution':
         return this.#executions.get(request.execution_id);
       case 'run_code':
         return this.#executions.runScratch(request.source);
+      case 'start_code':
+        return this.#executions.startScratch(request.source, peer, { allowInput: request.allow_input === true });
       case 'cancel_execution':
         return this.#executions.cancel(request.execution_id);
       case 'input_reply':

@@ -9,7 +9,7 @@ import type {
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
 import type { LedgerRecord } from '../persistence/room-journal.js';
-import { type ExecutionRecord, executionDoneEvent, executionState } from './execution-record.js';
+import { type ExecutionRecord, executionDoneEvent, executionState, scratchCellId } from './execution-record.js';
 import type { RoomKernel } from './kernel-launcher.js';
 
 /** The end of the sentence that tells an agent its execution ran in a new kernel (after "this" or "it"). */
@@ -76,7 +76,7 @@ export class RoomExecutions {
   public start(
     cellId: string,
     peer?: { readonly id: string; readonly label: string },
-    options: { readonly allowInput?: boolean } = {},
+    options: { readonly allowInput?: boolean; readonly runAfter?: string } = {},
   ): Record<string, unknown> {
     const cell = this.#init.document.cell(cellId);
     const record: ExecutionRecord = {
@@ -87,6 +87,7 @@ export class RoomExecutions {
       executionCount: null,
       ...(peer === undefined ? {} : { peerId: peer.id, peerLabel: peer.label }),
       ...(options.allowInput === true && peer !== undefined ? { allowInput: true } : {}),
+      ...(options.runAfter === undefined ? {} : { runAfter: options.runAfter }),
     };
     if (cell.cell_type !== 'code') {
       record.status = 'ok';
@@ -172,6 +173,40 @@ export class RoomExecutions {
   }
 
   /**
+   * A scratch run kept as an execution (`start_code`): queued after what is queued, answered at
+   * once; it runs like `run_code` (no cell, no history, no execution count, no broadcast) and is
+   * read, cancelled and journaled like a cell's execution.
+   */
+  public startScratch(
+    source: string,
+    peer: { readonly id: string; readonly label: string },
+    options: { readonly allowInput?: boolean } = {},
+  ): WireExecutionState {
+    const kernels = this.#init.kernel;
+    if (kernels.runtime.state === 'unavailable') {
+      throw new DaemonError(
+        'runtimeUnavailable',
+        `Cannot run code: the runtime is unavailable (${kernels.runtime.reason ?? 'no kernel'})`,
+      );
+    }
+    const record: ExecutionRecord = {
+      executionId: randomUUID(),
+      cellId: scratchCellId,
+      status: 'queued',
+      outputs: [],
+      executionCount: null,
+      peerId: peer.id,
+      peerLabel: peer.label,
+      scratch: true,
+      ...(options.allowInput === true ? { allowInput: true } : {}),
+    };
+    this.remember(record);
+    this.#init.journalExecution?.(executionState(record));
+    this.#queue = this.#queue.catch(() => undefined).then(() => this.run(record, source));
+    return executionState(record);
+  }
+
+  /**
    * Stops one execution: a queued one never runs (it ends `aborted` now), the running one is
    * interrupted (it ends as the kernel reports it), a finished one is left alone. Other executions
    * are not touched: a running execution is interrupted only when it is the one named.
@@ -244,6 +279,16 @@ export class RoomExecutions {
   private async run(record: ExecutionRecord, source: string): Promise<void> {
     // Cancelled while queued: it already ended.
     if (record.status !== 'queued') return;
+    const before = record.runAfter === undefined ? undefined : this.#executions.get(record.runAfter);
+    if (record.runAfter !== undefined && before?.status !== 'ok') {
+      record.status = 'aborted';
+      const how = before ? `ended ${before.status}` : 'is not known here';
+      record.outputs = [
+        { output_type: 'error', ename: 'NotRun', evalue: `Not run: the execution before it ${how}.`, traceback: [] },
+      ];
+      this.finish(record);
+      return;
+    }
     const kernels = this.#init.kernel;
     const kernel = await kernels.ensureKernel().catch(() => undefined);
     // Cancelled while its kernel was starting: it already ended.
@@ -262,15 +307,21 @@ export class RoomExecutions {
       return;
     }
     record.status = 'running';
-    this.updateCellOutputs(record, [], null, true);
+    if (!record.scratch) this.updateCellOutputs(record, [], null, true);
+    else {
+      const kernelGone = kernels.takeKernelGone();
+      if (kernelGone !== undefined) record.kernelNotice = `${kernelGone}: this code ${newKernelConsequence}`;
+    }
     try {
       const askInput = this.#init.askInput;
       const result = await kernel.execute(source, {
+        ...(record.scratch ? { storeHistory: false } : {}),
         ...(record.allowInput === true && askInput
           ? { onInput: (prompt: string, password: boolean) => askInput(record, prompt, password) }
           : {}),
         onOutput: (output, outputsSoFar) => {
           record.outputs = outputsSoFar;
+          if (record.scratch) return;
           this.updateCellOutputs(record, outputsSoFar, null, false);
           this.#init.broadcast({
             event: 'execution_output',
@@ -291,12 +342,16 @@ export class RoomExecutions {
       record.status = 'aborted';
       this.#init.logger.warn('execution failed', { notebookId: this.#init.notebookId, error });
     }
-    this.updateCellOutputs(record, record.outputs, record.executionCount, true);
+    if (!record.scratch) this.updateCellOutputs(record, record.outputs, record.executionCount, true);
     this.finish(record);
   }
 
   private finish(record: ExecutionRecord): void {
     this.#init.journalExecution?.(executionState(record));
+    if (record.scratch) {
+      this.#init.finished?.(record);
+      return;
+    }
     this.#init.broadcast(executionDoneEvent(record));
     this.#init.finished?.(record);
   }

@@ -50,6 +50,7 @@ export const wireNotebookAnswerSchemas = {
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
   execute_cell: wireExecutionStateSchema.extend({ warning }),
   get_execution: wireExecutionStateSchema,
+  start_code: wireExecutionStateSchema,
   run_code: z.object({
     status: z.enum(['ok', 'error', 'aborted']),
     outputs: wireExecutionStateSchema.shape.outputs,

@@ -20,6 +20,7 @@ export const wireNotebookRequestTypes = [
   'execute_cell',
   'get_execution',
   'run_code',
+  'start_code',
   'cancel_execution',
   'interrupt',
   'restart_kernel',
@@ -91,7 +92,7 @@ export const wireNotebookRequestSchemas = {
   }),
   /**
    * Answers at once (`queued`); progress arrives as `execution_output` and `execution_done`
-   * broadcasts. `allow_input`: the asking peer answers the code's `input()` (`input_request` /
+   * broadcasts (`run_after`: see below). `allow_input`: the asking peer answers the code's `input()` (`input_request` /
    * `input_reply`, see `wire-input-request.ts`); without it `input()` raises in the kernel.
    */
   execute_cell: z.object({
@@ -100,6 +101,11 @@ export const wireNotebookRequestSchemas = {
     idempotency_key: idempotencyKey,
     expected_version: expectedVersion,
     allow_input: z.boolean().nullish(),
+    /**
+     * Runs only when the execution it names ended `ok` (else it ends `aborted`, not run): a run of
+     * several cells queued at once stops at the first that fails, whoever follows it.
+     */
+    run_after: z.string().min(1).nullish(),
   }),
   get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
   /**
@@ -107,6 +113,13 @@ export const wireNotebookRequestSchemas = {
    * document, the kernel's history and execution count stay as they were. Answers when it is done.
    */
   run_code: z.object({ type: z.literal('run_code'), source: z.string() }),
+  /**
+   * A scratch run (as `run_code`) kept as an execution: answers at once (`queued`, with its
+   * `execution_id`; its `cell_id` is `scratch`); `get_execution` and `cancel_execution` take the
+   * id, and its end is journaled like a cell's. No broadcast: it is the asking peer's alone.
+   * `allow_input` as with `execute_cell`.
+   */
+  start_code: z.object({ type: z.literal('start_code'), source: z.string(), allow_input: z.boolean().nullish() }),
   /**
    * Stops one execution and nothing else: a queued one is taken off the queue (it ends `aborted`),
    * a running one is interrupted (the kernel's interrupt), a finished one is left as it is.
@@ -146,6 +159,7 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.execute_cell,
   wireNotebookRequestSchemas.get_execution,
   wireNotebookRequestSchemas.run_code,
+  wireNotebookRequestSchemas.start_code,
   wireNotebookRequestSchemas.cancel_execution,
   wireNotebookRequestSchemas.interrupt,
   wireNotebookRequestSchemas.restart_kernel,
