@@ -33,6 +33,8 @@ interface Peer {
   readonly environment: UserEnvironment;
   /** The elicitations the client was asked, in order. */
   readonly asked: Json[];
+  /** How the person answers a confirmation (`confirm` in the requested schema). */
+  confirms: boolean;
   call(name: string, args?: Json): Promise<{ text: string; isError: boolean; json: Json | undefined }>;
   request(method: string, params: Json): Promise<Json>;
   /**
@@ -77,7 +79,10 @@ async function startPeer(era: 'legacy' | 'native', answer: string): Promise<Peer
   );
   const asked: Json[] = [];
   client.setRequestHandler('elicitation/create', async (request) => {
-    asked.push(request.params as Json);
+    const params = request.params as Json;
+    asked.push(params);
+    const fields = (params.requestedSchema as { properties?: Json } | undefined)?.properties ?? {};
+    if ('confirm' in fields) return { action: peer.confirms ? 'accept' : 'decline', content: { confirm: true } };
     return { action: 'accept', content: { value: answer } };
   });
   const childPid = (): number | undefined => {
@@ -92,6 +97,7 @@ async function startPeer(era: 'legacy' | 'native', answer: string): Promise<Peer
     client,
     environment,
     asked,
+    confirms: true,
     call: async (name, args = {}) => {
       const raw = (await client.callTool({ name, arguments: args }, { timeout: 180_000 })) as {
         content?: { type: string; text?: string }[];
@@ -342,6 +348,29 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     ]);
     // The answer reached the kernel only: no log line carries it.
     expect(peer.stderr()).not.toContain('Ada');
+  });
+
+  it('restart_kernel on a kernel that ran code asks the person first, in both eras; declined, nothing changes', {
+    timeout: 180_000,
+  }, async () => {
+    for (const era of ['legacy', 'native'] as const) {
+      const peer = await startPeer(era, 'unused');
+      const created = await peer.call('create_notebook', {});
+      expect(created.isError, created.text).toBe(false);
+      const ran = await peer.call('create_cell', { source: 'kept = 7', and_run: true });
+      expect(ran.isError, ran.text).toBe(false);
+      peer.confirms = false;
+      const declined = await peer.call('restart_kernel', {});
+      expect(declined.text).toContain('the person did not confirm restart_kernel');
+      expect(peer.asked).toEqual([expect.objectContaining({ message: expect.stringContaining('restart the kernel') })]);
+      const still = await peer.call('run_code', { code: 'print(kept)' });
+      expect(still.text, era).toContain('7');
+      peer.confirms = true;
+      const restarted = await peer.call('restart_kernel', {});
+      expect(restarted.json, era).toMatchObject({ restarted: true });
+      expect(peer.asked).toHaveLength(2);
+      await peer.stop();
+    }
   });
 
   it('2026-07-28 era: execute_cell answers a task; input() is its input_required status, answered with tasks/update', {

@@ -62,6 +62,7 @@ import { ExecutionTasks, relatedTaskMetaKey, taskTools } from './execution-tasks
 import { inputElicitation, KernelInputs, lineOf } from './kernel-inputs.js';
 import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
+import { PersonConfirmations, withNote } from './person-confirmations.js';
 import { registerTaskHandlers } from './register-task-handlers.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { SessionNews, withSessionNews } from './session-news.js';
@@ -233,6 +234,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   });
 
   const cancellations = new ClientCancellations();
+  /** The transport the server is connected to, once connected. */
+  let gated: EraGatedTransport | undefined;
   const news = new SessionNews();
   const unsettled = new UnsettledCalls({ now: () => deps.clock.now() });
   /** `session` was removed under a call so that it be brought back (not by the agent's own disconnect or switch). */
@@ -268,6 +271,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     },
   });
   inputs.watchSessions();
+  // Calls that destroy what the person may want kept ask them first (when the client can ask).
+  const confirmations = new PersonConfirmations({
+    slot,
+    era: () => gate.connection?.era,
+    elicit: (params) => server.request({ method: 'elicitation/create', params } as never, ElicitResultSchema),
+  });
   registerTaskHandlers(server, tasks, inputs, () => gate.connection?.era);
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: registry
@@ -333,6 +342,13 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       const allowInput = declared?.elicitation !== undefined;
       return (await tasks.start(name, args, { ...context, allowInput }, taskMode)) as CallToolResult;
     }
+    // As sent: the SDK's schema strips what it does not know (a retry's `inputResponses`).
+    const sent = (gated?.served(extra.requestId)?.params as Record<string, unknown> | undefined) ?? request.params;
+    const confirmation = await confirmations.check(name, sent, declared);
+    if (confirmation.kind === 'answer') {
+      cancellations.release(extra.requestId);
+      return confirmation.result as CallToolResult;
+    }
     // A call whose session was lost under it (the daemon died or stopped answering; the watch
     // loop removed the session to bring it back) failed on the closed handle, but the daemon may
     // have done it: the call waits for the rejoin and runs once more on the new session, with the
@@ -371,7 +387,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     const lines = [...news.take(slot.active?.handle), ...changes];
     const cursor = slot.active ? deps.awareness.cursorOf(slot.active.handle.notebookId) : undefined;
     const report = cursor === undefined ? recovery.report() : { ...recovery.report(), changeCursor: cursor };
-    return withSessionReport(withSessionNews(result, lines), report);
+    return withSessionReport(withSessionNews(withNote(result, confirmation.note), lines), report);
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -428,7 +444,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     server,
     connect: (transport) =>
       server.connect(
-        new EraGatedTransport(
+        (gated = new EraGatedTransport(
           transport,
           gate,
           (connection) => {
@@ -455,7 +471,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
             },
             closed: (id) => subscriptions.closeStream(requestIdKey(id)),
           },
-        ),
+        )),
       ),
     client,
     peerLabel,

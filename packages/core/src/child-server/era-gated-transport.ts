@@ -55,6 +55,14 @@ export class EraGatedTransport implements Transport {
     inner.onmessage = (message, extra) => this.#receive(message, extra);
   }
 
+  /**
+   * The request `id` as the client sent it (params the SDK's schemas would strip included, e.g.
+   * a 2026-07-28 retry's `inputResponses`), while it is being served.
+   */
+  public served(id: string | number): AdmissionRequest | undefined {
+    return this.#served.get(requestIdKey(id));
+  }
+
   public start(): Promise<void> {
     return this.#inner.start();
   }

@@ -17,6 +17,12 @@ export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
 /** How often a client is asked to poll a task (`pollInterval` / `pollIntervalMs`). */
 export const taskPollIntervalMs = 1_000;
 
+/**
+ * In the native era the server decides which calls become tasks: a run still going after this
+ * long is answered with a task, one that ended sooner with the tool's result.
+ */
+export const nativeTaskGraceMs = 2_000;
+
 /** The tools that run as tasks when the client asks for one: their executions are the daemon's. */
 export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells', 'run_code']);
 
@@ -119,6 +125,11 @@ export class ExecutionTasks {
             ? await this.startCode(args, context)
             : await this.startCell(args, context);
       this.entry(taskId).lastStatus ??= 'working';
+      // Native: the server decides; a run that ends within the grace is answered as the tool would.
+      if (era === 'native' && (await this.endsWithin(taskId, nativeTaskGraceMs, context.signal))) {
+        this.#entries.delete(taskId);
+        return (await this.result(taskId, era)) as Record<string, unknown>;
+      }
       const task = this.taskJson(taskId, { status: 'working', statusMessage: 'Queued.', terminal: false }, era);
       return era === 'legacy' ? { task } : { ...task, resultType: 'task' };
     } catch (error) {
@@ -126,6 +137,16 @@ export class ExecutionTasks {
       if (!(failure instanceof ToolError || failure instanceof InvalidParamsError)) throw failure;
       if (era === 'legacy') throw new InvalidParamsError(failure.message);
       return errorResult(failure.message) as Record<string, unknown>;
+    }
+  }
+
+  /** Whether the task ends within `ms` (polled; sooner when an execution this child follows ends). */
+  private async endsWithin(taskId: string, ms: number, signal: AbortSignal): Promise<boolean> {
+    const deadline = this.#init.deps.clock.now() + ms;
+    for (;;) {
+      if ((await this.poll(taskId, signal)).terminal) return true;
+      if (this.#init.deps.clock.now() >= deadline) return false;
+      await this.settledOrLater(taskId, signal);
     }
   }
 

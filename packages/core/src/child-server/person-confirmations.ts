@@ -1,0 +1,120 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { SessionSlot } from '../session/session-slot.js';
+import { textResult } from './child-tool-registry.js';
+
+/** The key of the one input request a confirmation asks (2026-07-28 `inputRequests` / `inputResponses`). */
+const confirmKey = 'confirm';
+
+/** What a call that needs the person's confirmation asks, and what it says when it goes ahead unasked. */
+interface Question {
+  readonly message: string;
+  readonly title: string;
+  /** Said with the result when the client cannot ask the person. */
+  readonly unasked: string;
+}
+
+export interface PersonConfirmationsInit {
+  readonly slot: SessionSlot;
+  /** The connection's era, once open. */
+  readonly era: () => string | undefined;
+  /** Legacy era: sends `elicitation/create` to the client; resolves with its answer. */
+  readonly elicit: (params: Record<string, unknown>) => Promise<unknown>;
+}
+
+/** How a call goes on: run it (with a note when nobody could be asked), or answer at once. */
+export type ConfirmationOutcome =
+  | { readonly kind: 'run'; readonly note?: string }
+  | { readonly kind: 'answer'; readonly result: Record<string, unknown> };
+
+/**
+ * Calls that destroy what the person may want kept ask them first, when the client can ask:
+ * `restart_kernel` on a kernel that ran code (its variables are lost) and `clear_outputs` of every
+ * cell. The legacy era asks with `elicitation/create` during the call; the native era answers the
+ * call `input_required` (SEP-2322) and goes ahead on the retry that carries the person's answer. A
+ * client without the elicitation capability gets today's behaviour, and the result says nobody was
+ * asked. A declined or cancelled confirmation changes nothing and says so.
+ */
+export class PersonConfirmations {
+  readonly #init: PersonConfirmationsInit;
+
+  public constructor(init: PersonConfirmationsInit) {
+    this.#init = init;
+  }
+
+  public async check(
+    name: string,
+    params: Readonly<Record<string, unknown>>,
+    declared: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<ConfirmationOutcome> {
+    const question = await this.question(name, params.arguments);
+    if (!question) return { kind: 'run' };
+    if (declared?.elicitation === undefined) return { kind: 'run', note: question.unasked };
+    const elicitation = {
+      mode: 'form',
+      message: question.message,
+      requestedSchema: {
+        type: 'object',
+        properties: { confirm: { type: 'boolean', title: question.title } },
+        required: ['confirm'],
+      },
+    };
+    let answer: unknown;
+    if (this.#init.era() === 'native') {
+      const responses = params.inputResponses as Record<string, unknown> | undefined;
+      if (responses?.[confirmKey] === undefined) {
+        return {
+          kind: 'answer',
+          result: {
+            resultType: 'input_required',
+            inputRequests: { [confirmKey]: { method: 'elicitation/create', params: elicitation } },
+            requestState: name,
+          },
+        };
+      }
+      answer = responses[confirmKey];
+    } else answer = await this.#init.elicit(elicitation);
+    if (confirmed(answer)) return { kind: 'run' };
+    return { kind: 'answer', result: textResult(`Not done: the person did not confirm ${name}; nothing was changed.`) };
+  }
+
+  private async question(name: string, args: unknown): Promise<Question | undefined> {
+    const handle = this.#init.slot.active?.handle;
+    if (!handle) return undefined;
+    if (name === 'restart_kernel') {
+      const cells = await handle.listCells().catch(() => []);
+      if (!cells.some((cell) => cell.cellType === 'code' && cell.executionCount !== null)) return undefined;
+      return {
+        title: 'Restart the kernel',
+        message: `The agent wants to restart the kernel of notebook ${handle.notebookId}: every variable and import it holds is lost (cells and outputs stay). Restart it?`,
+        unasked:
+          'The kernel was restarted without asking the person: this client cannot ask for confirmation (no elicitation capability).',
+      };
+    }
+    const cellId = (args as { cell_id?: unknown } | undefined)?.cell_id;
+    if (name === 'clear_outputs' && (cellId === undefined || cellId === null)) {
+      const cells = await handle.listCells().catch(() => []);
+      const cleared = cells.filter((cell) => cell.cellType === 'code' && cell.outputs.length > 0).length;
+      if (cleared < 2) return undefined;
+      return {
+        title: 'Clear all outputs',
+        message: `The agent wants to clear the outputs of ${cleared} cells of notebook ${handle.notebookId}. Clear them?`,
+        unasked:
+          'The outputs were cleared without asking the person: this client cannot ask for confirmation (no elicitation capability).',
+      };
+    }
+    return undefined;
+  }
+}
+
+/** The person accepted, with `confirm: true`. */
+function confirmed(answer: unknown): boolean {
+  if (typeof answer !== 'object' || answer === null) return false;
+  const { action, content } = answer as { action?: unknown; content?: { confirm?: unknown } };
+  return action === 'accept' && content?.confirm === true;
+}
+
+/** `result` with `note` added as a last text item. */
+export function withNote(result: CallToolResult, note: string | undefined): CallToolResult {
+  if (note === undefined) return result;
+  return { ...result, content: [...result.content, { type: 'text', text: note }] };
+}
