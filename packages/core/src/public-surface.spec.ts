@@ -43,6 +43,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'boundClientText',
       'cellChangesBetween',
       'childExitCodes',
+      'childServerCapabilities',
       'contributionPoints',
       'createChildMcpServer',
       'createMcpContainer',
