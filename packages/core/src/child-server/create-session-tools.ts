@@ -16,6 +16,8 @@ import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import { lostKernelStateOf } from './create-restore-tools.js';
+import { lostStateJson } from './kernel-history.js';
 import { summarizeCells } from './summarize-cells.js';
 import { ToolError, toToolFailure } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
@@ -302,6 +304,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         active: active
           ? {
               ...activeJson(active),
+              ...(active.handle.kernelNotice === undefined
+                ? {}
+                : lostStateJson(lostKernelStateOf(deps, active.handle))),
               ephemeral: room?.ephemeral ?? null,
               working_dir: room?.workingDir ?? null,
               interpreter: room?.kernelInterpreter ?? null,
