@@ -6,13 +6,7 @@ import type { CellType, NotebookCell, UpdatedCell } from '../ports/notebook-hand
 import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import {
-  defineChildTool,
-  jsonResult,
-  type RegisteredChildTool,
-  type ToolCallContext,
-  textResult,
-} from './child-tool-registry.js';
+import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
 import type { ExecutionRecord } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';

@@ -77,9 +77,15 @@ function readStatement(
 ): void {
   const text = statement.trim();
   let match = /^(?:async\s+)?def\s+([A-Za-z_]\w*)/.exec(text);
-  if (match) return void found.functions.add(match[1] as string);
+  if (match) {
+    found.functions.add(match[1] as string);
+    return;
+  }
   match = /^class\s+([A-Za-z_]\w*)/.exec(text);
-  if (match) return void found.classes.add(match[1] as string);
+  if (match) {
+    found.classes.add(match[1] as string);
+    return;
+  }
   match = /^import\s+(.+)$/.exec(text);
   if (match) {
     for (const part of splitTop(match[1] as string, ',')) {
@@ -98,7 +104,10 @@ function readStatement(
     return;
   }
   match = /^(?:async\s+)?for\s+(.+?)\s+in\s/.exec(text);
-  if (match) return addTargets(match[1] as string, found.variables);
+  if (match) {
+    addTargets(match[1] as string, found.variables);
+    return;
+  }
   if (/^(?:async\s+)?with\s/.test(text)) {
     for (const as of text.matchAll(/\bas\s+([A-Za-z_]\w*)/g)) found.variables.add(as[1] as string);
     return;
@@ -185,7 +194,13 @@ function topLevelStatements(source: string): string[] {
 }
 
 /** Bracket depth and open triple quote after `line`. */
-function scan(line: string, depth: number, triple: string | undefined): { depth: number; triple: string | undefined } {
+function scan(
+  line: string,
+  depthBefore: number,
+  tripleBefore: string | undefined,
+): { depth: number; triple: string | undefined } {
+  let depth = depthBefore;
+  let triple = tripleBefore;
   let quote: string | undefined;
   for (let i = 0; i < line.length; i += 1) {
     const three = line.slice(i, i + 3);
