@@ -66,6 +66,8 @@ interface ExecutionRecord {
   outputs: CellOutput[];
   executionCount: number | null;
   readonly kernelNotice?: string;
+  /** Set when it ended without the kernel's word (the connection was lost while it ran). */
+  note?: string;
   readonly done: Promise<void>;
 }
 
@@ -509,6 +511,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       outputs: state.outputs,
       executionCount: state.executionCount,
       ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+      ...(state.note === undefined ? {} : { note: state.note }),
     };
   }
 
@@ -532,6 +535,12 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   private onKernelStatus(status: string): void {
+    if (status === 'dead') {
+      // The kernel is gone (shut down on the server, culled, or it could not restart): the
+      // notebook is reached again from scratch, on a new kernel.
+      this.finish('disconnected', 'the kernel on the Jupyter Server is dead');
+      return;
+    }
     if ((status === 'restarting' || status === 'autorestarting') && !this.#restartingOnRequest) {
       this.#kernelNotice = 'The kernel on the Jupyter Server restarted (it died, or was restarted from elsewhere)';
     }
@@ -565,7 +574,10 @@ export class HostedNotebookHandle implements NotebookHandle {
       this.#logger.info('hosted notebook connection closed', { notebook: this.#target.url, reason, detail });
     }
     for (const record of this.#executions.values()) {
-      if (record.status === 'running' || record.status === 'queued') record.status = 'aborted';
+      if (record.status === 'running' || record.status === 'queued') {
+        record.status = 'aborted';
+        record.note = `The connection to the kernel was lost while this cell ran (${detail}), so its end is not known (the kernel may have finished it, or be gone with its state). The notebook is reconnected by itself; run the cell again once it is back.`;
+      }
     }
     this.#kernel.dispose();
     this.#server.dispose();
@@ -603,5 +615,6 @@ function stateOf(record: ExecutionRecord): ExecutionState {
     outputs: record.outputs,
     executionCount: record.executionCount,
     ...(record.kernelNotice === undefined ? {} : { kernelNotice: record.kernelNotice }),
+    ...(record.note === undefined ? {} : { note: record.note }),
   };
 }

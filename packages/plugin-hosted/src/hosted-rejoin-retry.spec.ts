@@ -173,7 +173,7 @@ describe(HostedRejoinRetry, () => {
     expect(t.recovery.rejoin).toEqual({
       requested: url,
       outcome: 'rejoined',
-      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down, e.g. culled for idleness); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
     });
   });
 

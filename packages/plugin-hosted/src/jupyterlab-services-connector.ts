@@ -19,6 +19,7 @@ import {
   type ServerSession,
   unauthorizedErrorCode,
 } from './jupyter-server-port.js';
+import { hubServerNotRunningCode } from './jupyterhub-api.js';
 import { redactCredentials, redactFromLibraryConsole, routeLibraryConsole } from './route-library-console.js';
 
 /** The libraries, loaded on first use (they are heavy; a child that never opens a hosted notebook never loads them). */
@@ -380,6 +381,13 @@ function toServerError(library: Library, error: unknown, what: string, serverUrl
   if (error instanceof Connection.ResponseError) {
     const status = error.response.status;
     if (status === 404) return new CoreError('notebookUnavailable', `Could not ${what}: not found on ${serverUrl}.`);
+    if (status === 424) {
+      return new CoreError(
+        'daemonUnavailable',
+        `Could not ${what}: the JupyterHub server at ${serverUrl} is not running (HTTP 424).`,
+        { code: hubServerNotRunningCode },
+      );
+    }
     if (status === 401 || status === 403) {
       return new CoreError(
         'daemonUnavailable',

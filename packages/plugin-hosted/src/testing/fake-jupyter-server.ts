@@ -48,6 +48,9 @@ export class FakeJupyterServer implements JupyterServerConnector {
   #ids = 0;
   readonly #connections = new Set<FakeKernelConnection>();
 
+  /** The `code` of the error a call gets while the server is stopped (e.g. a JupyterHub's `hub_server_not_running`). */
+  public downCode: string | undefined;
+
   public constructor(public readonly token: string | undefined = 'fake-token') {}
 
   public get isUp(): boolean {
@@ -122,8 +125,13 @@ export class FakeJupyterServer implements JupyterServerConnector {
 
   /** @internal */
   public check(address: JupyterServerAddress): void {
-    if (!this.#up)
-      throw new CoreError('daemonUnavailable', `the Jupyter Server at ${address.serverUrl} does not answer.`);
+    if (!this.#up) {
+      throw new CoreError(
+        'daemonUnavailable',
+        `the Jupyter Server at ${address.serverUrl} does not answer.`,
+        this.downCode === undefined ? undefined : { code: this.downCode },
+      );
+    }
     if (this.token !== undefined && address.token?.reveal() !== this.token) {
       throw new CoreError(
         'daemonUnavailable',
