@@ -22,6 +22,14 @@ export {
   startJupyterServer,
 } from './start-jupyter-server.js';
 export {
+  configurableHttpProxy,
+  type HubAnswer,
+  type HubUserOptions,
+  type JupyterHubOptions,
+  type JupyterHubUnderTest,
+  startJupyterHub,
+} from './start-jupyterhub.js';
+export {
   type FiredHook,
   faultHooksModule,
   type SessionFaults,

@@ -42,7 +42,7 @@ export interface JupyterServerUnderTest {
 }
 
 /** A TCP port free on 127.0.0.1 now. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

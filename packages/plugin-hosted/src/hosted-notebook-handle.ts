@@ -39,6 +39,9 @@ export const newKernelConsequence =
 /** How long {@link HostedNotebookHandle.close} waits for writes in progress (an execution's outputs) to reach the server. */
 export const closeFlushTimeoutMs = 5_000;
 
+/** How often a handle asks the server whether its kernel still runs (a culled kernel leaves the websocket open). */
+export const kernelWatchMs = 5_000;
+
 /** How long an interrupted execution has to end before the interrupt is reported as not effective. */
 const interruptVerifyMs = 5_000;
 
@@ -137,6 +140,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
   );
   readonly #subscriptions: Subscription[] = [];
+  #kernelWatch: Timer | undefined;
 
   public constructor(options: HostedNotebookHandleOptions) {
     this.#target = options.target;
@@ -153,6 +157,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       options.kernel.onStatus((status) => this.onKernelStatus(status)),
       options.kernel.onConnectionLost((reason) => this.finish('disconnected', reason)),
     );
+    this.watchKernel();
   }
 
   public get notebookPath(): string {
@@ -411,6 +416,10 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {
     this.assertOpen();
+    this.cell(cellId, options);
+    // A kernel shut down on the server (culled) leaves the websocket open: asked first, so the
+    // code is not sent to a kernel that is gone (the connection is then lost, and recovered).
+    if (!(await this.checkKernel())) throw this.closedError();
     const cell = this.cell(cellId, options);
     const executionId = randomUUID();
     if (cell.cellType !== 'code') {
@@ -534,6 +543,32 @@ export class HostedNotebookHandle implements NotebookHandle {
     }
   }
 
+  /** Asks the server again after {@link kernelWatchMs}, while open. */
+  private watchKernel(): void {
+    if (this.#closedReason !== undefined) return;
+    this.#kernelWatch = this.#clock.setTimer(kernelWatchMs, () => {
+      void this.checkKernel().finally(() => this.watchKernel());
+    });
+  }
+
+  /**
+   * Whether the server still runs this handle's kernel. When it says it does not (culled for
+   * idleness, or shut down from elsewhere), the connection is closed as lost: the recovery opens
+   * the notebook again, on a new kernel. A server that does not answer is left to the websocket.
+   */
+  private async checkKernel(): Promise<boolean> {
+    let exists: boolean;
+    try {
+      exists = await this.#server.kernelExists(this.#kernel.kernelId);
+    } catch {
+      return this.#closedReason === undefined;
+    }
+    if (!exists) {
+      this.finish('disconnected', 'the Jupyter Server no longer runs the kernel (culled for idleness, or shut down)');
+    }
+    return exists && this.#closedReason === undefined;
+  }
+
   private onKernelStatus(status: string): void {
     if (status === 'dead') {
       // The kernel is gone (shut down on the server, culled, or it could not restart): the
@@ -569,6 +604,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   private finish(reason: NotebookHandleCloseReason, detail: string): void {
     if (this.#closedReason !== undefined) return;
     this.#closedReason = reason;
+    this.#kernelWatch?.cancel();
     for (const subscription of this.#subscriptions.splice(0)) subscription.dispose();
     if (reason !== 'closed') {
       this.#logger.info('hosted notebook connection closed', { notebook: this.#target.url, reason, detail });

@@ -92,6 +92,10 @@ class LazyServer implements JupyterServerPort {
     return (await this.server).findOrStartSession(path, kernelName);
   }
 
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    return (await this.server).kernelExists(kernelId);
+  }
+
   public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
     const server = await this.server;
     if (this.#disposed) throw new CoreError('handleClosed', `The connection to ${this.serverUrl} was closed.`);
@@ -194,6 +198,13 @@ class JupyterlabServicesServer {
     if (!started.kernel)
       throw new CoreError('invalidRequest', `The server started a session for ${path} without a kernel.`);
     return { sessionId: started.id, kernelId: started.kernel.id, started: true };
+  }
+
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    const model = await this.call('read the kernel', () =>
+      this.#library.services.KernelAPI.getKernelModel(kernelId, this.#settings),
+    );
+    return model !== undefined;
   }
 
   public connectKernel(kernelId: string): ServerKernelConnection {

@@ -104,6 +104,11 @@ export class FakeJupyterServer implements JupyterServerConnector {
     this.#up = true;
   }
 
+  /** The server shuts down the kernel of `path` (idle culling): its session goes with it; websockets stay open, as a real server leaves them. */
+  public cull(path: string): void {
+    this.sessions.delete(path);
+  }
+
   /** Stopped and started again: files kept, sessions and kernels gone. */
   public restart(): void {
     this.stop();
@@ -215,6 +220,11 @@ class FakeServerPort implements JupyterServerPort {
 
   public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
     return new FakeKernelConnection(this.server, this.address, kernelId);
+  }
+
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    this.server.check(this.address);
+    return this.server.kernelById(kernelId) !== undefined;
   }
 
   public dispose(): void {}
