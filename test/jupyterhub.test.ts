@@ -219,7 +219,7 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
     expect(next.isError, next.text).toBe(false);
     expect(next.text).toContain("JupyterHub server of user 'alice'");
     expect(next.text).toContain('had stopped and was started again');
-    expect((next.json?.lost_state as { variables: string[] }).variables).toEqual(['x']);
+    expect(next.json?.lost_state).toMatchObject({ variables: ['x'] });
     const restored = await call('restore_state');
     expect(restored.json).toMatchObject({ status: 'done' });
     const back = await call('create_cell', { source: 'print(x * 6)', and_run: true });
