@@ -53,6 +53,11 @@ export function cleanPackage(packageDir) {
   rmSync(join(packageDir, licenseMarker), { force: true });
 }
 
+/** Built files a package's tarball must hold besides `dist/` (the daemon serves its live page from these). */
+const builtFiles = {
+  '@nteract-mcp/daemon': ['dist/page/live-page.js', 'dist/page/live-page.css', 'dist/page/live-page.js.LEGAL.txt'],
+};
+
 /** What the file `npm pack` makes of a package starts with: `@scope/name` → `scope-name-`. */
 function tarballPrefix(name) {
   return `${name.replace(/^@/, '').replace('/', '-')}-`;
@@ -85,7 +90,7 @@ function npm(args, options = {}) {
 /**
  * Packs every release package into `outDir` (created; the tarballs of these packages at any version
  * removed first) and returns the tarballs' absolute paths. Each tarball is checked to hold its package.json,
- * README.md, LICENSE and dist/.
+ * README.md, LICENSE and dist/ (the daemon's also its live page's client, dist/page/).
  */
 export function packRelease(outDir, { build = true } = {}) {
   const packages = releasePackages();
@@ -121,7 +126,9 @@ export function packRelease(outDir, { build = true } = {}) {
     const entry = packed.find((item) => item.name === pkg.name);
     if (!entry) throw new Error(`npm pack made no tarball for ${pkg.name}`);
     const paths = new Set(entry.files.map((file) => file.path));
-    const missing = ['package.json', 'README.md', 'LICENSE'].filter((path) => !paths.has(path));
+    const missing = ['package.json', 'README.md', 'LICENSE', ...(builtFiles[pkg.name] ?? [])].filter(
+      (path) => !paths.has(path),
+    );
     if (![...paths].some((path) => path.startsWith('dist/'))) missing.push('dist/');
     if (missing.length > 0) throw new Error(`${entry.filename} lacks ${missing.join(', ')}`);
     tarballs.push(join(outDir, entry.filename));

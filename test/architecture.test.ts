@@ -199,6 +199,8 @@ const relativeTo = (file: string) => relative(repoRoot, file);
 /** The processes' entry modules: the only files whose top level runs code (they start the process). */
 const processEntries = [
   'packages/daemon/src/runtimed.ts',
+  // The live page's script in the browser (bundled on its own into the daemon's dist/page/).
+  'packages/daemon/src/page/client/live-page.ts',
   'packages/nteract-mcp/src/nteract-mcp.ts',
   'packages/nteract-mcp/src/runt-mcp.ts',
   'examples/custom-rejoin-strategy/src/main.ts',

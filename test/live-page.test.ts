@@ -76,6 +76,18 @@ describe('the daemon web page, as a user reaches it', () => {
     const origin = new URL(url).origin;
     expect((await get(`${origin}/notebooks/${notebookId}`)).status).toBe(403);
     expect((await get(`${origin}/notebooks/${notebookId}`, cookie)).status).toBe(200);
+    // The client the daemon serves is the one built into @nteract-mcp/daemon's dist/page/, found
+    // from the shipped bins: a bundled script and stylesheet, and their licence notices.
+    const script = await get(`${origin}/assets/live-page.js`, cookie);
+    expect(script.status, script.body.slice(0, 200)).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.body).toContain('For license information please see live-page.js.LEGAL.txt');
+    expect((await get(`${origin}/assets/live-page.css`, cookie)).headers['content-type']).toBe(
+      'text/css; charset=utf-8',
+    );
+    const notices = await get(`${origin}/assets/live-page.js.LEGAL.txt`, cookie);
+    expect(notices.status).toBe(200);
+    expect(notices.body).toMatch(/codemirror[\s\S]*MIT/);
     const notebook = JSON.parse((await get(`${origin}/api/notebooks/${notebookId}`, cookie)).body);
     expect(notebook.cells.map((cell: { source: string }) => cell.source)).toEqual(['first = 1']);
 

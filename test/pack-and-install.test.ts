@@ -225,6 +225,15 @@ describe('the README install, as written', () => {
     expect(cmdlines.some((line) => line.includes('ipykernel'))).toBe(true);
     expect(cmdlines.filter((line) => line.includes(root) || line.includes(clone))).toEqual([]);
 
+    // The installed daemon serves its live page's client from its own package (dist/page/).
+    const shown = await call('show_notebook');
+    const pageUrl = new URL(shown.text.split('\n')[0] ?? '');
+    const adopted = await fetch(pageUrl, { redirect: 'manual' });
+    const cookie = adopted.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const script = await fetch(new URL('/assets/live-page.js', pageUrl), { headers: { cookie } });
+    expect(script.status, await script.clone().text()).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+
     // `runtimed status` on PATH (the README's troubleshooting) finds the session's daemon.
     const status = await run('runtimed', ['status'], { cwd: environment.dirs.project, env });
     expect(status.code, `${status.stdout}\n${status.stderr}`).toBe(0);

@@ -236,6 +236,11 @@ describe('RuntimedDaemonPort: notebooks', () => {
         ephemeral: false,
         notebookPath: path,
         workingDir: dirname(path),
+        // Both peers, neither on a cell yet.
+        peers: [
+          { label: 'test peer agent:test:1', cellId: null, runningCellId: null },
+          { label: 'test peer agent:test:1', cellId: null, runningCellId: null },
+        ],
       },
     ]);
   }, 30_000);

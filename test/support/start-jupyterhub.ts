@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,14 +8,14 @@ import { processesWithHome } from './process-tree.js';
 import { freePort, jupyterPython } from './start-jupyter-server.js';
 import { waitFor } from './wait-for.js';
 
-/** `configurable-http-proxy` from npm, a devDependency of test/. */
-export const configurableHttpProxy = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  'node_modules',
-  '.bin',
-  'configurable-http-proxy',
-);
+/** `configurable-http-proxy` from npm, a devDependency of test/: its `node_modules/.bin` link (test/'s, or the workspace root's where npm hoisted it). */
+export const configurableHttpProxy = ((): string => {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, '..', 'node_modules', '.bin'), join(here, '..', '..', 'node_modules', '.bin')].map(
+    (dir) => join(dir, 'configurable-http-proxy'),
+  );
+  return candidates.find((path) => existsSync(path)) ?? (candidates[0] as string);
+})();
 
 export interface HubUserOptions {
   readonly name: string;

@@ -73,6 +73,7 @@ export {
   idempotencyHonoredMeta,
   idempotencyMetaKey,
   rejoinTargetWithoutCredentials,
+  restoredSubscriptionMetaKey,
 } from './handoff/handoff-contract.js';
 export {
   defaultChildInputBufferBytes,
@@ -131,6 +132,7 @@ export {
   isSameNotebookTarget,
 } from './notebook-target/notebook-target.js';
 export { SecretToken } from './notebook-target/secret-token.js';
+export { cellChangesBetween } from './ports/cell-changes-between.js';
 export type { ChildExit, ChildExitClass, ChildProcessHandle, ChildSpawnSpec } from './ports/child-process-port.js';
 export { ChildProcessPort } from './ports/child-process-port.js';
 export type { Timer } from './ports/clock.js';
@@ -165,6 +167,7 @@ export type {
   KernelInterruptOutcome,
   MutationOptions,
   NotebookCell,
+  NotebookCellChange,
   NotebookCondition,
   NotebookHandle,
   NotebookHandleCloseReason,

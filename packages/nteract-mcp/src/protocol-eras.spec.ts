@@ -19,9 +19,16 @@ import {
   Logger,
   type McpPlugin,
   ProtocolAdmission,
+  restoredSubscriptionMetaKey,
+  SessionActivation,
   textResult,
 } from '@nteract-mcp/core';
-import { createTestContainer, FakeChildProcessPort, FakeDaemonPort } from '@nteract-mcp/core/testing';
+import {
+  createTestContainer,
+  FakeChildProcessPort,
+  FakeDaemonPort,
+  FakeNotebookHandle,
+} from '@nteract-mcp/core/testing';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { createLegacyTransportPlugin } from '@nteract-mcp/plugin-transport-legacy';
 import { createNativeTransportPlugin } from '@nteract-mcp/plugin-transport-native';
@@ -76,7 +83,7 @@ async function childServer(eras: readonly McpPlugin[]) {
       error?: { code: number; message: string; data?: unknown };
     };
   };
-  return { child, ask, received, send: (message: JSONRPCMessage) => clientSide.send(message) };
+  return { child, container, ask, received, send: (message: JSONRPCMessage) => clientSide.send(message) };
 }
 
 /** The proxy over a real container with `plugins` (fake child processes); raw JSON-RPC lines in and out. */
@@ -309,6 +316,92 @@ describe('the child server with a contributed tool and the shipped eras', () => 
     await child.server.sendResourceListChanged();
     await ask({ jsonrpc: '2.0', id: 10, method: 'tools/list', params: { _meta: envelope } });
     expect(received.filter((message) => 'method' in message)).toHaveLength(2);
+  });
+});
+
+describe('resource subscriptions of the child server in the native era', () => {
+  const notebookId = '0b1e5a9c-2f4d-4c41-9e57-7d3f0a6b8c21';
+  const cellUri = `nteract://notebook/${notebookId}/cells/cell-1`;
+  const updates = (received: JSONRPCMessage[]) =>
+    received
+      .filter((message) => 'method' in message && message.method === 'notifications/resources/updated')
+      .map((message) => (message as { params?: unknown }).params);
+
+  it("tells a listen stream naming a cell of another peer's edit, tagged with the stream's id; refuses resources/subscribe; stops on cancel", async () => {
+    const { ask, send, received, container } = await childServer([
+      createLegacyTransportPlugin(),
+      createNativeTransportPlugin(),
+    ]);
+    const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }], peers: true });
+    await container.get(SessionActivation).activate({
+      key: notebookId,
+      target: { kind: 'notebook-id', notebookId },
+      origin: 'connect',
+      connect: async () => handle,
+    });
+    await send({
+      jsonrpc: '2.0',
+      id: 'w',
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: [cellUri] }, _meta: envelope },
+    });
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { resourceSubscriptions: [cellUri] } },
+    });
+    // Legacy-only methods are not served in this era.
+    const refused = await ask({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'resources/subscribe',
+      params: { uri: cellUri, _meta: envelope },
+    });
+    expect(refused.error?.code).toBe(-32601);
+
+    handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
+    await ask({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope } });
+    expect(updates(received)).toEqual([{ uri: cellUri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'w' } }]);
+    const read = await ask({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'resources/read',
+      params: { uri: cellUri, _meta: envelope },
+    });
+    const [content] = (read.result?.contents ?? []) as { text: string }[];
+    expect(JSON.parse(String(content?.text))).toMatchObject({ source: 'x = 2', edited_by: 'human:ada' });
+
+    await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w' } });
+    handle.editAsPeer('human:ada', 'cell-1', 'x = 3');
+    await ask({ jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } });
+    expect(updates(received)).toHaveLength(1);
+  });
+
+  it('a stream the proxy restores for a new child gets one notice per open resource it names, after its acknowledgement', async () => {
+    const { ask, send, received, container } = await childServer([
+      createLegacyTransportPlugin(),
+      createNativeTransportPlugin(),
+    ]);
+    const handle = new FakeNotebookHandle({ notebookId, cells: [{ source: 'x = 1', cellType: 'code' }] });
+    await container.get(SessionActivation).activate({
+      key: notebookId,
+      target: { kind: 'notebook-id', notebookId },
+      origin: 'rejoin',
+      connect: async () => handle,
+    });
+    await send({
+      jsonrpc: '2.0',
+      id: 'p',
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { resourceSubscriptions: [cellUri, 'nteract://notebook/not-open-here'] },
+        _meta: { ...envelope, [restoredSubscriptionMetaKey]: true },
+      },
+    });
+    await ask({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } });
+    const methods = received.flatMap((message) => ('method' in message ? [message.method] : []));
+    expect(methods).toEqual(['notifications/subscriptions/acknowledged', 'notifications/resources/updated']);
+    expect(updates(received)).toEqual([{ uri: cellUri, _meta: { 'io.modelcontextprotocol/subscriptionId': 'p' } }]);
   });
 });
 

@@ -132,6 +132,34 @@ describe(HostedNotebookHandle, () => {
     expect(t.server.file('work/a.ipynb')?.cells).toEqual([]);
   });
 
+  it('tells its change listeners of its own saved edits and of the outputs of its executions; nothing of a refused edit', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const changes: unknown[] = [];
+    handle.onDidChangeCells((change) => changes.push(change));
+    const cell = await handle.insertCell({ source: 'print(1)', cellType: 'code' });
+    await handle.updateCell('c1', { source: '# Renamed' });
+    await handle.moveCell(cell.id, undefined);
+    await handle.executeCell(cell.id);
+    // A move to the start changes the place of both cells.
+    expect(changes.slice(0, 4)).toEqual([
+      { kind: 'inserted', cellId: cell.id },
+      { kind: 'updated', cellId: 'c1' },
+      { kind: 'moved', cellId: cell.id },
+      { kind: 'moved', cellId: 'c1' },
+    ]);
+    // The execution: its cell cleared, its output, its end.
+    expect(changes.slice(4)).toEqual([
+      { kind: 'updated', cellId: cell.id },
+      { kind: 'updated', cellId: cell.id },
+      { kind: 'updated', cellId: cell.id },
+    ]);
+    const told = changes.length;
+    t.server.writeFile('work/a.ipynb', { cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 });
+    await rejection(handle.deleteCell('c1'));
+    expect(changes).toHaveLength(told);
+  });
+
   it('refuses to overwrite a file changed on the server since it was loaded: nothing written, nothing lost', async () => {
     const t = setup();
     const handle = await t.connect();

@@ -4,6 +4,7 @@ import {
   type CellType,
   type Clock,
   CoreError,
+  cellChangesBetween,
   type ExecuteOptions,
   type ExecutionResult,
   type ExecutionState,
@@ -13,6 +14,7 @@ import {
   type Logger,
   type MutationOptions,
   type NotebookCell,
+  type NotebookCellChange,
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
@@ -107,10 +109,13 @@ export function hostedNotebookId(url: string): string {
  *   result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
  *   gone (the handle was opened on a new kernel after a loss, or the kernel restarted by itself).
+ * - `onDidChangeCells` listeners are told of this handle's own changes: an edit once it is saved,
+ *   an execution's outputs as they come (the cell cleared, each output, the end).
  * - `onDidClose` fires once: `closed` after {@link HostedNotebookHandle.close}, `disconnected` when
  *   the kernel websocket is lost (the server went away); then every call rejects `handleClosed`.
  *
- * Does not guarantee: idempotency across handles (a restarted child has a new handle and an empty
+ * Does not guarantee: changes made by anyone else (the Jupyter Server tells no one of edits to a
+ * file; they are seen after a reconnect); idempotency across handles (a restarted child has a new handle and an empty
  * ledger, so a mutation replayed into it may apply twice); that a change made on the server
  * between the check and the write is seen (the contents API has no conditional write); outputs
  * of an execution that was running when the connection was lost (it is `aborted` here, though the
@@ -135,6 +140,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   readonly #ledger = new Map<string, Promise<unknown>>();
   readonly #executions = new Map<string, ExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
+  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -353,7 +359,22 @@ export class HostedNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(entry) };
   }
 
-  /** Applies a change, saves it (the conflict rule), and undoes it when the save fails. */
+  public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
+    this.#changeListeners.add(listener);
+    return { dispose: () => this.#changeListeners.delete(listener) };
+  }
+
+  private tellChange(change: NotebookCellChange): void {
+    for (const listener of [...this.#changeListeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
+      }
+    }
+  }
+
+  /** Applies a change, saves it (the conflict rule), and undoes it when the save fails; tells it once saved. */
   private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
     return this.once(options?.idempotencyKey, () =>
@@ -367,6 +388,8 @@ export class HostedNotebookHandle implements NotebookHandle {
           this.#cells = before;
           throw error;
         }
+        const changes = cellChangesBetween(before.map(toNotebookCell), this.#cells.map(toNotebookCell));
+        for (const change of changes) this.tellChange(change);
         return result;
       }),
     );
@@ -452,6 +475,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.remember(record);
     cell.outputs = [];
     cell.executionCount = null;
+    this.tellChange({ kind: 'updated', cellId });
     const source = cell.source;
     void this.#kernel
       .execute(source, (message) => {
@@ -459,7 +483,10 @@ export class HostedNotebookHandle implements NotebookHandle {
         if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
         record.outputs = outputs.snapshot();
         const live = this.#cells.find((candidate) => candidate.id === cellId);
-        if (live) live.outputs = record.outputs;
+        if (live) {
+          live.outputs = record.outputs;
+          this.tellChange({ kind: 'updated', cellId });
+        }
         for (const change of changes) if (change.kind === 'output') this.tellOutput(options, change.output);
       })
       .then(
@@ -477,6 +504,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         if (live) {
           live.outputs = record.outputs;
           live.executionCount = executionCount;
+          if (this.#closedReason === undefined) this.tellChange({ kind: 'updated', cellId });
         }
         // Done once its outputs are saved: no write of ours is in flight when the agent hears of
         // it, so a change made on the server after that is seen, never overwritten.
@@ -615,6 +643,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         record.note = `The connection to the kernel was lost while this cell ran (${detail}), so its end is not known (the kernel may have finished it, or be gone with its state). The notebook is reconnected by itself; run the cell again once it is back.`;
       }
     }
+    this.#changeListeners.clear();
     this.#kernel.dispose();
     this.#server.dispose();
     this.wakeReadiness();

@@ -11,7 +11,7 @@ import { DaemonStarter } from './daemon-starter.js';
 import type { LocalDaemonOptions } from './local-daemon-options.js';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 import { RuntimedNotebookHandle } from './runtimed-notebook-handle.js';
-import { type RuntimedScript, scriptedRuntimedDaemon } from './testing/scripted-runtimed-daemon.js';
+import { type RuntimedScript, type ScriptedPeer, scriptedRuntimedDaemon } from './testing/scripted-runtimed-daemon.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -302,6 +302,61 @@ describe(RuntimedNotebookHandle, () => {
     expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a2', 'c']);
     expect((await handle.listCells()).map((cell) => cell.source)).toEqual(['a2', 'c']);
     expect(requests.filter((request) => request.type === 'get_cells')).toHaveLength(2);
+  });
+
+  it("tells its change listeners each change once: another peer's broadcasts, its own answers (not again when broadcast), and a gap as what differs in the list fetched again, without a read", async () => {
+    let daemonSide: ScriptedPeer | undefined;
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => {
+        daemonSide = connection;
+        connection.send(greeting({ cells: [wireCell('a', 'a')], document_version: 3 }));
+      },
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells' && requests.filter((r) => r.type === 'get_cells').length === 1) {
+          connection.send({ type: 'ok', id, document_version: 3, cells: [wireCell('a', 'a')] });
+        } else if (request.type === 'get_cells') {
+          connection.send({
+            type: 'ok',
+            id,
+            document_version: 8,
+            cells: [wireCell('d', 'd'), wireCell('a', 'a3'), wireCell('c', 'c')],
+          });
+        } else if (request.type === 'insert_cell') {
+          // Our answer, then the room's broadcast of the same change.
+          connection.send(
+            { type: 'ok', id, cell: wireCell('c', 'c'), index: 1, document_version: 5 },
+            { type: 'broadcast', event: 'cell_inserted', document_version: 5, index: 1, cell: wireCell('c', 'c') },
+          );
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    await handle.listCells();
+    const changes: unknown[] = [];
+    const subscription = handle.onDidChangeCells?.((change) => changes.push(change));
+    daemonSide?.send({ type: 'broadcast', event: 'cell_updated', document_version: 4, cell: wireCell('a', 'a1') });
+    await expect.poll(() => changes).toEqual([{ kind: 'updated', cellId: 'a' }]);
+    // A read from the listener on sees the change.
+    expect((await handle.getCell('a')).source).toBe('a1');
+    await handle.insertCell({ source: 'c', cellType: 'code' });
+    // Version 6 and 7 went by unseen: the list is fetched again at once, and its differences told.
+    daemonSide?.send({ type: 'broadcast', event: 'cell_updated', document_version: 8, cell: wireCell('a', 'a3') });
+    await expect.poll(() => changes.length).toBe(4);
+    expect(changes).toEqual([
+      { kind: 'updated', cellId: 'a' },
+      { kind: 'inserted', cellId: 'c' },
+      { kind: 'inserted', cellId: 'd' },
+      { kind: 'updated', cellId: 'a' },
+    ]);
+    expect(requests.filter((request) => request.type === 'get_cells')).toHaveLength(2);
+    subscription?.dispose();
+    daemonSide?.send({ type: 'broadcast', event: 'cell_deleted', document_version: 9, cell_id: 'd' });
+    await expect.poll(async () => (await handle.listCells()).length).toBe(2);
+    expect(changes).toHaveLength(4);
   });
 
   it('sees outputs and the end of an execution that arrive with its answer, and sends the idempotency key', async () => {

@@ -5,6 +5,7 @@ import {
   type CellType,
   type Clock,
   CoreError,
+  cellChangesBetween,
   type DaemonIncarnation,
   type ExecuteOptions,
   type ExecutionResult,
@@ -14,6 +15,7 @@ import {
   type Logger,
   type MutationOptions,
   type NotebookCell,
+  type NotebookCellChange,
   type NotebookCondition,
   type NotebookHandle,
   type NotebookHandleCloseReason,
@@ -38,7 +40,7 @@ import {
   wireRoomEventSchema,
 } from '@nteract-mcp/runtimed-protocol';
 import { ExecutionFollower } from './execution-follower.js';
-import { RetainedProjection } from './retained-projection.js';
+import { type CellChange, RetainedProjection } from './retained-projection.js';
 import {
   readFromDaemon,
   toCellActivity,
@@ -73,6 +75,10 @@ export interface RuntimedNotebookHandleOptions {
  *   not place) makes the next read fetch the whole list again instead of serving a cache that may
  *   be wrong.
  * - Every mutation carries `idempotency_key` when `options.idempotencyKey` is given.
+ * - Every change the cell list takes (our answers, the room's broadcasts, outputs of executions,
+ *   a list fetched again, told as what differs from the copy it replaced) is told to the
+ *   `onDidChangeCells` listeners once the copy shows it; while any listens, a stale copy is
+ *   fetched again at once, so no change stays untold.
  * - `onDidClose` fires exactly once: `closed` after {@link RuntimedNotebookHandle.close},
  *   `disconnected` when the connection is lost or the daemon shuts down, `room-removed` when the
  *   daemon removed the room (`room_closed`). From then on every call rejects with `handleClosed`,
@@ -101,6 +107,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #initialSync: Promise<void>;
   readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
+  readonly #changeListeners = new Set<{ readonly listener: (change: NotebookCellChange) => void }>();
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -250,7 +257,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
     });
     const cell = toNotebookCell(answer.cell);
-    this.#projection.apply({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
+    this.applyChange({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
     return cell;
   }
 
@@ -268,7 +275,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...versions(options),
     });
     const cell = toNotebookCell(answer.cell);
-    this.#projection.apply({ kind: 'update', cell, version: answer.document_version });
+    this.applyChange({ kind: 'update', cell, version: answer.document_version });
     return answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced };
   }
 
@@ -279,7 +286,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
       ...versions(options),
     });
-    this.#projection.apply({ kind: 'delete', cellId, version: answer.document_version });
+    this.applyChange({ kind: 'delete', cellId, version: answer.document_version });
   }
 
   public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
@@ -290,7 +297,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
       ...expected(options),
     });
-    this.#projection.apply({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
+    this.applyChange({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
@@ -300,7 +307,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...idempotency(options),
       ...expected(options),
     });
-    this.#projection.apply({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
+    this.applyChange({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
   }
 
   /**
@@ -406,6 +413,15 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(entry) };
   }
 
+  /** Called with each change to the cells from now on (see the class guarantees); never after the handle closed. */
+  public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
+    const entry = { listener };
+    this.#changeListeners.add(entry);
+    // A copy that went stale while nobody listened is fetched again now: nothing stays untold.
+    this.catchUp();
+    return { dispose: () => this.#changeListeners.delete(entry) };
+  }
+
   private onFrame(frame: RuntimedFrame): void {
     if (this.#closedReason !== undefined) return;
     if (frame.type === 'room_closed') {
@@ -436,7 +452,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       case 'cell_updated':
       case 'cell_deleted':
       case 'cell_moved':
-        this.#projection.apply(toCellChange(event));
+        this.applyChange(toCellChange(event));
         return;
       case 'saved':
         this.#notebookPath = event.notebook_path;
@@ -469,10 +485,47 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     }
   }
 
+  /** Applies `change` to the copy; tells it when applied, fetches the list again when it could not be placed. */
+  private applyChange(change: CellChange): void {
+    const outcome = this.#projection.apply(change);
+    if (outcome === 'applied') {
+      this.tellChange(
+        change.kind === 'insert' || change.kind === 'update'
+          ? { kind: change.kind === 'insert' ? 'inserted' : 'updated', cellId: change.cell.id }
+          : { kind: change.kind === 'delete' ? 'deleted' : 'moved', cellId: change.cellId },
+      );
+    } else if (outcome === 'refetch') {
+      this.catchUp();
+    }
+  }
+
+  /** While anyone listens for changes and the copy is stale: fetch the list again (and again while it stays stale). */
+  private catchUp(): void {
+    if (this.#changeListeners.size === 0 || this.#closedReason !== undefined || !this.#projection.isStale) return;
+    this.refreshCells().then(
+      () => this.catchUp(),
+      (error: unknown) =>
+        this.#logger.debug('could not fetch the cells again after a change', { notebookId: this.notebookId, error }),
+    );
+  }
+
+  private tellChange(change: NotebookCellChange): void {
+    for (const { listener } of [...this.#changeListeners]) {
+      try {
+        listener(change);
+      } catch (error) {
+        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
+      }
+    }
+  }
+
   private refreshCells(): Promise<void> {
     this.#refreshing ??= this.request({ type: 'get_cells' })
       .then((answer) => {
-        this.#projection.applySnapshot(answer.document_version, answer.cells.map(toNotebookCell));
+        const before = this.#projection.cells();
+        const outcome = this.#projection.applySnapshot(answer.document_version, answer.cells.map(toNotebookCell));
+        if (outcome === 'reflected') return;
+        for (const change of cellChangesBetween(before, this.#projection.cells())) this.tellChange(change);
       })
       .finally(() => {
         this.#refreshing = undefined;
@@ -535,6 +588,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     }
     this.#executions.close(this.closedError());
     this.#readinessWaiters.wake();
+    this.#changeListeners.clear();
     const listeners = [...this.#closeListeners];
     this.#closeListeners.clear();
     for (const { listener } of listeners) this.callCloseListener(listener, reason);

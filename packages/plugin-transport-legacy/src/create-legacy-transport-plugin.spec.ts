@@ -96,6 +96,12 @@ describe(createLegacyTransportPlugin, () => {
       { request: true, method: 'initialize', params: init },
       { request: false, method: 'notifications/initialized' },
     ]);
+    // The client's resource subscriptions go to a server behind as one resources/subscribe each.
+    expect(connection?.subscriptionReplay?.(['nb://a', 'nb://b'], { mark: true })).toEqual([
+      { request: true, method: 'resources/subscribe', params: { uri: 'nb://a', _meta: { mark: true } } },
+      { request: true, method: 'resources/subscribe', params: { uri: 'nb://b', _meta: { mark: true } } },
+    ]);
+    expect(connection?.watchedResources).toBeUndefined();
   });
 });
 

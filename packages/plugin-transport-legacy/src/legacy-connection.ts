@@ -20,7 +20,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * once the client sent `notifications/initialized`. A second `initialize`, or a request carrying
  * a modern `_meta` envelope (no switching eras in place), is refused -32600. Results go out as
  * they are. A server started later behind it is given the captured `initialize` and
- * `notifications/initialized` again.
+ * `notifications/initialized` again, and the client's resource subscriptions as
+ * `resources/subscribe` requests.
  */
 export class LegacyConnection implements EraConnection {
   public readonly era = 'legacy';
@@ -95,6 +96,14 @@ export class LegacyConnection implements EraConnection {
       capabilities: result.capabilities,
       ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
     };
+  }
+
+  /** A `resources/subscribe` for each URI, `meta` in its `_meta`. */
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
+    return uris.map((uri) => ({ request: true, method: 'resources/subscribe', params: { uri, _meta: { ...meta } } }));
   }
 
   public replay(): readonly ReplayMessage[] {

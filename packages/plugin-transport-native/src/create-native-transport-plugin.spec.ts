@@ -432,6 +432,31 @@ describe('notification streams and delivery of the native era', () => {
     expect(gate.endStreams()).toEqual([]);
   });
 
+  it('says which resources the open streams watch, and passes them on as one stream of the host naming them all', () => {
+    const gate = new ProtocolEraGate([admission()], listenServer);
+    expect(gate.watchedResources()).toEqual([]);
+    gate.receive(listenRequest({ resourceSubscriptions: ['nb://b', 'nb://a'] }));
+    gate.listen('x', listenRequest({ resourceSubscriptions: ['nb://b', 'nb://a'] }));
+    gate.listen('y', listenRequest({ resourceSubscriptions: ['nb://a', 'nb://c'], toolsListChanged: true }));
+    expect(gate.watchedResources()).toEqual(['nb://a', 'nb://b', 'nb://c']);
+    expect(gate.subscriptionReplay(gate.watchedResources(), { mark: true })).toEqual([
+      {
+        request: true,
+        stream: true,
+        method: 'subscriptions/listen',
+        params: { notifications: { resourceSubscriptions: ['nb://a', 'nb://b', 'nb://c'] }, _meta: { mark: true } },
+      },
+    ]);
+    gate.cancelled('x');
+    expect(gate.watchedResources()).toEqual(['nb://a', 'nb://c']);
+    expect(gate.subscriptionReplay([], {})).toEqual([]);
+    // A server that does not announce `resources.subscribe` watches nothing for anyone.
+    const plain = new ProtocolEraGate([admission()], server);
+    plain.receive(listenRequest({ resourceSubscriptions: ['nb://a'] }));
+    plain.listen('z', listenRequest({ resourceSubscriptions: ['nb://a'] }));
+    expect(plain.watchedResources()).toEqual([]);
+  });
+
   it('refuses a stream beyond the limit per connection', () => {
     const gate = new ProtocolEraGate([admission()], listenServer);
     gate.receive(listenRequest({ toolsListChanged: true }));

@@ -35,8 +35,10 @@ export interface NativeAdmissionRules {
  * `subscriptions/listen` for every list change (its notifications are delivered to this
  * connection's own streams).
  * `subscriptions/listen` opens a notification stream ({@link NotificationStreams}: nothing is
- * sent unsolicited, list changes go to the streams that asked, log messages only to requests that
- * asked for the level); the client's capabilities are those of each request's envelope.
+ * sent unsolicited, list changes go to the streams that asked, resource updates to the streams
+ * naming the resource, log messages only to requests that asked for the level); the client's
+ * capabilities are those of each request's envelope. The resources the client's streams watch
+ * are passed on to a server behind as one stream of the host's own naming them all.
  */
 export class NativeConnection implements EraConnection {
   public readonly era = 'native';
@@ -152,5 +154,25 @@ export class NativeConnection implements EraConnection {
 
   public endStreams(): readonly StreamEnding[] {
     return this.#streams.end();
+  }
+
+  public watchedResources(): readonly string[] {
+    return this.#streams.watchedResources();
+  }
+
+  /** One stream naming every URI (`meta` in its `_meta`; the envelope is added as for every request of the host's own). */
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
+    if (uris.length === 0) return [];
+    return [
+      {
+        request: true,
+        stream: true,
+        method: 'subscriptions/listen',
+        params: { notifications: { resourceSubscriptions: [...uris] }, _meta: { ...meta } },
+      },
+    ];
   }
 }

@@ -113,6 +113,14 @@ export class NotificationStreams {
     return [notification];
   }
 
+  /** The resource URIs the open streams were acknowledged with, sorted, each once. */
+  public watchedResources(): readonly string[] {
+    const uris = new Set<string>();
+    for (const { filter } of this.#streams.values())
+      for (const uri of filter.resourceSubscriptions ?? []) uris.add(uri);
+    return [...uris].sort();
+  }
+
   public end(): readonly StreamEnding[] {
     const endings = [...this.#streams.values()].map(({ id }) => ({
       id,

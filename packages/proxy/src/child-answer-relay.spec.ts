@@ -87,6 +87,7 @@ function setup(options: SetupOptions = {}) {
     logger,
     resultsAsIs: () => options.shapeResult === undefined,
     onReport: (_child, report) => reports.push(report),
+    onAnswered: () => undefined,
   });
   const fake = new FakeChildProcess({ command: 'runt-mcp', args: [], env: {} }, 4242);
   let nextId = 100;

@@ -38,6 +38,8 @@ export interface ChildAnswerRelayOptions {
   readonly resultsAsIs: () => boolean;
   /** A tool result of `child` carried a session report (the proxy's only source of what the session holds). */
   readonly onReport: (child: ChildConnection, report: SessionReport) => void;
+  /** A child's successful result to `pending` went to the client (after its write). */
+  readonly onAnswered: (pending: Pending) => void;
 }
 
 /**
@@ -90,6 +92,7 @@ export class ChildAnswerRelay {
           if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
             this.#observeReportValue(child, answer.sessionReport);
           }
+          this.#options.onAnswered(pending);
           this.#logAnswered(pending, answer.isError ? 'isError' : 'ok', undefined);
         } catch (error) {
           logger.error('recording a relayed answer failed', { error });
@@ -180,6 +183,7 @@ export class ChildAnswerRelay {
     const result = this.#decorate(child, pending, raw);
     // Nothing added: the child's own bytes go on, under the client's id.
     this.reply(pending, result, undefined, result === raw && line !== undefined ? { line, id } : undefined);
+    this.#options.onAnswered(pending);
   }
 
   /** `result` with what the proxy adds to an answer to `pending`; `result` itself when it adds nothing. */

@@ -11,6 +11,12 @@ export const readMethods: ReadonlySet<string> = new Set([
   'completion/complete',
 ]);
 
+/**
+ * Methods that change something, but the same however often they are sent (a subscription):
+ * safe to send again after the child died with them unanswered, like the reads.
+ */
+export const idempotentMethods: ReadonlySet<string> = new Set(['resources/subscribe', 'resources/unsubscribe']);
+
 /** A cancellable timer, as `Clock.setTimer` returns it. */
 interface Cancellable {
   cancel(): void;

@@ -10,6 +10,7 @@ import {
   Logger,
   type McpPlugin,
   ProtocolAdmission,
+  restoredSubscriptionMetaKey,
 } from '@nteract-mcp/core';
 import { createTestContainer, type FakeChildProcess, FakeChildProcessPort } from '@nteract-mcp/core/testing';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
@@ -43,7 +44,7 @@ const allTools = [
 /** What every fake child declares in its `initialize` answer: more than the proxy's built-in description. */
 const childCapabilities = {
   tools: { listChanged: false },
-  resources: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
   prompts: {},
   logging: {},
   completions: {},
@@ -1452,5 +1453,160 @@ describe('McpProxy and the contributed protocol eras', () => {
       'connect_notebook',
       'reconnect',
     ]);
+  });
+});
+
+describe("McpProxy and the client's resource subscriptions across child restarts", () => {
+  const notebook = 'nteract://notebook/0b1e5a9c-2f4d-4c41-9e57-7d3f0a6b8c21';
+  const cell = `${notebook}/cells/c1`;
+  const other = `${notebook}/cells/c2`;
+  const restored = { [restoredSubscriptionMetaKey]: true };
+  /** A child that accepts every subscription but to `refused`, and leaves other requests unanswered. */
+  const subscribing =
+    (refused?: string) =>
+    (child: FakeChildProcess, request: { id: number; method: string; params?: Record<string, unknown> }) => {
+      if (request.method !== 'resources/subscribe' && request.method !== 'resources/unsubscribe') return undefined;
+      if (request.params?.uri !== refused) return {};
+      child.send({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Unknown resource: ${refused}` } });
+      return undefined;
+    };
+  const subscriptionsSeenBy = (t: Awaited<ReturnType<typeof setup>>, child: FakeChildProcess) =>
+    (t.received.get(child) ?? [])
+      .filter((message) => message.method?.startsWith('resources/') === true)
+      .map((message) => [message.method, message.params]);
+
+  it('legacy: gives every new child the subscriptions a child accepted, restored, before the requests waiting for it', async () => {
+    const t = await setup(subscribing('nteract://notebook/nope'));
+    const ask = async (id: string, method: string, uri: string) => {
+      await t.send({ jsonrpc: '2.0', id, method, params: { uri } });
+      await eventually(() => t.answerTo(id) !== undefined);
+      return t.answerTo(id);
+    };
+    expect((await ask('s1', 'resources/subscribe', cell))?.result).toEqual({});
+    expect((await ask('s2', 'resources/subscribe', notebook))?.result).toEqual({});
+    expect((await ask('s3', 'resources/subscribe', other))?.result).toEqual({});
+    expect((await ask('s4', 'resources/subscribe', 'nteract://notebook/nope'))?.error?.code).toBe(-32602);
+    expect((await ask('u1', 'resources/unsubscribe', other))?.result).toEqual({});
+    // The child's notice reaches the client as it is.
+    t.port.latest.send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: cell } });
+    await eventually(() => t.lines().some((line) => line.method === 'notifications/resources/updated'));
+
+    await t.crash();
+    const second = t.port.latest;
+    await eventually(() => subscriptionsSeenBy(t, second).length === 2);
+    // What was accepted and not undone, nothing refused; marked restored.
+    expect(subscriptionsSeenBy(t, second)).toEqual([
+      ['resources/subscribe', { uri: notebook, _meta: restored }],
+      ['resources/subscribe', { uri: cell, _meta: restored }],
+    ]);
+    const methods = (t.received.get(second) ?? []).map((message) => message.method);
+    expect(methods.indexOf('resources/subscribe')).toBeGreaterThan(methods.indexOf('notifications/initialized'));
+
+    // While no child runs, the client unsubscribes: the next child gets the subscription, then the unsubscribe.
+    second.exit(null, 'SIGKILL');
+    await settle();
+    await t.send({ jsonrpc: '2.0', id: 'u2', method: 'resources/unsubscribe', params: { uri: cell } });
+    t.clock.advance(5000);
+    await eventually(() => t.port.spawned.length === 3);
+    const third = t.port.latest;
+    await eventually(() => t.answerTo('u2') !== undefined);
+    expect(t.answerTo('u2')?.result).toEqual({});
+    expect(subscriptionsSeenBy(t, third)).toEqual([
+      ['resources/subscribe', { uri: notebook, _meta: restored }],
+      ['resources/subscribe', { uri: cell, _meta: restored }],
+      ['resources/unsubscribe', { uri: cell }],
+    ]);
+    await t.crash();
+    await eventually(() => subscriptionsSeenBy(t, t.port.latest).length === 1);
+    expect(subscriptionsSeenBy(t, t.port.latest)).toEqual([
+      ['resources/subscribe', { uri: notebook, _meta: restored }],
+    ]);
+  });
+
+  it('legacy: a subscribe the child died with unanswered is sent again to the next child, not answered "outcome unknown"', async () => {
+    let answering = false;
+    const t = await setup((child, request) => (answering ? subscribing()(child, request) : undefined));
+    await t.send({ jsonrpc: '2.0', id: 's1', method: 'resources/subscribe', params: { uri: cell } });
+    await eventually(() => subscriptionsSeenBy(t, t.port.latest).length === 1);
+    answering = true;
+    await t.crash();
+    await eventually(() => t.answerTo('s1') !== undefined);
+    expect(t.answerTo('s1')?.result).toEqual({});
+    expect(subscriptionsSeenBy(t, t.port.latest)).toEqual([['resources/subscribe', { uri: cell }]]);
+  });
+
+  it("native: the resources the client's streams watch go to the child on one stream of the proxy's own, follow listens and cancels, and come back restored after a restart", async () => {
+    const t = await setup(() => undefined, { noHandshake: true });
+    const tag = (id: unknown) => ({ 'io.modelcontextprotocol/subscriptionId': id });
+    const listen = (id: string, resourceSubscriptions: string[]) =>
+      t.send({
+        jsonrpc: '2.0',
+        id,
+        method: 'subscriptions/listen',
+        params: { notifications: { resourceSubscriptions }, _meta: nativeEnvelope },
+      });
+    /** The proxy's streams on `child` naming resources, and its cancellations there. */
+    const resourceStreams = (child: FakeChildProcess) =>
+      (t.received.get(child) ?? []).filter(
+        (message) =>
+          (message.method === 'subscriptions/listen' &&
+            (message.params?.notifications as { resourceSubscriptions?: unknown })?.resourceSubscriptions) ||
+          message.method === 'notifications/cancelled',
+      );
+    await listen('w1', [cell]);
+    expect(t.lines().find((line) => line.method === 'notifications/subscriptions/acknowledged')?.params).toEqual({
+      notifications: { resourceSubscriptions: [cell] },
+      _meta: tag('w1'),
+    });
+    await eventually(() => t.port.spawned.length === 1 && resourceStreams(t.port.latest).length === 1);
+    const first = t.port.latest;
+    const [stream] = resourceStreams(first);
+    // The stream was acknowledged before this child watched anything: restored (told once by the child).
+    expect(stream?.params).toEqual({
+      notifications: { resourceSubscriptions: [cell] },
+      _meta: { ...nativeEnvelope, ...restored },
+    });
+    // A notice on the proxy's stream reaches the client's stream that named the resource, under its id.
+    first.send({
+      jsonrpc: '2.0',
+      method: 'notifications/resources/updated',
+      params: { uri: cell, _meta: tag(stream?.id) },
+    });
+    await eventually(() => t.lines().some((line) => line.method === 'notifications/resources/updated'));
+    expect(t.lines().find((line) => line.method === 'notifications/resources/updated')?.params).toEqual({
+      uri: cell,
+      _meta: tag('w1'),
+    });
+
+    // Another stream: the live child gets a stream naming both (not restored: it watched all along),
+    // then the one it replaces is cancelled.
+    await listen('w2', [notebook]);
+    await eventually(() => resourceStreams(first).length === 3);
+    const [, both, cancelled] = resourceStreams(first);
+    expect(both?.params).toEqual({
+      notifications: { resourceSubscriptions: [notebook, cell].sort() },
+      _meta: nativeEnvelope,
+    });
+    expect(cancelled).toMatchObject({ method: 'notifications/cancelled', params: { requestId: stream?.id } });
+    await t.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'w1' } });
+    await eventually(() => resourceStreams(first).length === 5);
+    expect(resourceStreams(first).slice(3)).toEqual([
+      expect.objectContaining({
+        params: { notifications: { resourceSubscriptions: [notebook] }, _meta: nativeEnvelope },
+      }),
+      expect.objectContaining({
+        method: 'notifications/cancelled',
+        params: expect.objectContaining({ requestId: both?.id }),
+      }),
+    ]);
+
+    // An upgrade handoff (exit 75): the next child gets what the client's streams watch, restored.
+    first.exit(75);
+    await settle();
+    await eventually(() => t.port.spawned.length === 2 && resourceStreams(t.port.latest).length === 1);
+    expect(resourceStreams(t.port.latest)[0]?.params).toEqual({
+      notifications: { resourceSubscriptions: [notebook] },
+      _meta: { ...nativeEnvelope, ...restored },
+    });
   });
 });

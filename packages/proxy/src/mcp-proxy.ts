@@ -16,6 +16,7 @@ import { ChildConnection } from './child-connection.js';
 import { ChildHandshake } from './child-handshake.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
+import { ClientResourceSubscriptions } from './client-resource-subscriptions.js';
 import { CredentialRelay } from './credential-relay.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
 import { InFlightRequests } from './in-flight-requests.js';
@@ -64,7 +65,9 @@ const incompatibleExitDelayMs = 200;
  * {@link RejoinTargetTracker}), learned from the children's session reports (`session-report.ts`).
  * The restart banner repeats only what the child's report says about that rejoin (see
  * `version-banner.ts`). Each child also gets a credential channel ({@link CredentialRelay}): the
- * hosted tokens earlier children kept, never in its environment. Does not guarantee exactly-once
+ * hosted tokens earlier children kept, never in its environment. The client's resource
+ * subscriptions outlive every child too ({@link ClientResourceSubscriptions}): each new child is
+ * given them before it serves the requests waiting for it. Does not guarantee exactly-once
  * for tools that neither honour keys nor declare idempotency.
  */
 export class McpProxy {
@@ -93,6 +96,8 @@ export class McpProxy {
   /** Hosted tokens the children kept, handed to each new child on its credential channel. */
   readonly #credentials = new CredentialRelay();
   readonly #idempotencyKeys = new IdempotencyKeys();
+  /** The client's resource subscriptions, given to every child (see {@link ClientResourceSubscriptions}). */
+  readonly #subscriptions: ClientResourceSubscriptions;
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -125,6 +130,11 @@ export class McpProxy {
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
     );
     this.#status = new ProxyStatus(options.supervisor, this.#tracker, options.clock);
+    this.#subscriptions = new ClientResourceSubscriptions({
+      upstream: this.#handshake,
+      nextId: () => this.#nextChildId++,
+      logger: options.logger,
+    });
     this.#reconnect = new ReconnectTool({
       supervisor: options.supervisor,
       banner: this.#banner,
@@ -151,6 +161,7 @@ export class McpProxy {
       logger: options.logger,
       resultsAsIs: () => this.#handshake.resultsAsIs,
       onReport: (link, report) => this.recordReport(link, report),
+      onAnswered: (pending) => this.#subscriptions.answered(pending.request),
     });
     this.#delivery = new RequestDelivery({
       requests: this.#requests,
@@ -171,6 +182,8 @@ export class McpProxy {
       nextId: () => this.#nextChildId++,
       daemonVersion: () => this.#daemonVersion,
       onReady: (link) => {
+        // The client's subscriptions first: a waiting unsubscribe then comes after the subscribe it undoes.
+        this.#subscriptions.giveTo(link);
         this.#delivery.redeliverTo(link);
       },
     });
@@ -283,6 +296,7 @@ export class McpProxy {
       const requestId = (message as { params?: { requestId?: unknown } }).params?.requestId;
       if ((typeof requestId === 'string' || typeof requestId === 'number') && this.#handshake.cancelled(requestId)) {
         this.#streams.delete(requestIdKey(requestId));
+        this.#subscriptions.streamsChanged(this.#child);
         return;
       }
       const pending =
@@ -339,6 +353,7 @@ export class McpProxy {
       this.#streams.add(requestIdKey(request.id));
       for (const notification of opened.notifications)
         this.upstream({ jsonrpc: '2.0', ...notification } as JsonRpcMessage);
+      this.#subscriptions.streamsChanged(this.#child);
       return;
     }
     if (request.method === 'ping') {

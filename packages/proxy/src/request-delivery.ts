@@ -2,7 +2,7 @@ import { type Clock, honorsIdempotency, idempotencyMetaKey, type Logger } from '
 import type { ChildAnswerRelay } from './child-answer-relay.js';
 import type { ChildConnection } from './child-connection.js';
 import type { ChildSupervisor } from './child-supervisor.js';
-import { type InFlightRequest, type InFlightRequests, readMethods } from './in-flight-requests.js';
+import { type InFlightRequest, type InFlightRequests, idempotentMethods, readMethods } from './in-flight-requests.js';
 import { defaultToolListWaitMs } from './mcp-proxy-options.js';
 import { failureOfError, type ProxyFailure, toProxyWireError } from './to-proxy-wire-error.js';
 import type { ToolListCache } from './tool-list-cache.js';
@@ -30,7 +30,7 @@ export interface RequestDeliveryOptions {
  * Gets each forwarded request to a child, across child deaths (ARCHITECTURE decision 2): a
  * request goes to the live child when it is ready, else waits (bounded) for the next one. When a
  * new child is ready, an unsent request is sent to it; one sent to a dead child is sent again
- * once only when it is a read, a read-only/idempotent tool, or a tool that honours idempotency
+ * once only when it is a read or a subscription, a read-only/idempotent tool, or a tool that honours idempotency
  * keys and the call carries one; otherwise it is answered "outcome unknown", naming the tool.
  *
  * Answers go through the {@link ChildAnswerRelay}, so each request still gets exactly one.
@@ -98,7 +98,9 @@ export class RequestDelivery {
   }
 
   #safeToResend(pending: Pending): boolean {
-    if (pending.toolName === undefined) return readMethods.has(pending.request.method);
+    if (pending.toolName === undefined) {
+      return readMethods.has(pending.request.method) || idempotentMethods.has(pending.request.method);
+    }
     const tool = this.#options.tools.find(pending.toolName);
     if (!tool) return false;
     if (tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true) return true;

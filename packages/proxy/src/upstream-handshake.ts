@@ -51,7 +51,7 @@ export class UpstreamHandshake {
     const builtIn: ServerDescription = {
       name: 'nteract',
       version,
-      capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
       instructions: proxyInstructions,
     };
     this.#gate = new ProtocolEraGate(
@@ -133,6 +133,19 @@ export class UpstreamHandshake {
   /** How a child described itself in its `result` to the replayed `message`, as the era reads it. */
   public describedBy(message: ReplayMessage, result: unknown): ServerDescription | undefined {
     return this.#gate.connection?.describedBy?.(message, result);
+  }
+
+  /** The resource URIs the client's open streams watch (native), sorted. */
+  public watchedResources(): readonly string[] {
+    return this.#gate.watchedResources();
+  }
+
+  /** What gives a child the client's resource subscriptions `uris`, `meta` in each message's `_meta`. */
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
+    return this.#gate.subscriptionReplay(uris, meta);
   }
 
   /** What every new child must receive before it serves. */

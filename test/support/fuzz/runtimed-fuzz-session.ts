@@ -150,6 +150,8 @@ const handshake: fc.Arbitrary<HandshakeChoice> = fc
 const source = fc.oneof(fc.constantFrom('x = 1', '# md', ''), fuzzString);
 const cellType = fc.constantFrom('code', 'markdown', 'raw');
 const idempotency = fc.option(fc.uuid(), { nil: undefined });
+/** A cell version that is rarely the cell's (a stale or made-up one), or none. */
+const cellVersion = fc.option(fc.constantFrom('AAAAAAAAAAAA', 'stale-version'), { nil: undefined });
 
 const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown>>>> = {
   ping: fc.constant({}),
@@ -165,10 +167,20 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
     { requiredKeys: [] },
   ),
   update_cell: fc.record(
-    { cell_id: known('cell'), source, cell_type: cellType, idempotency_key: idempotency },
+    {
+      cell_id: known('cell'),
+      source,
+      cell_type: cellType,
+      idempotency_key: idempotency,
+      expected_version: cellVersion,
+      seen_version: cellVersion,
+    },
     { requiredKeys: ['cell_id'] },
   ),
-  delete_cell: fc.record({ cell_id: known('cell'), idempotency_key: idempotency }, { requiredKeys: ['cell_id'] }),
+  delete_cell: fc.record(
+    { cell_id: known('cell'), idempotency_key: idempotency, expected_version: cellVersion },
+    { requiredKeys: ['cell_id'] },
+  ),
   move_cell: fc.record({ cell_id: known('cell'), after_cell_id: fc.oneof(known('cell'), fc.constant(null)) }),
   clear_outputs: fc.record({ cell_id: known('cell') }),
   execute_cell: fc.record({ cell_id: known('cell'), idempotency_key: idempotency }, { requiredKeys: ['cell_id'] }),
@@ -181,6 +193,8 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
     fc.constant({}),
     fc.integer({ min: 0, max: 5 }).map((n) => ({ path: inWorkDir(`saved-${n}.ipynb`) })),
   ),
+  get_changes: fc.record({ since: fc.oneof(fc.constant('a1b2c3.0'), fuzzString) }, { requiredKeys: [] }),
+  undo: fc.record({ count: fc.integer({ min: 1, max: 5 }), idempotency_key: idempotency }, { requiredKeys: [] }),
 };
 
 /** A request type with valid fields; `shutdown_daemon` (it stops the daemon on purpose) is never sent. */

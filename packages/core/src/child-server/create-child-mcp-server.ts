@@ -15,7 +15,9 @@ import {
   ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
+  SubscribeRequestSchema,
   type Tool,
+  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -26,9 +28,15 @@ import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
-import { formatServerTitle, honorsIdempotency, idempotencyMetaKey } from '../handoff/handoff-contract.js';
+import {
+  formatServerTitle,
+  honorsIdempotency,
+  idempotencyMetaKey,
+  restoredSubscriptionMetaKey,
+} from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
 import { withSessionReport } from '../handoff/session-report.js';
+import { requestIdKey } from '../json-rpc/request-id-key.js';
 import { describeNotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
@@ -50,8 +58,9 @@ import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { KernelHistory } from './kernel-history.js';
-import { NotebookResources } from './notebook-resources.js';
+import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
+import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { SessionNews, withSessionNews } from './session-news.js';
 import { UnsettledCalls } from './unsettled-calls.js';
 
@@ -121,12 +130,15 @@ export const childServerInstructions =
 
 /**
  * Builds the child's MCP server on the low-level SDK `Server`: the session and notebook tools over
- * the container's session engine and ports, and one resource per connected or parked notebook.
+ * the container's session engine and ports, and the resources (`notebook-resources.ts`: one per
+ * connected or parked notebook, the active notebook's cells, a template for any cell), with
+ * subscriptions in both eras (`resource-subscriptions.ts`).
  * An unknown tool (and a malformed `tools/call`) is a JSON-RPC invalid-params error; bad
  * arguments (the input schema refuses them, or they name a cell or notebook that does not exist)
  * and failures inside a tool are tool results with `isError: true` (SEP-1303). Every tool result carries the session report
  * (`_meta['nteract/session']`, see `handoff/session-report.ts`) from {@link SessionRecoveryState}. Sends `notifications/resources/list_changed` when the slot
- * changes, once the client has sent `notifications/initialized`.
+ * changes or the active notebook's cells come or go, and `notifications/resources/updated` for the
+ * subscribed resources that change, once the client has sent `notifications/initialized`.
  *
  * Takes `SessionSlot`, `SessionRecoveryState`, `SessionActivation`, `NotebookTargetResolver`, `Clock` and `Logger`
  * from the container; the session tools reach notebooks, and `session_status` the services behind them,
@@ -142,7 +154,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     name: 'nteract',
     version: options.version,
     ...(options.daemonVersion !== undefined ? { title: formatServerTitle(options.daemonVersion) } : {}),
-    capabilities: { tools: { listChanged: true }, resources: { listChanged: true } },
+    capabilities: { tools: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
     instructions: childServerInstructions,
   };
   const server = new Server(
@@ -200,6 +212,28 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot);
+  // Clients drop notifications sent before they finished initializing: announce changes only after.
+  let initialized = false;
+  const subscriptions = new ResourceSubscriptions({
+    slot,
+    resources,
+    clock: deps.clock,
+    logger,
+    sink: {
+      updated: (uri) => {
+        if (!initialized) return;
+        server
+          .sendResourceUpdated({ uri })
+          .catch((error: unknown) => logger.debug('resources/updated was not sent', { error }));
+      },
+      listChanged: () => {
+        if (!initialized) return;
+        server
+          .sendResourceListChanged()
+          .catch((error: unknown) => logger.debug('resources/list_changed was not sent', { error }));
+      },
+    },
+  });
 
   const cancellations = new ClientCancellations();
   const news = new SessionNews();
@@ -316,12 +350,30 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       throw error;
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.list() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri));
-
-  // Clients drop notifications sent before they finished initializing: announce changes only after.
-  let initialized = false;
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates() }));
+  // A resource of the notebook being brought back (a restarted child rejoining it) is asked for
+  // once it is back, as the tools on the session wait, rather than refused as unknown meanwhile.
+  const whenResourceOpen = async (uri: string, signal: AbortSignal): Promise<void> => {
+    const address = parseNotebookResourceUri(uri);
+    if (address && !slot.find(address.notebookId)) await recovery.whenRecovered(recoveryWaitMs, signal);
+  };
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    await whenResourceOpen(request.params.uri, extra.signal);
+    return resources.read(request.params.uri);
+  });
+  // Legacy era only (the native era refuses these methods before the server sees them; its
+  // subscriptions come with `subscriptions/listen` streams, below).
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    const restored = request.params._meta?.[restoredSubscriptionMetaKey] === true;
+    if (!restored) await whenResourceOpen(request.params.uri, extra.signal);
+    await subscriptions.subscribe(request.params.uri, restored);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+    subscriptions.unsubscribe(request.params.uri);
+    return {};
+  });
   server.setNotificationHandler(InitializedNotificationSchema, () => {
     initialized = true;
     server.oninitialized?.();
@@ -337,19 +389,40 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     server,
     connect: (transport) =>
       server.connect(
-        new EraGatedTransport(transport, gate, (connection) => {
-          logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
-          // An era that serves from its first request has no `notifications/initialized` to wait for.
-          if (connection.readyOn === undefined) {
-            initialized = true;
-            server.oninitialized?.();
-          }
-        }),
+        new EraGatedTransport(
+          transport,
+          gate,
+          (connection) => {
+            logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
+            // An era that serves from its first request has no `notifications/initialized` to wait for.
+            if (connection.readyOn === undefined) {
+              initialized = true;
+              server.oninitialized?.();
+            }
+          },
+          {
+            // The resources a stream names (native `resourceSubscriptions`) are watched while it is open.
+            opened: (id, request) => {
+              const params = request.params as
+                | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
+                | undefined;
+              const uris = params?.notifications?.resourceSubscriptions;
+              if (!Array.isArray(uris)) return;
+              subscriptions.openStream(
+                requestIdKey(id),
+                uris.filter((uri): uri is string => typeof uri === 'string'),
+                params?._meta?.[restoredSubscriptionMetaKey] === true,
+              );
+            },
+            closed: (id) => subscriptions.closeStream(requestIdKey(id)),
+          },
+        ),
       ),
     client,
     peerLabel,
     close: async () => {
       slotSubscription.dispose();
+      subscriptions.dispose();
       await server.close();
     },
   };

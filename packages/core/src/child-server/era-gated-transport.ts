@@ -4,6 +4,14 @@ import type { AdmissionRequest, EraConnection } from '../contributions/protocol-
 import type { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { requestIdKey } from '../json-rpc/request-id-key.js';
 
+/** Who wants to know which notification streams the client holds open (to watch what they name). */
+export interface NotificationStreamObserver {
+  /** The stream of request `id` opened (acknowledged) with `request`. */
+  opened(id: string | number, request: AdmissionRequest): void;
+  /** The client cancelled the stream of request `id`. */
+  closed(id: string | number): void;
+}
+
 /**
  * A transport in front of the SDK server that asks the contributed protocol eras (through a
  * {@link ProtocolEraGate}) about every request before the server sees it: the gate's refusals,
@@ -14,7 +22,8 @@ import { requestIdKey } from '../json-rpc/request-id-key.js';
  * client's cancellation of it ends the stream. Every notification the server sends goes out as
  * the era delivers it (native: list changes only on the streams that asked for them, log messages
  * only for a request that asked for the level), judged against the request it belongs to.
- * Client notifications and responses pass unchanged.
+ * Client notifications and responses pass unchanged. An optional {@link NotificationStreamObserver}
+ * is told of every stream opened and cancelled (the server watches the resources they name).
  *
  * Guarantees: a request is either answered here or handed on, never both; the SDK never sees an
  * `initialize`, so the era alone negotiates. Does not guarantee anything the inner transport does not.
@@ -27,13 +36,20 @@ export class EraGatedTransport implements Transport {
   readonly #inner: Transport;
   readonly #gate: ProtocolEraGate;
   readonly #onOpened: (connection: EraConnection) => void;
+  readonly #streams: NotificationStreamObserver | undefined;
   /** Requests handed to the server and not answered yet, by id (what a notification may belong to). */
   readonly #served = new Map<string, AdmissionRequest>();
 
-  public constructor(inner: Transport, gate: ProtocolEraGate, onOpened: (connection: EraConnection) => void) {
+  public constructor(
+    inner: Transport,
+    gate: ProtocolEraGate,
+    onOpened: (connection: EraConnection) => void,
+    streams?: NotificationStreamObserver,
+  ) {
     this.#inner = inner;
     this.#gate = gate;
     this.#onOpened = onOpened;
+    this.#streams = streams;
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
     inner.onmessage = (message, extra) => this.#receive(message, extra);
@@ -77,7 +93,10 @@ export class EraGatedTransport implements Transport {
         const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
         if (typeof requestId === 'string' || typeof requestId === 'number') {
           // The end of a stream the era holds: the server never saw its request.
-          if (this.#gate.cancelled(requestId)) return;
+          if (this.#gate.cancelled(requestId)) {
+            this.#streams?.closed(requestId);
+            return;
+          }
           this.#served.delete(requestIdKey(requestId));
         }
       }
@@ -115,5 +134,7 @@ export class EraGatedTransport implements Transport {
     void (async () => {
       for (const message of messages) await this.#inner.send(message);
     })().catch((error: unknown) => this.onerror?.(error as Error));
+    // After the acknowledgement was handed to the transport: nothing goes on a stream before it.
+    if (!('error' in opened)) this.#streams?.opened(id, request);
   }
 }

@@ -164,6 +164,20 @@ export interface EraConnection {
   deliver?(notification: OutboundNotification, related: readonly AdmissionRequest[]): readonly OutboundNotification[];
   /** Closes every open stream; the answers that end them, to send before the connection closes. */
   endStreams?(): readonly StreamEnding[];
+  /**
+   * The resource URIs the client's open streams ask `notifications/resources/updated` for (native:
+   * the `resourceSubscriptions` its `subscriptions/listen` streams were acknowledged with), sorted,
+   * each once. Absent or empty: none (the legacy era's subscriptions are requests a host forwards).
+   */
+  watchedResources?(): readonly string[];
+  /**
+   * What gives a server behind this connection the client's resource subscriptions `uris` (legacy:
+   * a `resources/subscribe` request for each; native: one `subscriptions/listen` stream naming them
+   * all), with `meta` added to each message's `_meta`. A host sends them to every server it starts
+   * behind the connection after the first, and (native) a new stream whenever
+   * {@link watchedResources} changes. Absent: the era passes no subscriptions on.
+   */
+  subscriptionReplay?(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[];
 }
 
 /**

@@ -6,6 +6,7 @@ import type {
   EraConnection,
   OutboundNotification,
   ProtocolAdmission,
+  ReplayMessage,
   ServerDescription,
   StreamEnding,
 } from './protocol-admission.js';
@@ -169,6 +170,26 @@ export class ProtocolEraGate {
     const connection = this.#connection;
     if (!connection?.endStreams) return [];
     return this.#guard(connection.era, () => connection.endStreams?.()) ?? [];
+  }
+
+  /** The resource URIs the client's open streams watch (see {@link EraConnection.watchedResources}); none before opening. */
+  public watchedResources(): readonly string[] {
+    const connection = this.#connection;
+    if (!connection?.watchedResources) return [];
+    return this.#guard(connection.era, () => connection.watchedResources?.()) ?? [];
+  }
+
+  /**
+   * What gives a server behind the connection the client's resource subscriptions `uris` (see
+   * {@link EraConnection.subscriptionReplay}); nothing before opening, or when the era has no way.
+   */
+  public subscriptionReplay(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): readonly ReplayMessage[] {
+    const connection = this.#connection;
+    if (!connection?.subscriptionReplay || uris.length === 0) return [];
+    return this.#guard(connection.era, () => connection.subscriptionReplay?.(uris, meta)) ?? [];
   }
 
   #owner(era: string): ProtocolAdmission | undefined {

@@ -97,6 +97,15 @@ export function honorsIdempotency(meta: unknown): boolean {
 }
 
 /**
+ * The `_meta` key (value `true`) of a resource subscription the proxy gives a new child on the
+ * client's behalf (a legacy `resources/subscribe`, or a native `subscriptions/listen` naming
+ * `resourceSubscriptions`): the client made it with an earlier child. The child keeps it even
+ * while its notebook is not open there (yet), and tells one `notifications/resources/updated` for
+ * it once the notebook is, since what changed while no child watched is unknown.
+ */
+export const restoredSubscriptionMetaKey = 'nteract/restoredSubscription';
+
+/**
  * Child exit codes with a meaning to the proxy. `upgradeHandoff` (75, `EX_TEMPFAIL`): the daemon's
  * version changed under the child; the proxy starts a new child at once, outside the crash budget.
  */

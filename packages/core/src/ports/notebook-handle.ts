@@ -174,6 +174,16 @@ export interface NotebookCondition {
   readonly since?: string;
 }
 
+/**
+ * One change to a notebook's cells, as the connection that saw it names it: a cell `inserted`,
+ * `updated` (its source, type, outputs, execution count or metadata), `deleted`, or `moved`
+ * (its place among the others).
+ */
+export interface NotebookCellChange {
+  readonly kind: 'inserted' | 'updated' | 'deleted' | 'moved';
+  readonly cellId: string;
+}
+
 /** Why a handle closed: we closed it, the daemon went away, or the daemon removed the room. */
 export type NotebookHandleCloseReason = 'closed' | 'disconnected' | 'room-removed';
 
@@ -252,6 +262,19 @@ export interface NotebookHandle {
   /** Saves to `path` (or the bound file). Keeps the notebook id; binds the path. */
   save(path?: string): Promise<SavedNotebook>;
 
+  /**
+   * Calls `listener` with every change to the notebook's cells this connection learns of, whoever
+   * made it (this peer, another agent, a person, an execution writing outputs), once the handle's
+   * own copy shows it: a read from the listener on sees the change. A stretch of changes the
+   * connection could not follow one by one (its copy was fetched again) is told as the changes
+   * between the two copies; none is left untold while the handle is open.
+   *
+   * Does not guarantee one call per edit (several edits of one cell between two copies are one
+   * `updated`), nor any call after the handle closed (the changes made while no connection was
+   * open are nobody's to tell). Optional: a backend that learns of no changes leaves it out, and
+   * nothing is ever told about its notebooks.
+   */
+  onDidChangeCells?(listener: (change: NotebookCellChange) => void): Subscription;
   /**
    * The notebook's version as last known here: it grows with every change any peer makes.
    * Optional: a backend without one leaves it out (then changes are asked for on every call).

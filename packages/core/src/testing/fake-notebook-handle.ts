@@ -13,6 +13,7 @@ import type {
   KernelInterruptOutcome,
   MutationOptions,
   NotebookCell,
+  NotebookCellChange,
   NotebookCondition,
   NotebookHandle,
   NotebookHandleCloseReason,
@@ -64,7 +65,10 @@ export interface FakeNotebookHandleOptions {
 /**
  * An in-memory notebook behind the {@link NotebookHandle} port: cells, an idempotency ledger
  * (a repeated key returns the first result without applying again), readiness that tests move,
- * and closing. It records every call in `calls`.
+ * and closing. It records every call in `calls`. Every change to its cells is told to
+ * {@link FakeNotebookHandle.onDidChangeCells} listeners, including another peer's a test plays
+ * with {@link FakeNotebookHandle.editAsPeer}, {@link FakeNotebookHandle.insertAsPeer} or
+ * {@link FakeNotebookHandle.deleteAsPeer}.
  */
 export class FakeNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
@@ -102,6 +106,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   readonly #held = new Map<string, (state: ExecutionState) => void>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new Set<() => void>();
+  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
   readonly #peers: boolean;
   readonly #activities: CellActivity[] = [];
   #documentVersion = 0;
@@ -142,8 +147,25 @@ export class FakeNotebookHandle implements NotebookHandle {
     const index = this.indexOf(cellId);
     const cell = { ...this.cellAt(index), source, ...this.stamp(by) };
     this.#cells[index] = cell;
+    this.changed('updated', cellId);
     this.logActivity(by, 'edited', cellId);
     return cell;
+  }
+
+  /** Another peer (`by`) appends a code cell; returns it. */
+  public insertAsPeer(by: string, source: string): NotebookCell {
+    const cell = { ...this.newCell(source, 'code'), ...this.stamp(by) };
+    this.#cells.push(cell);
+    this.changed('inserted', cell.id);
+    this.logActivity(by, 'inserted', cell.id);
+    return cell;
+  }
+
+  /** Another peer (`by`) deletes the cell. */
+  public deleteAsPeer(by: string, cellId: string): void {
+    this.#cells.splice(this.indexOf(cellId), 1);
+    this.changed('deleted', cellId);
+    this.logActivity(by, 'deleted', cellId);
   }
 
   public get notebookPath(): string | undefined {
@@ -222,6 +244,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       const index =
         request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
       this.#cells.splice(index, 0, cell);
+      this.changed('inserted', cell.id);
       this.logActivity(this.ownLabel, 'inserted', cell.id);
       return cell;
     });
@@ -242,6 +265,7 @@ export class FakeNotebookHandle implements NotebookHandle {
         ...this.stamp(this.ownLabel),
       };
       this.#cells[index] = cell;
+      this.changed('updated', cellId);
       this.logActivity(this.ownLabel, 'edited', cellId);
       const seen = options?.seenVersion;
       const replaced =
@@ -255,6 +279,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     this.once(`deleteCell:${cellId}`, options, () => {
       this.#cells.splice(this.checkExpected(cellId, options), 1);
+      this.changed('deleted', cellId);
       this.logActivity(this.ownLabel, 'deleted', cellId);
     });
   }
@@ -264,6 +289,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       const [cell] = this.#cells.splice(this.checkExpected(cellId, options), 1);
       const at = afterCellId === undefined ? 0 : this.indexOf(afterCellId) + 1;
       this.#cells.splice(at, 0, cell as NotebookCell);
+      this.changed('moved', cellId);
       this.logActivity(this.ownLabel, 'moved', cellId);
     });
   }
@@ -272,6 +298,7 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.once(`clearOutputs:${cellId}`, options, () => {
       const index = this.checkExpected(cellId, options);
       this.#cells[index] = { ...this.cellAt(index), outputs: [], executionCount: null };
+      this.changed('updated', cellId);
       this.logActivity(this.ownLabel, 'cleared', cellId);
     });
   }
@@ -292,6 +319,7 @@ export class FakeNotebookHandle implements NotebookHandle {
       options?.onStarted?.(executionId);
       for (const output of outputs) options?.onOutput?.(output);
       this.#cells[index] = { ...this.cellAt(index), outputs, executionCount: this.#executionCount };
+      this.changed('updated', cellId);
       const executionCount = this.#executionCount;
       const notice = this.nextKernelNotice === undefined ? {} : { kernelNotice: this.nextKernelNotice };
       this.nextKernelNotice = undefined;
@@ -380,7 +408,10 @@ export class FakeNotebookHandle implements NotebookHandle {
     const outputs = [...state.outputs, ...outcome.outputs];
     this.#executions.set(executionId, { ...state, status: outcome.status, outputs });
     const index = this.#cells.findIndex((cell) => cell.id === state.cellId);
-    if (index >= 0) this.#cells[index] = { ...this.cellAt(index), outputs };
+    if (index >= 0) {
+      this.#cells[index] = { ...this.cellAt(index), outputs };
+      this.changed('updated', state.cellId);
+    }
     const waiter = this.#held.get(executionId);
     this.#held.delete(executionId);
     waiter?.({ ...state, status: outcome.status, outputs });
@@ -429,6 +460,11 @@ export class FakeNotebookHandle implements NotebookHandle {
     return { dispose: () => this.#closeListeners.delete(listener) };
   }
 
+  public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
+    this.#changeListeners.add(listener);
+    return { dispose: () => this.#changeListeners.delete(listener) };
+  }
+
   /**
    * The next mutation named `operation` (`insertCell`, `updateCell:<id>`, `executeCell:<id>`: those
    * whose result is answered) loses its answer as a stalled daemon's does: it is applied (when
@@ -456,6 +492,10 @@ export class FakeNotebookHandle implements NotebookHandle {
     return new Promise<never>((_resolve, reject) => {
       this.onDidClose(() => reject(this.closedError()));
     }) as T;
+  }
+
+  private changed(kind: NotebookCellChange['kind'], cellId: string): void {
+    for (const listener of [...this.#changeListeners]) listener({ kind, cellId });
   }
 
   private use(call: string): void {

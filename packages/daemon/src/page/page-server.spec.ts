@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,12 +36,16 @@ interface Answer {
 }
 
 /** One request to the page server; `cookie: true` sends the token cookie. */
-function get(path: string, options: { cookie?: boolean; host?: string; origin?: string } = {}): Promise<Answer> {
+function get(
+  path: string,
+  options: { cookie?: boolean; host?: string; origin?: string; port?: number } = {},
+): Promise<Answer> {
+  const port = options.port ?? page.port;
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host: options.host ?? `127.0.0.1:${page.port}` };
+    const headers: Record<string, string> = { host: options.host ?? `127.0.0.1:${port}` };
     if (options.cookie) headers.cookie = `${pageCookieName}=${token}`;
     if (options.origin) headers.origin = options.origin;
-    const sent = httpRequest({ host: '127.0.0.1', port: page.port, path, headers }, (response) => {
+    const sent = httpRequest({ host: '127.0.0.1', port, path, headers }, (response) => {
       let body = '';
       response.setEncoding('utf8').on('data', (chunk: string) => {
         body += chunk;
@@ -257,5 +261,82 @@ describe(PageServer, () => {
     const after = JSON.parse((await get(`/api/notebooks/${room.notebookId}`, { cookie: true })).body);
     expect(after.peers[1].cell_id).toBe(other.cell.id);
     close();
+  });
+
+  it("serves the client's built files with their types and the page's headers; a clear 500 when they are not built", async () => {
+    const built = join(dir, 'built');
+    mkdirSync(built);
+    writeFileSync(join(built, 'live-page.js'), 'void 0;');
+    writeFileSync(join(built, 'live-page.css'), 'body{}');
+    const logger = new RecordingLogger();
+    const withClient = await PageServer.start({ catalog, logger, token, assetsDir: built });
+    const missing = await PageServer.start({ catalog, logger, token, assetsDir: join(dir, 'not-built') });
+    try {
+      const script = await get('/assets/live-page.js', { cookie: true, port: withClient.port });
+      expect(script.status).toBe(200);
+      expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(script.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(script.body).toBe('void 0;');
+      const style = await get('/assets/live-page.css', { cookie: true, port: withClient.port });
+      expect(style.headers['content-type']).toBe('text/css; charset=utf-8');
+      expect((await get('/assets/other.js', { cookie: true, port: withClient.port })).status).toBe(404);
+      expect((await get('/assets/live-page.js', { port: withClient.port })).status).toBe(403);
+
+      const absent = await get('/assets/live-page.js', { cookie: true, port: missing.port });
+      expect(absent.status).toBe(500);
+      expect(absent.body).toContain('run npm run build');
+      await get('/assets/live-page.css', { cookie: true, port: missing.port });
+      expect(logger.find('is not built', 'error')).toHaveLength(1);
+    } finally {
+      await withClient.stop();
+      await missing.stop();
+    }
+  });
+
+  it("serves a cell's HTML or SVG output as its frame's document, sandboxed under its own CSP; nothing else", async () => {
+    const path = join(dir, 'outputs.ipynb');
+    const html = '<b>table</b><script>document.body.append(1)</script>';
+    writeFileSync(
+      path,
+      JSON.stringify({
+        nbformat: 4,
+        nbformat_minor: 5,
+        metadata: {},
+        cells: [
+          {
+            id: 'rich',
+            cell_type: 'code',
+            source: 'HTML(...)',
+            execution_count: 1,
+            metadata: {},
+            outputs: [
+              { output_type: 'stream', name: 'stdout', text: 'printed\n' },
+              { output_type: 'execute_result', execution_count: 1, metadata: {}, data: { 'text/html': [html] } },
+              { output_type: 'display_data', metadata: {}, data: { 'image/svg+xml': '<svg id="s"></svg>' } },
+            ],
+          },
+        ],
+      }),
+    );
+    const admission = await catalog.open(path);
+    admission.release();
+    const id = admission.room.notebookId;
+    const frame = await get(`/notebooks/${id}/outputs/rich/1`, { cookie: true });
+    expect(frame.status).toBe(200);
+    expect(frame.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = String(frame.headers['content-security-policy']);
+    expect(csp).toContain('sandbox allow-scripts;');
+    expect(csp).not.toContain('allow-same-origin');
+    expect(csp).toContain("frame-ancestors 'self'");
+    expect(csp).toContain("script-src 'unsafe-inline'");
+    expect(frame.body).toContain(html);
+    expect(frame.body).toContain('runtimedFrameHeight');
+    expect((await get(`/notebooks/${id}/outputs/rich/2`, { cookie: true })).body).toContain('<svg id="s"></svg>');
+    // Not an HTML or SVG output, no such output or cell, a bad index, no cookie: nothing served.
+    expect((await get(`/notebooks/${id}/outputs/rich/0`, { cookie: true })).status).toBe(404);
+    expect((await get(`/notebooks/${id}/outputs/rich/3`, { cookie: true })).status).toBe(404);
+    expect((await get(`/notebooks/${id}/outputs/other/1`, { cookie: true })).status).toBe(404);
+    expect((await get(`/notebooks/${id}/outputs/rich/x`, { cookie: true })).status).toBe(404);
+    expect((await get(`/notebooks/${id}/outputs/rich/1`)).status).toBe(403);
   });
 });

@@ -7,9 +7,9 @@ import { DaemonError } from '../daemon-error.js';
 import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
 import { errorFrame } from '../server/error-frame.js';
-import { livePageScript } from './live-page-script.js';
-import { livePageStyle } from './live-page-style.js';
 import { PageAccess } from './page-access.js';
+import { PageAssets } from './page-assets.js';
+import { outputFrameHeaders, renderOutputFrame } from './render-output-frame.js';
 import { renderPageShell } from './render-page-shell.js';
 
 /** The headers every answer carries: nothing inline runs, nothing is framed or cached, no Referer. */
@@ -42,6 +42,8 @@ export interface PageServerOptions {
   readonly port?: number;
   /** The token; default a new random one. */
   readonly token?: string;
+  /** Where the live page's client files are; default `dist/page/` of this package (see {@link PageAssets}). */
+  readonly assetsDir?: string;
 }
 
 /**
@@ -50,15 +52,20 @@ export interface PageServerOptions {
  * page joins the room as a peer while it is open). Every request passes {@link PageAccess} first.
  * Routes: `/` and `/notebooks/<id>` (pages), `/api/rooms`, `/api/notebooks/<id>` (the notebook
  * now), `/api/notebooks/<id>/events` (the stream), `POST /api/notebooks/<id>/requests` (a
- * person's edit or run), `/assets/live-page.js` and `.css`.
+ * person's edit or run), `/notebooks/<id>/outputs/<cell id>/<index>` (an HTML or SVG output, as
+ * the document of its sandboxed frame), `/assets/live-page.js`, `.css` and `.js.LEGAL.txt` (the
+ * client, built into `dist/page/`).
  */
 export class PageServer {
   readonly #server: Server;
   readonly #peers = new Map<string, PagePeer>();
+  readonly #assets: PageAssets;
   #access: PageAccess | undefined;
 
   private constructor(private readonly options: PageServerOptions) {
     this.#server = createServer((request, response) => this.serve(request, response));
+    const { assetsDir } = options;
+    this.#assets = new PageAssets(options.logger, assetsDir === undefined ? undefined : () => assetsDir);
   }
 
   /** Listens on 127.0.0.1. */
@@ -139,12 +146,11 @@ export class PageServer {
       this.answer(response, 200, 'text/html', renderPageShell(undefined));
       return;
     }
-    if (path === '/assets/live-page.js') {
-      this.answer(response, 200, 'text/javascript', livePageScript);
-      return;
-    }
-    if (path === '/assets/live-page.css') {
-      this.answer(response, 200, 'text/css', livePageStyle);
+    if (first === 'assets' && rest === undefined) {
+      const asset = this.#assets.read(id ?? '');
+      if (asset?.kind === 'found') this.answer(response, 200, asset.type, asset.body);
+      else if (asset?.kind === 'missing') this.answer(response, 500, 'text/plain', asset.message);
+      else this.answer(response, 404, 'text/plain', 'Not found.');
       return;
     }
     if (path === '/api/rooms') {
@@ -154,6 +160,13 @@ export class PageServer {
     if (first === 'notebooks' && id !== undefined && rest === undefined) {
       this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
       return;
+    }
+    if (first === 'notebooks' && id !== undefined && rest === 'outputs') {
+      const [, , , , cellId, index, extra] = path.split('/');
+      if (cellId !== undefined && index !== undefined && extra === undefined) {
+        this.withRoom(response, id, (room) => this.outputFrame(response, room, cellId, index));
+        return;
+      }
     }
     if (first === 'api' && id === 'notebooks') {
       const [, , , notebookId, tail] = path.split('/');
@@ -310,11 +323,35 @@ export class PageServer {
     }
   }
 
+  /**
+   * The document of a cell's HTML or SVG output for its frame on the page (sandboxed, under its own
+   * CSP: {@link outputFrameHeaders}); 404 when the cell has no such output (any more).
+   */
+  private outputFrame(
+    response: ServerResponse,
+    room: NonNullable<ReturnType<RoomCatalog['get']>>,
+    cellId: string,
+    index: string,
+  ): void {
+    const output = /^\d{1,6}$/.test(index)
+      ? room.cells().find((cell) => cell.id === cellId)?.outputs[Number(index)]
+      : undefined;
+    const data = (output?.data ?? {}) as Record<string, unknown>;
+    const markup = data['text/html'] ?? data['image/svg+xml'];
+    if (markup === undefined) {
+      this.answer(response, 404, 'text/plain', `No HTML or SVG output ${index} in cell ${cellId}.`);
+      return;
+    }
+    const text = Array.isArray(markup) ? markup.join('') : String(markup);
+    response.writeHead(200, { ...outputFrameHeaders, 'Content-Type': 'text/html; charset=utf-8' });
+    response.end(renderOutputFrame(text));
+  }
+
   private json(response: ServerResponse, status: number, body: unknown): void {
     this.answer(response, status, 'application/json', JSON.stringify(body));
   }
 
-  private answer(response: ServerResponse, status: number, type: string, body: string): void {
+  private answer(response: ServerResponse, status: number, type: string, body: string | Buffer): void {
     response.writeHead(status, { ...securityHeaders, 'Content-Type': `${type}; charset=utf-8` });
     response.end(body);
   }

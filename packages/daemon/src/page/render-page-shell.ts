@@ -12,12 +12,19 @@ export function renderPageShell(notebookId: string | undefined): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/live-page.css">
 <script src="/assets/live-page.js" defer></script>
 </head>
 <body${data}>
-<header><h1 id="title">${title}</h1><p id="status">connecting…</p><p id="peers"></p></header>
+<header class="topbar"><div class="topbar-inner">
+<a class="home" href="/" title="All open notebooks">runtimed</a>
+<h1 id="title">${title}</h1>
+<div id="status" class="status">connecting…</div>
+<div id="peers" class="peers" aria-label="In the room"></div>
+</div></header>
 <main id="content"></main>
+<div id="notice" class="notice" role="alert" hidden></div>
 </body>
 </html>
 `;

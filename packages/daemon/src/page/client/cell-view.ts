@@ -1,0 +1,355 @@
+import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
+import { CellEditor, type CellLanguage } from './cell-editor.js';
+import { el, type IconName, icon } from './element.js';
+import type { SnapshotCell } from './notebook-snapshot.js';
+import type { PageRequest } from './page-api.js';
+import { peerChip } from './peer-chip.js';
+import { renderMarkdown } from './render-markdown.js';
+import { renderOutput } from './render-output.js';
+import { syncChildren } from './sync-children.js';
+
+/** Where a cell stands in the notebook and the room, besides its own content. */
+export interface CellPlace {
+  /** The ids of the notebook's cells in order (for moves and inserts). */
+  readonly order: readonly string[];
+  readonly index: number;
+  /** Its execution runs now / waits in the queue. */
+  readonly running: boolean;
+  readonly queued: boolean;
+  /** The labels of the other peers on this cell, and of those whose execution of it runs. */
+  readonly presentLabels: readonly string[];
+  readonly runningLabels: readonly string[];
+}
+
+/** What a cell needs of the page. */
+export interface CellHost {
+  /** Sends a person's request; its answer, or `undefined` when it was refused (the page says why). */
+  send(request: PageRequest): Promise<unknown>;
+  /** The person's caret entered or left this cell's editor. */
+  focusChanged(cellId: string, focused: boolean): void;
+  /** Where this cell's HTML or SVG output `index` is served for its frame. */
+  outputFrameUrl(cellId: string, index: number, version: string): string;
+}
+
+/** How long typing pauses before the text is sent (the other peers see it then). */
+const saveAfterMs = 700;
+
+type Action = 'run' | 'interrupt' | 'edit' | 'toggle-type' | 'move-up' | 'move-down' | 'add-below' | 'delete';
+
+/**
+ * One cell of the page, kept for the life of its cell id and updated in place from each snapshot:
+ * the editor is built once (only its language changes with the cell type); while the person edits
+ * it (or their text is on its way) it keeps their text and caret, otherwise another peer's change
+ * appears at once; outputs are drawn again only when they changed (each output kept when it is the
+ * same). A markdown cell shows its rendered text unless it is being edited (double-click or Edit;
+ * Shift+Enter or leaving it renders it again).
+ */
+export class CellView {
+  public readonly element: HTMLElement;
+  readonly #prompt = el('div', { className: 'prompt' });
+  readonly #author = el('span', { className: 'edited-by' });
+  readonly #presence = el('span', { className: 'presence' });
+  readonly #buttons = new Map<Action, HTMLButtonElement>();
+  readonly #source = el('div', { className: 'source' });
+  readonly #rendered = el('div', { className: 'rendered markdown-body', title: 'Double-click to edit' });
+  readonly #outputs = el('div', { className: 'outputs' });
+  readonly #editor: CellEditor;
+
+  #cell: SnapshotCell;
+  #place: CellPlace;
+  /** The text the room has for the cell (the last snapshot's). */
+  #serverSource: string;
+  /** The text last sent from here (not sent again). */
+  #lastSent: string | undefined;
+  /**
+   * The cell's version the editor's text was written over (sent as `seen_version`: the room then
+   * says when the person's edit replaced another peer's change made since).
+   */
+  #baseVersion: string | undefined;
+  #saving: Promise<void> | undefined;
+  #saveTimer: ReturnType<typeof setTimeout> | undefined;
+  #editingMarkdown = false;
+  #renderedText: string | undefined;
+  #outputKeys: string[] = [];
+  #outputNodes: HTMLElement[] = [];
+
+  public constructor(
+    cell: SnapshotCell,
+    place: CellPlace,
+    private readonly host: CellHost,
+  ) {
+    this.#cell = cell;
+    this.#place = place;
+    this.#serverSource = cell.source;
+    this.#baseVersion = cell.version;
+    this.element = el('section', { className: 'cell', id: `cell-${cell.id}` });
+    this.element.dataset.cellId = cell.id;
+    const tools = el('div', { className: 'tools', attrs: { role: 'toolbar', 'aria-label': 'Cell' } }, [
+      this.makeButton('run', 'run', 'Run', 'Run (Shift+Enter)', true),
+      this.makeButton('interrupt', 'stop', 'Interrupt', 'Interrupt the kernel', true),
+      this.makeButton('edit', 'edit', 'Edit', 'Edit the markdown (double-click)', true),
+      this.makeButton('toggle-type', undefined, '', 'Change the cell type'),
+      this.makeButton('move-up', 'up', 'Move up', 'Move up'),
+      this.makeButton('move-down', 'down', 'Move down', 'Move down'),
+      this.makeButton('add-below', 'add', 'Add below', 'Add a code cell below'),
+      this.makeButton('delete', 'delete', 'Delete', 'Delete the cell'),
+    ]);
+    this.#editor = new CellEditor(this.#source, cell.source, languageOf(cell), {
+      onEdit: () => this.scheduleSave(),
+      onFocus: () => this.host.focusChanged(this.#cell.id, true),
+      onBlur: () => this.left(),
+      onRun: () => void this.runFromKeyboard(),
+    });
+    this.#rendered.addEventListener('dblclick', () => this.editMarkdown());
+    this.element.append(
+      el('div', { className: 'run-bar' }),
+      tools,
+      el('div', { className: 'gutter' }, [this.#prompt]),
+      el('div', { className: 'body' }, [
+        this.#source,
+        this.#rendered,
+        this.#outputs,
+        el('div', { className: 'cell-foot' }, [this.#author, this.#presence]),
+      ]),
+    );
+    this.draw();
+  }
+
+  public get id(): string {
+    return this.#cell.id;
+  }
+
+  /** Takes the cell as the room has it now, and its place. */
+  public update(cell: SnapshotCell, place: CellPlace): void {
+    this.#cell = cell;
+    this.#place = place;
+    if (cell.source !== this.#serverSource) {
+      this.#serverSource = cell.source;
+      const editingHere = this.#editor.hasFocus || this.#saving !== undefined || this.#saveTimer !== undefined;
+      if (!editingHere && this.#editor.text !== cell.source) {
+        this.#editor.replaceText(cell.source);
+        this.#lastSent = undefined;
+      }
+    }
+    if (this.#editor.text === cell.source) this.#baseVersion = cell.version;
+    this.draw();
+  }
+
+  public destroy(): void {
+    clearTimeout(this.#saveTimer);
+    this.#editor.destroy();
+    this.element.remove();
+  }
+
+  /** Draws what changed since the last snapshot (text and classes compared first: no needless DOM writes). */
+  private draw(): void {
+    const cell = this.#cell;
+    const place = this.#place;
+    const code = cell.cell_type === 'code';
+    const markdown = cell.cell_type === 'markdown';
+    const state = place.running ? ' running' : place.queued ? ' queued' : '';
+    setText(this.#prompt, code ? `[${state ? '*' : (cell.execution_count ?? ' ')}]` : '');
+    setClass(this.element, `cell ${cell.cell_type}${state}`);
+    setClass(this.#prompt, `prompt${state}`);
+    this.#editor.setLanguage(languageOf(cell));
+
+    setText(this.#author, cell.edited_by ? `edited by ${cell.edited_by}` : '');
+    this.#author.hidden = !cell.edited_by;
+    const presence = JSON.stringify([place.presentLabels, place.runningLabels]);
+    if (this.#presence.dataset.labels !== presence) {
+      this.#presence.dataset.labels = presence;
+      this.#presence.replaceChildren(
+        ...place.presentLabels.map((label) => peerChip(label, 'here')),
+        ...place.runningLabels.map((label) => {
+          const chip = peerChip(label, 'running-by');
+          chip.prepend('running: ');
+          return chip;
+        }),
+      );
+      this.#presence.hidden = place.presentLabels.length + place.runningLabels.length === 0;
+    }
+
+    this.show('run', code);
+    this.show('interrupt', code && place.running);
+    this.show('edit', markdown && !this.#editingMarkdown);
+    setText(this.button('toggle-type'), markdown ? 'Markdown' : code ? 'Code' : 'Raw');
+    this.button('move-up').disabled = place.index === 0;
+    this.button('move-down').disabled = place.index === place.order.length - 1;
+
+    const rendered = markdown && !this.#editingMarkdown;
+    this.#source.hidden = rendered;
+    this.#rendered.hidden = !rendered;
+    if (rendered) this.drawMarkdown();
+    this.drawOutputs(cell.outputs);
+  }
+
+  private drawMarkdown(): void {
+    const text = this.#editor.text;
+    if (text === this.#renderedText) return;
+    this.#renderedText = text;
+    if (text.trim() === '') {
+      this.#rendered.replaceChildren(
+        el('p', { className: 'empty', textContent: 'Empty markdown cell: double-click to write.' }),
+      );
+      return;
+    }
+    this.#rendered.replaceChildren(renderMarkdown(text));
+  }
+
+  private drawOutputs(outputs: readonly WireOutput[]): void {
+    const keys = outputs.map((output) => JSON.stringify(output));
+    if (keys.length === this.#outputKeys.length && keys.every((key, index) => key === this.#outputKeys[index])) return;
+    this.#outputNodes = outputs.map((output, index) =>
+      keys[index] === this.#outputKeys[index]
+        ? (this.#outputNodes[index] as HTMLElement)
+        : renderOutput(output, index, (at, version) => this.host.outputFrameUrl(this.#cell.id, at, version)),
+    );
+    this.#outputKeys = keys;
+    syncChildren(this.#outputs, this.#outputNodes);
+    this.#outputs.hidden = outputs.length === 0;
+  }
+
+  private makeButton(
+    action: Action,
+    iconName: IconName | undefined,
+    label: string,
+    title: string,
+    text = false,
+  ): HTMLButtonElement {
+    const node = el('button', {
+      type: 'button',
+      className: `tool ${action}`,
+      title,
+      attrs: { 'data-action': action, 'aria-label': label || title },
+    });
+    if (iconName) node.append(icon(iconName));
+    if (text && label) node.append(el('span', { textContent: label }));
+    // Keeps the caret in the editor: a click on a tool must not end the edit under the pointer.
+    node.addEventListener('mousedown', (event) => event.preventDefault());
+    node.addEventListener('click', () => void this.act(action));
+    this.#buttons.set(action, node);
+    return node;
+  }
+
+  private button(action: Action): HTMLButtonElement {
+    return this.#buttons.get(action) as HTMLButtonElement;
+  }
+
+  private show(action: Action, shown: boolean): void {
+    this.button(action).hidden = !shown;
+  }
+
+  private async act(action: Action): Promise<void> {
+    const cell = this.#cell;
+    const { order, index } = this.#place;
+    switch (action) {
+      case 'run':
+        await this.save();
+        await this.host.send({ type: 'execute_cell', cell_id: cell.id });
+        return;
+      case 'interrupt':
+        await this.host.send({ type: 'interrupt' });
+        return;
+      case 'edit':
+        this.editMarkdown();
+        return;
+      case 'toggle-type':
+        await this.save();
+        await this.host.send({
+          type: 'update_cell',
+          cell_id: cell.id,
+          cell_type: cell.cell_type === 'code' ? 'markdown' : 'code',
+        });
+        return;
+      case 'move-up':
+        if (index === 0) return;
+        await this.host.send({ type: 'move_cell', cell_id: cell.id, after_cell_id: order[index - 2] ?? null });
+        return;
+      case 'move-down':
+        if (index >= order.length - 1) return;
+        await this.host.send({ type: 'move_cell', cell_id: cell.id, after_cell_id: order[index + 1] ?? null });
+        return;
+      case 'add-below':
+        await this.host.send({ type: 'insert_cell', source: '', cell_type: 'code', index: index + 1 });
+        return;
+      case 'delete':
+        clearTimeout(this.#saveTimer);
+        this.#saveTimer = undefined;
+        await this.host.send({ type: 'delete_cell', cell_id: cell.id });
+        return;
+    }
+  }
+
+  private editMarkdown(): void {
+    if (this.#cell.cell_type !== 'markdown') return;
+    this.#editingMarkdown = true;
+    this.draw();
+    this.#editor.focus();
+  }
+
+  private scheduleSave(): void {
+    clearTimeout(this.#saveTimer);
+    this.#saveTimer = setTimeout(() => void this.save(), saveAfterMs);
+  }
+
+  /** Sends the person's text when it differs from the room's and from what was sent last. */
+  private save(): Promise<void> {
+    clearTimeout(this.#saveTimer);
+    this.#saveTimer = undefined;
+    const text = this.#editor.text;
+    if (text === this.#serverSource || text === this.#lastSent) return this.#saving ?? Promise.resolve();
+    this.#lastSent = text;
+    const saving = (this.#saving ?? Promise.resolve())
+      .then(() =>
+        this.host.send({
+          type: 'update_cell',
+          cell_id: this.#cell.id,
+          source: text,
+          ...(this.#baseVersion === undefined ? {} : { seen_version: this.#baseVersion }),
+        }),
+      )
+      .then((answer) => {
+        const version = (answer as { cell?: { version?: string } } | undefined)?.cell?.version;
+        if (version !== undefined) this.#baseVersion = version;
+      });
+    this.#saving = saving;
+    void saving.finally(() => {
+      if (this.#saving === saving) this.#saving = undefined;
+    });
+    return saving;
+  }
+
+  private async runFromKeyboard(): Promise<void> {
+    if (this.#cell.cell_type === 'markdown') {
+      this.#editingMarkdown = false;
+      this.draw();
+      this.#editor.blur();
+      await this.save();
+      return;
+    }
+    await this.save();
+    if (this.#cell.cell_type === 'code') await this.host.send({ type: 'execute_cell', cell_id: this.#cell.id });
+  }
+
+  /** The caret left the editor: the text goes to the room, a markdown cell is rendered again. */
+  private left(): void {
+    void this.save();
+    if (this.#editingMarkdown) {
+      this.#editingMarkdown = false;
+      this.draw();
+    }
+    this.host.focusChanged(this.#cell.id, false);
+  }
+}
+
+function setText(node: HTMLElement, text: string): void {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setClass(node: HTMLElement, className: string): void {
+  if (node.className !== className) node.className = className;
+}
+
+function languageOf(cell: SnapshotCell): CellLanguage {
+  return cell.cell_type === 'code' ? 'python' : cell.cell_type === 'markdown' ? 'markdown' : 'plain';
+}

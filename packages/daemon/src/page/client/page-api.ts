@@ -1,0 +1,81 @@
+import type { WireNotebookRequest } from '@nteract-mcp/runtimed-protocol';
+import { type NotebookSnapshot, type RoomListing, readSnapshot } from './notebook-snapshot.js';
+
+/** The requests a person makes from the page. */
+export type PageRequest = Extract<
+  WireNotebookRequest,
+  {
+    type: 'insert_cell' | 'update_cell' | 'delete_cell' | 'move_cell' | 'execute_cell' | 'interrupt' | 'clear_outputs';
+  }
+>;
+
+/** How a request ended: done, or refused with the server's reason. */
+export type PageRequestResult =
+  | { readonly ok: true; readonly answer: unknown }
+  | { readonly ok: false; readonly message: string };
+
+/**
+ * The page server's HTTP API for one page: reading the notebook and the room list, and a person's
+ * requests, made as the page's own peer of the room (the id its event stream's `hello` gave).
+ */
+export class PageApi {
+  /** The page's peer id in the room (set from the stream's `hello`; new after a reconnect). */
+  public peerId: string | undefined;
+
+  public constructor(private readonly notebookId: string | undefined) {}
+
+  public static async rooms(): Promise<RoomListing[]> {
+    const answer = await fetch('/api/rooms');
+    if (!answer.ok) throw new Error(await answer.text());
+    return ((await answer.json()) as { rooms: RoomListing[] }).rooms;
+  }
+
+  public async snapshot(): Promise<NotebookSnapshot> {
+    const answer = await fetch(`/api/notebooks/${this.notebookId}`);
+    if (!answer.ok) throw new Error(await answer.text());
+    return readSnapshot(await answer.json());
+  }
+
+  /** Sends one request through the room, with an idempotency key (a retried request applies once). */
+  public async send(request: PageRequest): Promise<PageRequestResult> {
+    const body =
+      request.type === 'interrupt' ? request : { ...request, idempotency_key: `page-${crypto.randomUUID()}` };
+    try {
+      const answer = await fetch(`/api/notebooks/${this.notebookId}/requests`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': this.peerId ?? '' },
+        body: JSON.stringify(body),
+      });
+      if (!answer.ok) return { ok: false, message: await readProblem(answer) };
+      return { ok: true, answer: await answer.json() };
+    } catch (error) {
+      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Tells the room which cell the person is on (`null`: none). Best effort: a failure changes nothing. */
+  public async presence(cellId: string | null): Promise<void> {
+    if (this.peerId === undefined) return;
+    await fetch(`/api/notebooks/${this.notebookId}/presence`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': this.peerId },
+      body: JSON.stringify({ cell_id: cellId }),
+    }).catch(() => undefined);
+  }
+
+  /** Where a cell's HTML or SVG output is served for its sandboxed frame. */
+  public outputFrameUrl(cellId: string, index: number, version: string): string {
+    return `/notebooks/${this.notebookId}/outputs/${cellId}/${index}?v=${version}`;
+  }
+}
+
+async function readProblem(answer: Response): Promise<string> {
+  const text = await answer.text();
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // Plain text: said as it is.
+  }
+  return text || `HTTP ${answer.status}`;
+}

@@ -1,0 +1,89 @@
+import DOMPurify from 'dompurify';
+import katex from 'katex';
+import { Marked, type TokenizerAndRendererExtension, type Tokens } from 'marked';
+
+/**
+ * TeX as MathML (KaTeX's `mathml` output: the browser draws it, no fonts or font CSS). A formula
+ * KaTeX cannot read is shown as its source, marked as an error, with KaTeX's reason as the title.
+ */
+function renderTex(tex: string, displayMode: boolean): string {
+  try {
+    return katex.renderToString(tex, { output: 'mathml', displayMode, throwOnError: true });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `<code class="math-error" title="${escapeHtml(reason)}">${escapeHtml(tex)}</code>`;
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+interface MathToken extends Tokens.Generic {
+  readonly text: string;
+  readonly display: boolean;
+}
+
+/** `$$ … $$` on lines of their own: a displayed formula. */
+const blockMath: TokenizerAndRendererExtension = {
+  name: 'blockMath',
+  level: 'block',
+  start: (src) => src.match(/^ {0,3}\$\$/m)?.index,
+  tokenizer(src) {
+    const match = /^ {0,3}\$\$([\s\S]+?)\$\$[^\S\n]*(?:\n|$)/.exec(src);
+    if (!match) return undefined;
+    return { type: 'blockMath', raw: match[0], text: (match[1] as string).trim(), display: true };
+  },
+  renderer: (token) => `<div class="math-display">${renderTex((token as MathToken).text, true)}</div>\n`,
+};
+
+/**
+ * `$…$` within text (not `$ 5`, not `5$`, not before a digit: prices stay text), and `$$…$$`
+ * within a paragraph (displayed).
+ */
+const inlineMath: TokenizerAndRendererExtension = {
+  name: 'inlineMath',
+  level: 'inline',
+  start: (src) => src.indexOf('$'),
+  tokenizer(src) {
+    const display = /^\$\$((?:\\.|[^\\$])+?)\$\$/.exec(src);
+    if (display) return { type: 'inlineMath', raw: display[0], text: (display[1] as string).trim(), display: true };
+    const inline = /^\$(?!\s)((?:\\.|[^\\$\n])+?)(?<!\s)\$(?!\d)/.exec(src);
+    if (!inline) return undefined;
+    return { type: 'inlineMath', raw: inline[0], text: inline[1] as string, display: false };
+  },
+  renderer: (token) => renderTex((token as MathToken).text, (token as MathToken).display),
+};
+
+const markdown = new Marked({ gfm: true, extensions: [blockMath, inlineMath] });
+
+/**
+ * Sanitised HTML as nodes of this document. DOMPurify keeps HTML, SVG and MathML and drops
+ * scripts, event handlers and `javascript:` URLs; `style` attributes are dropped as well (the page's
+ * CSP would refuse them). Links open outside the page (a link must not take the person away from
+ * the notebook).
+ */
+function sanitize(html: string): DocumentFragment {
+  const fragment = DOMPurify.sanitize(html, { RETURN_DOM_FRAGMENT: true, FORBID_ATTR: ['style'] });
+  for (const link of fragment.querySelectorAll('a[href]')) {
+    link.setAttribute('target', '_blank');
+    link.setAttribute('rel', 'noopener noreferrer');
+  }
+  return fragment;
+}
+
+/** A markdown text (a cell, a `text/markdown` output) as sanitised HTML, with `$…$` / `$$…$$` math. */
+export function renderMarkdown(text: string): DocumentFragment {
+  return sanitize(markdown.parse(text, { async: false }));
+}
+
+/**
+ * A `text/latex` output: a formula in `$…$`, `$$…$$`, `\[…\]` or `\(…\)`, or bare TeX (an
+ * environment such as `\begin{align}`), displayed.
+ */
+export function renderLatex(text: string): DocumentFragment {
+  const trimmed = text.trim();
+  const wrapped = /^\$\$([\s\S]*)\$\$$|^\$([\s\S]*)\$$|^\\\[([\s\S]*)\\\]$|^\\\(([\s\S]*)\\\)$/.exec(trimmed);
+  const tex = wrapped ? (wrapped.slice(1).find((part) => part !== undefined) ?? '') : trimmed;
+  return sanitize(`<div class="math-display">${renderTex(tex, true)}</div>`);
+}

@@ -1,0 +1,101 @@
+import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
+import { el } from './element.js';
+import { renderAnsi } from './render-ansi.js';
+import { renderLatex, renderMarkdown } from './render-markdown.js';
+
+/** Where an output's HTML or SVG is served for its frame (`version` changes with the content). */
+export type OutputFrameUrl = (index: number, version: string) => string;
+
+/** nbformat multiline text: a string or a list of strings. */
+function text(value: unknown): string {
+  if (Array.isArray(value)) return value.join('');
+  return typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
+}
+
+/** The MIME types the page draws, best first (as a Jupyter front end ranks them). */
+const mimeRank = [
+  'text/html',
+  'image/svg+xml',
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'text/markdown',
+  'text/latex',
+  'application/json',
+  'text/plain',
+] as const;
+
+/**
+ * One output as elements. Text is set as text (stream and traceback colours as styled spans);
+ * images are `data:` URLs; markdown and LaTeX are sanitised; HTML and SVG go into a frame
+ * sandboxed with `allow-scripts` only (its scripts run with an opaque origin: no cookie, no access
+ * to this page), loaded from the page server, which serves that document under its own CSP.
+ */
+export function renderOutput(output: WireOutput, index: number, frameUrl: OutputFrameUrl): HTMLElement {
+  const type = output.output_type;
+  if (type === 'stream') {
+    const name = typeof output.name === 'string' ? output.name : 'stdout';
+    return el('pre', { className: `output stream ${name}` }, [renderAnsi(text(output.text))]);
+  }
+  if (type === 'error') {
+    const traceback = Array.isArray(output.traceback) ? output.traceback.join('\n') : '';
+    const fallback = `${text(output.ename)}: ${text(output.evalue)}`;
+    return el('pre', { className: 'output error' }, [renderAnsi(traceback || fallback)]);
+  }
+  const data = (output.data ?? {}) as Record<string, unknown>;
+  const mime = mimeRank.find((candidate) => data[candidate] !== undefined);
+  const body = text(mime === undefined ? '' : data[mime]);
+  const kind = type === 'execute_result' ? 'result' : 'display';
+  switch (mime) {
+    case 'text/html':
+    case 'image/svg+xml': {
+      const frame = el('iframe', {
+        className: 'output rich',
+        title: mime === 'text/html' ? 'HTML output' : 'SVG output',
+        attrs: { sandbox: 'allow-scripts' },
+      });
+      frame.src = frameUrl(index, contentVersion(body));
+      return frame;
+    }
+    case 'image/png':
+    case 'image/jpeg':
+    case 'image/gif':
+      return el('div', { className: `output ${kind} image` }, [
+        el('img', { src: `data:${mime};base64,${body.replace(/\s/g, '')}`, alt: mime }),
+      ]);
+    case 'text/markdown':
+      return el('div', { className: `output ${kind} markdown-body` }, [renderMarkdown(body)]);
+    case 'text/latex':
+      return el('div', { className: `output ${kind} latex` }, [renderLatex(body)]);
+    case 'application/json':
+      return el('pre', { className: `output ${kind} json`, textContent: JSON.stringify(data[mime], null, 2) });
+    default:
+      return el('pre', { className: `output ${kind}` }, [renderAnsi(body)]);
+  }
+}
+
+/** A short hash of an output's content (FNV-1a), so its frame is loaded again only when it changed. */
+function contentVersion(body: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < body.length; i++) {
+    hash ^= body.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(36);
+}
+
+/**
+ * Sizes the output frames from the height each reports (the frame's own script posts it; the page
+ * cannot measure a frame of another origin). A message is taken only from one of this page's
+ * frames, and only as a number, clamped.
+ */
+export function followOutputFrameHeights(): void {
+  window.addEventListener('message', (event) => {
+    const height = (event.data as { runtimedFrameHeight?: unknown } | null)?.runtimedFrameHeight;
+    if (typeof height !== 'number' || !Number.isFinite(height)) return;
+    for (const frame of document.querySelectorAll<HTMLIFrameElement>('iframe.rich')) {
+      if (frame.contentWindow !== event.source) continue;
+      frame.style.height = `${Math.min(1600, Math.max(24, Math.ceil(height)))}px`;
+    }
+  });
+}

@@ -1,0 +1,51 @@
+/** The connection to the room as the page shows it. */
+export type ConnectionState = 'connecting' | 'live' | 'reconnecting';
+
+export interface RoomStreamHandlers {
+  /** The stream's first event: the page's own peer of the room (new on every connection). */
+  readonly onHello: (peer: { readonly peer_id: string; readonly label: string }) => void;
+  /** The room changed (any broadcast), or the stream (re)opened: read the notebook again. */
+  readonly onChange: () => void;
+  readonly onState: (state: ConnectionState) => void;
+}
+
+/** The longest wait between two attempts to open the stream again after the server refused it. */
+const maxRetryMs = 5000;
+
+/**
+ * The room's event stream (server-sent events). The browser reconnects an interrupted stream by
+ * itself; one the server refused (the daemon restarting, the room not open yet) is opened again
+ * here, waiting 500 ms doubling to 5 s.
+ */
+export class RoomStream {
+  #source: EventSource | undefined;
+  #retryMs = 500;
+
+  public constructor(
+    private readonly url: string,
+    private readonly handlers: RoomStreamHandlers,
+  ) {}
+
+  public open(): void {
+    const source = new EventSource(this.url);
+    this.#source = source;
+    source.addEventListener('hello', (event) => {
+      this.handlers.onHello(JSON.parse((event as MessageEvent<string>).data));
+    });
+    source.onopen = () => {
+      this.#retryMs = 500;
+      this.handlers.onState('live');
+      this.handlers.onChange();
+    };
+    source.onmessage = () => this.handlers.onChange();
+    source.onerror = () => {
+      this.handlers.onState('reconnecting');
+      if (source.readyState !== EventSource.CLOSED) return;
+      const wait = this.#retryMs;
+      this.#retryMs = Math.min(maxRetryMs, this.#retryMs * 2);
+      setTimeout(() => {
+        if (this.#source === source) this.open();
+      }, wait);
+    };
+  }
+}
