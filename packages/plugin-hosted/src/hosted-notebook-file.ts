@@ -8,7 +8,7 @@ import {
   type NotebookCellChange,
   type Subscription,
 } from '@nteract-mcp/core';
-import { cellContentVersion } from '@nteract-mcp/foundation';
+import { cellContentVersion, ListenerSet } from '@nteract-mcp/foundation';
 import { type MutableCell, readCell, toNotebookCell, writeCell } from './hosted-cell.js';
 import type { JupyterServerPort, NotebookJson, ServerNotebookFile } from './jupyter-server-port.js';
 
@@ -36,13 +36,16 @@ export class HostedNotebookFile {
   #cells: MutableCell[];
   #lastModified: string;
   #writes: Promise<unknown> = Promise.resolve();
-  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
+  readonly #changeListeners: ListenerSet<NotebookCellChange>;
 
   public constructor(options: HostedNotebookFileOptions) {
     this.#options = options;
     this.#notebook = options.file.content;
     this.#cells = options.file.content.cells.map(readCell);
     this.#lastModified = options.file.lastModified;
+    this.#changeListeners = new ListenerSet((error) =>
+      options.logger.error('an onDidChangeCells listener threw', { notebookId: options.notebookId, error }),
+    );
   }
 
   /** The cells as they are here now (a change is here before it is saved). */
@@ -116,22 +119,12 @@ export class HostedNotebookFile {
   }
 
   public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
-    this.#changeListeners.add(listener);
-    return { dispose: () => this.#changeListeners.delete(listener) };
+    return this.#changeListeners.add(listener);
   }
 
   /** Tells every listener of `change` (a listener that throws is logged, the others still told). */
   public tellChange(change: NotebookCellChange): void {
-    for (const listener of [...this.#changeListeners]) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.#options.logger.error('an onDidChangeCells listener threw', {
-          notebookId: this.#options.notebookId,
-          error,
-        });
-      }
-    }
+    this.#changeListeners.tell(change);
   }
 
   /** Forgets every listener (the handle closed). */

@@ -27,6 +27,7 @@ import {
   type Timer,
   type UpdatedCell,
 } from '@nteract-mcp/core';
+import { ListenerSet } from '@nteract-mcp/foundation';
 import {
   checkWire,
   type RuntimedConnection,
@@ -49,6 +50,7 @@ import {
   toIncarnation,
   toNotebookCell,
 } from './runtimed-wire-readers.js';
+import { editFields, mutationFields } from './runtimed-wire-writers.js';
 import { toCoreError } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
@@ -106,8 +108,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   #runtimeBroadcasts = 0;
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #initialSync: Promise<void>;
-  readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
-  readonly #changeListeners = new Set<{ readonly listener: (change: NotebookCellChange) => void }>();
+  readonly #closeListeners: ListenerSet<NotebookHandleCloseReason>;
+  readonly #changeListeners: ListenerSet<NotebookCellChange>;
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -140,6 +142,10 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');
+    const logThrown = (what: string) => (error: unknown) =>
+      this.#logger.error(`an ${what} listener threw`, { notebookId: this.notebookId, error });
+    this.#closeListeners = new ListenerSet(logThrown('onDidClose'));
+    this.#changeListeners = new ListenerSet(logThrown('onDidChangeCells'));
     this.#executions = new ExecutionFollower({
       clock: options.clock,
       readExecution: (executionId) => this.getExecution(executionId),
@@ -178,7 +184,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /** The room broadcasts what the undo changed to every peer, this one too: the projection follows. */
   public async undo(count: number, options?: MutationOptions): Promise<readonly CellActivity[]> {
-    const answer = await this.request({ type: 'undo', count, ...idempotency(options) });
+    const answer = await this.request({ type: 'undo', count, ...mutationFields(options) });
     return answer.undone.map(toCellActivity);
   }
 
@@ -254,7 +260,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       source: request.source,
       cell_type: request.cellType,
       ...(request.index === undefined ? {} : { index: request.index }),
-      ...idempotency(options),
+      ...mutationFields(options),
     });
     const cell = toNotebookCell(answer.cell);
     this.applyChange({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
@@ -271,8 +277,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cell_id: cellId,
       ...(patch.source === undefined ? {} : { source: patch.source }),
       ...(patch.cellType === undefined ? {} : { cell_type: patch.cellType }),
-      ...idempotency(options),
-      ...versions(options),
+      ...editFields(options),
     });
     const cell = toNotebookCell(answer.cell);
     this.applyChange({ kind: 'update', cell, version: answer.document_version });
@@ -283,8 +288,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     const answer = await this.request({
       type: 'delete_cell',
       cell_id: cellId,
-      ...idempotency(options),
-      ...versions(options),
+      ...editFields(options),
     });
     this.applyChange({ kind: 'delete', cellId, version: answer.document_version });
   }
@@ -294,8 +298,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       type: 'move_cell',
       cell_id: cellId,
       after_cell_id: afterCellId ?? null,
-      ...idempotency(options),
-      ...expected(options),
+      ...mutationFields(options),
     });
     this.applyChange({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
   }
@@ -304,8 +307,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     const answer = await this.request({
       type: 'clear_outputs',
       cell_id: cellId,
-      ...idempotency(options),
-      ...expected(options),
+      ...mutationFields(options),
     });
     this.applyChange({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
   }
@@ -323,9 +325,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.assertOpen();
     return this.#executions.follow(
       async () =>
-        toExecutionState(
-          await this.request({ type: 'execute_cell', cell_id: cellId, ...idempotency(options), ...expected(options) }),
-        ),
+        toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...mutationFields(options) })),
       options,
     );
   }
@@ -404,22 +404,18 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /** Called once with why the handle closed; called at once when it already has. */
   public onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription {
-    if (this.#closedReason !== undefined) {
-      this.callCloseListener(listener, this.#closedReason);
-      return { dispose: () => undefined };
-    }
-    const entry = { listener };
-    this.#closeListeners.add(entry);
-    return { dispose: () => this.#closeListeners.delete(entry) };
+    const subscription = this.#closeListeners.add(listener);
+    // Closed already: told now, as the others were.
+    if (this.#closedReason !== undefined) this.#closeListeners.tellOnce(this.#closedReason);
+    return subscription;
   }
 
   /** Called with each change to the cells from now on (see the class guarantees); never after the handle closed. */
   public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
-    const entry = { listener };
-    this.#changeListeners.add(entry);
+    const subscription = this.#changeListeners.add(listener);
     // A copy that went stale while nobody listened is fetched again now: nothing stays untold.
     this.catchUp();
-    return { dispose: () => this.#changeListeners.delete(entry) };
+    return subscription;
   }
 
   private onFrame(frame: RuntimedFrame): void {
@@ -510,13 +506,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   }
 
   private tellChange(change: NotebookCellChange): void {
-    for (const { listener } of [...this.#changeListeners]) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
-      }
-    }
+    this.#changeListeners.tell(change);
   }
 
   private refreshCells(): Promise<void> {
@@ -589,17 +579,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#executions.close(this.closedError());
     this.#readinessWaiters.wake();
     this.#changeListeners.clear();
-    const listeners = [...this.#closeListeners];
-    this.#closeListeners.clear();
-    for (const { listener } of listeners) this.callCloseListener(listener, reason);
-  }
-
-  private callCloseListener(listener: (reason: NotebookHandleCloseReason) => void, reason: NotebookHandleCloseReason) {
-    try {
-      listener(reason);
-    } catch (error) {
-      this.#logger.error('an onDidClose listener threw', { notebookId: this.notebookId, error });
-    }
+    this.#closeListeners.tellOnce(reason);
   }
 
   private assertOpen(): void {
@@ -613,21 +593,4 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cause === undefined ? undefined : { cause },
     );
   }
-}
-
-function idempotency(options: MutationOptions | undefined): { idempotency_key?: string } {
-  return options?.idempotencyKey === undefined ? {} : { idempotency_key: options.idempotencyKey };
-}
-
-/** The `expected_version` a mutation names, if any. */
-function expected(options: MutationOptions | undefined): { expected_version?: string } {
-  return options?.expectedVersion === undefined ? {} : { expected_version: options.expectedVersion };
-}
-
-/** The `expected_version` and `seen_version` an edit names, if any. */
-function versions(options: MutationOptions | undefined): { expected_version?: string; seen_version?: string } {
-  return {
-    ...expected(options),
-    ...(options?.seenVersion === undefined ? {} : { seen_version: options.seenVersion }),
-  };
 }
