@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
+  findSecretLeaks,
   type JupyterHubUnderTest,
   startJupyterHub,
   startUserSession,
@@ -65,32 +64,9 @@ async function agentOf(user: string, env: Record<string, string> = {}): Promise<
   return session;
 }
 
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...filesUnder(path));
-    else if (entry.isFile() && statSync(path).size < 50_000_000) out.push(path);
-  }
-  return out;
-}
-
 /** No Hub token in a result, a log, a file of the session, or the handoff environment of its child. */
 function expectNoTokens(session: UserSession, outcomes: readonly ToolOutcome[]): void {
-  const secrets = Object.values(tokens);
-  const leaks: string[] = [];
-  const has = (text: string) => secrets.some((secret) => text.includes(secret));
-  for (const [i, outcome] of outcomes.entries()) if (has(JSON.stringify(outcome.raw))) leaks.push(`result ${i}`);
-  if (has(session.stderr())) leaks.push('stderr of the proxy and the child');
-  for (const file of filesUnder(session.dirs.root)) if (has(readFileSync(file, 'utf8'))) leaks.push(file);
-  const child = session.pids.child();
-  if (child !== undefined) {
-    const handoff = readFileSync(`/proc/${child}/environ`, 'utf8')
-      .split('\0')
-      .filter((entry) => entry.startsWith('NTERACT_MCP_'));
-    if (handoff.some(has)) leaks.push('the handoff environment of the child');
-  }
-  expect(leaks).toEqual([]);
+  expect(findSecretLeaks(session, outcomes, Object.values(tokens))).toEqual([]);
 }
 
 function recorder(session: UserSession) {

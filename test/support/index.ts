@@ -3,6 +3,7 @@ export {
   type UserEnvironment,
   type UserEnvironmentOptions,
 } from './create-user-environment.js';
+export { findSecretLeaks } from './find-secret-leaks.js';
 export { brokenKernelArgv, installKernelspec } from './install-kernelspec.js';
 export { readNotebookFile, type SavedCell } from './notebook-file.js';
 export {
@@ -15,6 +16,7 @@ export {
   processInfo,
 } from './process-tree.js';
 export { type ClaudeMcpAdd, type ReadmeCommands, readmeCommands } from './readme-commands.js';
+export { requestWithToken, type TokenApiAnswer } from './request-with-token.js';
 export {
   type JupyterServerOptions,
   type JupyterServerUnderTest,

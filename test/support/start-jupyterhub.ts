@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killQuietly, waitGone } from './create-user-environment.js';
 import { processesWithHome } from './process-tree.js';
+import { requestWithToken, type TokenApiAnswer } from './request-with-token.js';
 import { freePort, jupyterPython } from './start-jupyter-server.js';
 import { waitFor } from './wait-for.js';
 
@@ -27,11 +28,8 @@ export interface JupyterHubOptions {
   readonly users: readonly HubUserOptions[];
 }
 
-/** A REST answer: the status and the parsed JSON (or the text). */
-export interface HubAnswer {
-  readonly status: number;
-  readonly json: unknown;
-}
+/** An answer of the Hub's or a user server's REST API. */
+export type HubAnswer = TokenApiAnswer;
 
 /** A JupyterHub with its proxy and user servers, on loopback ports, in a temp dir, started by a test. */
 export interface JupyterHubUnderTest {
@@ -134,23 +132,8 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
     output += chunk.toString();
   });
 
-  const request = async (url: string, token: string, method: string, body?: unknown): Promise<HubAnswer> => {
-    const response = await fetch(url, {
-      method,
-      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = text;
-    }
-    return { status: response.status, json };
-  };
   const hubApi = (method: string, path: string, body?: unknown) =>
-    request(`${baseUrl}hub/api/${path}`, serviceToken, method, body);
+    requestWithToken(`${baseUrl}hub/api/${path}`, serviceToken, method, body);
   const serverOf = async (user: string) =>
     ((await hubApi('GET', `users/${user}`)).json as { servers?: Record<string, { ready?: boolean }> }).servers?.[''];
 
@@ -193,7 +176,7 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
     },
     hubApi,
     userApi: (user, token, method, path, body) =>
-      request(`${baseUrl}user/${encodeURIComponent(user)}/${path}`, token, method, body),
+      requestWithToken(`${baseUrl}user/${encodeURIComponent(user)}/${path}`, token, method, body),
     startServer: async (user) => {
       const answer = await hubApi('POST', `users/${user}/server`);
       if (answer.status >= 300 && answer.status !== 400)
@@ -208,7 +191,7 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
       });
     },
     kernelIds: async (user, token) => {
-      const answer = await request(`${baseUrl}user/${encodeURIComponent(user)}/api/kernels`, token, 'GET');
+      const answer = await requestWithToken(`${baseUrl}user/${encodeURIComponent(user)}/api/kernels`, token, 'GET');
       return answer.status === 200 ? (answer.json as { id: string }[]).map((kernel) => kernel.id) : [];
     },
     kernelProcesses: (user) =>
