@@ -76,7 +76,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
     description:
-      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
+      "Read the cells of the active notebook. format 'summary' (default): one line per cell, at most 500 unless count is given; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),

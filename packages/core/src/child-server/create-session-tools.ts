@@ -22,6 +22,9 @@ import { summarizeCells } from './summarize-cells.js';
 import { ToolError, toToolFailure } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 
+/** Lines of the cell summary in a `connect_notebook` answer (the rest: `get_all_cells`). */
+export const connectSummaryCells = 100;
+
 const missingTargetText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
 const ambiguousTargetText = "Ambiguous parameters: provide either 'path' or 'notebook_id', not both.";
@@ -407,7 +410,7 @@ async function liveViewOf(backend: NotebookBackend | undefined): Promise<{ live_
 
 async function cellSummary(handle: NotebookHandle): Promise<string> {
   try {
-    return summarizeCells(await handle.listCells());
+    return summarizeCells(await handle.listCells(), { limit: connectSummaryCells });
   } catch (error) {
     return `(cells not available yet: ${error instanceof Error ? error.message : String(error)})`;
   }
