@@ -114,6 +114,13 @@ export const systemPrerequisites = [
     why: 'the Jupyter Server the hosted-notebook tests run against',
   },
   {
+    name: 'jupyterhub',
+    module: 'jupyterhub.singleuser',
+    debian: 'jupyterhub',
+    pip: 'jupyterhub notebook',
+    why: 'the JupyterHub (and its single-user servers) the hub tests run against',
+  },
+  {
     name: 'venv',
     module: 'ensurepip',
     debian: 'python3-venv',

@@ -240,6 +240,17 @@ const faults: readonly Fault[] = [
       return undefined;
     },
   },
+  // ── What a lost kernel took with it (issue 33: the kernel history, lost_state, restore_state) ──
+  {
+    name: 'kernel SIGKILL: the lost variables are named',
+    kernelSurvives: false,
+    mayFailInFlight: ['exec'],
+    inject: async (s) => {
+      await s.faults.killKernel();
+      return undefined;
+    },
+    told: /Gone with the old kernel \(defined by the cells this agent ran\): variables x\b.*restore_state\(\) runs/,
+  },
 ];
 
 /** What the agent is told when its kernel is new (a daemon restart, a killed kernel): the daemon's `kernel_notice`. */

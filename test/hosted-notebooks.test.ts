@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  findSecretLeaks,
   type JupyterServerUnderTest,
   startJupyterServer,
   startUserSession,
@@ -59,34 +58,9 @@ async function userSession(
   return session;
 }
 
-/** Every file under `dir` (the session's HOME, cache, logs, project). */
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...filesUnder(path));
-    else if (entry.isFile() && statSync(path).size < 50_000_000) out.push(path);
-  }
-  return out;
-}
-
 /** The token is in no result, log, file or handoff (nor anywhere in the child's environment unless the user put it there). */
 function expectNoToken(session: UserSession, outcomes: readonly ToolOutcome[], tokenInEnv = true): void {
-  const leaks: string[] = [];
-  for (const [i, outcome] of outcomes.entries())
-    if (JSON.stringify(outcome.raw).includes(token)) leaks.push(`result ${i}`);
-  if (session.stderr().includes(token)) leaks.push('stderr of the proxy and the child');
-  for (const file of filesUnder(session.dirs.root)) if (readFileSync(file).includes(token)) leaks.push(file);
-  const child = session.pids.child();
-  if (child !== undefined) {
-    const handoff = readFileSync(`/proc/${child}/environ`, 'utf8')
-      .split('\0')
-      .filter((entry) => entry.startsWith('NTERACT_MCP_'));
-    if (handoff.some((entry) => entry.includes(token))) leaks.push('the handoff environment of the child');
-    if (!tokenInEnv && readFileSync(`/proc/${child}/environ`, 'utf8').includes(token))
-      leaks.push('the environment of the child');
-  }
-  expect(leaks).toEqual([]);
+  expect(findSecretLeaks(session, outcomes, [token], { childEnvironment: !tokenInEnv })).toEqual([]);
 }
 
 function countLines(text: string, needle: string): number {

@@ -3,6 +3,7 @@ export {
   type UserEnvironment,
   type UserEnvironmentOptions,
 } from './create-user-environment.js';
+export { findSecretLeaks } from './find-secret-leaks.js';
 export { brokenKernelArgv, installKernelspec } from './install-kernelspec.js';
 export { readNotebookFile, type SavedCell } from './notebook-file.js';
 export {
@@ -15,12 +16,21 @@ export {
   processInfo,
 } from './process-tree.js';
 export { type ClaudeMcpAdd, type ReadmeCommands, readmeCommands } from './readme-commands.js';
+export { requestWithToken, type TokenApiAnswer } from './request-with-token.js';
 export {
   type JupyterServerOptions,
   type JupyterServerUnderTest,
   jupyterPython,
   startJupyterServer,
 } from './start-jupyter-server.js';
+export {
+  configurableHttpProxy,
+  type HubAnswer,
+  type HubUserOptions,
+  type JupyterHubOptions,
+  type JupyterHubUnderTest,
+  startJupyterHub,
+} from './start-jupyterhub.js';
 export {
   type FiredHook,
   faultHooksModule,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killQuietly, waitGone } from './create-user-environment.js';
 import { processesWithHome } from './process-tree.js';
+import { requestWithToken } from './request-with-token.js';
 import { waitFor } from './wait-for.js';
 
 /** The Python that has Debian's `python3-jupyter-server` (pyenv's `python3` on PATH does not). */
@@ -42,7 +43,7 @@ export interface JupyterServerUnderTest {
 }
 
 /** A TCP port free on 127.0.0.1 now. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -85,21 +86,8 @@ export async function startJupyterServer(options: JupyterServerOptions): Promise
     PYTHONUNBUFFERED: '1',
   });
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(new URL(path, baseUrl), {
-      method,
-      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    let json: unknown;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = text;
-    }
-    return { status: response.status, json };
-  };
+  const api = (method: string, path: string, body?: unknown) =>
+    requestWithToken(new URL(path, baseUrl), token, method, body);
 
   const pid = (): number | undefined =>
     child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;

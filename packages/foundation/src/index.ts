@@ -1,6 +1,7 @@
 export { boundClientText, boundedClientTextChars, quoteClientText } from './bound-client-text.js';
 export { cellContentVersion } from './cell-content-version.js';
 export type { Clock, Timer } from './clock.js';
+export { ListenerSet } from './listener-set.js';
 export type { LogFields, Logger, LogLevel } from './logger.js';
 export { mallocArenaEnvironment, mallocArenaMax } from './malloc-arena-environment.js';
 export { notebookIdPattern } from './notebook-id-pattern.js';

@@ -8,6 +8,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
   it('exports exactly the documented names from the main entry', async () => {
     const surface = Object.keys(await import('./index.js')).sort();
     expect(surface).toEqual([
+      'ListenerSet',
       'StderrLogger',
       'SystemClock',
       'boundClientText',

@@ -38,6 +38,7 @@ Environment:
                          else ~/.cache/runt/runtimed.sock).
   JUPYTER_TOKEN          Token for hosted notebook URLs without ?token=. Never logged. A token given
                          in a URL reaches a restarted MCP server too (in memory, on a private pipe).
+  JUPYTERHUB_API_TOKEN   JupyterHub API token for Hub URLs without ?token=. Never logged.
   NTERACT_MCP_HOSTED_RETRY  How a lost hosted notebook is tried again after the first attempt:
                          initial_ms,max_ms,attempts (default 1000,30000,10: 1 s doubling to 30 s).
   NTERACT_MCP_KERNEL_ENV_DROP  Variables of this environment withheld from kernels, comma-separated

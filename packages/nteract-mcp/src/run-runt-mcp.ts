@@ -38,6 +38,7 @@ Usage:
 Environment:
   RUNTIMED_SOCKET_PATH          The local daemon's socket (discovered like runtimed does when unset).
   JUPYTER_TOKEN                 Token for hosted notebook URLs without ?token= (never logged).
+  JUPYTERHUB_API_TOKEN          JupyterHub API token for Hub URLs without ?token= (never logged).
   NTERACT_MCP_HOSTED_RETRY      A lost hosted notebook's retries: initial_ms,max_ms,attempts (default 1000,30000,10).
 ${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning}`).join('\n')}
   ${pluginModulesEnvironmentVariable.padEnd(30)}More plugin modules, separated like PATH (loaded after --plugin ones).

@@ -12,7 +12,9 @@ import { ContainerModule } from 'inversify';
 import { HostedOptions } from './hosted-options.js';
 import { HostedRejoinRetry, hostedRetrySchedule } from './hosted-rejoin-retry.js';
 import { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
+import { defaultHubStartTimeoutMs } from './hub-server-starter.js';
 import { JupyterServerConnector } from './jupyter-server-port.js';
+import type { HubFetch } from './jupyterhub-api.js';
 import { JupyterlabServicesConnector } from './jupyterlab-services-connector.js';
 
 /** The environment variable that sets the hosted retry schedule: `initial_ms,max_ms,attempts` (e.g. `1000,30000,10`). */
@@ -21,7 +23,13 @@ export const hostedRetryEnvironmentVariable = 'NTERACT_MCP_HOSTED_RETRY';
 export interface CreateHostedPluginOptions {
   /** Default Jupyter token; falls back to `env.JUPYTER_TOKEN`. Never logged. */
   readonly token?: string;
-  /** Environment to read `JUPYTER_TOKEN` and `NTERACT_MCP_HOSTED_RETRY` from; defaults to `process.env`. */
+  /** JupyterHub API token for Hub URLs without `?token=`; falls back to `env.JUPYTERHUB_API_TOKEN`. Never logged. */
+  readonly hubToken?: string;
+  /** How long a stopped JupyterHub user server may take to start (default {@link defaultHubStartTimeoutMs}). */
+  readonly hubStartTimeoutMs?: number;
+  /** How the JupyterHub REST API is reached; default `fetch`. */
+  readonly hubFetch?: HubFetch;
+  /** Environment to read `JUPYTER_TOKEN`, `JUPYTERHUB_API_TOKEN` and `NTERACT_MCP_HOSTED_RETRY` from; defaults to `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** When a lost hosted notebook is tried again; default {@link hostedRetrySchedule}, or `NTERACT_MCP_HOSTED_RETRY`. */
   readonly retry?: RetrySchedule;
@@ -37,8 +45,12 @@ export interface CreateHostedPluginOptions {
 export function createHostedPlugin(options: CreateHostedPluginOptions = {}): McpPlugin {
   const env = options.env ?? process.env;
   const token = options.token ?? env.JUPYTER_TOKEN;
+  const hubToken = options.hubToken ?? env.JUPYTERHUB_API_TOKEN;
   const hosted: HostedOptions = Object.freeze({
     defaultToken: token ? new SecretToken(token) : undefined,
+    hubToken: hubToken ? new SecretToken(hubToken) : undefined,
+    hubStartTimeoutMs: options.hubStartTimeoutMs ?? defaultHubStartTimeoutMs,
+    ...(options.hubFetch === undefined ? {} : { hubFetch: options.hubFetch }),
     retrySchedule: options.retry ?? parseRetrySchedule(env[hostedRetryEnvironmentVariable]) ?? hostedRetrySchedule,
   });
   return definePlugin({

@@ -231,7 +231,7 @@ describe(HostedNotebookHandle, () => {
     const check = await back.insertCell({ source: 'print(x + 1)', cellType: 'code' });
     const result = await back.executeCell(check.id);
     expect(result.kernelNotice).toBe(
-      "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+      "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down, e.g. culled for idleness); the notebook was reloaded from the server: this runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
     );
     expect(result.status).toBe('error');
     expect(result.outputs).toMatchObject([{ output_type: 'error', ename: 'NameError' }]);

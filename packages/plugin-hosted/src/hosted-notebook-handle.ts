@@ -4,7 +4,6 @@ import {
   type CellType,
   type Clock,
   CoreError,
-  cellChangesBetween,
   type ExecuteOptions,
   type ExecutionResult,
   type ExecutionState,
@@ -23,12 +22,12 @@ import {
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
-import { cellContentVersion } from '@nteract-mcp/foundation';
 import { OutputCollector } from '@nteract-mcp/output-shaping';
-import { type MutableCell, newCell, readCell, toNotebookCell, writeCell } from './hosted-cell.js';
+import { newCell, toNotebookCell } from './hosted-cell.js';
+import { type ExecutionRecord, stateOf } from './hosted-execution-record.js';
+import { HostedNotebookFile } from './hosted-notebook-file.js';
 import type {
   JupyterServerPort,
-  NotebookJson,
   ServerKernelConnection,
   ServerNotebookFile,
   ServerSession,
@@ -40,6 +39,9 @@ export const newKernelConsequence =
 
 /** How long {@link HostedNotebookHandle.close} waits for writes in progress (an execution's outputs) to reach the server. */
 export const closeFlushTimeoutMs = 5_000;
+
+/** How often a handle asks the server whether its kernel still runs (a culled kernel leaves the websocket open). */
+export const kernelWatchMs = 5_000;
 
 /** How long an interrupted execution has to end before the interrupt is reported as not effective. */
 const interruptVerifyMs = 5_000;
@@ -59,16 +61,6 @@ export interface HostedNotebookHandleOptions {
   readonly kernelNotice?: string;
   readonly clock: Clock;
   readonly logger: Logger;
-}
-
-interface ExecutionRecord {
-  readonly executionId: string;
-  readonly cellId: string;
-  status: ExecutionState['status'];
-  outputs: CellOutput[];
-  executionCount: number | null;
-  readonly kernelNotice?: string;
-  readonly done: Promise<void>;
 }
 
 /** The notebook id of a hosted notebook: a UUID derived from its URL identity, so a rejoin keeps it. */
@@ -124,23 +116,20 @@ export class HostedNotebookHandle implements NotebookHandle {
   readonly #kernel: ServerKernelConnection;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #notebook: NotebookJson;
-  #cells: MutableCell[];
-  #lastModified: string;
+  readonly #file: HostedNotebookFile;
   #kernelNotice: string | undefined;
   #restartingOnRequest = false;
   #closing = false;
-  #writes: Promise<unknown> = Promise.resolve();
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #ledger = new Map<string, Promise<unknown>>();
   readonly #executions = new Map<string, ExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
-  readonly #changeListeners = new Set<(change: NotebookCellChange) => void>();
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
   );
   readonly #subscriptions: Subscription[] = [];
+  #kernelWatch: Timer | undefined;
 
   public constructor(options: HostedNotebookHandleOptions) {
     this.#target = options.target;
@@ -149,14 +138,19 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#kernel = options.kernel;
     this.#clock = options.clock;
     this.#logger = options.logger;
-    this.#notebook = options.file.content;
-    this.#cells = options.file.content.cells.map(readCell);
-    this.#lastModified = options.file.lastModified;
+    this.#file = new HostedNotebookFile({
+      target: options.target,
+      server: options.server,
+      file: options.file,
+      logger: options.logger,
+      notebookId: this.notebookId,
+    });
     this.#kernelNotice = options.kernelNotice;
     this.#subscriptions.push(
       options.kernel.onStatus((status) => this.onKernelStatus(status)),
       options.kernel.onConnectionLost((reason) => this.finish('disconnected', reason)),
     );
+    this.watchKernel();
   }
 
   public get notebookPath(): string {
@@ -196,20 +190,21 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   public async listCells(): Promise<readonly NotebookCell[]> {
     this.assertOpen();
-    return this.#cells.map(toNotebookCell);
+    return this.#file.listCells();
   }
 
   public async getCell(cellId: string): Promise<NotebookCell> {
     this.assertOpen();
-    return toNotebookCell(this.cell(cellId));
+    return toNotebookCell(this.#file.cell(cellId));
   }
 
   public insertCell(request: InsertCellRequest, options?: MutationOptions): Promise<NotebookCell> {
     return this.mutate(options, () => {
       const cell = newCell(request.cellType, request.source);
-      const index =
-        request.index === undefined ? this.#cells.length : Math.max(0, Math.min(request.index, this.#cells.length));
-      this.#cells.splice(index, 0, cell);
+      const cells = [...this.#file.cells];
+      const index = request.index === undefined ? cells.length : Math.max(0, Math.min(request.index, cells.length));
+      cells.splice(index, 0, cell);
+      this.#file.cells = cells;
       return toNotebookCell(cell);
     });
   }
@@ -220,7 +215,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     options?: MutationOptions,
   ): Promise<NotebookCell> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId, options);
+      const cell = this.#file.cell(cellId, options);
       if (patch.source !== undefined) cell.source = patch.source;
       if (patch.cellType !== undefined && patch.cellType !== cell.cellType) {
         cell.cellType = patch.cellType;
@@ -235,25 +230,25 @@ export class HostedNotebookHandle implements NotebookHandle {
 
   public deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId, options);
-      this.#cells = this.#cells.filter((candidate) => candidate !== cell);
+      const cell = this.#file.cell(cellId, options);
+      this.#file.cells = this.#file.cells.filter((candidate) => candidate !== cell);
     });
   }
 
   public moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId, options);
-      if (afterCellId !== undefined) this.cell(afterCellId);
-      const rest = this.#cells.filter((candidate) => candidate !== cell);
+      const cell = this.#file.cell(cellId, options);
+      if (afterCellId !== undefined) this.#file.cell(afterCellId);
+      const rest = this.#file.cells.filter((candidate) => candidate !== cell);
       const index = afterCellId === undefined ? 0 : rest.findIndex((candidate) => candidate.id === afterCellId) + 1;
       rest.splice(index, 0, cell);
-      this.#cells = rest;
+      this.#file.cells = rest;
     });
   }
 
   public clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
     return this.mutate(options, () => {
-      const cell = this.cell(cellId, options);
+      const cell = this.#file.cell(cellId, options);
       cell.outputs = [];
       cell.executionCount = null;
     });
@@ -319,7 +314,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         `A notebook on a Jupyter Server is saved where it is (${this.#target.url}), after every change; it cannot be saved to '${path}'.`,
       );
     }
-    await this.queueWrite(() => this.persist());
+    await this.#file.save();
     return { notebookId: this.notebookId, path: this.#target.url };
   }
 
@@ -333,7 +328,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#closing = true;
     let timer: Timer | undefined;
     await Promise.race([
-      this.#writes,
+      this.#file.writes,
       new Promise<void>((resolve) => {
         timer = this.#clock.setTimer(closeFlushTimeoutMs, resolve);
       }),
@@ -353,39 +348,13 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
-    this.#changeListeners.add(listener);
-    return { dispose: () => this.#changeListeners.delete(listener) };
-  }
-
-  private tellChange(change: NotebookCellChange): void {
-    for (const listener of [...this.#changeListeners]) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
-      }
-    }
+    return this.#file.onDidChangeCells(listener);
   }
 
   /** Applies a change, saves it (the conflict rule), and undoes it when the save fails; tells it once saved. */
   private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
-    return this.once(options?.idempotencyKey, () =>
-      this.queueWrite(async () => {
-        this.assertOpen();
-        const before = this.#cells.map((cell) => ({ ...cell, outputs: [...cell.outputs] }));
-        const result = change();
-        try {
-          await this.persist();
-        } catch (error) {
-          this.#cells = before;
-          throw error;
-        }
-        const changes = cellChangesBetween(before.map(toNotebookCell), this.#cells.map(toNotebookCell));
-        for (const change of changes) this.tellChange(change);
-        return result;
-      }),
-    );
+    return this.once(options?.idempotencyKey, () => this.#file.edit(change, () => this.assertOpen()));
   }
 
   /** `run`'s promise, or the first one of an earlier call with the same idempotency key. */
@@ -400,39 +369,13 @@ export class HostedNotebookHandle implements NotebookHandle {
     return result;
   }
 
-  private queueWrite<R>(write: () => Promise<R>): Promise<R> {
-    const result = this.#writes.then(write);
-    this.#writes = result.catch(() => undefined);
-    return result;
-  }
-
-  /** Writes the document unless the file changed on the server since this handle loaded or last wrote it. */
-  private async persist(): Promise<void> {
-    const path = this.#target.notebookPath;
-    const current = await this.#server.lastModified(path);
-    if (current !== this.#lastModified) {
-      throw new CoreError(
-        'invalidRequest',
-        `${this.#target.url} was ${current === undefined ? 'deleted' : 'changed'} on the Jupyter Server since it was loaded here, so this change was not saved and the server's file was left as it is. Reconnect with connect_notebook(url="${this.#target.url}") to load the server's version, then make the change again.`,
-        { code: 'file_changed_on_server' },
-      );
-    }
-    this.#lastModified = await this.#server.saveNotebook(path, this.serialize());
-  }
-
-  private serialize(): NotebookJson {
-    const minor = typeof this.#notebook.nbformat_minor === 'number' ? this.#notebook.nbformat_minor : 5;
-    return {
-      ...this.#notebook,
-      nbformat: 4,
-      nbformat_minor: Math.max(minor, 5),
-      cells: this.#cells.map(writeCell),
-    };
-  }
-
   private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {
     this.assertOpen();
-    const cell = this.cell(cellId, options);
+    this.#file.cell(cellId, options);
+    // A kernel shut down on the server (culled) leaves the websocket open: asked first, so the
+    // code is not sent to a kernel that is gone (the connection is then lost, and recovered).
+    if (!(await this.checkKernel())) throw this.closedError();
+    const cell = this.#file.cell(cellId, options);
     const executionId = randomUUID();
     if (cell.cellType !== 'code') {
       const record: ExecutionRecord = {
@@ -464,17 +407,17 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.remember(record);
     cell.outputs = [];
     cell.executionCount = null;
-    this.tellChange({ kind: 'updated', cellId });
+    this.#file.tellChange({ kind: 'updated', cellId });
     const source = cell.source;
     void this.#kernel
       .execute(source, (message) => {
         const changes = outputs.apply(message.msgType, message.content);
         if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
         record.outputs = outputs.snapshot();
-        const live = this.#cells.find((candidate) => candidate.id === cellId);
+        const live = this.#file.find(cellId);
         if (live) {
           live.outputs = record.outputs;
-          this.tellChange({ kind: 'updated', cellId });
+          this.#file.tellChange({ kind: 'updated', cellId });
         }
         for (const change of changes) if (change.kind === 'output') this.tellOutput(options, change.output);
       })
@@ -489,17 +432,17 @@ export class HostedNotebookHandle implements NotebookHandle {
         record.status = status;
         record.executionCount = executionCount;
         record.outputs = outputs.snapshot();
-        const live = this.#cells.find((candidate) => candidate.id === cellId);
+        const live = this.#file.find(cellId);
         if (live) {
           live.outputs = record.outputs;
           live.executionCount = executionCount;
-          if (this.#closedReason === undefined) this.tellChange({ kind: 'updated', cellId });
+          if (this.#closedReason === undefined) this.#file.tellChange({ kind: 'updated', cellId });
         }
         // Done once its outputs are saved: no write of ours is in flight when the agent hears of
         // it, so a change made on the server after that is seen, never overwritten.
         const saved =
           this.#closedReason === undefined && live
-            ? this.queueWrite(() => this.persist()).catch((error: unknown) =>
+            ? this.#file.save().catch((error: unknown) =>
                 this.#logger.warn('could not save the outputs of an execution', {
                   notebookId: this.notebookId,
                   error: error instanceof Error ? error.message : String(error),
@@ -537,6 +480,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       outputs: state.outputs,
       executionCount: state.executionCount,
       ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+      ...(state.note === undefined ? {} : { note: state.note }),
     };
   }
 
@@ -559,7 +503,39 @@ export class HostedNotebookHandle implements NotebookHandle {
     }
   }
 
+  /** Asks the server again after {@link kernelWatchMs}, while open. */
+  private watchKernel(): void {
+    if (this.#closedReason !== undefined) return;
+    this.#kernelWatch = this.#clock.setTimer(kernelWatchMs, () => {
+      void this.checkKernel().finally(() => this.watchKernel());
+    });
+  }
+
+  /**
+   * Whether the server still runs this handle's kernel. When it says it does not (culled for
+   * idleness, or shut down from elsewhere), the connection is closed as lost: the recovery opens
+   * the notebook again, on a new kernel. A server that does not answer is left to the websocket.
+   */
+  private async checkKernel(): Promise<boolean> {
+    let exists: boolean;
+    try {
+      exists = await this.#server.kernelExists(this.#kernel.kernelId);
+    } catch {
+      return this.#closedReason === undefined;
+    }
+    if (!exists) {
+      this.finish('disconnected', 'the Jupyter Server no longer runs the kernel (culled for idleness, or shut down)');
+    }
+    return exists && this.#closedReason === undefined;
+  }
+
   private onKernelStatus(status: string): void {
+    if (status === 'dead') {
+      // The kernel is gone (shut down on the server, culled, or it could not restart): the
+      // notebook is reached again from scratch, on a new kernel.
+      this.finish('disconnected', 'the kernel on the Jupyter Server is dead');
+      return;
+    }
     if ((status === 'restarting' || status === 'autorestarting') && !this.#restartingOnRequest) {
       this.#kernelNotice = 'The kernel on the Jupyter Server restarted (it died, or was restarted from elsewhere)';
     }
@@ -570,32 +546,21 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#readinessWaiters.wake();
   }
 
-  /** The cell `cellId`; with `options.expectedVersion`, refused (`staleCell`) when its content has another version. */
-  private cell(cellId: string, options?: MutationOptions): MutableCell {
-    const cell = this.#cells.find((candidate) => candidate.id === cellId);
-    if (!cell) throw new CoreError('cellNotFound', `Cell not found: ${cellId}`);
-    const expected = options?.expectedVersion;
-    const version = cellContentVersion(cell.cellType, cell.source);
-    if (expected !== undefined && expected !== version) {
-      throw new CoreError(
-        'staleCell',
-        `Cell ${cellId} has changed since version ${expected} (its version is now ${version}). Nothing was changed. Its source now:\n${cell.source}`,
-      );
-    }
-    return cell;
-  }
-
   private finish(reason: NotebookHandleCloseReason, detail: string): void {
     if (this.#closedReason !== undefined) return;
     this.#closedReason = reason;
+    this.#kernelWatch?.cancel();
     for (const subscription of this.#subscriptions.splice(0)) subscription.dispose();
     if (reason !== 'closed') {
       this.#logger.info('hosted notebook connection closed', { notebook: this.#target.url, reason, detail });
     }
     for (const record of this.#executions.values()) {
-      if (record.status === 'running' || record.status === 'queued') record.status = 'aborted';
+      if (record.status === 'running' || record.status === 'queued') {
+        record.status = 'aborted';
+        record.note = `The connection to the kernel was lost while this cell ran (${detail}), so its end is not known (the kernel may have finished it, or be gone with its state). The notebook is reconnected by itself; run the cell again once it is back.`;
+      }
     }
-    this.#changeListeners.clear();
+    this.#file.disposeListeners();
     this.#kernel.dispose();
     this.#server.dispose();
     this.wakeReadiness();
@@ -622,15 +587,4 @@ export class HostedNotebookHandle implements NotebookHandle {
       `Notebook ${this.#target.url} connection is closed (${this.#closedReason ?? 'disconnected'})`,
     );
   }
-}
-
-function stateOf(record: ExecutionRecord): ExecutionState {
-  return {
-    executionId: record.executionId,
-    cellId: record.cellId,
-    status: record.status,
-    outputs: record.outputs,
-    executionCount: record.executionCount,
-    ...(record.kernelNotice === undefined ? {} : { kernelNotice: record.kernelNotice }),
-  };
 }

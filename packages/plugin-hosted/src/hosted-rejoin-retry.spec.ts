@@ -14,6 +14,7 @@ import {
 import { createTestContainer, ManualClock, RecordingLogger } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
+import { kernelWatchMs } from './hosted-notebook-handle.js';
 import { HostedRejoinRetry } from './hosted-rejoin-retry.js';
 import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
 
@@ -158,7 +159,28 @@ describe(HostedRejoinRetry, () => {
     expect(t.slot.active?.origin).toBe('rejoin');
     expect((t.slot.active?.handle as unknown as { kernelId: string } | undefined)?.kernelId).toBe(kernel);
     expect(t.recovery.rejoin).toEqual({ requested: url, outcome: 'rejoined' });
-    expect(t.clock.pendingTimerCount).toBe(0);
+    // Only the handle's watch of its kernel.
+    expect(t.clock.pendingTimerCount).toBe(1);
+  });
+
+  it('a kernel culled by the server (its websocket left open) is noticed by the kernel watch; the notebook comes back on a new kernel, with the notice', async () => {
+    const t = setup();
+    await t.server
+      .open({ serverUrl: t.target.serverUrl, token: t.target.token })
+      .findOrStartSession('a.ipynb', 'python3');
+    t.startLoop();
+    await t.loop.idle();
+    const first = t.slot.active?.handle as unknown as { kernelId: string; isClosed: boolean };
+    expect(first.kernelId).toBeDefined();
+    t.server.cull('a.ipynb');
+    await t.clock.advanceAndSettle(kernelWatchMs);
+    expect(first.isClosed).toBe(true);
+    await t.runOut(() => t.slot.active !== undefined && !t.slot.active.handle.isClosed);
+    const again = t.slot.active?.handle as unknown as { kernelId: string; kernelNotice?: string };
+    expect(again.kernelId).not.toBe(first.kernelId);
+    expect(again.kernelNotice).toMatch(
+      /culled for idleness\); the notebook was reloaded from the server: code now runs in a new kernel/,
+    );
   });
 
   it('a handoff rejoined on a new kernel (the server restarted) says so in the rejoin report', async () => {
@@ -173,7 +195,7 @@ describe(HostedRejoinRetry, () => {
     expect(t.recovery.rejoin).toEqual({
       requested: url,
       outcome: 'rejoined',
-      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
+      note: "The Jupyter Server at http://127.0.0.1:8888/ no longer had this notebook's kernel (the server restarted, or the kernel was shut down, e.g. culled for idleness); the notebook was reloaded from the server: code now runs in a new kernel, so variables and imports from earlier runs are not defined until their cells run again.",
     });
   });
 

@@ -17,12 +17,20 @@ import {
 import { inject, injectable } from 'inversify';
 import { HostedNotebookHandle } from './hosted-notebook-handle.js';
 import { HostedOptions } from './hosted-options.js';
+import { HubServerStarter } from './hub-server-starter.js';
 import {
   JupyterServerConnector,
   type JupyterServerPort,
   type NotebookJson,
   unauthorizedErrorCode,
 } from './jupyter-server-port.js';
+import {
+  type HubUserServer,
+  hubLocationOf,
+  hubServerNotRunningCode,
+  hubUserServerUrl,
+  JupyterHubApi,
+} from './jupyterhub-api.js';
 import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
 import { parseHostedUrlTarget } from './parse-hosted-url-target.js';
 
@@ -59,6 +67,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   readonly #kernels = new Map<string, string>();
   readonly #logger: Logger;
   readonly #handleLogger: Logger;
+  private readonly hubStarter: HubServerStarter;
 
   public constructor(
     @inject(HostedOptions) private readonly options: HostedOptions,
@@ -69,6 +78,12 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   ) {
     this.#logger = logger.child('plugin-hosted:HostedUrlNotebookBackend');
     this.#handleLogger = logger.child('plugin-hosted:HostedNotebookHandle');
+    this.hubStarter = new HubServerStarter(
+      clock,
+      logger.child('plugin-hosted:HubServerStarter'),
+      options.hubStartTimeoutMs,
+      options.hubFetch,
+    );
   }
 
   public recognizes(raw: string): boolean {
@@ -139,6 +154,21 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   /** The hosted notebooks open in this process, by URL identity (never a credential). */
+  public readonly statusSection = 'hosted';
+
+  /** `session_status`'s `hosted` section: the JupyterHub user servers this process is waiting for. */
+  public async serviceStatus(): Promise<Readonly<Record<string, unknown>>> {
+    const now = this.clock.now();
+    return {
+      hub_server_starts: this.hubStarter.waits().map((wait) => ({
+        user: wait.user,
+        hub: wait.hub,
+        waited_secs: Math.round((now - wait.since) / 1000),
+        message: `The server of JupyterHub user '${wait.user}' was stopped; the Hub was asked to start it and it is awaited (at most ${Math.round(this.options.hubStartTimeoutMs / 1000)} s); the notebook comes back by itself then.`,
+      })),
+    };
+  }
+
   public async list(): Promise<readonly ListedNotebook[]> {
     return [...this.#open].map((handle) => ({
       notebookId: handle.notebookId,
@@ -151,6 +181,18 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   /**
+   * `target` on the server it names: a JupyterHub `…/hub/user-redirect/…` URL is resolved to the
+   * server of the token's own user (`GET /hub/api/user`); any other target is returned as it is.
+   */
+  private async onHubUserServer(target: HostedUrlTarget): Promise<HostedUrlTarget> {
+    const hub = hubLocationOf(target.serverUrl);
+    if (hub?.kind !== 'user-redirect') return target;
+    const user = await new JupyterHubApi(hub.hubApiUrl, target.token, this.options.hubFetch).whoAmI();
+    const serverUrl = hubUserServerUrl(hub.prefix, user);
+    return Object.freeze({ ...target, serverUrl, url: `${serverUrl}lab/tree/${encodePath(target.notebookPath)}` });
+  }
+
+  /**
    * `where` with the token to use: its own (from `?token=`), else the one kept for its server (it
    * opened a notebook there before, maybe in an earlier child), else the plugin's default.
    */
@@ -158,18 +200,32 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     where: T,
   ): T {
     if (where.token) return where;
-    const token = this.credentials.find(where.serverUrl) ?? this.options.defaultToken;
+    const fallback = hubLocationOf(where.serverUrl)
+      ? (this.options.hubToken ?? this.options.defaultToken)
+      : (this.options.defaultToken ?? this.options.hubToken);
+    const token = this.credentials.find(where.serverUrl) ?? fallback;
     return token ? Object.freeze({ ...where, token }) : where;
   }
 
-  private async open(
-    target: HostedUrlTarget,
-    context: BackendConnectContext,
-    rejoin: boolean,
-  ): Promise<NotebookHandle> {
+  private async open(asked: HostedUrlTarget, context: BackendConnectContext, rejoin: boolean): Promise<NotebookHandle> {
+    const target = await step(context.signal, () => this.onHubUserServer(asked));
+    const hub = hubLocationOf(target.serverUrl);
+    const hubServer = hub?.kind === 'user-server' ? hub.server : undefined;
     const server = this.connector.open({ serverUrl: target.serverUrl, token: target.token });
+    let hubStarted = false;
     try {
-      const file = await step(context.signal, () => server.getNotebook(target.notebookPath)).catch((error: unknown) => {
+      const load = () => server.getNotebook(target.notebookPath);
+      const file = await step(context.signal, () =>
+        load().catch(async (error: unknown) => {
+          if (!hubServer) throw error;
+          if (CoreError.is(error) && error.code === unauthorizedErrorCode) throw hubRefusal(hubServer, target, error);
+          if (!CoreError.is(error) || (error.code !== hubServerNotRunningCode && error.code !== 'http_503'))
+            throw error;
+          // The user's server is stopped: the Hub starts it (when the token may), and it is waited for.
+          hubStarted = await this.hubStarter.ensureRunning(hubServer, target.token, context.signal);
+          return load();
+        }),
+      ).catch((error: unknown) => {
         if (CoreError.is(error, 'notebookUnavailable')) {
           throw new CoreError(
             'notebookUnavailable',
@@ -189,7 +245,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
         throw error;
       }
       const known = this.#kernels.get(target.url);
-      const lost = (rejoin && session.started) || (known !== undefined && known !== session.kernelId);
+      const lost = hubStarted || (rejoin && session.started) || (known !== undefined && known !== session.kernelId);
       this.#kernels.set(target.url, session.kernelId);
       if (lost) {
         this.#logger.info('the hosted notebook came back on a new kernel', { notebook: target.url });
@@ -202,7 +258,9 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
         kernel,
         ...(lost
           ? {
-              kernelNotice: `The Jupyter Server at ${target.serverUrl} no longer had this notebook's kernel (the server restarted, or the kernel was shut down); the notebook was reloaded from the server`,
+              kernelNotice: hubStarted
+                ? `The JupyterHub server of user '${hubServer?.user}' (${target.serverUrl}) had stopped and was started again, with a new kernel for this notebook; the notebook was reloaded from the server`
+                : `The Jupyter Server at ${target.serverUrl} no longer had this notebook's kernel (the server restarted, or the kernel was shut down, e.g. culled for idleness); the notebook was reloaded from the server`,
             }
           : {}),
         clock: this.clock,
@@ -211,13 +269,25 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       this.#open.add(handle);
       handle.onDidClose(() => this.#open.delete(handle));
       // A token that opened the notebook is kept for this server, for the next child too.
-      if (target.token) this.credentials.keep(target.serverUrl, target.token);
+      if (target.token) {
+        this.credentials.keep(target.serverUrl, target.token);
+        if (asked.serverUrl !== target.serverUrl) this.credentials.keep(asked.serverUrl, target.token);
+      }
       return handle;
     } catch (error) {
       disposeQuietly(server);
       throw error;
     }
   }
+}
+
+/** A Hub user server that refused the token (HTTP 401/403): which user's server, and what would be let in. */
+function hubRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreError): CoreError {
+  return new CoreError(
+    'daemonUnavailable',
+    `The JupyterHub refused this API token for the server of user '${server.user}' (${target.serverUrl}): the token does not give access to that user's server. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scope access:servers!user=${server.user}.`,
+    { code: unauthorizedErrorCode, cause },
+  );
 }
 
 /** Runs one step of a connect unless the attempt was abandoned (then rejects with the signal's reason). */

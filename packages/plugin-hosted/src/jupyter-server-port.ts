@@ -76,6 +76,8 @@ export interface JupyterServerPort {
   createUntitledNotebook(directory: string): Promise<string>;
   /** The session for `path` if the server has one (its kernel kept), else a new one with a `kernelName` kernel. */
   findOrStartSession(path: string, kernelName: string): Promise<ServerSession>;
+  /** Whether the server still runs the kernel (`GET api/kernels/<id>`): `false` once it was shut down (culled, or from elsewhere). */
+  kernelExists(kernelId: string): Promise<boolean>;
   /** Opens the kernel's websocket (not yet ready: see {@link ServerKernelConnection.ready}). */
   connectKernel(kernelId: string): Promise<ServerKernelConnection>;
   /** Closes whatever this port holds open (not the server's sessions). */

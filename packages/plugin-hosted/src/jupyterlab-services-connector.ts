@@ -19,6 +19,7 @@ import {
   type ServerSession,
   unauthorizedErrorCode,
 } from './jupyter-server-port.js';
+import { hubServerNotRunningCode } from './jupyterhub-api.js';
 import { redactCredentials, redactFromLibraryConsole, routeLibraryConsole } from './route-library-console.js';
 
 /** The libraries, loaded on first use (they are heavy; a child that never opens a hosted notebook never loads them). */
@@ -89,6 +90,10 @@ class LazyServer implements JupyterServerPort {
 
   public async findOrStartSession(path: string, kernelName: string): Promise<ServerSession> {
     return (await this.server).findOrStartSession(path, kernelName);
+  }
+
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    return (await this.server).kernelExists(kernelId);
   }
 
   public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
@@ -193,6 +198,13 @@ class JupyterlabServicesServer {
     if (!started.kernel)
       throw new CoreError('invalidRequest', `The server started a session for ${path} without a kernel.`);
     return { sessionId: started.id, kernelId: started.kernel.id, started: true };
+  }
+
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    const model = await this.call('read the kernel', () =>
+      this.#library.services.KernelAPI.getKernelModel(kernelId, this.#settings),
+    );
+    return model !== undefined;
   }
 
   public connectKernel(kernelId: string): ServerKernelConnection {
@@ -380,6 +392,13 @@ function toServerError(library: Library, error: unknown, what: string, serverUrl
   if (error instanceof Connection.ResponseError) {
     const status = error.response.status;
     if (status === 404) return new CoreError('notebookUnavailable', `Could not ${what}: not found on ${serverUrl}.`);
+    if (status === 424) {
+      return new CoreError(
+        'daemonUnavailable',
+        `Could not ${what}: the JupyterHub server at ${serverUrl} is not running (HTTP 424).`,
+        { code: hubServerNotRunningCode },
+      );
+    }
     if (status === 401 || status === 403) {
       return new CoreError(
         'daemonUnavailable',

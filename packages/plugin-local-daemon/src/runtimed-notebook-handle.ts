@@ -1,7 +1,6 @@
 import {
   type CellActivity,
   type CellActivityPage,
-  type CellOutput,
   type CellType,
   type Clock,
   CoreError,
@@ -23,11 +22,11 @@ import {
   type NotebookReadiness,
   ReadinessWaiters,
   type SavedNotebook,
-  type ScratchRun,
   type Subscription,
   type Timer,
   type UpdatedCell,
 } from '@nteract-mcp/core';
+import { ListenerSet } from '@nteract-mcp/foundation';
 import {
   checkWire,
   type RuntimedConnection,
@@ -42,6 +41,7 @@ import {
 } from '@nteract-mcp/runtimed-protocol';
 import { ExecutionFollower } from './execution-follower.js';
 import { type CellChange, RetainedProjection } from './retained-projection.js';
+import { RuntimedExecutionControls } from './runtimed-execution-controls.js';
 import {
   readFromDaemon,
   toCellActivity,
@@ -50,6 +50,7 @@ import {
   toIncarnation,
   toNotebookCell,
 } from './runtimed-wire-readers.js';
+import { editFields, executeFields, mutationFields } from './runtimed-wire-writers.js';
 import { toCoreError } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
@@ -107,11 +108,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   #runtimeBroadcasts = 0;
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #initialSync: Promise<void>;
-  readonly #closeListeners = new Set<{ readonly listener: (reason: NotebookHandleCloseReason) => void }>();
-  readonly #changeListeners = new Set<{ readonly listener: (change: NotebookCellChange) => void }>();
-  readonly #inputListeners = new Set<{ readonly listener: (request: InputRequest) => void }>();
-  /** Input requests that came while nobody listened (bounded), for the first listener. */
-  readonly #unheardInputs: InputRequest[] = [];
+  readonly #closeListeners: ListenerSet<NotebookHandleCloseReason>;
+  readonly #changeListeners: ListenerSet<NotebookCellChange>;
+  readonly #controls: RuntimedExecutionControls;
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
@@ -144,6 +143,15 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#connection = connection;
     this.#clock = options.clock;
     this.#logger = options.logger.child('plugin-local-daemon:RuntimedNotebookHandle');
+    const logThrown = (what: string) => (error: unknown) =>
+      this.#logger.error(`an ${what} listener threw`, { notebookId: this.notebookId, error });
+    this.#closeListeners = new ListenerSet(logThrown('onDidClose'));
+    this.#changeListeners = new ListenerSet(logThrown('onDidChangeCells'));
+    this.#controls = new RuntimedExecutionControls({
+      request: (message) => this.request(message),
+      clock: options.clock,
+      onListenerError: logThrown('onInputRequest'),
+    });
     this.#executions = new ExecutionFollower({
       clock: options.clock,
       readExecution: (executionId) => this.getExecution(executionId),
@@ -182,7 +190,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /** The room broadcasts what the undo changed to every peer, this one too: the projection follows. */
   public async undo(count: number, options?: MutationOptions): Promise<readonly CellActivity[]> {
-    const answer = await this.request({ type: 'undo', count, ...idempotency(options) });
+    const answer = await this.request({ type: 'undo', count, ...mutationFields(options) });
     return answer.undone.map(toCellActivity);
   }
 
@@ -258,7 +266,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       source: request.source,
       cell_type: request.cellType,
       ...(request.index === undefined ? {} : { index: request.index }),
-      ...idempotency(options),
+      ...mutationFields(options),
     });
     const cell = toNotebookCell(answer.cell);
     this.applyChange({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
@@ -275,8 +283,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cell_id: cellId,
       ...(patch.source === undefined ? {} : { source: patch.source }),
       ...(patch.cellType === undefined ? {} : { cell_type: patch.cellType }),
-      ...idempotency(options),
-      ...versions(options),
+      ...editFields(options),
     });
     const cell = toNotebookCell(answer.cell);
     this.applyChange({ kind: 'update', cell, version: answer.document_version });
@@ -287,8 +294,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     const answer = await this.request({
       type: 'delete_cell',
       cell_id: cellId,
-      ...idempotency(options),
-      ...versions(options),
+      ...editFields(options),
     });
     this.applyChange({ kind: 'delete', cellId, version: answer.document_version });
   }
@@ -298,8 +304,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       type: 'move_cell',
       cell_id: cellId,
       after_cell_id: afterCellId ?? null,
-      ...idempotency(options),
-      ...expected(options),
+      ...mutationFields(options),
     });
     this.applyChange({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
   }
@@ -308,8 +313,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     const answer = await this.request({
       type: 'clear_outputs',
       cell_id: cellId,
-      ...idempotency(options),
-      ...expected(options),
+      ...mutationFields(options),
     });
     this.applyChange({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
   }
@@ -327,80 +331,22 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.assertOpen();
     return this.#executions.follow(
       async () =>
-        toExecutionState(
-          await this.request({
-            type: 'execute_cell',
-            cell_id: cellId,
-            ...idempotency(options),
-            ...expected(options),
-            ...(options?.allowInput === true ? { allow_input: true } : {}),
-            ...(options?.runAfter === undefined ? {} : { run_after: options.runAfter }),
-          }),
-        ),
+        toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...executeFields(options) })),
       options,
     );
   }
 
-  public onInputRequest(listener: (request: InputRequest) => void): Subscription {
-    const entry = { listener };
-    this.#inputListeners.add(entry);
-    for (const request of this.#unheardInputs.splice(0)) this.tellInput(request);
-    return { dispose: () => this.#inputListeners.delete(entry) };
-  }
-
-  public async answerInput(request: InputRequest, value: string | undefined): Promise<boolean> {
-    const answer = await this.request({
-      type: 'input_reply',
-      execution_id: request.executionId,
-      input_id: request.inputId,
-      ...(value === undefined ? { cancelled: true } : { value }),
-    });
-    return answer.accepted;
-  }
+  public readonly onInputRequest = (listener: (request: InputRequest) => void) =>
+    this.#controls.onInputRequest(listener);
+  public readonly answerInput = (request: InputRequest, value?: string) => this.#controls.answerInput(request, value);
+  public readonly cancelExecution = (executionId: string) => this.#controls.cancelExecution(executionId);
+  public readonly startScratch = (source: string, options?: { allowInput?: boolean }) =>
+    this.#controls.startScratch(source, options);
+  public readonly runScratch = (source: string, options?: { timeoutMs?: number }) =>
+    this.#controls.runScratch(source, options);
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
     return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
-  }
-
-  public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'> {
-    const answer = await this.request({ type: 'cancel_execution', execution_id: executionId });
-    return answer.cancelled;
-  }
-
-  public async startScratch(source: string, options: { readonly allowInput?: boolean } = {}): Promise<ExecutionState> {
-    const answer = await this.request({
-      type: 'start_code',
-      source,
-      ...(options.allowInput === true ? { allow_input: true } : {}),
-    });
-    return toExecutionState(answer);
-  }
-
-  /** `run_code` on the daemon: answered when done; after `timeoutMs` this resolves `timeout` and drops the late answer. */
-  public runScratch(source: string, options: { readonly timeoutMs?: number } = {}): Promise<ScratchRun> {
-    const run = this.request({ type: 'run_code', source }).then(
-      (answer): ScratchRun => ({
-        status: answer.status,
-        outputs: answer.outputs as readonly CellOutput[],
-        ...(answer.kernel_notice === undefined ? {} : { kernelNotice: answer.kernel_notice }),
-      }),
-    );
-    if (options.timeoutMs === undefined) return run;
-    return new Promise((resolve, reject) => {
-      const timer = this.#clock.setTimer(options.timeoutMs as number, () =>
-        resolve({ status: 'timeout', outputs: [] }),
-      );
-      run.then(
-        (result) => {
-          timer.cancel();
-          resolve(result);
-        },
-        (error: unknown) => {
-          timer.cancel();
-          reject(error);
-        },
-      );
-    });
   }
 
   public async interruptKernel(): Promise<KernelInterruptOutcome> {
@@ -446,22 +392,18 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /** Called once with why the handle closed; called at once when it already has. */
   public onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription {
-    if (this.#closedReason !== undefined) {
-      this.callCloseListener(listener, this.#closedReason);
-      return { dispose: () => undefined };
-    }
-    const entry = { listener };
-    this.#closeListeners.add(entry);
-    return { dispose: () => this.#closeListeners.delete(entry) };
+    const subscription = this.#closeListeners.add(listener);
+    // Closed already: told now, as the others were.
+    if (this.#closedReason !== undefined) this.#closeListeners.tellOnce(this.#closedReason);
+    return subscription;
   }
 
   /** Called with each change to the cells from now on (see the class guarantees); never after the handle closed. */
   public onDidChangeCells(listener: (change: NotebookCellChange) => void): Subscription {
-    const entry = { listener };
-    this.#changeListeners.add(entry);
+    const subscription = this.#changeListeners.add(listener);
     // A copy that went stale while nobody listened is fetched again now: nothing stays untold.
     this.catchUp();
-    return { dispose: () => this.#changeListeners.delete(entry) };
+    return subscription;
   }
 
   private onFrame(frame: RuntimedFrame): void {
@@ -514,13 +456,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         );
         return;
       case 'input_request':
-        this.tellInput({
-          executionId: event.execution_id,
-          inputId: event.input_id,
-          cellId: event.cell_id,
-          prompt: event.prompt,
-          password: event.password,
-        });
+        this.#controls.received(event);
         return;
       case 'conditions':
         this.#conditions = event.conditions;
@@ -533,22 +469,6 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       case 'peer_left':
       case 'presence':
         return;
-    }
-  }
-
-  /** Gives an input request to the listeners, or keeps it (a few) for the first one. */
-  private tellInput(request: InputRequest): void {
-    if (this.#inputListeners.size === 0) {
-      if (this.#unheardInputs.length >= maxHeldNotices) this.#unheardInputs.shift();
-      this.#unheardInputs.push(request);
-      return;
-    }
-    for (const { listener } of [...this.#inputListeners]) {
-      try {
-        listener(request);
-      } catch (error) {
-        this.#logger.error('an onInputRequest listener threw', { notebookId: this.notebookId, error });
-      }
     }
   }
 
@@ -577,13 +497,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   }
 
   private tellChange(change: NotebookCellChange): void {
-    for (const { listener } of [...this.#changeListeners]) {
-      try {
-        listener(change);
-      } catch (error) {
-        this.#logger.error('an onDidChangeCells listener threw', { notebookId: this.notebookId, error });
-      }
-    }
+    this.#changeListeners.tell(change);
   }
 
   private refreshCells(): Promise<void> {
@@ -656,18 +570,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#executions.close(this.closedError());
     this.#readinessWaiters.wake();
     this.#changeListeners.clear();
-    this.#inputListeners.clear();
-    const listeners = [...this.#closeListeners];
-    this.#closeListeners.clear();
-    for (const { listener } of listeners) this.callCloseListener(listener, reason);
-  }
-
-  private callCloseListener(listener: (reason: NotebookHandleCloseReason) => void, reason: NotebookHandleCloseReason) {
-    try {
-      listener(reason);
-    } catch (error) {
-      this.#logger.error('an onDidClose listener threw', { notebookId: this.notebookId, error });
-    }
+    this.#controls.clear();
+    this.#closeListeners.tellOnce(reason);
   }
 
   private assertOpen(): void {
@@ -681,21 +585,4 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cause === undefined ? undefined : { cause },
     );
   }
-}
-
-function idempotency(options: MutationOptions | undefined): { idempotency_key?: string } {
-  return options?.idempotencyKey === undefined ? {} : { idempotency_key: options.idempotencyKey };
-}
-
-/** The `expected_version` a mutation names, if any. */
-function expected(options: MutationOptions | undefined): { expected_version?: string } {
-  return options?.expectedVersion === undefined ? {} : { expected_version: options.expectedVersion };
-}
-
-/** The `expected_version` and `seen_version` an edit names, if any. */
-function versions(options: MutationOptions | undefined): { expected_version?: string; seen_version?: string } {
-  return {
-    ...expected(options),
-    ...(options?.seenVersion === undefined ? {} : { seen_version: options.seenVersion }),
-  };
 }

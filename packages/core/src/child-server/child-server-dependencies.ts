@@ -5,6 +5,7 @@ import type { SessionActivation } from '../session/session-activation.js';
 import type { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { SessionSlot } from '../session/session-slot.js';
 import type { ExecutionStore } from './execution-store.js';
+import type { KernelHistory } from './kernel-history.js';
 import type { PeerAwareness } from './peer-awareness.js';
 
 /** What the child server's tools work with: the session engine, the ports and the call-independent state. */
@@ -17,6 +18,8 @@ export interface ChildServerDependencies {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly executions: ExecutionStore;
+  /** Which cells this server ran in which kernel of each notebook (what a replaced kernel took with it). */
+  readonly kernelHistory: KernelHistory;
   /** Relative paths and the default working directory resolve against it. */
   readonly cwd: string;
   /** The serialized size no tool result exceeds; tools that list many cells stop at it. */

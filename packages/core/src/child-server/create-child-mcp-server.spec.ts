@@ -41,6 +41,7 @@ const allTools = [
   'run_code',
   'get_changes',
   'undo',
+  'restore_state',
 ];
 
 /** The rejection of a call, which must be a JSON-RPC invalid-params error. */

@@ -55,10 +55,12 @@ import { createChangeTools } from './create-change-tools.js';
 import { createEditTools } from './create-edit-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
+import { createRestoreTools } from './create-restore-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { ExecutionTasks, relatedTaskMetaKey, taskTools } from './execution-tasks.js';
+import { KernelHistory } from './kernel-history.js';
 import { inputElicitation, KernelInputs, lineOf } from './kernel-inputs.js';
 import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
@@ -190,12 +192,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     clock: container.get(Clock),
     logger,
     executions: new ExecutionStore(),
+    kernelHistory: new KernelHistory(),
     cwd: options.cwd,
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
     awareness: new PeerAwareness(options.changeCursor),
   };
-  const notebookTools = [...createNotebookTools(deps), ...createEditTools(deps), ...createChangeTools(deps)];
+  const notebookTools = [
+    ...createNotebookTools(deps),
+    ...createEditTools(deps),
+    ...createChangeTools(deps),
+    ...createRestoreTools(deps),
+  ];
   const contributed = container
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()

@@ -6,6 +6,7 @@ import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
 import { subKey } from './idempotency-sub-key.js';
+import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { imagesParameter } from './output-parameters.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
@@ -134,6 +135,9 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
       }
       const timeoutSecs = given(args.timeout_secs) ?? defaultScratchTimeoutSecs;
       const run = await handle.runScratch(args.code, { timeoutMs: Math.round(timeoutSecs * 1000) });
+      const python = isPythonKernel(handle.kernelName);
+      const lostStateAfter = (notice: string) =>
+        lostStateJson(deps.kernelHistory.ran(handle.notebookId, undefined, notice, python));
       access.ensureCurrent();
       const shaper = new ResultShaper({ images: given(args.images), resultBudgetBytes: deps.resultBudgetBytes });
       return shaper.result({
@@ -144,7 +148,9 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
           run.outputs,
           () => 'nothing (scratch outputs are not kept: print less, or run it in a cell)',
         ),
-        ...(run.kernelNotice === undefined ? {} : { kernel_notice: run.kernelNotice }),
+        ...(run.kernelNotice === undefined
+          ? {}
+          : { kernel_notice: run.kernelNotice, ...lostStateAfter(run.kernelNotice) }),
         ...(run.status === 'timeout'
           ? {
               hint: `Still running after ${timeoutSecs} s; its outputs are not kept. Call interrupt_kernel to stop it.`,

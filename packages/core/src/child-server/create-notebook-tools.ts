@@ -1,24 +1,18 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
-import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellType, ExecutionState, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
+import type { CellType, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import {
-  defineChildTool,
-  jsonResult,
-  type RegisteredChildTool,
-  type ToolCallContext,
-  textResult,
-} from './child-tool-registry.js';
-import { ExecutionProgress } from './execution-progress.js';
-import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import type { ExecutionRecord } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
-import { imagesParameter, pagingParameters, readExecutionOutputs } from './output-parameters.js';
+import { isPythonKernel, lostStateJson } from './kernel-history.js';
+import { imagesParameter, pagingParameters } from './output-parameters.js';
 import { pageOfOutputs } from './page-of-outputs.js';
+import { executionJson, recordOf, runCell } from './run-cell.js';
 import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
@@ -49,55 +43,6 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   /** The output shaping of one call (`images`: its parameter). */
   const shaperFor = (images: boolean | null | undefined): ResultShaper =>
     new ResultShaper({ images: given(images), resultBudgetBytes: deps.resultBudgetBytes });
-
-  /** Runs one cell on the accessed session, records the execution and renders it. */
-  const runCell = async (
-    access: SessionAccess,
-    cellId: string,
-    options: {
-      readonly timeoutSecs: number;
-      readonly idempotencyKey: string | undefined;
-      /** Run only while the cell still has this version. */
-      readonly expectedVersion?: string | undefined;
-      readonly shaper: ResultShaper;
-      readonly context: ToolCallContext;
-    },
-  ): Promise<Record<string, unknown>> => {
-    const { handle } = access;
-    // Progress per output and keep-alives while the cell is silent; cancelling this call cancels its execution.
-    const progress = new ExecutionProgress({ clock: deps.clock, context: options.context, cellId });
-    const result = await handle
-      .executeCell(cellId, {
-        timeoutMs: Math.round(options.timeoutSecs * 1000),
-        idempotencyKey: options.idempotencyKey,
-        ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
-        onStarted: (executionId) => progress.started(executionId),
-        onOutput: () => progress.output(),
-        signal: options.context.cancelled,
-        ...(options.context.allowInput === true ? { allowInput: true } : {}),
-      })
-      .finally(() => progress.stop());
-    const record: ExecutionRecord = {
-      executionId: result.executionId,
-      notebookId: handle.notebookId,
-      cellId: result.cellId,
-      status: executionStatusOf(result.status),
-      outputs: result.outputs,
-      executionCount: result.executionCount,
-      ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
-    };
-    deps.executions.record(record);
-    try {
-      access.ensureCurrent();
-    } catch (error) {
-      if (!CoreError.is(error)) throw error;
-      throw new ToolError(
-        `${error.message} The execution ran in notebook ${record.notebookId}: read it with get_results(execution_id="${record.executionId}").`,
-        { cause: error },
-      );
-    }
-    return executionJson(record, options.shaper);
-  };
 
   const getCell = defineChildTool({
     name: 'get_cell',
@@ -131,7 +76,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
     description:
-      "Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
+      "Read the cells of the active notebook. format 'summary' (default): one line per cell, at most 500 unless count is given; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
@@ -236,7 +181,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       if (!run) return jsonResult(created);
       if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
       const shaper = shaperFor(args.images);
-      const execution = await runCell(access, cell.id, {
+      const execution = await runCell(deps, access, cell.id, {
+        source: cell.source,
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
         shaper,
@@ -305,7 +251,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       if (!run) return jsonResult(updated);
       if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
       const shaper = shaperFor(args.images);
-      const execution = await runCell(access, cell.id, {
+      const execution = await runCell(deps, access, cell.id, {
+        source: cell.source,
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: subKey(context, 'execute'),
         shaper,
@@ -373,7 +320,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     handler: async (args, context) => {
       const access = await accessWhenReady(deps, 'runtime', context);
       const shaper = shaperFor(args.images);
-      const execution = await runCell(access, args.cell_id, {
+      const execution = await runCell(deps, access, args.cell_id, {
         timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
         idempotencyKey: context.idempotencyKey,
         expectedVersion: given(args.expected_version),
@@ -414,7 +361,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
           status = 'running';
           break;
         }
-        const execution = await runCell(access, cell.id, {
+        const execution = await runCell(deps, access, cell.id, {
+          source: cell.source,
           timeoutSecs: wait ? remainingMs / 1000 : 0,
           idempotencyKey: subKey(context, `execute:${cell.id}`),
           shaper,
@@ -518,7 +466,9 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     handler: async (_args, context) => {
       const access = await accessWhenReady(deps, 'runtime', context);
       await access.handle.restartKernel();
-      return jsonResult({ restarted: true });
+      const { notebookId, kernelName } = access.handle;
+      const lost = deps.kernelHistory.replaced(notebookId, 'restart_kernel', isPythonKernel(kernelName), false);
+      return jsonResult({ restarted: true, ...lostStateJson(lost) });
     },
   });
 
@@ -562,37 +512,4 @@ async function insertionIndex(
 
 function notRunNote(cell: NotebookCell): string {
   return `Only code cells run; this ${cell.cellType} cell was not executed.`;
-}
-
-function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
-  return {
-    executionId: state.executionId,
-    notebookId,
-    cellId: state.cellId,
-    status: executionStatusOf(state.status),
-    outputs: state.outputs,
-    executionCount: state.executionCount,
-    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-  };
-}
-
-/** An execution as the tools show it; its outputs shaped by `shaper`, or left out (for a page of them) without one. */
-function executionJson(record: ExecutionRecord, shaper: ResultShaper | undefined): Record<string, unknown> {
-  const unfinished = record.status === 'running' || record.status === 'queued';
-  return {
-    cell_id: record.cellId,
-    execution_id: record.executionId,
-    notebook_id: record.notebookId,
-    status: record.status,
-    execution_count: record.executionCount,
-    ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
-    ...(shaper === undefined
-      ? {}
-      : { outputs: shaper.shapeOutputs(record.outputs, readExecutionOutputs(record.executionId)) }),
-    ...(unfinished && shaper !== undefined
-      ? {
-          hint: `Still ${record.status}; outputs so far are shown. Call get_results(execution_id="${record.executionId}") for the rest.`,
-        }
-      : {}),
-  };
 }

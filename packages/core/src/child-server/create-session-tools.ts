@@ -16,9 +16,14 @@ import type { NotebookHandle, NotebookReadiness } from '../ports/notebook-handle
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import { lostKernelStateOf } from './create-restore-tools.js';
+import { lostStateJson } from './kernel-history.js';
 import { summarizeCells } from './summarize-cells.js';
 import { ToolError, toToolFailure } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
+
+/** Lines of the cell summary in a `connect_notebook` answer (the rest: `get_all_cells`). */
+export const connectSummaryCells = 100;
 
 const missingTargetText =
   "Missing required parameter: provide either 'path' (file path) or 'notebook_id' (UUID from list_active_notebooks), not both.";
@@ -72,7 +77,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       ),
       notebook_id: toolParameters.optionalString('UUID of an open notebook (from list_active_notebooks).'),
       url: toolParameters.optionalString(
-        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN).',
+        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb; a JupyterHub user server: …/user/<name>/lab/tree/<path>.ipynb or …/hub/user-redirect/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN / JUPYTERHUB_API_TOKEN).',
       ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -302,6 +307,9 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
         active: active
           ? {
               ...activeJson(active),
+              ...(active.handle.kernelNotice === undefined
+                ? {}
+                : lostStateJson(lostKernelStateOf(deps, active.handle))),
               ephemeral: room?.ephemeral ?? null,
               working_dir: room?.workingDir ?? null,
               interpreter: room?.kernelInterpreter ?? null,
@@ -402,7 +410,7 @@ async function liveViewOf(backend: NotebookBackend | undefined): Promise<{ live_
 
 async function cellSummary(handle: NotebookHandle): Promise<string> {
   try {
-    return summarizeCells(await handle.listCells());
+    return summarizeCells(await handle.listCells(), { limit: connectSummaryCells });
   } catch (error) {
     return `(cells not available yet: ${error instanceof Error ? error.message : String(error)})`;
   }

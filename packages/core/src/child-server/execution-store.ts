@@ -13,6 +13,8 @@ export interface ExecutionRecord {
   readonly executionCount: number | null;
   /** It ran in a new kernel; why the old one (and its variables) is gone. */
   readonly kernelNotice?: string;
+  /** What is known of an execution that ended without its kernel's word. */
+  readonly note?: string;
 }
 
 /** How many executions the store remembers by default. */

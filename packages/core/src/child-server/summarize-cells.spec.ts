@@ -25,6 +25,19 @@ describe(summarizeCells, () => {
     expect(summarizeCells(cells, { start: 5 })).toBe('(no cells in this range; the notebook has 2)');
     expect(summarizeCells([])).toBe('(empty notebook: no cells)');
   });
+
+  it('stays bounded for a large notebook unless a count is given, saying how to read on', () => {
+    const many = Array.from({ length: 1200 }, (_, index) => cell(`c${index}`, `x = ${index}`));
+    const lines = summarizeCells(many).split('\n');
+    expect(lines).toHaveLength(501);
+    expect(lines.at(-1)).toBe('(cells 0–499 of 1200: get_all_cells(start=500) lists the next)');
+    expect(summarizeCells(many, { limit: 100 }).split('\n').at(-1)).toBe(
+      '(cells 0–99 of 1200: get_all_cells(start=100) lists the next)',
+    );
+    expect(summarizeCells(many, { start: 1000 }).split('\n').at(-1)).toBe('(cells 1000–1199 of 1200)');
+    // An explicit count is honoured whatever its size.
+    expect(summarizeCells(many, { count: 1200 }).split('\n')).toHaveLength(1200);
+  });
 });
 
 describe(renderCell, () => {

@@ -6,6 +6,9 @@ import { readCellOutputs } from './output-parameters.js';
 /** Characters of a cell's source shown per line of a summary, by default. */
 export const defaultSummaryPreviewChars = 80;
 
+/** Lines of a summary when no `count` is given: a large notebook's list stays readable and bounded. */
+export const defaultSummaryCells = 500;
+
 /** A cell as the JSON-returning tools show it. */
 export interface RenderedCell {
   readonly cell_id: string;
@@ -23,14 +26,22 @@ export interface RenderedCell {
 /**
  * One line per cell: `[index] id type (exec n, k outputs): first line of source…`. `previewChars`
  * bounds the source shown; `start`/`count` select a window (indices stay those of the notebook).
+ * Without `count`, at most `limit` lines (default {@link defaultSummaryCells}); the last line then
+ * says which `get_all_cells` call lists the next ones.
  */
 export function summarizeCells(
   cells: readonly NotebookCell[],
-  options: { readonly start?: number; readonly count?: number; readonly previewChars?: number } = {},
+  options: {
+    readonly start?: number;
+    readonly count?: number;
+    readonly previewChars?: number;
+    readonly limit?: number;
+  } = {},
 ): string {
   if (cells.length === 0) return '(empty notebook: no cells)';
   const start = Math.max(0, options.start ?? 0);
-  const end = options.count === undefined ? cells.length : Math.min(cells.length, start + Math.max(0, options.count));
+  const count = options.count ?? options.limit ?? defaultSummaryCells;
+  const end = Math.min(cells.length, start + Math.max(0, count));
   const previewChars = Math.max(0, options.previewChars ?? defaultSummaryPreviewChars);
   const lines: string[] = [];
   for (let index = start; index < end; index += 1) {
@@ -49,7 +60,11 @@ export function summarizeCells(
     lines.push(`[${index}] ${cell.id} ${cell.cellType}${details}: ${preview}`);
   }
   if (lines.length === 0) return `(no cells in this range; the notebook has ${cells.length})`;
-  if (start > 0 || end < cells.length) lines.push(`(cells ${start}–${end - 1} of ${cells.length})`);
+  if (options.count === undefined && end < cells.length) {
+    lines.push(`(cells ${start}–${end - 1} of ${cells.length}: get_all_cells(start=${end}) lists the next)`);
+  } else if (start > 0 || end < cells.length) {
+    lines.push(`(cells ${start}–${end - 1} of ${cells.length})`);
+  }
   return lines.join('\n');
 }
 

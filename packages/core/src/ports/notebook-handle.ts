@@ -146,6 +146,11 @@ export interface ExecutionResult {
   readonly executionCount: number | null;
   /** Set when this ran in a new kernel: why the one that ran earlier code is gone (its state with it). */
   readonly kernelNotice?: string;
+  /**
+   * What is known of an execution that ended without its kernel's word (e.g. `aborted` because the
+   * connection to the kernel was lost while it ran: whether the kernel finished it is not known).
+   */
+  readonly note?: string;
 }
 
 /** An execution as the notebook's owner knows it now (it may still be queued or running). */
@@ -157,6 +162,8 @@ export interface ExecutionState {
   readonly executionCount: number | null;
   /** See {@link ExecutionResult.kernelNotice}. */
   readonly kernelNotice?: string;
+  /** See {@link ExecutionResult.note}. */
+  readonly note?: string;
 }
 
 /** A scratch run's outcome: outputs returned, stored nowhere. `timeout`: still running when the wait ended. */

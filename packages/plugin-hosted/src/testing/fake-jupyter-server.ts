@@ -48,6 +48,9 @@ export class FakeJupyterServer implements JupyterServerConnector {
   #ids = 0;
   readonly #connections = new Set<FakeKernelConnection>();
 
+  /** The `code` of the error a call gets while the server is stopped (e.g. a JupyterHub's `hub_server_not_running`). */
+  public downCode: string | undefined;
+
   public constructor(public readonly token: string | undefined = 'fake-token') {}
 
   public get isUp(): boolean {
@@ -101,6 +104,11 @@ export class FakeJupyterServer implements JupyterServerConnector {
     this.#up = true;
   }
 
+  /** The server shuts down the kernel of `path` (idle culling): its session goes with it; websockets stay open, as a real server leaves them. */
+  public cull(path: string): void {
+    this.sessions.delete(path);
+  }
+
   /** Stopped and started again: files kept, sessions and kernels gone. */
   public restart(): void {
     this.stop();
@@ -122,8 +130,13 @@ export class FakeJupyterServer implements JupyterServerConnector {
 
   /** @internal */
   public check(address: JupyterServerAddress): void {
-    if (!this.#up)
-      throw new CoreError('daemonUnavailable', `the Jupyter Server at ${address.serverUrl} does not answer.`);
+    if (!this.#up) {
+      throw new CoreError(
+        'daemonUnavailable',
+        `the Jupyter Server at ${address.serverUrl} does not answer.`,
+        this.downCode === undefined ? undefined : { code: this.downCode },
+      );
+    }
     if (this.token !== undefined && address.token?.reveal() !== this.token) {
       throw new CoreError(
         'daemonUnavailable',
@@ -207,6 +220,11 @@ class FakeServerPort implements JupyterServerPort {
 
   public async connectKernel(kernelId: string): Promise<ServerKernelConnection> {
     return new FakeKernelConnection(this.server, this.address, kernelId);
+  }
+
+  public async kernelExists(kernelId: string): Promise<boolean> {
+    this.server.check(this.address);
+    return this.server.kernelById(kernelId) !== undefined;
   }
 
   public dispose(): void {}

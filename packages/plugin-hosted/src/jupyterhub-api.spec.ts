@@ -1,0 +1,108 @@
+import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHostedPlugin } from './create-hosted-plugin.js';
+import { type HubFetch, hubLocationOf, hubServerNotRunningCode } from './jupyterhub-api.js';
+import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
+
+const hub = 'http://hub.test:8000/';
+const notebook = { cells: [], metadata: { kernelspec: { name: 'python3' } }, nbformat: 4, nbformat_minor: 5 };
+
+describe(hubLocationOf, () => {
+  it('knows a user server, the user-redirect of the token’s user, and nothing else', () => {
+    expect(hubLocationOf(`${hub}user/al%20ice/`)).toEqual({
+      kind: 'user-server',
+      server: { hubApiUrl: `${hub}hub/api/`, hubHomeUrl: `${hub}hub/home`, user: 'al ice' },
+    });
+    expect(hubLocationOf(`${hub}prefix/user/bob/`)).toMatchObject({
+      server: { hubApiUrl: `${hub}prefix/hub/api/`, user: 'bob' },
+    });
+    expect(hubLocationOf(`${hub}hub/user-redirect/`)).toEqual({
+      kind: 'user-redirect',
+      hubApiUrl: `${hub}hub/api/`,
+      prefix: hub,
+    });
+    expect(hubLocationOf('http://127.0.0.1:8888/')).toBeUndefined();
+  });
+});
+
+/** A JupyterHub REST API in memory: alice's server (the fake Jupyter Server) starts when asked. */
+function fakeHub(server: FakeJupyterServer, options: { holdStart?: Promise<void> } = {}) {
+  const calls: string[] = [];
+  const fetch: HubFetch = async (url, init) => {
+    calls.push(`${init.method} ${url.slice(`${hub}hub/api/`.length)}`);
+    const token = init.headers.Authorization;
+    const answer = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
+    if (token !== 'token alice-token') return answer(403, { message: 'Forbidden' });
+    if (url.endsWith('/api/user')) return answer(200, { name: 'alice' });
+    if (url.endsWith('/users/alice') && init.method === 'GET') {
+      return answer(200, { name: 'alice', servers: server.isUp ? { '': { ready: true, pending: null } } : {} });
+    }
+    if (url.endsWith('/users/alice/server') && init.method === 'POST') {
+      await options.holdStart;
+      server.start();
+      return answer(201, {});
+    }
+    return answer(404, { message: 'Not Found' });
+  };
+  return { fetch, calls };
+}
+
+describe('JupyterHub user servers', () => {
+  let harness: ChildServerTestHarness;
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  async function start(options: { holdStart?: Promise<void> } = {}) {
+    const server = new FakeJupyterServer('alice-token');
+    server.writeFile('x.ipynb', notebook);
+    server.downCode = hubServerNotRunningCode;
+    const fake = fakeHub(server, options);
+    harness = await startChildServerTestHarness({
+      plugins: [
+        createHostedPlugin({
+          env: { JUPYTERHUB_API_TOKEN: 'alice-token', JUPYTER_TOKEN: 'other' },
+          connector: server,
+          hubFetch: fake.fetch,
+        }),
+      ],
+    });
+    return { server, calls: fake.calls };
+  }
+
+  it('a stopped user server is started through the Hub API and waited for, said in session_status meanwhile; the kernel notice says so', async () => {
+    let release: () => void = () => undefined;
+    const { server, calls } = await start({ holdStart: new Promise<void>((resolve) => (release = resolve)) });
+    server.stop();
+    const connecting = harness.callJson('connect_notebook', { url: `${hub}user/alice/notebooks/x.ipynb` });
+    await expect.poll(() => calls).toContain('POST users/alice/server');
+    const status = await harness.callJson('session_status');
+    expect(status.hosted).toMatchObject({ hub_server_starts: [{ user: 'alice', hub: `${hub}hub/api/` }] });
+    expect(JSON.stringify(status.hosted)).toContain("The server of JupyterHub user 'alice' was stopped");
+    release();
+    expect(await connecting).toMatchObject({ connected: true, path: `${hub}user/alice/lab/tree/x.ipynb` });
+    expect(
+      ((await harness.callJson('session_status')).hosted as { hub_server_starts: unknown[] }).hub_server_starts,
+    ).toEqual([]);
+    const ran = await harness.callJson('create_cell', { source: 'x = 1', and_run: true });
+    expect(ran.kernel_notice).toMatch(/JupyterHub server of user 'alice' .* had stopped and was started again/);
+    expect(JSON.stringify(harness.logger.records)).not.toContain('alice-token');
+  });
+
+  it('resolves /hub/user-redirect/ to the server of the token’s own user', async () => {
+    const { calls } = await start();
+    const connected = await harness.callJson('connect_notebook', { url: `${hub}hub/user-redirect/lab/tree/x.ipynb` });
+    expect(connected).toMatchObject({ connected: true, path: `${hub}user/alice/lab/tree/x.ipynb` });
+    expect(calls).toEqual(['GET user']);
+  });
+
+  it('a token without access to another user’s server is refused with the user named and what would be let in', async () => {
+    await start();
+    const refused = await toolError(
+      harness.call('connect_notebook', { url: `${hub}user/alice/lab/tree/x.ipynb?token=bob-token` }),
+    );
+    expect(refused).toContain("The JupyterHub refused this API token for the server of user 'alice'");
+    expect(refused).toContain('access:servers!user=alice');
+    expect(refused).not.toContain('bob-token');
+  });
+});

@@ -1,0 +1,161 @@
+import { CoreError, type SecretToken } from '@nteract-mcp/core';
+
+/** The `code` of the `CoreError` for a Hub user server that is not running (the Hub answered 424, or 503 through its proxy). */
+export const hubServerNotRunningCode = 'hub_server_not_running';
+
+/** A single-user server of a JupyterHub, as its URL names it. */
+export interface HubUserServer {
+  /** `http(s)://host[:port][/prefix]/hub/api/` */
+  readonly hubApiUrl: string;
+  /** The Hub's page of the user's server, for people (`…/hub/home`). */
+  readonly hubHomeUrl: string;
+  readonly user: string;
+}
+
+/** Where a hosted URL's server is on a JupyterHub: a user's server, or the `user-redirect` of the token's own user. */
+export type HubLocation =
+  | { readonly kind: 'user-server'; readonly server: HubUserServer }
+  | { readonly kind: 'user-redirect'; readonly hubApiUrl: string; readonly prefix: string };
+
+/**
+ * What a Jupyter Server base URL says of a JupyterHub: `…/user/<name>/` is the default server of
+ * user `<name>` (the Hub's API at `…/hub/api/`), `…/hub/user-redirect/` is the server of whoever
+ * the token belongs to; anything else is not a Hub URL (`undefined`).
+ */
+export function hubLocationOf(serverUrl: string): HubLocation | undefined {
+  const url = new URL(serverUrl);
+  const redirect = /^(.*\/)hub\/user-redirect\/$/.exec(url.pathname);
+  if (redirect) {
+    const prefix = `${url.origin}${redirect[1]}`;
+    return { kind: 'user-redirect', hubApiUrl: `${prefix}hub/api/`, prefix };
+  }
+  const user = /^(.*\/)user\/([^/]+)\/$/.exec(url.pathname);
+  if (!user) return undefined;
+  const prefix = `${url.origin}${user[1]}`;
+  let name: string;
+  try {
+    name = decodeURIComponent(user[2] as string);
+  } catch {
+    return undefined;
+  }
+  return {
+    kind: 'user-server',
+    server: { hubApiUrl: `${prefix}hub/api/`, hubHomeUrl: `${prefix}hub/home`, user: name },
+  };
+}
+
+/** The base URL of `user`'s default server on the Hub whose URLs start with `prefix`. */
+export function hubUserServerUrl(prefix: string, user: string): string {
+  return `${prefix}user/${encodeURIComponent(user)}/`;
+}
+
+/** The state of a user's default server as the Hub says it. */
+export interface HubServerState {
+  /** Running and answering. */
+  readonly ready: boolean;
+  /** `spawn` or `stop` while one is in progress. */
+  readonly pending: string | null;
+}
+
+/** The part of `fetch` the Hub client uses (replaced in tests). */
+export type HubFetch = (
+  url: string,
+  init: { method: string; headers: Record<string, string> },
+) => Promise<{
+  readonly status: number;
+  text(): Promise<string>;
+}>;
+
+/**
+ * A client of a JupyterHub's REST API (`…/hub/api/`) with one API token (in the `Authorization`
+ * header only, never in a URL or a message). Errors are `CoreError`s that name the Hub and the
+ * user, never the token: `daemonUnavailable` when the Hub does not answer or answers 5xx
+ * (transient), `invalidRequest` when it refuses (`code`: `hub_forbidden` for 401/403).
+ */
+export class JupyterHubApi {
+  public constructor(
+    private readonly hubApiUrl: string,
+    private readonly token: SecretToken | undefined,
+    private readonly fetch: HubFetch = globalThis.fetch as unknown as HubFetch,
+  ) {}
+
+  /** The name of the user the token belongs to (`GET /hub/api/user`). */
+  public async whoAmI(): Promise<string> {
+    const { status, body } = await this.call('GET', 'user', 'find the user of the token');
+    const name = (body as { name?: unknown } | undefined)?.name;
+    if (status !== 200 || typeof name !== 'string') {
+      throw this.refusal(status, 'find the user of the token', body);
+    }
+    return name;
+  }
+
+  /** The state of `user`'s default server (`GET /hub/api/users/<user>`). */
+  public async serverState(user: string): Promise<HubServerState> {
+    const what = `read the state of the server of user '${user}'`;
+    const { status, body } = await this.call('GET', `users/${encodeURIComponent(user)}`, what);
+    if (status !== 200) throw this.refusal(status, what, body);
+    const model = body as { servers?: Record<string, { ready?: unknown; pending?: unknown }> } | undefined;
+    const server = model?.servers?.[''];
+    return {
+      ready: server?.ready === true,
+      pending: typeof server?.pending === 'string' ? server.pending : null,
+    };
+  }
+
+  /**
+   * Asks the Hub to start `user`'s default server (`POST /hub/api/users/<user>/server`); resolves
+   * when the Hub accepted (201 started, 202 starting, 400 already running or pending).
+   */
+  public async startServer(user: string): Promise<void> {
+    const what = `start the server of user '${user}'`;
+    const { status, body } = await this.call('POST', `users/${encodeURIComponent(user)}/server`, what);
+    if (status === 201 || status === 202 || status === 400) return;
+    throw this.refusal(status, what, body);
+  }
+
+  private async call(method: string, path: string, what: string): Promise<{ status: number; body: unknown }> {
+    let response: Awaited<ReturnType<HubFetch>>;
+    try {
+      response = await this.fetch(`${this.hubApiUrl}${path}`, {
+        method,
+        headers: {
+          Accept: 'application/json',
+          ...(this.token ? { Authorization: `token ${this.token.reveal()}` } : {}),
+        },
+      });
+    } catch {
+      throw new CoreError(
+        'daemonUnavailable',
+        `Could not ${what}: the JupyterHub at ${this.hubApiUrl} does not answer.`,
+        {
+          code: 'server_unreachable',
+        },
+      );
+    }
+    const text = await response.text().catch(() => '');
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: response.status, body };
+  }
+
+  private refusal(status: number, what: string, body: unknown): CoreError {
+    const said = (body as { message?: unknown } | undefined)?.message;
+    const reason = typeof said === 'string' && said.trim() !== '' ? `: ${said.trim()}` : '';
+    if (status === 401 || status === 403) {
+      return new CoreError(
+        'invalidRequest',
+        `Could not ${what}: the JupyterHub at ${this.hubApiUrl} refused this API token (HTTP ${status}${reason}). Its scopes do not allow it; use a token of that user (JUPYTERHUB_API_TOKEN or ?token=…) or one with the scope the Hub names.`,
+        { code: 'hub_forbidden' },
+      );
+    }
+    return new CoreError(
+      status >= 500 ? 'daemonUnavailable' : 'invalidRequest',
+      `Could not ${what}: the JupyterHub at ${this.hubApiUrl} answered HTTP ${status}${reason}.`,
+      { code: `hub_http_${status}` },
+    );
+  }
+}

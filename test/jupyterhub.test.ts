@@ -1,0 +1,205 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  findSecretLeaks,
+  type JupyterHubUnderTest,
+  startJupyterHub,
+  startUserSession,
+  type ToolOutcome,
+  type UserSession,
+  waitFor,
+} from './support/index.js';
+
+/**
+ * Hosted notebooks on a real JupyterHub (Debian's jupyterhub, configurable-http-proxy from npm),
+ * started here on loopback ports with the dummy authenticator and the simple local spawner: each
+ * agent (the shipped proxy, as a user runs it, with its own user's JUPYTERHUB_API_TOKEN) on its
+ * own user's notebook. alice and bob are plain users; carol's server culls kernels idle 4 s.
+ */
+
+const cullIdleSecs = 4;
+let hub: JupyterHubUnderTest;
+const tokens: Record<string, string> = {};
+const sessions: UserSession[] = [];
+const startedAt = Date.now();
+
+beforeAll(async () => {
+  hub = await startJupyterHub({ users: [{ name: 'alice' }, { name: 'bob' }, { name: 'carol', cullIdleSecs }] });
+  for (const user of ['alice', 'bob', 'carol']) {
+    tokens[user] = await hub.tokenFor(user);
+    await hub.startServer(user);
+  }
+}, 240_000);
+
+afterEach(async () => {
+  for (const session of sessions.splice(0)) await session.stop();
+});
+
+afterAll(async () => {
+  await hub?.dispose();
+  process.stderr.write(`[jupyterhub.test] hub tests took ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);
+}, 120_000);
+
+const notebook = {
+  type: 'notebook',
+  format: 'json',
+  content: {
+    cells: [],
+    metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
+    nbformat: 4,
+    nbformat_minor: 5,
+  },
+};
+
+/** Puts an empty notebook `path` on `user`'s server and returns its URL (no token in it). */
+async function notebookOf(user: string, path: string): Promise<string> {
+  const put = await hub.userApi(user, tokens[user] as string, 'PUT', `api/contents/${path}`, notebook);
+  expect(put.status, JSON.stringify(put.json)).toBeLessThan(300);
+  return hub.notebookUrl(user, path);
+}
+
+/** An agent of `user`: its MCP client config gives it the user's Hub API token. */
+async function agentOf(user: string, env: Record<string, string> = {}): Promise<UserSession> {
+  const session = await startUserSession({ env: { JUPYTERHUB_API_TOKEN: tokens[user] as string, ...env } });
+  sessions.push(session);
+  return session;
+}
+
+/** No Hub token in a result, a log, a file of the session, or the handoff environment of its child. */
+function expectNoTokens(session: UserSession, outcomes: readonly ToolOutcome[]): void {
+  expect(findSecretLeaks(session, outcomes, Object.values(tokens))).toEqual([]);
+}
+
+function recorder(session: UserSession) {
+  const seen: ToolOutcome[] = [];
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const outcome = await session.call(name, args);
+    seen.push(outcome);
+    return outcome;
+  };
+  return { seen, call };
+}
+
+describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () => {
+  it('two users, each agent on its own user’s notebook (also by /hub/user-redirect/); a token without access to the other user’s server is refused with a clear error; no token leaks', {
+    timeout: 180_000,
+  }, async () => {
+    const aliceUrl = await notebookOf('alice', 'work.ipynb');
+    const bobUrl = await notebookOf('bob', 'work.ipynb');
+    const alice = await agentOf('alice');
+    const bob = await agentOf('bob');
+    const a = recorder(alice);
+    const b = recorder(bob);
+
+    const aliceConnected = await a.call('connect_notebook', { url: aliceUrl });
+    expect(aliceConnected.isError, aliceConnected.text).toBe(false);
+    expect(aliceConnected.json).toMatchObject({ path: aliceUrl, connected: true, readiness: { runtime: 'ready' } });
+    // bob names his notebook through the Hub's user-redirect: the Hub says whose it is.
+    const bobConnected = await b.call('connect_notebook', {
+      url: `${hub.baseUrl}hub/user-redirect/lab/tree/work.ipynb`,
+    });
+    expect(bobConnected.isError, bobConnected.text).toBe(false);
+    expect(bobConnected.json).toMatchObject({ path: bobUrl, connected: true });
+
+    const ranA = await a.call('create_cell', {
+      source: 'import getpass, os\nwho = "alice"\nprint(who, os.environ["HOME"])',
+      and_run: true,
+    });
+    const ranB = await b.call('create_cell', { source: 'who = "bob"\nprint(who)', and_run: true });
+    expect(ranA.isError, ranA.text).toBe(false);
+    expect(ranA.text).toMatch(/alice .*homes\/alice/);
+    expect(ranB.text).toContain('bob');
+    expect(hub.kernelProcesses('alice')).toHaveLength(1);
+    expect(hub.kernelProcesses('bob')).toHaveLength(1);
+
+    // alice's token on bob's server: refused, saying whose server and what would let it in.
+    const refused = await a.call('connect_notebook', { url: bobUrl });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("The JupyterHub refused this API token for the server of user 'bob'");
+    expect(refused.text).toContain('access:servers!user=bob');
+    // alice's session is still on her notebook.
+    const still = await a.call('create_cell', { source: 'print(who)', and_run: true });
+    expect(still.text).toContain('alice');
+    expectNoTokens(alice, a.seen);
+    expectNoTokens(bob, b.seen);
+  });
+
+  it('a kernel culled for idleness: the session comes back by itself on a new kernel, the next answer names the lost variables, restore_state brings x back', {
+    timeout: 180_000,
+  }, async () => {
+    const url = await notebookOf('carol', 'culled.ipynb');
+    const carol = await agentOf('carol');
+    const { seen, call } = recorder(carol);
+    expect((await call('connect_notebook', { url })).isError).toBe(false);
+    const define = await call('create_cell', { source: 'import math\nx = 41 + 1', and_run: true });
+    expect(define.isError, define.text).toBe(false);
+    const show = await call('create_cell', { source: 'print("x is", x)', and_run: true });
+    expect(show.text).toContain('x is 42');
+    const [culled] = await hub.kernelIds('carol', tokens.carol as string);
+    expect(culled).toBeDefined();
+
+    // The server culls the idle kernel; the session is back by itself, on another kernel.
+    await waitFor(
+      'the kernel to be culled',
+      async () => !(await hub.kernelIds('carol', tokens.carol as string)).includes(culled as string),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await waitFor('the rejoin on a new kernel', () => carol.stderr().includes('rejoined notebook'), {
+      timeoutMs: 60_000,
+    });
+
+    const next = await call('create_cell', { source: 'print(x)', and_run: true });
+    expect(next.isError, next.text).toBe(false);
+    expect(next.text).toContain('runs in a new kernel');
+    expect(next.text).toContain('NameError');
+    const lost = next.json?.lost_state as { variables: string[]; imports: string[]; summary: string };
+    expect(lost.variables).toEqual(['x']);
+    expect(lost.imports).toEqual(['math']);
+    expect(lost.summary).toContain('variables x');
+
+    const restored = await call('restore_state');
+    expect(restored.isError, restored.text).toBe(false);
+    expect(restored.json).toMatchObject({ status: 'done', restored: { variables: ['x'] } });
+    // The restored cells ran again: the second prints x.
+    expect(restored.text).toContain('x is 42');
+    expectNoTokens(carol, seen);
+  });
+
+  it('the user’s server stopped through the Hub API: the backend has the Hub start it again (said in session_status while it waits) and the agent’s next call runs on it; restore_state brings x back', {
+    timeout: 240_000,
+  }, async () => {
+    const url = await notebookOf('alice', 'stopped.ipynb');
+    const alice = await agentOf('alice');
+    const { seen, call } = recorder(alice);
+    expect((await call('connect_notebook', { url })).isError).toBe(false);
+    expect((await call('create_cell', { source: 'x = 7', and_run: true })).isError).toBe(false);
+
+    let waitingSeen = false;
+    const watching = waitFor(
+      'the Hub to have the server ready again',
+      async () => {
+        const status = await alice.call('session_status');
+        const starts = (status.json?.hosted as { hub_server_starts?: { user: string }[] } | undefined)
+          ?.hub_server_starts;
+        if (starts?.some((start) => start.user === 'alice')) waitingSeen = true;
+        return alice.stderr().includes('the JupyterHub user server is ready');
+      },
+      { timeoutMs: 120_000, intervalMs: 50 },
+    );
+    await hub.stopServer('alice');
+    await watching;
+    expect(waitingSeen).toBe(true);
+
+    const next = await call('create_cell', { source: 'print(x)', and_run: true });
+    expect(next.isError, next.text).toBe(false);
+    expect(next.text).toContain("JupyterHub server of user 'alice'");
+    expect(next.text).toContain('had stopped and was started again');
+    expect(next.json?.lost_state).toMatchObject({ variables: ['x'] });
+    const restored = await call('restore_state');
+    expect(restored.json).toMatchObject({ status: 'done' });
+    const back = await call('create_cell', { source: 'print(x * 6)', and_run: true });
+    expect(back.text).toContain('42');
+    expectNoTokens(alice, seen);
+  });
+});
