@@ -450,37 +450,37 @@ export function createChildMcpServer(container: Container, options: ChildServerO
 
   return {
     server,
-    connect: (transport) =>
-      server.connect(
-        (gated = new EraGatedTransport(
-          transport,
-          gate,
-          (connection) => {
-            logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
-            // An era that serves from its first request has no `notifications/initialized` to wait for.
-            if (connection.readyOn === undefined) {
-              initialized = true;
-              server.oninitialized?.();
-            }
+    connect: (transport) => {
+      gated = new EraGatedTransport(
+        transport,
+        gate,
+        (connection) => {
+          logger.info('protocol era opened', { era: connection.era, protocolVersion: connection.protocolVersion });
+          // An era that serves from its first request has no `notifications/initialized` to wait for.
+          if (connection.readyOn === undefined) {
+            initialized = true;
+            server.oninitialized?.();
+          }
+        },
+        {
+          // The resources a stream names (native `resourceSubscriptions`) are watched while it is open.
+          opened: (id, request) => {
+            const params = request.params as
+              | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
+              | undefined;
+            const uris = params?.notifications?.resourceSubscriptions;
+            if (!Array.isArray(uris)) return;
+            subscriptions.openStream(
+              requestIdKey(id),
+              uris.filter((uri): uri is string => typeof uri === 'string'),
+              params?._meta?.[restoredSubscriptionMetaKey] === true,
+            );
           },
-          {
-            // The resources a stream names (native `resourceSubscriptions`) are watched while it is open.
-            opened: (id, request) => {
-              const params = request.params as
-                | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
-                | undefined;
-              const uris = params?.notifications?.resourceSubscriptions;
-              if (!Array.isArray(uris)) return;
-              subscriptions.openStream(
-                requestIdKey(id),
-                uris.filter((uri): uri is string => typeof uri === 'string'),
-                params?._meta?.[restoredSubscriptionMetaKey] === true,
-              );
-            },
-            closed: (id) => subscriptions.closeStream(requestIdKey(id)),
-          },
-        )),
-      ),
+          closed: (id) => subscriptions.closeStream(requestIdKey(id)),
+        },
+      );
+      return server.connect(gated);
+    },
     client,
     peerLabel,
     close: async () => {

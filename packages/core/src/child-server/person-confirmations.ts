@@ -87,7 +87,7 @@ export class PersonConfirmations {
         title: 'Restart the kernel',
         message: `The agent wants to restart the kernel of notebook ${handle.notebookId}: every variable and import it holds is lost (cells and outputs stay). Restart it?`,
         unasked:
-          'The kernel was restarted without asking the person: this client cannot ask for confirmation (no elicitation capability).',
+          'not asked: the kernel was restarted without the person confirming, since this client cannot ask (no elicitation capability)',
       };
     }
     const cellId = (args as { cell_id?: unknown } | undefined)?.cell_id;
@@ -99,7 +99,7 @@ export class PersonConfirmations {
         title: 'Clear all outputs',
         message: `The agent wants to clear the outputs of ${cleared} cells of notebook ${handle.notebookId}. Clear them?`,
         unasked:
-          'The outputs were cleared without asking the person: this client cannot ask for confirmation (no elicitation capability).',
+          'not asked: the outputs were cleared without the person confirming, since this client cannot ask (no elicitation capability)',
       };
     }
     return undefined;
@@ -113,8 +113,23 @@ function confirmed(answer: unknown): boolean {
   return action === 'accept' && content?.confirm === true;
 }
 
-/** `result` with `note` added as a last text item. */
+/**
+ * `result` saying that nobody was asked (`note`): as a `confirmation` field of its JSON object
+ * (the tools that confirm answer one), else as a last text item.
+ */
 export function withNote(result: CallToolResult, note: string | undefined): CallToolResult {
-  if (note === undefined) return result;
+  if (note === undefined || result.isError === true) return result;
+  const [first, ...rest] = result.content;
+  if (first?.type === 'text') {
+    try {
+      const value = JSON.parse(first.text) as unknown;
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+        const text = JSON.stringify({ ...value, confirmation: note }, null, 2);
+        return { ...result, content: [{ ...first, text }, ...rest] };
+      }
+    } catch {
+      // Not JSON: the note goes last.
+    }
+  }
   return { ...result, content: [...result.content, { type: 'text', text: note }] };
 }
