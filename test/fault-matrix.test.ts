@@ -10,6 +10,7 @@
 // the matching rows (while working on one fault).
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   brokenKernelArgv,
@@ -250,6 +251,13 @@ const faults: readonly Fault[] = [
       return undefined;
     },
     told: /Gone with the old kernel \(defined by the cells this agent ran\): variables x\b.*restore_state\(\) runs/,
+  },
+  // ── Executions as MCP tasks (issue 34) ──
+  {
+    name: 'child SIGKILL under a task (tasks/result in flight)',
+    kernelSurvives: true,
+    contexts: ['exec'],
+    scenario: (row, _context, cell) => taskScenario(row, cell),
   },
 ];
 
@@ -577,6 +585,40 @@ async function stubbornKernelScenario(row: RowSession, cell: number): Promise<st
   const after = await sendEdit(row, `print(6 * 7)  # after ${marker}`, true);
   if (!after.ok || !after.outcome.text.includes('42'))
     failures.push(`no run after the restart: ${describeSettled(after)}`);
+  return failures;
+}
+
+/**
+ * A task on a running cell (2025 task augmentation, the v1 client), its `tasks/result` sent and in
+ * flight, the child SIGKILLed: the proxy sends the read to the new child, which answers it from the
+ * daemon once the cell ended: the cell's output, once.
+ */
+async function taskScenario(row: RowSession, cell: number): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const marker = `task_${cell}`;
+  const created = await sendEdit(row, `import time\ntime.sleep(4)\nprint('${marker}', 'ended')`, false);
+  const cellId = created.ok ? (created.outcome.json?.cell_id as string | undefined) : undefined;
+  if (cellId === undefined) return [`creating the cell failed: ${describeSettled(created)}`];
+  const started = await s.client.request(
+    { method: 'tools/call', params: { name: 'execute_cell', arguments: { cell_id: cellId }, task: {} } },
+    CreateTaskResultSchema,
+  );
+  const { taskId } = started.task;
+  const result = s.client
+    .request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema, { timeout: 120_000 })
+    .then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  const killed = await s.faults.killChild();
+  await s.pids.waitForChild(killed);
+  const answer = await result;
+  if (!answer.ok) return [...failures, `tasks/result failed: ${String(answer.error)}`];
+  const text = answer.value.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
+  if (text.split(`${marker} ended`).length !== 2) failures.push(`tasks/result answered: ${text.slice(0, 300)}`);
+  const polled = await s.client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
+  if (polled.status !== 'completed') failures.push(`tasks/get after it: ${polled.status}`);
   return failures;
 }
 
