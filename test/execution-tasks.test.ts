@@ -7,6 +7,7 @@ import * as z from 'zod';
 import {
   childrenOf,
   createUserEnvironment,
+  faultHooksModule,
   isAlive,
   shippedBins,
   type UserEnvironment,
@@ -53,8 +54,8 @@ afterEach(async () => {
 });
 
 /** The shipped proxy in a fresh user environment, driven by the v2 client in `era`, which answers elicitations with `answer`. */
-async function startPeer(era: 'legacy' | 'native', answer: string): Promise<Peer> {
-  const environment = createUserEnvironment(shippedBins.runtimed);
+async function startPeer(era: 'legacy' | 'native', answer: string, faultHooks = false): Promise<Peer> {
+  const environment = createUserEnvironment(shippedBins.runtimed, faultHooks ? { hooksModule: faultHooksModule } : {});
   const Transport = era === 'legacy' ? StdioClientTransport : InPlace;
   const transport = new Transport({
     command: process.execPath,
@@ -189,10 +190,10 @@ function fileText(path: string): string {
   }
 }
 
-/** SIGKILLs the peer's child and waits for the proxy's next one. */
-async function killChild(peer: Peer): Promise<void> {
+/** SIGKILLs the peer's child (or, `SIGUSR2` with the fault hooks, makes it exit 75) and waits for the proxy's next one. */
+async function killChild(peer: Peer, signal: 'SIGKILL' | 'SIGUSR2' = 'SIGKILL'): Promise<void> {
   const pid = await waitFor('the child', () => peer.childPid());
-  process.kill(pid, 'SIGKILL');
+  process.kill(pid, signal);
   await waitFor('a new child', () => {
     const next = peer.childPid();
     return next !== undefined && next !== pid ? next : undefined;
@@ -224,10 +225,10 @@ function textOf(result: Json): string {
 }
 
 describe('executions as MCP tasks, and input() asked of the person', () => {
-  it('legacy era: a task on a 20 s cell outlives a SIGKILL of the child and a daemon restart; tasks/result gives its output once', {
+  it('legacy era: a task on a 20 s cell outlives a SIGKILL of the child, an exit 75 and a daemon restart; tasks/result gives its output once', {
     timeout: 300_000,
   }, async () => {
-    const peer = await startPeer('legacy', 'unused');
+    const peer = await startPeer('legacy', 'unused', true);
     const capabilities = peer.client.getServerCapabilities() as Json;
     expect(capabilities.tasks).toMatchObject({ cancel: {}, list: {}, requests: { tools: { call: {} } } });
     const { tools } = await peer.client.listTools();
@@ -253,6 +254,9 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     await waitFor('the cell to finish (its output saved in the file)', () => fileText(path).includes('slept 20 s'), {
       timeoutMs: 120_000,
     });
+    // And an upgrade handoff: that child exits 75, the proxy starts the next at once.
+    await killChild(peer, 'SIGUSR2');
+    expect(peer.stderr()).toMatch(/child exited.*"exitClass":"handoff"/);
 
     // The daemon restarts after the cell finished: its journal kept how the execution ended.
     const before = peer.environment.daemonPid();
