@@ -36,6 +36,8 @@ interface Peer {
   readonly asked: Json[];
   /** How the person answers a confirmation (`confirm` in the requested schema). */
   confirms: boolean;
+  /** The notifications the client got that it has no handler of its own for (`notifications/tasks/status`). */
+  readonly notices: Json[];
   call(name: string, args?: Json): Promise<{ text: string; isError: boolean; json: Json | undefined }>;
   request(method: string, params: Json): Promise<Json>;
   /**
@@ -79,6 +81,10 @@ async function startPeer(era: 'legacy' | 'native', answer: string, faultHooks = 
     },
   );
   const asked: Json[] = [];
+  const notices: Json[] = [];
+  client.fallbackNotificationHandler = async (notification) => {
+    notices.push(notification as unknown as Json);
+  };
   client.setRequestHandler('elicitation/create', async (request) => {
     const params = request.params as Json;
     asked.push(params);
@@ -98,6 +104,7 @@ async function startPeer(era: 'legacy' | 'native', answer: string, faultHooks = 
     client,
     environment,
     asked,
+    notices,
     confirms: true,
     call: async (name, args = {}) => {
       const raw = (await client.callTool({ name, arguments: args }, { timeout: 180_000 })) as {
@@ -326,6 +333,15 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     expect(allResult).toContain('21');
     expect(allResult).toContain('stop here');
     expect(allResult).not.toContain('nevernever');
+    // The child that started it followed it, and said when its status changed.
+    await waitFor('the status notice', () =>
+      peer.notices.find(
+        (notice) =>
+          notice.method === 'notifications/tasks/status' &&
+          (notice.params as Json).taskId === allId &&
+          (notice.params as Json).status === 'completed',
+      ),
+    );
 
     const scratch = await peer.request('tools/call', {
       name: 'run_code',

@@ -256,7 +256,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     deps,
     readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
     notifyStatus: (task) => {
-      if (!initialized) return;
+      // The native era sends nothing unsolicited: its clients poll tasks/get.
+      if (!initialized || gate.connection?.era === 'native') return;
       server
         .notification({ method: 'notifications/tasks/status', params: task })
         .catch((error: unknown) => logger.debug('a task status was not sent', { error }));
