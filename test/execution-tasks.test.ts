@@ -405,6 +405,8 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     const created = await peer.raw('tools/call', { name: 'execute_cell', arguments: { cell_id: cellId } });
     expect(created).toMatchObject({ resultType: 'task', status: 'working', ttlMs: null });
     const taskId = String(created.taskId);
+    // A listen stream naming the task gets its status notifications (the whole task), tagged with the stream.
+    void peer.raw('subscriptions/listen', { notifications: { taskIds: [taskId] } }).catch(() => undefined);
     const waiting = await taskWhen(peer, taskId, 'the input request', (polled) => polled.status === 'input_required');
     const requests = waiting.inputRequests as Record<string, { method: string; params: Json }>;
     const [key, request] = Object.entries(requests)[0] ?? [];
@@ -417,6 +419,16 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     });
     const done = await taskWhen(peer, taskId, 'the task to complete', (polled) => polled.status === 'completed');
     expect(textOf(done.result as Json)).toContain('hello Grace');
+    const told = await waitFor('the notifications/tasks of its end', () =>
+      peer.notices.find(
+        (notice) => notice.method === 'notifications/tasks' && (notice.params as Json).status === 'completed',
+      ),
+    );
+    const params = told.params as Json;
+    expect(params).toMatchObject({ taskId, _meta: { 'io.modelcontextprotocol/subscriptionId': expect.any(String) } });
+    expect(textOf(params.result as Json)).toContain('hello Grace');
+    // Nothing of the 2025 era's came unsolicited.
+    expect(peer.notices.filter((notice) => notice.method === 'notifications/tasks/status')).toEqual([]);
     // A method of the other era is not served.
     await expect(peer.raw('tasks/result', { taskId })).rejects.toThrow(
       /not part of this protocol era|Method not found/,

@@ -6,6 +6,7 @@ export type { ChildTool, RegisteredChildTool, ToolCallContext } from './child-se
 export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
+export { tasksExtension } from './child-server/execution-tasks.js';
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
 export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';

@@ -105,6 +105,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'serializeJsonRpcLine',
       'sessionRecoveryTarget',
       'sessionReportMetaKey',
+      'tasksExtension',
       'textResult',
       'validateJsonRpcMessage',
       'withSessionReport',

@@ -1,4 +1,4 @@
-import { CoreError, ProtocolAdmission, ProtocolEraGate } from '@nteract-mcp/core';
+import { CoreError, ProtocolAdmission, ProtocolEraGate, tasksExtension } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createNativeTransportPlugin } from './create-native-transport-plugin.js';
@@ -455,6 +455,47 @@ describe('notification streams and delivery of the native era', () => {
     plain.receive(listenRequest({ resourceSubscriptions: ['nb://a'] }));
     plain.listen('z', listenRequest({ resourceSubscriptions: ['nb://a'] }));
     expect(plain.watchedResources()).toEqual([]);
+  });
+
+  it('streams notifications/tasks for the task ids a stream names, with the tasks extension on both sides', () => {
+    const tasksServer = {
+      ...listenServer,
+      capabilities: { ...listenServer.capabilities, extensions: { [tasksExtension]: {} } },
+    };
+    const withTasks = (notifications: unknown) => ({
+      method: 'subscriptions/listen',
+      params: {
+        notifications,
+        _meta: envelope({ [envelopeKeys.clientCapabilities]: { extensions: { [tasksExtension]: {} } } }),
+      },
+    });
+    const gate = new ProtocolEraGate([admission()], tasksServer);
+    gate.receive(withTasks({ taskIds: ['t-1'] }));
+    expect(gate.listen('s', withTasks({ taskIds: ['t-1'] }))).toMatchObject({
+      notifications: [{ params: { notifications: { taskIds: ['t-1'] } } }],
+    });
+    // Without the extension in the request's client capabilities: -32021, naming it.
+    expect(gate.listen('n', listenRequest({ taskIds: ['t-1'] }))).toMatchObject({
+      error: { code: -32021, data: { requiredCapabilities: { extensions: { [tasksExtension]: {} } } } },
+    });
+    expect(gate.watchedTasks()).toEqual(['t-1']);
+    expect(gate.deliver({ method: 'notifications/tasks', params: { taskId: 't-1', status: 'completed' } })).toEqual([
+      {
+        method: 'notifications/tasks',
+        params: { taskId: 't-1', status: 'completed', _meta: { [subscriptionId]: 's' } },
+      },
+    ]);
+    expect(gate.deliver({ method: 'notifications/tasks', params: { taskId: 't-2', status: 'completed' } })).toEqual([]);
+    // The 2025 era's status notification is not this era's: never sent.
+    expect(gate.deliver({ method: 'notifications/tasks/status', params: { taskId: 't-1' } })).toEqual([]);
+    expect(gate.subscriptionReplay([], {}, gate.watchedTasks())).toEqual([
+      {
+        request: true,
+        stream: true,
+        method: 'subscriptions/listen',
+        params: { notifications: { taskIds: ['t-1'] }, _meta: {} },
+      },
+    ]);
   });
 
   it('refuses a stream beyond the limit per connection', () => {

@@ -160,19 +160,26 @@ export class NativeConnection implements EraConnection {
     return this.#streams.watchedResources();
   }
 
-  /** One stream naming every URI (`meta` in its `_meta`; the envelope is added as for every request of the host's own). */
+  public watchedTasks(): readonly string[] {
+    return this.#streams.watchedTasks();
+  }
+
+  /**
+   * One stream naming every URI and watched task id (`meta` in its `_meta`; the envelope is added
+   * as for every request of the host's own).
+   */
   public subscriptionReplay(
     uris: readonly string[],
     meta: Readonly<Record<string, unknown>>,
+    taskIds: readonly string[] = [],
   ): readonly ReplayMessage[] {
-    if (uris.length === 0) return [];
+    if (uris.length === 0 && taskIds.length === 0) return [];
+    const notifications = {
+      ...(uris.length > 0 ? { resourceSubscriptions: [...uris] } : {}),
+      ...(taskIds.length > 0 ? { taskIds: [...taskIds] } : {}),
+    };
     return [
-      {
-        request: true,
-        stream: true,
-        method: 'subscriptions/listen',
-        params: { notifications: { resourceSubscriptions: [...uris] }, _meta: { ...meta } },
-      },
+      { request: true, stream: true, method: 'subscriptions/listen', params: { notifications, _meta: { ...meta } } },
     ];
   }
 }

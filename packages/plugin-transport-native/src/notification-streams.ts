@@ -6,6 +6,7 @@ import {
   requestIdKey,
   type ServerDescription,
   type StreamEnding,
+  tasksExtension,
 } from '@nteract-mcp/core';
 import { envelopeKeys, nativeErrorCodes } from './native-envelope.js';
 
@@ -15,6 +16,8 @@ interface SubscriptionFilter {
   readonly promptsListChanged?: boolean;
   readonly resourcesListChanged?: boolean;
   readonly resourceSubscriptions?: readonly string[];
+  /** The tasks extension: `notifications/tasks` for these task ids. */
+  readonly taskIds?: readonly string[];
 }
 
 type ListChangedFlag = 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged';
@@ -27,6 +30,11 @@ const listChanges: Readonly<Record<string, { readonly flag: ListChangedFlag; rea
 };
 
 const resourceUpdated = 'notifications/resources/updated';
+/** The tasks extension's status notification (the whole task); the 2025 era's `notifications/tasks/status` is not sent here. */
+const taskStatus = 'notifications/tasks';
+const legacyTaskStatus = 'notifications/tasks/status';
+/** MissingRequiredClientCapability (2026-07-28). */
+const missingClientCapability = -32021;
 const acknowledged = 'notifications/subscriptions/acknowledged';
 
 /** Severity order of `LoggingLevel`, least severe first. */
@@ -69,6 +77,14 @@ export class NotificationStreams {
           'Invalid params: subscriptions/listen needs params.notifications, an object such as {"toolsListChanged": true}.',
       };
     }
+    if (requested.taskIds !== undefined && !declaresTasks(request)) {
+      return {
+        kind: 'reject',
+        code: missingClientCapability,
+        message: `Missing required client capability: task status notifications need the ${tasksExtension} extension in the request's client capabilities.`,
+        data: { requiredCapabilities: { extensions: { [tasksExtension]: {} } } },
+      };
+    }
     if (this.#streams.has(requestIdKey(id))) {
       return {
         kind: 'reject',
@@ -107,6 +123,14 @@ export class NotificationStreams {
         (filter) => typeof uri === 'string' && (filter.resourceSubscriptions ?? []).includes(uri),
       );
     }
+    if (notification.method === taskStatus) {
+      const taskId = notification.params?.taskId;
+      return this.#tagged(
+        notification,
+        (filter) => typeof taskId === 'string' && (filter.taskIds ?? []).includes(taskId),
+      );
+    }
+    if (notification.method === legacyTaskStatus) return [];
     if (notification.method === 'notifications/message') {
       return related.some((request) => asksForLevel(request, notification.params?.level)) ? [notification] : [];
     }
@@ -119,6 +143,13 @@ export class NotificationStreams {
     for (const { filter } of this.#streams.values())
       for (const uri of filter.resourceSubscriptions ?? []) uris.add(uri);
     return [...uris].sort();
+  }
+
+  /** The task ids the open streams were acknowledged with, sorted, each once. */
+  public watchedTasks(): readonly string[] {
+    const ids = new Set<string>();
+    for (const { filter } of this.#streams.values()) for (const id of filter.taskIds ?? []) ids.add(id);
+    return [...ids].sort();
   }
 
   public end(): readonly StreamEnding[] {
@@ -160,7 +191,20 @@ function honoured(
   if (Array.isArray(uris) && isRecord(resources) && resources.subscribe === true) {
     filter.resourceSubscriptions = uris.filter((uri): uri is string => typeof uri === 'string');
   }
+  const extensions = capabilities.extensions;
+  const taskIds = requested.taskIds;
+  if (Array.isArray(taskIds) && isRecord(extensions) && tasksExtension in extensions) {
+    filter.taskIds = taskIds.filter((taskId): taskId is string => typeof taskId === 'string');
+  }
   return filter as SubscriptionFilter;
+}
+
+/** The request's client capabilities name the tasks extension. */
+function declaresTasks(request: AdmissionRequest): boolean {
+  const meta = (request.params as { _meta?: unknown } | undefined)?._meta;
+  const declared = isRecord(meta) ? meta[envelopeKeys.clientCapabilities] : undefined;
+  const extensions = isRecord(declared) ? declared.extensions : undefined;
+  return isRecord(extensions) && tasksExtension in extensions;
 }
 
 /** `request` asked for log messages of `level` (its `_meta` log level is at or below it). */

@@ -10,10 +10,10 @@ export interface ClientResourceSubscriptionsOptions {
   readonly logger: Logger;
 }
 
-/** The stream a child holds for the client's watched resources: its id there, and what it names. */
+/** The stream a child holds for the client's watched resources and tasks: its id there, and what it names. */
 interface ChildStream {
   readonly id: number;
-  readonly uris: string;
+  readonly watched: string;
 }
 
 /**
@@ -21,7 +21,8 @@ interface ChildStream {
  * dropped when a child dies or is replaced (SIGKILL, exit 75): the legacy era's
  * `resources/subscribe`s a child accepted (learned from its answers; `resources/unsubscribe`
  * answered forgets one), and the resources the native era's `subscriptions/listen` streams watch
- * (the proxy holds those streams itself; the era says what they name).
+ * (the proxy holds those streams itself; the era says what they name), and the tasks those
+ * streams watch (`taskIds`: status notifications of tasks, which any child answers for).
  *
  * Every child, once ready and before the requests waiting for it, is given them all as the era
  * says (legacy: `resources/subscribe` requests; native: one `subscriptions/listen` stream of the
@@ -71,20 +72,26 @@ export class ClientResourceSubscriptions {
   public giveTo(child: ChildConnection): void {
     this.#given.add(child);
     const uris = this.uris;
-    if (uris.length === 0) return;
-    this.#options.logger.info('giving the child the client resource subscriptions', { count: uris.length });
-    this.#send(child, uris, { [restoredSubscriptionMetaKey]: true });
+    const taskIds = this.#options.upstream.watchedTasks();
+    if (uris.length === 0 && taskIds.length === 0) return;
+    this.#options.logger.info('giving the child the client resource subscriptions', {
+      count: uris.length,
+      tasks: taskIds.length,
+    });
+    this.#send(child, uris, taskIds, { [restoredSubscriptionMetaKey]: true });
   }
 
   /** The client's streams changed (one opened or was cancelled): the live child, if given them, follows. */
   public streamsChanged(child: ChildConnection | undefined): void {
     if (!child || !this.#given.has(child) || !child.writable) return;
     const uris = this.#options.upstream.watchedResources();
+    const taskIds = this.#options.upstream.watchedTasks();
+    const none = uris.length === 0 && taskIds.length === 0;
     const previous = this.#streams.get(child);
-    if ((previous?.uris ?? '') === JSON.stringify(uris) || (!previous && uris.length === 0)) return;
-    if (uris.length > 0) this.#send(child, uris, {});
+    if ((previous?.watched ?? '') === JSON.stringify([uris, taskIds]) || (!previous && none)) return;
+    if (!none) this.#send(child, uris, taskIds, {});
     if (previous) {
-      if (uris.length === 0) this.#streams.delete(child);
+      if (none) this.#streams.delete(child);
       child.write({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',
@@ -93,13 +100,18 @@ export class ClientResourceSubscriptions {
     }
   }
 
-  #send(child: ChildConnection, uris: readonly string[], meta: Readonly<Record<string, unknown>>): void {
+  #send(
+    child: ChildConnection,
+    uris: readonly string[],
+    taskIds: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+  ): void {
     const { upstream, nextId, logger } = this.#options;
-    for (const message of upstream.subscriptionReplay(uris, meta)) {
+    for (const message of upstream.subscriptionReplay(uris, meta, taskIds)) {
       const params = upstream.requestParams(message.params as Record<string, unknown> | undefined) ?? {};
       if (message.stream) {
         const id = nextId();
-        this.#streams.set(child, { id, uris: JSON.stringify(uris) });
+        this.#streams.set(child, { id, watched: JSON.stringify([uris, taskIds]) });
         child.write({ jsonrpc: '2.0', id, method: message.method, params } as JsonRpcMessage);
       } else if (message.request) {
         void child.request(message.method, params).then((answer) => {

@@ -141,12 +141,18 @@ export class UpstreamHandshake {
     return this.#gate.watchedResources();
   }
 
-  /** What gives a child the client's resource subscriptions `uris`, `meta` in each message's `_meta`. */
+  /** The task ids the client's open streams watch (native), sorted. */
+  public watchedTasks(): readonly string[] {
+    return this.#gate.watchedTasks();
+  }
+
+  /** What gives a child the client's resource subscriptions `uris` and watched `taskIds`, `meta` in each message's `_meta`. */
   public subscriptionReplay(
     uris: readonly string[],
     meta: Readonly<Record<string, unknown>>,
+    taskIds: readonly string[] = [],
   ): readonly ReplayMessage[] {
-    return this.#gate.subscriptionReplay(uris, meta);
+    return this.#gate.subscriptionReplay(uris, meta, taskIds);
   }
 
   /** What every new child must receive before it serves. */

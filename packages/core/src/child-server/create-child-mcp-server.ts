@@ -255,13 +255,14 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const tasks = new ExecutionTasks({
     deps,
     readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
-    notifyStatus: (task) => {
-      // The native era sends nothing unsolicited: its clients poll tasks/get.
-      if (!initialized || gate.connection?.era === 'native') return;
+    // The era delivers it: legacy as it is; native only on the streams that name the task.
+    notify: (method, params) => {
+      if (!initialized) return;
       server
-        .notification({ method: 'notifications/tasks/status', params: task })
+        .notification({ method, params } as never)
         .catch((error: unknown) => logger.debug('a task status was not sent', { error }));
     },
+    era: () => gate.connection?.era,
     recoveryWaitMs,
   });
   const clientCapabilities = () => gate.clientCapabilities({ method: 'tools/call', params: {} });
@@ -467,8 +468,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
           // The resources a stream names (native `resourceSubscriptions`) are watched while it is open.
           opened: (id, request) => {
             const params = request.params as
-              | { notifications?: { resourceSubscriptions?: unknown }; _meta?: Record<string, unknown> }
+              | {
+                  notifications?: { resourceSubscriptions?: unknown; taskIds?: unknown };
+                  _meta?: Record<string, unknown>;
+                }
               | undefined;
+            const taskIds = params?.notifications?.taskIds;
+            if (Array.isArray(taskIds)) {
+              tasks.watch(
+                requestIdKey(id),
+                taskIds.filter((taskId): taskId is string => typeof taskId === 'string'),
+              );
+            }
             const uris = params?.notifications?.resourceSubscriptions;
             if (!Array.isArray(uris)) return;
             subscriptions.openStream(
@@ -477,7 +488,10 @@ export function createChildMcpServer(container: Container, options: ChildServerO
               params?._meta?.[restoredSubscriptionMetaKey] === true,
             );
           },
-          closed: (id) => subscriptions.closeStream(requestIdKey(id)),
+          closed: (id) => {
+            subscriptions.closeStream(requestIdKey(id));
+            tasks.unwatch(requestIdKey(id));
+          },
         },
       );
       return server.connect(gated);

@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Timer } from '../ports/clock.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -55,8 +56,13 @@ export interface ExecutionTasksInit {
   readonly deps: ChildServerDependencies;
   /** The `get_results` answer for an execution id (as `execute_cell` would have answered it). */
   readonly readResult: (executionId: string) => Promise<CallToolResult>;
-  /** Sends `notifications/tasks/status` (legacy era; the native era's come on listen streams only). */
-  readonly notifyStatus: (task: Record<string, unknown>) => void;
+  /**
+   * Sends a task's status notification: `notifications/tasks/status` (legacy era) or
+   * `notifications/tasks` with the whole task (native era; only streams naming the task get it).
+   */
+  readonly notify: (method: string, params: Record<string, unknown>) => void;
+  /** The connection's era, once open. */
+  readonly era: () => string | undefined;
   /** How long a task request waits for a session being brought back. */
   readonly recoveryWaitMs: number;
 }
@@ -82,6 +88,9 @@ export class ExecutionTasks {
   readonly #entries = new Map<string, TaskEntry>();
   /** The executions this child follows to their end, by id: settled (and removed) when each ends. */
   readonly #follows = new Map<string, Promise<void>>();
+  /** The task ids each open notification stream watches (native `taskIds`), by stream. */
+  readonly #watched = new Map<string, readonly string[]>();
+  #watchTimer: Timer | undefined;
 
   public constructor(init: ExecutionTasksInit) {
     this.#init = init;
@@ -497,7 +506,56 @@ export class ExecutionTasks {
     const first = entry.lastStatus === undefined;
     entry.lastStatus = state.status;
     entry.lastUpdatedAt = new Date(this.#init.deps.clock.now()).toISOString();
-    if (!first) this.#init.notifyStatus(this.taskJson(taskId, state, 'legacy'));
+    if (!first) this.announce(taskId, state);
+  }
+
+  /** Tells the client the task's state now, in its era's notification. */
+  private announce(taskId: string, state: TaskState): void {
+    if (this.#init.era() !== 'native') {
+      this.#init.notify('notifications/tasks/status', this.taskJson(taskId, state, 'legacy'));
+      return;
+    }
+    const controller = new AbortController();
+    this.get(taskId, 'native', controller.signal).then(
+      (task) => this.#init.notify('notifications/tasks', task),
+      (error: unknown) => this.#init.deps.logger.debug('a task notification was not made', { taskId, error }),
+    );
+  }
+
+  /**
+   * A notification stream (native `subscriptions/listen` with `taskIds`) watches these tasks: each
+   * is told now as it stands, then whenever its status changes (polled every poll interval, as
+   * runs of other children are followed by nobody here), until it ends or the stream closes.
+   */
+  public watch(stream: string, taskIds: readonly string[]): void {
+    this.#watched.set(stream, taskIds);
+    for (const taskId of taskIds) {
+      const controller = new AbortController();
+      this.poll(taskId, controller.signal).then(
+        (state) => this.announce(taskId, state),
+        (error: unknown) => this.#init.deps.logger.debug('a watched task could not be read', { taskId, error }),
+      );
+    }
+    this.scheduleWatch();
+  }
+
+  /** The stream closed. */
+  public unwatch(stream: string): void {
+    this.#watched.delete(stream);
+  }
+
+  private scheduleWatch(): void {
+    if (this.#watchTimer || this.#watched.size === 0) return;
+    this.#watchTimer = this.#init.deps.clock.setTimer(taskPollIntervalMs, () => {
+      this.#watchTimer = undefined;
+      const open = [...new Set([...this.#watched.values()].flat())].filter((taskId) => {
+        const status = this.#entries.get(taskId)?.lastStatus;
+        return status !== 'completed' && status !== 'failed' && status !== 'cancelled';
+      });
+      if (open.length === 0) return;
+      const controller = new AbortController();
+      Promise.allSettled(open.map((taskId) => this.poll(taskId, controller.signal))).then(() => this.scheduleWatch());
+    });
   }
 
   /** Resolves when one of the task's executions this child follows settled, or after one poll interval. */

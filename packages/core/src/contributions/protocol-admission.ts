@@ -171,13 +171,24 @@ export interface EraConnection {
    */
   watchedResources?(): readonly string[];
   /**
+   * The task ids the client's open streams ask task status notifications for (native: the
+   * `taskIds` its `subscriptions/listen` streams were acknowledged with), sorted, each once.
+   * Absent or empty: none.
+   */
+  watchedTasks?(): readonly string[];
+  /**
    * What gives a server behind this connection the client's resource subscriptions `uris` (legacy:
    * a `resources/subscribe` request for each; native: one `subscriptions/listen` stream naming them
-   * all), with `meta` added to each message's `_meta`. A host sends them to every server it starts
-   * behind the connection after the first, and (native) a new stream whenever
-   * {@link watchedResources} changes. Absent: the era passes no subscriptions on.
+   * all, and the watched `taskIds`), with `meta` added to each message's `_meta`. A host sends them
+   * to every server it starts behind the connection after the first, and (native) a new stream
+   * whenever {@link watchedResources} or {@link watchedTasks} changes. Absent: the era passes no
+   * subscriptions on.
    */
-  subscriptionReplay?(uris: readonly string[], meta: Readonly<Record<string, unknown>>): readonly ReplayMessage[];
+  subscriptionReplay?(
+    uris: readonly string[],
+    meta: Readonly<Record<string, unknown>>,
+    taskIds?: readonly string[],
+  ): readonly ReplayMessage[];
 }
 
 /**

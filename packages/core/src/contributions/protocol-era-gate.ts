@@ -179,17 +179,26 @@ export class ProtocolEraGate {
     return this.#guard(connection.era, () => connection.watchedResources?.()) ?? [];
   }
 
+  /** The task ids the client's open streams watch (see {@link EraConnection.watchedTasks}); none before opening. */
+  public watchedTasks(): readonly string[] {
+    const connection = this.#connection;
+    if (!connection?.watchedTasks) return [];
+    return this.#guard(connection.era, () => connection.watchedTasks?.()) ?? [];
+  }
+
   /**
-   * What gives a server behind the connection the client's resource subscriptions `uris` (see
-   * {@link EraConnection.subscriptionReplay}); nothing before opening, or when the era has no way.
+   * What gives a server behind the connection the client's resource subscriptions `uris` and
+   * watched `taskIds` (see {@link EraConnection.subscriptionReplay}); nothing before opening, or
+   * when the era has no way.
    */
   public subscriptionReplay(
     uris: readonly string[],
     meta: Readonly<Record<string, unknown>>,
+    taskIds: readonly string[] = [],
   ): readonly ReplayMessage[] {
     const connection = this.#connection;
-    if (!connection?.subscriptionReplay || uris.length === 0) return [];
-    return this.#guard(connection.era, () => connection.subscriptionReplay?.(uris, meta)) ?? [];
+    if (!connection?.subscriptionReplay || (uris.length === 0 && taskIds.length === 0)) return [];
+    return this.#guard(connection.era, () => connection.subscriptionReplay?.(uris, meta, taskIds)) ?? [];
   }
 
   #owner(era: string): ProtocolAdmission | undefined {
