@@ -20,6 +20,7 @@ import { UntitledStore } from '../persistence/untitled-store.js';
 import type { KernelLauncher } from './kernel-launcher.js';
 import type { NotebookRoom, RoomPeer } from './notebook-room.js';
 import { RoomCatalog } from './room-catalog.js';
+import { defaultInputWaitMs } from './room-inputs.js';
 
 const noKernels: KernelLauncher = { launch: async () => ({ kind: 'unavailable', reason: 'no kernels in this test' }) };
 
@@ -342,6 +343,26 @@ describe('NotebookRoom journal', () => {
     expect(await back.room.handle(back.peer, { type: 'get_execution', execution_id: executionId })).toMatchObject({
       status: 'ok',
     });
+  });
+
+  it('gives the kernel an empty line when nobody answers input() within the bound', async () => {
+    launcher = askingKernels;
+    const life = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(life, join(dir, 'unanswered.ipynb'), received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'input()' });
+    const started = await room.handle(p, {
+      type: 'execute_cell',
+      cell_id: (made.cell as { id: string }).id,
+      allow_input: true,
+    });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'input_request')).toBe(true));
+    clock.advance(defaultInputWaitMs);
+    await vi.waitFor(async () =>
+      expect(await room.handle(p, { type: 'get_execution', execution_id: String(started.execution_id) })).toMatchObject(
+        { status: 'ok', outputs: [{ text: 'hi \n' }] },
+      ),
+    );
   });
 
   it('runs an execution queued with run_after only when the one it names ended ok', async () => {
