@@ -100,6 +100,19 @@ const server = {
 };
 
 describe('a connection of the native era', () => {
+  it('discovers the tasks extension, never the 2025 era’s tasks capability', () => {
+    const gate = new ProtocolEraGate([admission()], {
+      ...server,
+      capabilities: { tools: {}, tasks: { list: {} }, extensions: { [tasksExtension]: {} } },
+    });
+    const verdict = gate.receive({ method: 'server/discover', params: { _meta: envelope() } });
+    expect(verdict).toMatchObject({
+      kind: 'answer',
+      result: { capabilities: { tools: {}, extensions: { [tasksExtension]: {} } } },
+    });
+    expect((verdict as { result: { capabilities: object } }).result.capabilities).not.toHaveProperty('tasks');
+  });
+
   it('answers server/discover without locking, then serves the opening request with no handshake', () => {
     const gate = new ProtocolEraGate([admission()], server);
     expect(gate.receive({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({

@@ -90,11 +90,16 @@ export class PerRequestAdmission implements ProtocolAdmission {
     return { kind: 'open', protocolVersion: requested, client: readClientIdentity(envelope[envelopeKeys.clientInfo]) };
   }
 
-  /** The `server/discover` result: served versions, capabilities, instructions, serverInfo in `_meta`. */
+  /**
+   * The `server/discover` result: served versions, capabilities, instructions, serverInfo in
+   * `_meta`. The 2025 era's `tasks` capability is not this era's (its tasks are the extension in
+   * `capabilities.extensions`): left out.
+   */
   public probe(_request: AdmissionRequest, server: ServerDescription): Record<string, unknown> {
+    const { tasks: _legacyTasks, ...capabilities } = server.capabilities;
     return {
       supportedVersions: [...this.options.protocolVersions],
-      capabilities: server.capabilities,
+      capabilities,
       ...(server.instructions !== undefined ? { instructions: server.instructions } : {}),
       ttlMs: 0,
       cacheScope: 'private',

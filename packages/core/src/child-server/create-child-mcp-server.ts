@@ -287,7 +287,16 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     era: () => gate.connection?.era,
     elicit: (params) => server.request({ method: 'elicitation/create', params } as never, ElicitResultSchema),
   });
-  registerTaskHandlers(server, tasks, inputs, () => gate.connection?.era);
+  registerTaskHandlers(
+    server,
+    tasks,
+    inputs,
+    () => gate.connection?.era,
+    (id) => {
+      const sent = gated?.served(id);
+      return sent ? gate.clientCapabilities(sent) : undefined;
+    },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: registry
       .list()
