@@ -27,6 +27,9 @@ export const nativeTaskGraceMs = 2_000;
 /** The tools that run as tasks when the client asks for one: their executions are the daemon's. */
 export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells', 'run_code']);
 
+/** How many tasks this child remembers (when each was created, whether it was cancelled). */
+const maxRememberedTasks = 256;
+
 /** Prefix of the task id of a `run_all_cells` task; the execution ids of its cells follow, comma-separated. */
 const runAllPrefix = 'run_all_cells:';
 
@@ -495,6 +498,8 @@ export class ExecutionTasks {
       const now = new Date(this.#init.deps.clock.now()).toISOString();
       entry = { createdAt: now, lastUpdatedAt: now, lastStatus: undefined, cancelled: false };
       this.#entries.set(taskId, entry);
+      // Bounded: the oldest is forgotten (the daemon still answers for it; only createdAt is lost).
+      if (this.#entries.size > maxRememberedTasks) this.#entries.delete(this.#entries.keys().next().value as string);
     }
     return entry;
   }

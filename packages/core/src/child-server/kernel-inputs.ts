@@ -3,6 +3,9 @@ import type { InputRequest, NotebookHandle } from '../ports/notebook-handle.js';
 import type { SessionSlot } from '../session/session-slot.js';
 import type { TaskEra } from './execution-tasks.js';
 
+/** How many input requests wait for the person at most (the oldest is forgotten beyond it). */
+const maxWaitingInputs = 64;
+
 /** How a line is asked of the person in the legacy era: `undefined` when the client cannot be asked. */
 export type AskPerson = (request: InputRequest) => Promise<string | undefined> | undefined;
 
@@ -108,6 +111,8 @@ export class KernelInputs {
     if (this.#waiting.has(request.inputId)) return;
     if (this.#init.era() === 'native') {
       this.#waiting.set(request.inputId, { request, handle });
+      // Bounded: one never asked for (its task not polled) is forgotten; the daemon's bound ends it.
+      if (this.#waiting.size > maxWaitingInputs) this.#waiting.delete(this.#waiting.keys().next().value as string);
       return;
     }
     const asked = this.#init.ask(request);
