@@ -56,7 +56,12 @@ afterEach(async () => {
 });
 
 /** The shipped proxy in a fresh user environment, driven by the v2 client in `era`, which answers elicitations with `answer`. */
-async function startPeer(era: 'legacy' | 'native', answer: string, faultHooks = false): Promise<Peer> {
+async function startPeer(
+  era: 'legacy' | 'native',
+  answer: string,
+  faultHooks = false,
+  declareTasks = true,
+): Promise<Peer> {
   const environment = createUserEnvironment(shippedBins.runtimed, faultHooks ? { hooksModule: faultHooksModule } : {});
   const Transport = era === 'legacy' ? StdioClientTransport : InPlace;
   const transport = new Transport({
@@ -76,7 +81,7 @@ async function startPeer(era: 'legacy' | 'native', answer: string, faultHooks = 
       versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' } },
       capabilities: {
         elicitation: { form: {} },
-        ...(era === 'native' ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}),
+        ...(era === 'native' && declareTasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}),
       },
     },
   );
@@ -433,5 +438,21 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     await expect(peer.raw('tasks/result', { taskId })).rejects.toThrow(
       /not part of this protocol era|Method not found/,
     );
+  });
+
+  it('2026-07-28 era without tasks: input() answers the call input_required; the client’s retry carries the line to the kernel', {
+    timeout: 180_000,
+  }, async () => {
+    const peer = await startPeer('native', 'Ada', false, false);
+    const { cellId } = await notebookWithCell(peer, 'name = input("name? ")\nprint("hello", name)');
+    // The v2 client fulfils the input_required answer with its elicitation handler and retries.
+    const run = await peer.call('execute_cell', { cell_id: cellId });
+    expect(run.isError, run.text).toBe(false);
+    expect(run.json).toMatchObject({ cell_id: cellId, status: 'done' });
+    expect(run.text).toContain('hello Ada');
+    expect(peer.asked).toEqual([expect.objectContaining({ message: expect.stringContaining('name?') })]);
+    // One run of the cell: the retry went on with the first execution.
+    const cells = await peer.call('get_all_cells', { format: 'json' });
+    expect((cells.json?.cells as Json[] | undefined)?.[0]).toMatchObject({ cell_id: cellId, execution_count: 1 });
   });
 });

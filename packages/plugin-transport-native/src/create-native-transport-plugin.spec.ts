@@ -110,7 +110,8 @@ describe('a connection of the native era', () => {
       kind: 'answer',
       result: { capabilities: { tools: {}, extensions: { [tasksExtension]: {} } } },
     });
-    expect((verdict as { result: { capabilities: object } }).result.capabilities).not.toHaveProperty('tasks');
+    if (verdict.kind !== 'answer') throw new Error('server/discover was not answered');
+    expect(verdict.result.capabilities).not.toHaveProperty('tasks');
   });
 
   it('answers server/discover without locking, then serves the opening request with no handshake', () => {

@@ -24,6 +24,8 @@ export interface ToolCallContext {
   reportProgress(progress: number, message: string): void;
   /** The person can be asked for the code's `input()` during this call (the client declared elicitation). */
   readonly allowInput?: boolean;
+  /** Told the id of each execution the call starts (the server answers their `input()` requests). */
+  readonly onExecution?: (executionId: string) => void;
 }
 
 /**

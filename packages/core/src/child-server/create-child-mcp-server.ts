@@ -60,6 +60,7 @@ import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
 import { ExecutionTasks, relatedTaskMetaKey, taskTools } from './execution-tasks.js';
+import { InputRounds } from './input-rounds.js';
 import { KernelHistory } from './kernel-history.js';
 import { inputElicitation, KernelInputs, lineOf } from './kernel-inputs.js';
 import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
@@ -281,6 +282,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     },
   });
   inputs.watchSessions();
+  const inputRounds = new InputRounds({
+    inputs,
+    tasks,
+    readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
+    era: () => gate.connection?.era,
+  });
   // Calls that destroy what the person may want kept ask them first (when the client can ask).
   const confirmations = new PersonConfirmations({
     slot,
@@ -335,6 +342,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       ? (unsettled.keyOf(name, args) ?? (typeof given === 'string' && given.length > 0 ? given : randomHex(16)))
       : undefined;
     const progressToken = meta?.progressToken;
+    // The executions this call starts (their input() is answered through the call: see InputRounds).
+    const startedRuns = new Set<string>();
+    const rounds = inputRounds.applies(request.params.name, declared);
     const context: ToolCallContext = {
       idempotencyKey: key,
       signal: extra.signal,
@@ -349,8 +359,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         () => deps.clock.now(),
       ),
       cancelled: cancellations.signalFor(extra.requestId),
-      // The person answers the code's input() during the call (native: only a task's, via tasks/update).
-      allowInput: declared?.elicitation !== undefined && gate.connection?.era !== 'native',
+      // The person answers the code's input() during the call (native: through its input_required answer).
+      allowInput: declared?.elicitation !== undefined && (gate.connection?.era !== 'native' || rounds),
+      onExecution: (executionId) => startedRuns.add(executionId),
     };
     const onSession = waitsForRecovery.has(name);
     const started = deps.clock.now();
@@ -368,6 +379,11 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       cancellations.release(extra.requestId);
       return confirmation.result as CallToolResult;
     }
+    const resumed = rounds ? await inputRounds.resume(sent, extra.signal) : undefined;
+    if (resumed !== undefined) {
+      cancellations.release(extra.requestId);
+      return resumed as CallToolResult;
+    }
     // A call whose session was lost under it (the daemon died or stopped answering; the watch
     // loop removed the session to bring it back) failed on the closed handle, but the daemon may
     // have done it: the call waits for the rejoin and runs once more on the new session, with the
@@ -375,7 +391,14 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     // not applied twice. When the session is not back in time, the answer says the outcome is
     // unknown, never that the call failed.
     const before = onSession ? slot.active : undefined;
-    let result = await registry.call(name, args, context);
+    const answered = rounds
+      ? await inputRounds.run(registry.call(name, args, context), startedRuns, extra.signal)
+      : await registry.call(name, args, context);
+    if (answered.resultType === 'input_required') {
+      cancellations.release(extra.requestId);
+      return answered as CallToolResult;
+    }
+    let result = answered as CallToolResult;
     if (result.isError === true && before !== undefined && lostUnderCall(before)) {
       const waitMs = Math.max(minLostAnswerWaitMs, lostAnswerDeadlineMs - (deps.clock.now() - started));
       logger.info('the session was lost under a call; running it again once the session is back', {

@@ -153,7 +153,7 @@ export class ExecutionTasks {
   }
 
   /** Whether the task ends within `ms` (polled; sooner when an execution this child follows ends). */
-  private async endsWithin(taskId: string, ms: number, signal: AbortSignal): Promise<boolean> {
+  public async endsWithin(taskId: string, ms: number, signal: AbortSignal): Promise<boolean> {
     const deadline = this.#init.deps.clock.now() + ms;
     for (;;) {
       if ((await this.poll(taskId, signal)).terminal) return true;

@@ -53,7 +53,8 @@ export function lineOf(answer: unknown): string | undefined {
  * previous child of the same agent) asked of the person: in the legacy era with
  * `elicitation/create` at once (the answer goes to the kernel's stdin); in the native era, where a
  * server sends no requests, as the task's `input_required` status with `inputRequests` in
- * `tasks/get`, answered by `tasks/update`. A client that cannot be asked gets the kernel an empty
+ * `tasks/get`, answered by `tasks/update`, or as the `input_required` answer of the call that runs
+ * it ({@link waitFor}, see `input-rounds.ts`), answered by its retry. A client that cannot be asked gets the kernel an empty
  * line at once. Values pass through and are kept nowhere, never logged.
  */
 export class KernelInputs {
@@ -61,6 +62,8 @@ export class KernelInputs {
   readonly #watched = new WeakSet<NotebookHandle>();
   /** Requests waiting for the person, by input id. */
   readonly #waiting = new Map<string, WaitingInput>();
+  /** Who waits for a native request to wait (see {@link waitFor}). */
+  readonly #waiters = new Set<(request: InputRequest) => void>();
 
   public constructor(init: KernelInputsInit) {
     this.#init = init;
@@ -97,6 +100,33 @@ export class KernelInputs {
     return { ...task, status: 'input_required', statusMessage, inputRequests };
   }
 
+  /**
+   * The first input request of one of `executionIds` waiting for the person (native era): one
+   * already waiting, else the next to come. Rejects when `signal` aborts.
+   */
+  public waitFor(executionIds: ReadonlySet<string>, signal: AbortSignal): Promise<InputRequest> {
+    const waiting = [...this.#waiting.values()].find(({ request }) => executionIds.has(request.executionId));
+    if (waiting) return Promise.resolve(waiting.request);
+    return new Promise((resolve, reject) => {
+      const waiter = (request: InputRequest): void => {
+        if (!executionIds.has(request.executionId)) return;
+        done();
+        resolve(request);
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal.reason ?? new Error('aborted'));
+      };
+      const done = (): void => {
+        this.#waiters.delete(waiter);
+        signal.removeEventListener('abort', onAbort);
+      };
+      if (signal.aborted) return onAbort();
+      this.#waiters.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   /** `tasks/update`: answers to waiting inputs, by input id; unknown or answered ids are ignored. */
   public answer(responses: Readonly<Record<string, unknown>>): void {
     for (const [inputId, response] of Object.entries(responses)) {
@@ -113,6 +143,7 @@ export class KernelInputs {
       this.#waiting.set(request.inputId, { request, handle });
       // Bounded: one never asked for (its task not polled) is forgotten; the daemon's bound ends it.
       if (this.#waiting.size > maxWaitingInputs) this.#waiting.delete(this.#waiting.keys().next().value as string);
+      for (const waiter of [...this.#waiters]) waiter(request);
       return;
     }
     const asked = this.#init.ask(request);

@@ -48,7 +48,10 @@ export async function runCell(
       timeoutMs: Math.round(options.timeoutSecs * 1000),
       idempotencyKey: options.idempotencyKey,
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
-      onStarted: (executionId) => progress.started(executionId),
+      onStarted: (executionId) => {
+        progress.started(executionId);
+        options.context.onExecution?.(executionId);
+      },
       onOutput: () => progress.output(),
       signal: options.context.cancelled,
       // The person answers the code's input() when the client can be asked.
