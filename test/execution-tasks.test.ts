@@ -94,8 +94,9 @@ async function startPeer(
     const params = request.params as Json;
     asked.push(params);
     const fields = (params.requestedSchema as { properties?: Json } | undefined)?.properties ?? {};
-    if ('confirm' in fields) return { action: peer.confirms ? 'accept' : 'decline', content: { confirm: true } };
-    return { action: 'accept', content: { value: answer } };
+    const content: Record<string, string | boolean> = 'confirm' in fields ? { confirm: true } : { value: answer };
+    const action: 'accept' | 'decline' = 'confirm' in fields && !peer.confirms ? 'decline' : 'accept';
+    return { action, content };
   });
   const childPid = (): number | undefined => {
     const proxy = transport.pid;
@@ -168,7 +169,9 @@ async function startPeer(
   }
   // Answers to `raw` requests are taken before the client sees them.
   const toClient = transport.onmessage;
-  transport.onmessage = (message, extra) => {
+  type Delivered = Parameters<NonNullable<typeof toClient>>;
+  transport.onmessage = (...delivered: Delivered) => {
+    const [message] = delivered;
     const id = (message as { id?: unknown }).id;
     const waiting = typeof id === 'string' ? rawAnswers.get(id) : undefined;
     if (waiting && !('method' in message)) {
@@ -176,7 +179,7 @@ async function startPeer(
       waiting(message as Json);
       return;
     }
-    toClient?.(message, extra);
+    toClient?.(...delivered);
   };
   return peer;
 }
