@@ -7,6 +7,7 @@ import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
+import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 
 /** The 2026-07-28 tasks extension, as named in the `extensions` capability maps. */
@@ -36,9 +37,6 @@ const runAllPrefix = 'run_all_cells:';
 /** The protocol era a task is served in: the shapes of its results differ. */
 export type TaskEra = 'legacy' | 'native';
 
-/** The status of a task, as both eras name it. */
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
-
 /** What this child remembers of a task it created or was asked about (the daemon holds the rest). */
 interface TaskEntry {
   readonly createdAt: string;
@@ -46,13 +44,6 @@ interface TaskEntry {
   lastStatus: TaskStatus | undefined;
   /** The client cancelled it (`tasks/cancel`): it stays `cancelled` whatever the execution does. */
   cancelled: boolean;
-}
-
-/** One poll of a task: its status and, once terminal, what the call would have answered. */
-interface TaskState {
-  readonly status: TaskStatus;
-  readonly statusMessage: string;
-  readonly terminal: boolean;
 }
 
 export interface ExecutionTasksInit {
@@ -362,41 +353,9 @@ export class ExecutionTasks {
     const entry = this.entry(taskId);
     const state = entry.cancelled
       ? { status: 'cancelled' as const, statusMessage: 'Cancelled by the client.', terminal: true }
-      : await this.stateOf(records);
+      : taskStateOf(records);
     this.changed(taskId, state);
     return state;
-  }
-
-  /** The status the executions of a task make (a run of several ends at the first that failed). */
-  private async stateOf(records: readonly ExecutionRecord[]): Promise<TaskState> {
-    const failedAt = records.findIndex((record) => record.status === 'error' || record.status === 'aborted');
-    const unfinished = records.filter((record) => record.status === 'queued' || record.status === 'running');
-    // A run of several ends at the first that did not end ok (the daemon runs none after it).
-    if (failedAt >= 0 && records.slice(0, failedAt).every((record) => record.status === 'done'))
-      return this.endState(records[failedAt] as ExecutionRecord);
-    const running = unfinished[0];
-    if (running) {
-      const done = records.length - unfinished.length;
-      const where = records.length > 1 ? ` (${done} of ${records.length} cells done)` : '';
-      return {
-        status: 'working',
-        statusMessage: `Cell ${running.cellId} is ${running.status}${where}; ${running.outputs.length} output(s) so far.`,
-        terminal: false,
-      };
-    }
-    return this.endState(records.find((record) => record.status !== 'done') ?? (records.at(-1) as ExecutionRecord));
-  }
-
-  private endState(record: ExecutionRecord): TaskState {
-    if (record.status !== 'aborted')
-      return { status: 'completed', statusMessage: `Ended ${record.status}.`, terminal: true };
-    const error = record.outputs.find((output) => output.output_type === 'error') as
-      | { ename?: unknown; evalue?: unknown }
-      | undefined;
-    if (error?.ename === 'ExecutionCancelled')
-      return { status: 'cancelled', statusMessage: String(error.evalue), terminal: true };
-    const reason = error ? `${String(error.ename)}: ${String(error.evalue)}` : 'aborted';
-    return { status: 'failed', statusMessage: `Aborted (${reason})`, terminal: true };
   }
 
   /**
