@@ -194,6 +194,22 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
     fc.integer({ min: 0, max: 5 }).map((n) => ({ path: inWorkDir(`saved-${n}.ipynb`) })),
   ),
   get_changes: fc.record({ since: fc.oneof(fc.constant('a1b2c3.0'), fuzzString) }, { requiredKeys: [] }),
+  start_code: fc.record(
+    { source: fc.constantFrom('1 + 1', 'print("scratch")', ''), allow_input: fc.boolean() },
+    { requiredKeys: ['source'] },
+  ),
+  input_reply: fc.record(
+    {
+      execution_id: fc.oneof(known('execution'), fc.uuid()),
+      input_id: fc.oneof(
+        fc.uuid(),
+        fuzzString.filter((text) => text.length > 0),
+      ),
+      value: fc.oneof(fc.constant('ada'), fuzzString),
+      cancelled: fc.boolean(),
+    },
+    { requiredKeys: ['execution_id', 'input_id'] },
+  ),
   undo: fc.record({ count: fc.integer({ min: 1, max: 5 }), idempotency_key: idempotency }, { requiredKeys: [] }),
 };
 
