@@ -8,7 +8,8 @@ const daemons: TestDaemon[] = [];
 
 afterEach(async () => {
   delete process.env.RUNTIMED_REPORTED_VERSION;
-  for (const daemon of daemons.splice(0)) await daemon.dispose();
+  // The restarted daemons first: the first one owns the directory they all share and removes it.
+  for (const daemon of daemons.splice(0).reverse()) await daemon.dispose();
 });
 
 describe('runt-mcp and a daemon upgrade', () => {

@@ -104,7 +104,8 @@ export async function startTestDaemon(args: readonly string[] = [], reuse?: { di
         await exited;
         clearTimeout(timer);
       }
-      if (!reuse) rmSync(dir, { recursive: true, force: true });
+      // A file written as the directory goes (another process's last word) makes one pass fail: try again.
+      if (!reuse) rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
   return daemon;
