@@ -7,6 +7,7 @@ import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext } from './child-tool-registry.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
+import { recordOf } from './run-cell.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 
@@ -298,15 +299,7 @@ export class ExecutionTasks {
     let executionId: string | undefined;
     const settled = run.then(
       (result) => {
-        deps.executions.record({
-          executionId: result.executionId,
-          notebookId: handle.notebookId,
-          cellId: result.cellId,
-          status: executionStatusOf(result.status),
-          outputs: result.outputs,
-          executionCount: result.executionCount,
-          ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
-        });
+        deps.executions.record(recordOf(result, handle.notebookId));
         this.#follows.delete(result.executionId);
         this.afterSettled(result.executionId);
       },

@@ -1,6 +1,6 @@
 import type { ResultShaper } from '@nteract-mcp/output-shaping';
 import { CoreError } from '../errors/core-error.js';
-import type { ExecutionState } from '../ports/notebook-handle.js';
+import type { ExecutionResult, ExecutionState } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import type { ToolCallContext } from './child-tool-registry.js';
@@ -88,7 +88,7 @@ export async function runCell(
 }
 
 /** An execution state as the execution store keeps it. */
-export function recordOf(state: ExecutionState, notebookId: string): ExecutionRecord {
+export function recordOf(state: ExecutionState | ExecutionResult, notebookId: string): ExecutionRecord {
   return {
     executionId: state.executionId,
     notebookId,
