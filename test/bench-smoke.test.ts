@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,10 @@ import { allProcesses } from './support/index.js';
  */
 const runner = fileURLToPath(new URL('../bench/run-benchmarks.mjs', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+// The benchmarks' temp HOMEs go under a directory of this run's own, so that what other runs on the
+// machine start (another checkout's benchmarks) is never taken for a process left behind here.
+const benchTmp = join(out, 'tmp');
+mkdirSync(benchTmp);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 function runBench(names: readonly string[]): Promise<{ code: number; stderr: string }> {
@@ -20,7 +24,7 @@ function runBench(names: readonly string[]): Promise<{ code: number; stderr: str
     execFile(
       process.execPath,
       [runner, ...names, '--smoke', '--results-dir', out],
-      { timeout: 600_000, maxBuffer: 32 * 1024 * 1024 },
+      { timeout: 600_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, TMPDIR: benchTmp } },
       (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
     );
   });
@@ -52,7 +56,7 @@ describe('the benchmarks at smoke size', () => {
     }
     // Every benchmark ran in a temp HOME of its own and stopped what it started there. A process
     // that has exited but is not reaped yet (state Z: a stopped daemon waits for init) is gone.
-    const benchHome = `HOME=${join(tmpdir(), 'nteract-bench-')}`;
+    const benchHome = `HOME=${join(benchTmp, 'nteract-bench-')}`;
     const left = allProcesses().filter((info) => {
       if (info.state === 'Z') return false;
       try {
