@@ -283,6 +283,28 @@ export function definePoint(name) { points.set(name, { name }); return Symbol(na
 const maxLines = 600;
 const oneFileReason = /Why one file: \S.{40,}/;
 
+describe("the proxy's bundle", () => {
+  /** The bin and every chunk it imports statically (read when it starts; dynamic ones only when used). */
+  function startupModules(dist: string, entry: string, seen = new Set<string>()): string[] {
+    if (seen.has(entry)) return [];
+    seen.add(entry);
+    const text = readFileSync(join(dist, entry), 'utf8');
+    const imported = [...text.matchAll(/(?:^|[;\n}])\s*import\s*(?:[^"'()]*?from\s*)?["']\.\/([^"']+\.js)["']/g)].map(
+      (match) => match[1] as string,
+    );
+    return [text, ...imported.flatMap((chunk) => startupModules(dist, chunk, seen))];
+  }
+
+  it('starts without zod or the MCP SDK schemas: they cost the proxy several MB of heap it never uses', () => {
+    const dist = join(repoRoot, 'packages', 'nteract-mcp', 'dist');
+    const modules = startupModules(dist, 'nteract-mcp.js');
+    expect(modules.length).toBeGreaterThan(1);
+    expect(modules.filter((text) => /\$ZodType|ZodError/.test(text)).length).toBe(0);
+    // The check can fail: the child's bundle, which validates tool arguments with zod, has them.
+    expect(readFileSync(join(dist, 'runt-mcp-bundled.cjs'), 'utf8')).toMatch(/ZodError/);
+  });
+});
+
 describe('the size of a source file', () => {
   it(`is at most ${maxLines} lines in packages/*/src (tests excepted), unless a "Why one file:" comment says why`, () => {
     const long = productionFiles

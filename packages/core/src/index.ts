@@ -1,12 +1,11 @@
 /** Client text (a method, a version) bounded for an error message: plugins word their refusals with it. */
 export { boundClientText } from '@nteract-mcp/foundation';
-export { childServerCapabilities } from './child-server/child-server-capabilities.js';
+export { childServerCapabilities, tasksExtension } from './child-server/child-server-capabilities.js';
 export { ChildToolContribution } from './child-server/child-tool-contribution.js';
 export type { ChildTool, RegisteredChildTool, ToolCallContext } from './child-server/child-tool-registry.js';
 export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
-export { tasksExtension } from './child-server/execution-tasks.js';
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
 export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
 export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';

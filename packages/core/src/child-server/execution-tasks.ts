@@ -5,14 +5,13 @@ import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext } from './child-tool-registry.js';
+import { tasksExtension } from './child-server-capabilities.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { recordOf } from './run-cell.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 
-/** The 2026-07-28 tasks extension, as named in the `extensions` capability maps. */
-export const tasksExtension = 'io.modelcontextprotocol/tasks';
 
 /** `_meta` key tying a message to a task (2025-11-25). */
 export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';

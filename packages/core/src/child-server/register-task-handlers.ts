@@ -8,7 +8,8 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { type ExecutionTasks, type TaskEra, tasksExtension } from './execution-tasks.js';
+import { tasksExtension } from './child-server-capabilities.js';
+import type { ExecutionTasks, TaskEra } from './execution-tasks.js';
 import type { KernelInputs } from './kernel-inputs.js';
 
 /** `MissingRequiredClientCapabilityError` (2026-07-28). */
