@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { elapsedUs, summarizeEach } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+import { verdict } from './lib/verdict.mjs';
 
 const code = '1 + 1';
 
@@ -64,6 +65,9 @@ export async function executionBenchmark({ dist, here, size }) {
       nteractMcpOverJupyterClientP90: stats.nteractMcp.p90 / stats.jupyterClient.p90,
     },
     targets: { nteractMcpOverJupyterClientP50: '<= 1.5' },
+    verdicts: [
+      verdict('run_code p50 / jupyter_client p50', stats.nteractMcp.p50 / stats.jupyterClient.p50, '×', '<= 1.5'),
+    ],
     samples: { unit: 'ms', sets: samples },
     chart: [
       { label: 'jupyter_client p50', value: stats.jupyterClient.p50, unit: 'ms' },

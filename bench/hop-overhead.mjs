@@ -1,30 +1,63 @@
-// The cost of the proxy hop: the same child call (get_all_cells on a 10-cell notebook) made
-// (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one extra hop),
-// (c) through nteract-mcp and (m) through a minimal JSON-line relay (parse, new id, serialize:
-// the floor of any relay that reads the messages it carries). The figure of merit is
+// The cost of the proxy hop: the same child call (get_all_cells with its default arguments on a
+// one-cell notebook) made (a) straight to runt-mcp, (b) through a bare byte pipe (the limit of one
+// extra hop), (c) through nteract-mcp and (m) through a minimal JSON-line relay (parse, new id,
+// serialize: the floor of any relay that reads the messages it carries). The figure of merit is
 // (c - a) / (b - a): 1 means the proxy costs no more than copying bytes; (m - a) / (b - a) beside
 // it is what reading the messages costs at the least.
 //
 // Every path runs runt-mcp as nteract-mcp spawns it (the same Node flags), so they differ by
-// their middle alone. Each path is measured twice. Early: 1,500 calls right after 200 of warm-up,
-// while V8 still compiles the hot code of every process on its helper threads (what an agent's
-// first few hundred calls meet). Steady: once every process has settled (its helper threads spend
-// at most a tenth of its main thread's CPU per call, over two blocks of calls in a row) and every
-// path has made as many calls as the slowest to settle: latency with 1 call in flight (settled on
-// calls one at a time, about 3,000 for the proxy), the paths taking turns call by call (so a
-// machine busy with other work slows them alike); then throughput with 64 in flight (settled on
-// bursts of 64 too, about 7,000 calls for the proxy), batches in turns; in each, the CPU time the
-// middle process spends per call, on its main thread and on its helpers.
+// their middle alone. Each path is measured twice, in one run:
+// - Cold, as an outsider measures it: from the first call after the notebook is made, 30 rounds
+//   of 20 calls, the paths taking turns round by round, then 10 bursts of 64 calls in flight in
+//   turns; then the RSS of the proxy and of the byte pipe, read at the same moment. Every process
+//   still compiles its hot code then (V8's tiers), which an agent's first few hundred calls meet.
+// - Warm: once every process has settled (its helper threads spend at most a tenth of its main
+//   thread's CPU per call, over two blocks of calls in a row) and every path has made as many
+//   calls as the slowest to settle: latency with 1 call in flight (settled on calls one at a time,
+//   about 3,000 for the proxy), the paths taking turns call by call (so a machine busy with other
+//   work slows them alike); then throughput with 64 in flight (settled on bursts of 64 too),
+//   batches in turns; in each, the CPU time the middle process spends per call, on its main thread
+//   and on its helpers; then the RSS of the proxy and the byte pipe again.
 import { join } from 'node:path';
 import { mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
-import { elapsedUs, summarizeEach, threadCpuNs } from './lib/stats.mjs';
+import { elapsedUs, rssMb, summarizeEach, threadCpuNs } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+import { verdict } from './lib/verdict.mjs';
 
-const call = (peer) => peer.call('get_all_cells', { format: 'json' });
+const call = (peer) => peer.call('get_all_cells', {});
 
 /** A process has settled when its helper threads spend at most this share of its main thread's CPU, twice in a row. */
 const settledBackgroundShare = 0.1;
+
+/** Latency of `rounds` rounds of `perRound` calls on each path, the paths taking turns round by round. */
+async function coldRounds(peers, names, rounds, perRound) {
+  const latency = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of names) {
+      for (let i = 0; i < perRound; i++) {
+        const start = process.hrtime.bigint();
+        await call(peers[name]);
+        latency[name].push(elapsedUs(start));
+      }
+    }
+  }
+  return latency;
+}
+
+/** Calls per second of `bursts` bursts of `inFlight` calls on each path, the paths taking turns burst by burst. */
+async function burstRounds(peers, names, bursts, inFlight) {
+  const throughput = Object.fromEntries(names.map((name) => [name, []]));
+  for (let burst = 0; burst < bursts; burst++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(burst + k) % names.length];
+      const start = process.hrtime.bigint();
+      await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
+      throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
+    }
+  }
+  return throughput;
+}
 
 /** Latency of `calls` rounds, the paths taking turns call by call in a rotated order. */
 async function latencyRounds(peers, names, calls) {
@@ -60,7 +93,8 @@ async function settle(block, pid, maxBlocks) {
 
 /** `size`: `smoke` for CI (a few calls, to keep the benchmark working), `full` for the figures. */
 export async function hopOverheadBenchmark({ dist, here, size }) {
-  const latencyCalls = size === 'smoke' ? 20 : 1500;
+  const coldRoundCount = size === 'smoke' ? 2 : 30;
+  const coldBursts = size === 'smoke' ? 1 : 10;
   // More samples for the steady state: its p99 is a difference of tails (the child's pauses), read off 3,000.
   const steadyCalls = size === 'smoke' ? 20 : 3000;
   const batches = size === 'smoke' ? 2 : 128;
@@ -91,10 +125,15 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
       peers[name] = peer;
       await peer.initialize();
       await peer.call('create_notebook', {});
-      for (let cell = 0; cell < 10; cell++) await peer.call('create_cell', { source: `x${cell} = ${cell}` });
-      for (let i = 0; i < 200; i++) await call(peer);
+      await peer.call('create_cell', { source: 'x = 1' });
     }
-    const early = await latencyRounds(peers, names, latencyCalls);
+    const cold = await coldRounds(peers, names, coldRoundCount, 20);
+    const coldThroughput = await burstRounds(peers, names, coldBursts, inFlight);
+    const rssAt = async () => ({
+      proxyMb: await rssMb(peers.proxy.process.pid),
+      bytePipeMb: await rssMb(peers.pipe.process.pid),
+    });
+    const coldRss = await rssAt();
     // The direct path's process is runt-mcp itself; the others are the middle processes (their
     // runt-mcp children warm up with them, call for call).
     const settleCalls = {};
@@ -141,66 +180,85 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
         await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
       }
     }
-    const loaded = await middleCpu(batches * inFlight, async () => {
-      const throughput = Object.fromEntries(names.map((name) => [name, []]));
-      for (let batch = 0; batch < batches; batch++) {
-        for (let k = 0; k < names.length; k++) {
-          const name = names[(batch + k) % names.length];
-          const start = process.hrtime.bigint();
-          await Promise.all(Array.from({ length: inFlight }, () => call(peers[name])));
-          throughput[name].push(inFlight / (elapsedUs(start) / 1e6));
-        }
-      }
-      return throughput;
-    });
+    const loaded = await middleCpu(batches * inFlight, () => burstRounds(peers, names, batches, inFlight));
     const throughput = loaded.result;
+    const warmRss = await rssAt();
     const sum = (cpu) => Object.fromEntries(middles.map((name) => [name, cpu.main[name] + cpu.helpers[name]]));
     const middleCpuUsPerCall = sum(steady.cpu);
     const middleCpuUsPerCallAt64 = sum(loaded.cpu);
     const stats = summarizeEach(latency);
-    const earlyStats = summarizeEach(early);
-    const calls = Object.fromEntries(Object.entries(summarizeEach(throughput)).map(([name, { p50 }]) => [name, p50]));
+    const coldStats = summarizeEach(cold);
+    const medians = (sets) =>
+      Object.fromEntries(Object.entries(summarizeEach(sets)).map(([name, { p50 }]) => [name, p50]));
+    const calls = medians(throughput);
+    const coldCalls = medians(coldThroughput);
     const hop = (of, q, through = 'proxy') => (of[through][q] - of.direct[q]) / (of.pipe[q] - of.direct[q]);
+    const ratios = {
+      coldHopP50: hop(coldStats, 'p50'),
+      coldHopP99: hop(coldStats, 'p99'),
+      coldJsonRelayHopP50: hop(coldStats, 'p50', 'jsonRelay'),
+      coldProxyThroughputOverDirect: coldCalls.proxy / coldCalls.direct,
+      coldPipeThroughputOverDirect: coldCalls.pipe / coldCalls.direct,
+      warmHopP50: hop(stats, 'p50'),
+      warmHopP99: hop(stats, 'p99'),
+      warmJsonRelayHopP50: hop(stats, 'p50', 'jsonRelay'),
+      warmJsonRelayHopP99: hop(stats, 'p99', 'jsonRelay'),
+      warmProxyThroughputOverDirect: calls.proxy / calls.direct,
+      warmPipeThroughputOverDirect: calls.pipe / calls.direct,
+      warmJsonRelayThroughputOverDirect: calls.jsonRelay / calls.direct,
+      proxyCpuOverPipeCpu: middleCpuUsPerCall.proxy / middleCpuUsPerCall.pipe,
+      jsonRelayCpuOverPipeCpu: middleCpuUsPerCall.jsonRelay / middleCpuUsPerCall.pipe,
+      proxyCpuOverPipeCpuAt64: middleCpuUsPerCallAt64.proxy / middleCpuUsPerCallAt64.pipe,
+    };
     return {
       name: 'hop-overhead',
-      unit: 'µs per get_all_cells round trip (10 cells); calls/s with 64 in flight; CPU µs per call of the middle process (1 and 64 in flight)',
+      unit: 'µs per get_all_cells round trip (one cell, default arguments); calls/s with 64 in flight; CPU µs per call of the middle process (1 and 64 in flight); MB resident',
       results: {
-        latency: stats,
-        earlyLatency: earlyStats,
+        coldLatency: coldStats,
+        coldCallsPerSecondAt64: coldCalls,
+        coldRss,
+        warmLatency: stats,
+        warmCallsPerSecondAt64: calls,
+        warmRss,
         settleCalls,
         settleBatchesOf64: settleBatches,
-        callsPerSecondAt64: calls,
         middleCpuUsPerCall,
         middleMainThreadCpuUsPerCall: steady.cpu.main,
         middleCpuUsPerCallAt64,
         middleMainThreadCpuUsPerCallAt64: loaded.cpu.main,
       },
-      ratios: {
-        hopP50: hop(stats, 'p50'),
-        hopP99: hop(stats, 'p99'),
-        jsonRelayHopP50: hop(stats, 'p50', 'jsonRelay'),
-        jsonRelayHopP99: hop(stats, 'p99', 'jsonRelay'),
-        earlyHopP50: hop(earlyStats, 'p50'),
-        earlyHopP99: hop(earlyStats, 'p99'),
-        earlyJsonRelayHopP50: hop(earlyStats, 'p50', 'jsonRelay'),
-        proxyThroughputOverDirect: calls.proxy / calls.direct,
-        pipeThroughputOverDirect: calls.pipe / calls.direct,
-        jsonRelayThroughputOverDirect: calls.jsonRelay / calls.direct,
-        proxyCpuOverPipeCpu: middleCpuUsPerCall.proxy / middleCpuUsPerCall.pipe,
-        jsonRelayCpuOverPipeCpu: middleCpuUsPerCall.jsonRelay / middleCpuUsPerCall.pipe,
-        proxyCpuOverPipeCpuAt64: middleCpuUsPerCallAt64.proxy / middleCpuUsPerCallAt64.pipe,
-      },
-      targets: { hopP50: '<= 1.2', hopP99: '<= 1.2', proxyThroughputOverDirect: '>= 0.9' },
+      ratios,
+      verdicts: [
+        verdict(`hop p50, cold (first ${coldRoundCount * 20} calls)`, ratios.coldHopP50, '×', '<= 1.2'),
+        verdict(`hop p99, cold (first ${coldRoundCount * 20} calls)`, ratios.coldHopP99, '×', '<= 1.2'),
+        verdict('throughput / direct, cold (64 in flight)', ratios.coldProxyThroughputOverDirect, '×', '>= 0.9'),
+        verdict(
+          'proxy RSS − byte pipe RSS, after the cold workload',
+          coldRss.proxyMb - coldRss.bytePipeMb,
+          'MB',
+          '<= 5',
+        ),
+        verdict('hop p50, warm', ratios.warmHopP50, '×', '<= 1.2'),
+        verdict('hop p99, warm', ratios.warmHopP99, '×', '<= 1.2'),
+        verdict('throughput / direct, warm (64 in flight)', ratios.warmProxyThroughputOverDirect, '×', '>= 0.9'),
+        verdict(
+          'proxy RSS − byte pipe RSS, after the warm workload',
+          warmRss.proxyMb - warmRss.bytePipeMb,
+          'MB',
+          '<= 5',
+        ),
+      ],
       samples: {
         unit: 'µs',
-        sets: { ...latency, ...Object.fromEntries(names.map((name) => [`${name} early`, early[name]])) },
+        sets: { ...latency, ...Object.fromEntries(names.map((name) => [`${name} cold`, cold[name]])) },
       },
       chart: [
         { label: 'direct p50', value: stats.direct.p50, unit: 'µs' },
         { label: 'byte pipe p50', value: stats.pipe.p50, unit: 'µs' },
         { label: 'JSON-line relay p50', value: stats.jsonRelay.p50, unit: 'µs' },
         { label: 'nteract-mcp p50', value: stats.proxy.p50, unit: 'µs' },
-        { label: 'nteract-mcp p50, early', value: earlyStats.proxy.p50, unit: 'µs' },
+        { label: 'byte pipe p50, cold', value: coldStats.pipe.p50, unit: 'µs' },
+        { label: 'nteract-mcp p50, cold', value: coldStats.proxy.p50, unit: 'µs' },
         { label: 'direct p99', value: stats.direct.p99, unit: 'µs' },
         { label: 'byte pipe p99', value: stats.pipe.p99, unit: 'µs' },
         { label: 'JSON-line relay p99', value: stats.jsonRelay.p99, unit: 'µs' },

@@ -22,6 +22,7 @@ import { activateInspector, countCollections, heapFigures } from './lib/inspect-
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { rssMb, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+import { verdict } from './lib/verdict.mjs';
 
 /** Pids of processes whose command line contains `needle` and whose HOME is `home`. */
 function processesOf(needle, home) {
@@ -202,8 +203,17 @@ export async function memoryBenchmark({ dist, here, size, memoryCycles }) {
         childMb: '<= 90 (1 active + 8 parked)',
         daemonMb: '<= 100 (32 rooms)',
         growth:
-          '<= 5 per 1,000 cycles (growthAfterCyclesMb: the first 1,000, raw; growthOverNextCyclesMb: the next 1,000; retainedAfterCyclesMb: what a full GC leaves after both)',
+          '<= 5 per 1,000 cycles after a warm-up of 1,000 (growthOverNextCyclesMb), and <= 5 left by a full GC after both (retainedAfterCyclesMb); the first 1,000 (growthAfterCyclesMb, raw) is reported, not judged',
       },
+      verdicts: [
+        verdict('proxy RSS − byte pipe RSS, light workload', rss.proxyMb - rss.bytePipeMb, 'MB', '<= 5'),
+        verdict('child RSS, 1 active + 8 parked notebooks', rss.childMb, 'MB', '<= 90'),
+        verdict(`daemon RSS, ${rooms} rooms`, rss.daemonMb, 'MB', '<= 100'),
+        verdict(`child growth, ${cycles} cycles after ${cycles} of warm-up`, childCycles.nextRawRssMb, 'MB', '<= 5'),
+        verdict(`daemon growth, ${cycles} cycles after ${cycles} of warm-up`, daemonCycles.nextRawRssMb, 'MB', '<= 5'),
+        verdict(`child RSS a full GC leaves after ${2 * cycles} cycles`, childCycles.retainedRssMb, 'MB', '<= 5'),
+        verdict(`daemon RSS a full GC leaves after ${2 * cycles} cycles`, daemonCycles.retainedRssMb, 'MB', '<= 5'),
+      ],
       chart: [
         { label: 'byte pipe RSS (floor)', value: rss.bytePipeMb, unit: 'MB' },
         { label: 'proxy RSS', value: rss.proxyMb, unit: 'MB' },

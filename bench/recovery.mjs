@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { summarizeEach, until } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+import { verdict } from './lib/verdict.mjs';
 
 /** The pids whose parent is `pid` (Linux /proc). */
 function childrenOf(pid) {
@@ -142,6 +143,13 @@ export async function recoveryBenchmark({ dist, size }) {
       upgradeExitToReadyMs: '<= 300',
       coldStartMs: '<= 1500',
     },
+    verdicts: [
+      verdict('child SIGKILL → next answer, p50', stats.childKillToAnswerMs.p50, 'ms', '<= 300'),
+      verdict('tools/list while the child is down, p50', stats.toolsListWhileDownMs.p50, 'ms', '<= 5'),
+      verdict('daemon restart → session back, p50', stats.daemonRestartToSessionMs.p50, 'ms', '<= 1000'),
+      verdict('upgrade exit 75 → ready, p50', stats.upgradeExitToReadyMs.p50, 'ms', '<= 300'),
+      verdict('cold start → full tool list, p50', stats.coldStartMs.p50, 'ms', '<= 1500'),
+    ],
     samples: { unit: 'ms', sets: results },
     chart: Object.entries(stats).map(([name, summary]) => ({ label: `${name} p50`, value: summary.p50, unit: 'ms' })),
   };

@@ -13,6 +13,7 @@ import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
+import { formatFigure } from './lib/verdict.mjs';
 import { livePageBenchmark } from './live-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
@@ -293,6 +294,7 @@ const valued = new Set(['--results-dir', '--cycles']);
 const wanted = args.filter((arg, index) => !arg.startsWith('--') && !valued.has(args[index - 1]));
 const context = { here, dist: join(here, '..', 'packages', 'nteract-mcp', 'dist'), size, memoryCycles };
 mkdirSync(outDir, { recursive: true });
+const judged = [];
 for (const [name, run] of Object.entries(benchmarks)) {
   if (wanted.length > 0 && !wanted.includes(name)) continue;
   const { chart, samples, ...report } = await run(context);
@@ -307,5 +309,17 @@ for (const [name, run] of Object.entries(benchmarks)) {
     );
   }
   process.stdout.write(`${JSON.stringify(stamped, null, 2)}\n`);
+  judged.push(stamped);
 }
+// Every judged figure of this run beside its target, last: what `npm run bench` ends with.
+const lines = judged.flatMap((report) =>
+  (report.verdicts ?? []).map(
+    (v) =>
+      `${v.met ? '✓' : '✗'} ${report.name.padEnd(16)} ${v.figure.padEnd(58)} ${`${formatFigure(v.value)} ${v.unit}`.padStart(12)}   target ${v.target} ${v.unit}`,
+  ),
+);
+const missed = judged.flatMap((report) => report.verdicts ?? []).filter((v) => !v.met).length;
+process.stdout.write(
+  `\nTargets (${size} size${size === 'smoke' ? ': the figures need the full size' : ''}):\n${lines.join('\n')}\n${lines.length - missed} met, ${missed} missed\n`,
+);
 if (outDir === resultsDir) writeResultsPage(resultsDir, join(here, 'RESULTS.md'));

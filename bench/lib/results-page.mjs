@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { verdictTable } from './verdict.mjs';
 
 const format = (value) =>
   typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : JSON.stringify(value);
@@ -28,6 +29,13 @@ export function writeResultsPage(resultsDir, pagePath) {
     'absolute times depend on the machine and its load.',
     '',
     `Machine: ${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Node ${process.version}.`,
+    '',
+    '## Targets',
+    '',
+    'Every judged figure of the last run beside its target (✓ met, ✗ missed); the sections below',
+    'give every figure measured, judged or not.',
+    '',
+    ...verdictTable(reports),
     '',
   ];
   for (const report of reports) {
