@@ -105,8 +105,9 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const inFlight = 64;
   const user = createUserHome(dist);
   // runt-mcp as nteract-mcp spawns it: its young generation capped, its malloc arenas limited
-  // (foundation's youngGenerationFlags and mallocArenaEnvironment; the pipe and the relay pass
-  // their environment on, and run with the arenas limited too). The proxy is started as a client does.
+  // (foundation's youngGenerationFlags and mallocArenaEnvironment; the pipe and the relay spawn
+  // their child with the arenas limited too). Every middle is started as a client starts the proxy,
+  // in the user's environment: their RSS compares like with like.
   const runt = [...youngGenerationFlags(user.env), join(dist, 'runt-mcp.js')];
   const childEnv = mallocArenaEnvironment(user.env);
   const paths = {
@@ -120,7 +121,7 @@ export async function hopOverheadBenchmark({ dist, here, size }) {
   const peers = {};
   try {
     for (const [name, args] of Object.entries(paths)) {
-      const env = name === 'proxy' ? user.env : childEnv;
+      const env = name === 'direct' ? childEnv : user.env;
       const peer = new JsonlPeer(process.execPath, args, { ...env, NTERACT_MCP_LOG_LEVEL: 'error' });
       peers[name] = peer;
       await peer.initialize();

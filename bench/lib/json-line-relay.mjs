@@ -3,9 +3,14 @@
 // client's ids), and writes it out again, with nothing else: no validation, no ledger beyond an
 // id map, no error handling. Benchmarks put it where nteract-mcp would be, beside the byte pipe.
 import { spawn } from 'node:child_process';
+import { mallocArenaEnvironment } from '@nteract-mcp/foundation';
 
 // Node flags, the entry, its arguments: the child is started as `node` with them all.
-const child = spawn(process.execPath, process.argv.slice(2), { stdio: ['pipe', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, process.argv.slice(2), {
+  stdio: ['pipe', 'pipe', 'inherit'],
+  // As nteract-mcp spawns its child: the child's malloc arenas limited (this process runs as started).
+  env: mallocArenaEnvironment(process.env),
+});
 const clientIds = new Map();
 let nextId = 1;
 

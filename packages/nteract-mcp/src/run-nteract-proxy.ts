@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Clock, ContributionProvider, createPluginContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
-import { mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
+import { holdYoungGenerationAtStart, mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import {
   ChildSupervisor,
   defaultToolCachePath,
@@ -35,6 +35,9 @@ export function bundledChildEntry(): string {
  * A missing child binary is reported with an install hint on stderr and exit 1, before any MCP.
  */
 export async function runNteractProxy(options: ProxyCommandOptions): Promise<number> {
+  // The proxy lives as long as the client and keeps little alive between calls: its young
+  // generation stays at its first size (see foundation's holdYoungGenerationAtStart).
+  holdYoungGenerationAtStart(process.env);
   // The distribution's own child lives as long as the client: its young generation is capped, and
   // its malloc arenas limited (see foundation's mallocArenaEnvironment).
   const [command, ...args] = options.childCommand ?? [
