@@ -17,6 +17,7 @@ import { livePageBenchmark } from './live-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
+import { scaleBenchmark } from './scale.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -279,6 +280,7 @@ const benchmarks = {
   memory: memoryBenchmark,
   execution: executionBenchmark,
   'live-page': livePageBenchmark,
+  scale: scaleBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */
