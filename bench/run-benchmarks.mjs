@@ -12,6 +12,7 @@ import { childStartBenchmark } from './child-start.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
+import { lineChart } from './lib/line-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
 import { livePageBenchmark } from './live-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
@@ -301,6 +302,7 @@ for (const [name, run] of Object.entries(benchmarks)) {
   const stamped = { ...report, size, node: process.version, measuredAt: new Date().toISOString() };
   writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
   writeFileSync(join(outDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
+  for (const curve of report.curves ?? []) writeFileSync(join(outDir, `${name}-${curve.id}.svg`), lineChart(curve));
   if (samples) {
     const { unit, sets } = samples;
     writeFileSync(
