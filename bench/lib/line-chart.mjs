@@ -4,7 +4,7 @@
 
 const colours = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860', '#da8bc3', '#8c8c8c'];
 
-const escape = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeXml = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** A tick label: integers as such, others with 3 significant digits. */
 function tickLabel(value) {
@@ -41,7 +41,7 @@ export function lineChart(curve) {
     .flatMap(([, values]) => values)
     .filter((value) => typeof value === 'number' && Number.isFinite(value));
   if (xs.length === 0 || ys.length === 0)
-    return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="60" font-family="sans-serif"><text x="10" y="30">${escape(curve.title)}: no values</text></svg>\n`;
+    return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="60" font-family="sans-serif"><text x="10" y="30">${escapeXml(curve.title)}: no values</text></svg>\n`;
   const positive = xs.every((value) => value > 0);
   const logX = positive && (curve.x.log === true || Math.max(...xs) / Math.min(...xs) > 100);
   const xOf = logX ? Math.log10 : (value) => value;
@@ -89,10 +89,10 @@ export function lineChart(curve) {
       .join('');
     const legendY = top + 10 + index * 18;
     const legendX = left + plotWidth + 16;
-    return `${polylines}<rect x="${legendX}" y="${legendY - 9}" width="12" height="10" fill="${colour}"/><text x="${legendX + 18}" y="${legendY}" font-size="12">${escape(name)}</text>`;
+    return `${polylines}<rect x="${legendX}" y="${legendY - 9}" width="12" height="10" fill="${colour}"/><text x="${legendX + 18}" y="${legendY}" font-size="12">${escapeXml(name)}</text>`;
   });
   const axes = `<line x1="${left}" y1="${top + plotHeight}" x2="${left + plotWidth}" y2="${top + plotHeight}" stroke="#333"/><line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotHeight}" stroke="#333"/>`;
-  const xTitle = `${escape(curve.x.label)}${logX ? ' (log scale)' : ''}`;
+  const xTitle = `${escapeXml(curve.x.label)}${logX ? ' (log scale)' : ''}`;
   const middle = top + plotHeight / 2;
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><text x="10" y="22" font-size="15" font-weight="bold">${escape(curve.title)}</text>${grid.join('')}${axes}${lines.join('')}<text x="${left + plotWidth / 2}" y="${height - 12}" font-size="12" text-anchor="middle">${xTitle}</text><text x="16" y="${middle}" font-size="12" transform="rotate(-90 16 ${middle})" text-anchor="middle">${escape(curve.y.label)}</text></svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif"><text x="10" y="22" font-size="15" font-weight="bold">${escapeXml(curve.title)}</text>${grid.join('')}${axes}${lines.join('')}<text x="${left + plotWidth / 2}" y="${height - 12}" font-size="12" text-anchor="middle">${xTitle}</text><text x="16" y="${middle}" font-size="12" transform="rotate(-90 16 ${middle})" text-anchor="middle">${escapeXml(curve.y.label)}</text></svg>\n`;
 }
