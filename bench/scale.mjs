@@ -98,8 +98,23 @@ async function editLoop(peer, k, iterations, latencies) {
   }
 }
 
+/**
+ * Every agent's processes warmed up together (V8 compiles the hot paths of each process on its own),
+ * on a notebook of its own, so that the curve compares agents and not cold processes.
+ */
+async function warmUp(agents, project, iterations) {
+  await Promise.all(
+    agents.map(async (peer, k) => {
+      await peer.call('connect_notebook', { path: writeNotebook(join(project, `warm-up-${k}.ipynb`), 20) });
+      await editLoop(peer, k, iterations, []);
+      await peer.call('disconnect_notebook', {});
+    }),
+  );
+}
+
 /** The agents curve: for each count, one notebook shared, then a notebook each. */
 async function agentsCurve({ agents, project, plan }) {
+  await warmUp(agents, project, plan.iterations);
   const figures = { 'one notebook': [], 'separate notebooks': [] };
   for (const count of plan.agents) {
     for (const mode of Object.keys(figures)) {
@@ -376,6 +391,13 @@ export async function scaleBenchmark({ dist, size }) {
       '×',
       `<= ${editFlatRatio}`,
       editRatio <= editFlatRatio,
+    ),
+    verdict(
+      `create_cell p50 at ${largest} cells / at ${first.cells} cells`,
+      last.createCellP50Ms / first.createCellP50Ms,
+      '×',
+      `<= ${editFlatRatio}`,
+      last.createCellP50Ms / first.createCellP50Ms <= editFlatRatio,
     ),
     verdict(
       `connect_notebook answer at ${largest} cells`,
