@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { RuntimedConnection, resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { processesOf } from './lib/processes-of.mjs';
-import { quantile, rssMb } from './lib/stats.mjs';
+import { cpuNs, quantile, rssMb } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -112,8 +112,18 @@ async function warmUp(agents, project, iterations) {
   );
 }
 
+/** CPU nanoseconds spent so far by each kind of process of the user (the agents' proxies, their children, the daemon). */
+async function cpuByKind(agents, home) {
+  const sum = async (pids) => (await Promise.all(pids.map(cpuNs))).reduce((total, ns) => total + ns, 0);
+  return {
+    proxies: await sum(agents.map((peer) => peer.process.pid)),
+    children: await sum(processesOf('runt-mcp.js', home)),
+    daemon: await sum(processesOf('runtimed.js', home)),
+  };
+}
+
 /** The agents curve: for each count, one notebook shared, then a notebook each. */
-async function agentsCurve({ agents, project, plan }) {
+async function agentsCurve({ agents, project, home, plan }) {
   await warmUp(agents, project, plan.iterations);
   const figures = { 'one notebook': [], 'separate notebooks': [] };
   for (const count of plan.agents) {
@@ -131,15 +141,22 @@ async function agentsCurve({ agents, project, plan }) {
         await editLoop(peer, k, 2, []);
       }
       const latencies = [];
+      const cpuBefore = await cpuByKind(agents, home);
       const start = process.hrtime.bigint();
       await Promise.all(used.map((peer, k) => editLoop(peer, k, plan.iterations, latencies)));
       const wallMs = ms(start);
+      const cpuAfter = await cpuByKind(agents, home);
+      // What one edit costs on the CPU, by kind of process: whether the machine (2 cores) is the limit.
+      const cpuMsPerEdit = Object.fromEntries(
+        Object.keys(cpuAfter).map((kind) => [kind, (cpuAfter[kind] - cpuBefore[kind]) / 1e6 / latencies.length]),
+      );
       figures[mode].push({
         agents: count,
         edits: latencies.length,
         editsPerSecond: latencies.length / (wallMs / 1000),
         p50Ms: p50(latencies),
         p99Ms: p99(latencies),
+        cpuMsPerEdit,
       });
       for (const peer of used) await peer.call('disconnect_notebook', {});
     }
@@ -294,7 +311,7 @@ export async function scaleBenchmark({ dist, size }) {
     agents.push(...(await startAgents(dist, env, 1)));
     await agents[0].call('list_active_notebooks', {});
     agents.push(...(await startAgents(dist, env, Math.max(...plan.agents) - 1)));
-    agentFigures = await agentsCurve({ agents, project: user.dirs.project, plan });
+    agentFigures = await agentsCurve({ agents, project: user.dirs.project, home: user.dirs.home, plan });
     cellRows = await cellsCurve({ agent: agents[0], project: user.dirs.project, plan });
   } finally {
     for (const agent of agents) await agent.close();
