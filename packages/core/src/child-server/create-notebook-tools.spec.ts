@@ -354,9 +354,13 @@ describe('notebook tools', () => {
         expect(seen).toEqual(Array.from({ length: total }, (_, i) => i));
       }
       const note = JSON.parse(resultText(await harness.call('get_all_cells', { format: 'json' }))).truncated.note;
-      expect(note).toMatch(/^Cut without count, one answer lists about 48 KiB of cells \(give count for more at once\): cells \d+–2999 are not shown\. Read them with get_all_cells\(format="json", start=\d+\)/);
+      expect(note).toMatch(
+        /^Cut without count, one answer lists about 48 KiB of cells \(give count for more at once\): cells \d+–2999 are not shown\. Read them with get_all_cells\(format="json", start=\d+\)/,
+      );
       // A count still asks for more at once, up to the limit of one tool result.
-      expect(JSON.parse(resultText(await harness.call('get_all_cells', { format: 'json', count: total }))).cells).toHaveLength(total);
+      expect(
+        JSON.parse(resultText(await harness.call('get_all_cells', { format: 'json', count: total }))).cells,
+      ).toHaveLength(total);
     });
 
     it('cuts one cell larger than the budget, its output in the middle, and pages the outputs through within it', async () => {

@@ -82,8 +82,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
-    description:
-      `Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Without count, an answer lists about ${defaultCellsAnswerBytes / 1024} KiB of cells (a summary at most 500 lines) and its last line or 'truncated' names the start of the next. Outputs are shaped as in get_cell.`,
+    description: `Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Without count, an answer lists about ${defaultCellsAnswerBytes / 1024} KiB of cells (a summary at most 500 lines) and its last line or 'truncated' names the start of the next. Outputs are shaped as in get_cell.`,
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
