@@ -15,31 +15,15 @@
 // the product caps it at, and garbage waits in the old generation for the next mark-compact,
 // which V8 schedules once the old generation has grown past what the last one left by a factor
 // of it or by 8 MB, whichever is more, plus the young generation's capacity), not a leak.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RuntimedConnection, resolveRuntimedSocketPath } from '@nteract-mcp/runtimed-protocol';
 import { activateInspector, countCollections, heapFigures } from './lib/inspect-memory.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
+import { processesOf } from './lib/processes-of.mjs';
 import { rssMb, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
 import { verdict } from './lib/verdict.mjs';
-
-/** Pids of processes whose command line contains `needle` and whose HOME is `home`. */
-function processesOf(needle, home) {
-  const found = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes(needle)) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (environ.includes(`HOME=${home}`)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
 
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 

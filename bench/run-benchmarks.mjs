@@ -12,12 +12,14 @@ import { childStartBenchmark } from './child-start.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
+import { lineChart } from './lib/line-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
 import { formatFigure } from './lib/verdict.mjs';
 import { livePageBenchmark } from './live-page.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
+import { scaleBenchmark } from './scale.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -280,6 +282,7 @@ const benchmarks = {
   memory: memoryBenchmark,
   execution: executionBenchmark,
   'live-page': livePageBenchmark,
+  scale: scaleBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */
@@ -301,6 +304,7 @@ for (const [name, run] of Object.entries(benchmarks)) {
   const stamped = { ...report, size, node: process.version, measuredAt: new Date().toISOString() };
   writeFileSync(join(outDir, `${name}.json`), `${JSON.stringify(stamped, null, 2)}\n`);
   writeFileSync(join(outDir, `${name}.svg`), barChart(`${name}: ${report.unit}`, chart));
+  for (const curve of report.curves ?? []) writeFileSync(join(outDir, `${name}-${curve.id}.svg`), lineChart(curve));
   if (samples) {
     const { unit, sets } = samples;
     writeFileSync(

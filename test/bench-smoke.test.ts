@@ -69,4 +69,22 @@ describe('the benchmarks at smoke size', () => {
     });
     expect(left).toEqual([]);
   });
+
+  it('scale writes its curves (a line chart each) and judged verdicts', { timeout: 600_000 }, async () => {
+    const run = await runBench(['scale']);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, 'scale.json'), 'utf8')) as {
+      results: unknown;
+      curves: { id: string; x: { values: number[] }; series: Record<string, (number | null)[]> }[];
+      verdicts: { figure: string; value: number; target: string; met: boolean }[];
+    };
+    for (const figure of numbersIn(report.results)) expect(Number.isFinite(figure), `scale: ${figure}`).toBe(true);
+    expect(report.curves.length).toBeGreaterThan(3);
+    for (const curve of report.curves) {
+      for (const values of Object.values(curve.series)) expect(values).toHaveLength(curve.x.values.length);
+      expect(readFileSync(join(out, `scale-${curve.id}.svg`), 'utf8')).toContain('<polyline');
+    }
+    expect(report.verdicts.length).toBeGreaterThan(3);
+    for (const verdict of report.verdicts) expect(typeof verdict.met, verdict.figure).toBe('boolean');
+  });
 });

@@ -8,6 +8,32 @@ import { verdictTable } from './verdict.mjs';
 const format = (value) =>
   typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toFixed(2)) : JSON.stringify(value);
 
+/**
+ * A report's scale curves as markdown: per curve a table (one row per x value, one column per
+ * series; `–` where not measured) and its line chart, `results/<name>-<id>.svg`.
+ */
+export function curvesMarkdown(report) {
+  const lines = [];
+  for (const curve of report.curves ?? []) {
+    const names = Object.keys(curve.series);
+    lines.push(
+      `### ${curve.title}`,
+      '',
+      `| ${curve.x.label} | ${names.map((name) => `${name} (${curve.y.label})`).join(' | ')} |`,
+      `| ${['---', ...names.map(() => '---')].join(' | ')} |`,
+    );
+    curve.x.values.forEach((x, at) => {
+      const cells = names.map((name) => {
+        const value = curve.series[name][at];
+        return typeof value === 'number' && Number.isFinite(value) ? format(value) : '–';
+      });
+      lines.push(`| ${format(x)} | ${cells.join(' | ')} |`);
+    });
+    lines.push('', `![${curve.title}](results/${report.name}-${curve.id}.svg)`, '');
+  }
+  return lines;
+}
+
 /** `[path, value]` of every number in `value`, paths dotted. */
 function leaves(value, path = []) {
   if (value !== null && typeof value === 'object')
@@ -63,6 +89,7 @@ export function writeResultsPage(resultsDir, pagePath) {
       );
     }
     lines.push('', `![${report.name}](results/${report.name}.svg)`, '');
+    lines.push(...curvesMarkdown(report));
     if (existsSync(join(resultsDir, `${report.name}-distribution.svg`)))
       lines.push(`![${report.name}: distributions](results/${report.name}-distribution.svg)`, '');
   }

@@ -224,7 +224,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
   /** Compares the notebook with the model; then takes what the model cannot know from the notebook. */
   const check = async (why: string): Promise<void> => {
-    const outcome = acked(await call('get_all_cells', { format: 'json', include_outputs: false }));
+    // Every cell at once (a count: up to the limit of one tool result; without one, about 48 KiB).
+    const outcome = acked(
+      await call('get_all_cells', { format: 'json', include_outputs: false, count: Number.MAX_SAFE_INTEGER }),
+    );
     const cells = outcome?.json?.cells as { cell_id: string; source: string }[] | undefined;
     if (!cells) return;
     counts.checks += 1;

@@ -292,7 +292,8 @@ describe('notebook tools', () => {
 
     it("lists in 'json' the cells that fit, says which were cut and where to start next", async () => {
       await withLargeCells(['a', 'b', 'c', 'd', 'e'].map((letter) => letter.repeat(40_000)));
-      const result = await harness.call('get_all_cells', { format: 'json' });
+      // With a count the window goes up to the limit of one tool result (without, a default answer's bound).
+      const result = await harness.call('get_all_cells', { format: 'json', count: 5 });
       expect(resultBytes(result)).toBeLessThanOrEqual(budget);
       const first = JSON.parse(resultText(result));
       expect(first.total_cells).toBe(5);
@@ -311,7 +312,7 @@ describe('notebook tools', () => {
 
     it("stops 'rich' text at the budget with a last line that says how to read the rest", async () => {
       await withLargeCells(['a', 'b', 'c', 'd', 'e'].map((letter) => letter.repeat(40_000)));
-      const result = await harness.call('get_all_cells', { format: 'rich' });
+      const result = await harness.call('get_all_cells', { format: 'rich', count: 5 });
       expect(resultBytes(result)).toBeLessThanOrEqual(budget);
       const text = resultText(result);
       expect(text).toContain('d'.repeat(40_000));
@@ -319,6 +320,47 @@ describe('notebook tools', () => {
       expect(text.split('\n').at(-1)).toBe(
         '── … cells 4–4 are not shown: one tool result is limited to 0.19 MiB. Read them with get_all_cells(format="rich", start=4), or one at a time with get_cell(cell_id=...).',
       );
+    });
+
+    it('answers about 48 KiB in every format without a count, whatever the notebook size, and pages to every cell', async () => {
+      harness = await startChildServerTestHarness();
+      await harness.callJson('create_notebook');
+      const handle = harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const total = 3000;
+      for (let i = 0; i < total; i += 1) handle.insertAsPeer('seed', `values_${i} = ${'x'.repeat(120)}`);
+      const indexOf = {
+        summary: (text: string) => [...text.matchAll(/^\[(\d+)\] /gm)].map((match) => Number(match[1])),
+        rich: (text: string) => [...text.matchAll(/^── \[(\d+)\] /gm)].map((match) => Number(match[1])),
+        json: (text: string) => (JSON.parse(text).cells as { index: number }[]).map((cell) => cell.index),
+      };
+      const nextOf = {
+        summary: (text: string) => /get_all_cells\(start=(\d+)\) lists the next\)$/.exec(text)?.[1],
+        rich: (text: string) => /start=(\d+)\), or one at a time with get_cell\(cell_id=\.\.\.\)\.$/.exec(text)?.[1],
+        json: (text: string) => JSON.parse(text).truncated?.next_start,
+      };
+      for (const format of ['summary', 'json', 'rich'] as const) {
+        const seen: number[] = [];
+        let start = 0;
+        for (let page = 0; page < total; page += 1) {
+          const result = await harness.call('get_all_cells', { format, ...(start > 0 ? { start } : {}) });
+          expect(resultBytes(result)).toBeLessThanOrEqual(64 * 1024);
+          const text = resultText(result);
+          seen.push(...indexOf[format](text));
+          const next = nextOf[format](text);
+          if (next === undefined) break;
+          expect(Number(next)).toBe(seen.length);
+          start = Number(next);
+        }
+        expect(seen).toEqual(Array.from({ length: total }, (_, i) => i));
+      }
+      const note = JSON.parse(resultText(await harness.call('get_all_cells', { format: 'json' }))).truncated.note;
+      expect(note).toMatch(
+        /^Cut without count, one answer lists about 48 KiB of cells \(give count for more at once\): cells \d+–2999 are not shown\. Read them with get_all_cells\(format="json", start=\d+\)/,
+      );
+      // A count still asks for more at once, up to the limit of one tool result.
+      expect(
+        JSON.parse(resultText(await harness.call('get_all_cells', { format: 'json', count: total }))).cells,
+      ).toHaveLength(total);
     });
 
     it('cuts one cell larger than the budget, its output in the middle, and pages the outputs through within it', async () => {

@@ -13,10 +13,17 @@ import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { imagesParameter, pagingParameters } from './output-parameters.js';
 import { pageOfOutputs } from './page-of-outputs.js';
 import { executionJson, recordOf, runCell } from './run-cell.js';
-import { type RenderedCell, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
+import {
+  defaultCellsAnswerBytes,
+  defaultCellsAnswerReason,
+  type RenderedCell,
+  renderCell,
+  renderCellsRich,
+  summarizeCells,
+} from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
-import { countThatFit, escapedBytes } from './tool-result-budget.js';
+import { escapedBytes } from './tool-result-budget.js';
 import { expectedVersionParameter, replacedText, staleRunText, writeVersions } from './write-versions.js';
 
 /** Seconds a single execution is waited for unless `timeout_secs` says otherwise. */
@@ -40,9 +47,9 @@ const cellTypeSchema = z
  * works without an active session.
  */
 export function createNotebookTools(deps: ChildServerDependencies): RegisteredChildTool[] {
-  /** The output shaping of one call (`images`: its parameter). */
-  const shaperFor = (images: boolean | null | undefined): ResultShaper =>
-    new ResultShaper({ images: given(images), resultBudgetBytes: deps.resultBudgetBytes });
+  /** The output shaping of one call (`images`: its parameter), within `budgetBytes` (default: a whole result's). */
+  const shaperFor = (images: boolean | null | undefined, budgetBytes = deps.resultBudgetBytes): ResultShaper =>
+    new ResultShaper({ images: given(images), resultBudgetBytes: budgetBytes });
 
   const getCell = defineChildTool({
     name: 'get_cell',
@@ -75,12 +82,13 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
-    description:
-      "Read the cells of the active notebook. format 'summary' (default): one line per cell, at most 500 unless count is given; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Outputs are shaped as in get_cell.",
+    description: `Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Without count, an answer lists about ${defaultCellsAnswerBytes / 1024} KiB of cells (a summary at most 500 lines) and its last line or 'truncated' names the start of the next. Outputs are shaped as in get_cell.`,
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
       start: toolParameters.optionalIndex('Index of the first cell (default 0).'),
-      count: toolParameters.optionalIndex('How many cells (default: all).'),
+      count: toolParameters.optionalIndex(
+        `How many cells (default: those that fit in about ${defaultCellsAnswerBytes / 1024} KiB; with count, up to the limit of one tool result).`,
+      ),
       include_outputs: toolParameters.optionalBoolean("Include outputs in 'json' and 'rich' (default true)."),
       preview_chars: toolParameters.optionalIndex("Source characters per line in 'summary' (default 80)."),
       images: imagesParameter,
@@ -93,7 +101,10 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const start = given(args.start);
       const count = given(args.count);
       const includeOutputs = given(args.include_outputs) ?? true;
-      const shaper = shaperFor(args.images);
+      // Without a count, a default answer: about defaultCellsAnswerBytes, whatever the notebook's size.
+      const bounded = count === undefined && defaultCellsAnswerBytes < deps.resultBudgetBytes;
+      const budgetBytes = bounded ? defaultCellsAnswerBytes : deps.resultBudgetBytes;
+      const shaper = shaperFor(args.images, budgetBytes);
       switch (given(args.format) ?? 'summary') {
         case 'summary':
           return textResult(summarizeCells(cells, { start, count, previewChars: given(args.preview_chars) }));
@@ -108,31 +119,41 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
               count,
               includeOutputs,
               shaper,
-              budgetBytes: deps.resultBudgetBytes,
+              budgetBytes,
+              ...(bounded ? { budgetReason: defaultCellsAnswerReason } : {}),
             }),
           );
         case 'json': {
-          const first = start ?? 0;
-          const window = cells
-            .slice(first, count === undefined ? undefined : first + count)
-            .map((cell, offset) => renderCell(cell, { index: first + offset, includeOutputs, shaper }));
-          const budget = deps.resultBudgetBytes * 0.97 - 4096 - shaper.imageBytes;
-          const shown = countThatFit(window, jsonCellCost, budget);
-          const next = first + shown;
+          const first = Math.max(0, start ?? 0);
+          const end = count === undefined ? cells.length : Math.min(cells.length, first + count);
+          // Cells are rendered (their outputs shaped) only as far as the answer goes.
+          const budget = budgetBytes * 0.97 - 4096;
+          const shown: RenderedCell[] = [];
+          let used = 0;
+          for (let index = first; index < end; index += 1) {
+            const rendered = renderCell(cells[index] as NotebookCell, { index, includeOutputs, shaper });
+            used += jsonCellCost(rendered);
+            if (shown.length > 0 && used + shaper.imageBytes > budget) break;
+            shown.push(rendered);
+          }
+          const next = first + shown.length;
+          const reason = bounded
+            ? `Cut ${defaultCellsAnswerReason}`
+            : `Cut to fit the ${describeMiB(deps.resultBudgetBytes)} limit of one tool result`;
           deps.awareness.saw(access.handle.notebookId, cells.slice(first, next));
           return shaper.result({
             notebook_id: access.handle.notebookId,
             total_cells: cells.length,
-            ...(shown < window.length
+            ...(next < end
               ? {
                   truncated: {
-                    shown_cells: shown,
+                    shown_cells: shown.length,
                     next_start: next,
-                    note: `Cut to fit the ${describeMiB(deps.resultBudgetBytes)} limit of one tool result: cells ${next}–${first + window.length - 1} are not shown. Read them with get_all_cells(format="json", start=${next}), or one at a time with get_cell(cell_id=...).`,
+                    note: `${reason}: cells ${next}–${end - 1} are not shown. Read them with get_all_cells(format="json", start=${next}), or one at a time with get_cell(cell_id=...).`,
                   },
                 }
               : {}),
-            cells: window.slice(0, shown),
+            cells: shown,
           });
         }
       }

@@ -1,7 +1,8 @@
 import { ResultShaper } from '@nteract-mcp/output-shaping';
 import { describe, expect, it } from 'vitest';
 import type { NotebookCell } from '../ports/notebook-handle.js';
-import { renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
+import { defaultCellsAnswerBytes, renderCell, renderCellsRich, summarizeCells } from './summarize-cells.js';
+import { escapedBytes } from './tool-result-budget.js';
 
 const cell = (id: string, source: string, extra: Partial<NotebookCell> = {}): NotebookCell => ({
   id,
@@ -24,6 +25,18 @@ describe(summarizeCells, () => {
     );
     expect(summarizeCells(cells, { start: 5 })).toBe('(no cells in this range; the notebook has 2)');
     expect(summarizeCells([])).toBe('(empty notebook: no cells)');
+  });
+
+  it('stops a default summary at about defaultCellsAnswerBytes of escaped text, naming the next start', () => {
+    // Quotes and non-ASCII text take more bytes in the answer than characters in the line.
+    const wide = Array.from({ length: 500 }, (_, index) => cell(`wide-cell-${index}`, `"ü${'"'.repeat(79)}`));
+    const text = summarizeCells(wide);
+    const lines = text.split('\n');
+    const shown = lines.length - 1;
+    expect(shown).toBeLessThan(500);
+    expect(escapedBytes(lines.slice(0, -1).join('\n'))).toBeLessThanOrEqual(defaultCellsAnswerBytes);
+    expect(lines.at(-1)).toBe(`(cells 0–${shown - 1} of 500: get_all_cells(start=${shown}) lists the next)`);
+    expect(summarizeCells(wide, { count: 500 }).split('\n')).toHaveLength(500);
   });
 
   it('stays bounded for a large notebook unless a count is given, saying how to read on', () => {

@@ -2,12 +2,23 @@ import type { ResultShaper, ShapedOutput } from '@nteract-mcp/output-shaping';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
 import type { NotebookCell } from '../ports/notebook-handle.js';
 import { readCellOutputs } from './output-parameters.js';
+import { escapedBytes } from './tool-result-budget.js';
 
 /** Characters of a cell's source shown per line of a summary, by default. */
 export const defaultSummaryPreviewChars = 80;
 
 /** Lines of a summary when no `count` is given: a large notebook's list stays readable and bounded. */
 export const defaultSummaryCells = 500;
+
+/**
+ * Bytes (as escaped JSON text) of the cells one `get_all_cells` or `connect_notebook` answer lists
+ * when no `count` is given, in every format: a default answer stays near this whatever the
+ * notebook's size (at least one cell is always listed), and names the `start` of the next.
+ */
+export const defaultCellsAnswerBytes = 48 * 1024;
+
+/** Why a default answer stops where it does, for its last line. */
+export const defaultCellsAnswerReason = `without count, one answer lists about ${defaultCellsAnswerBytes / 1024} KiB of cells (give count for more at once)`;
 
 /** A cell as the JSON-returning tools show it. */
 export interface RenderedCell {
@@ -26,8 +37,9 @@ export interface RenderedCell {
 /**
  * One line per cell: `[index] id type (exec n, k outputs): first line of source…`. `previewChars`
  * bounds the source shown; `start`/`count` select a window (indices stay those of the notebook).
- * Without `count`, at most `limit` lines (default {@link defaultSummaryCells}); the last line then
- * says which `get_all_cells` call lists the next ones.
+ * Without `count`, at most `limit` lines (default {@link defaultSummaryCells}) and about
+ * {@link defaultCellsAnswerBytes} (at least one line); the last line then says which
+ * `get_all_cells` call lists the next ones.
  */
 export function summarizeCells(
   cells: readonly NotebookCell[],
@@ -41,9 +53,10 @@ export function summarizeCells(
   if (cells.length === 0) return '(empty notebook: no cells)';
   const start = Math.max(0, options.start ?? 0);
   const count = options.count ?? options.limit ?? defaultSummaryCells;
-  const end = Math.min(cells.length, start + Math.max(0, count));
+  let end = Math.min(cells.length, start + Math.max(0, count));
   const previewChars = Math.max(0, options.previewChars ?? defaultSummaryPreviewChars);
   const lines: string[] = [];
+  let used = 0;
   for (let index = start; index < end; index += 1) {
     const cell = cells[index] as NotebookCell;
     const facts: string[] = [];
@@ -57,7 +70,13 @@ export function summarizeCells(
     let preview = firstLine.length > previewChars ? `${firstLine.slice(0, previewChars)}…` : firstLine;
     if (multiline && preview === firstLine) preview = `${preview} …`;
     const details = facts.length > 0 ? ` (${facts.join(', ')})` : '';
-    lines.push(`[${index}] ${cell.id} ${cell.cellType}${details}: ${preview}`);
+    const line = `[${index}] ${cell.id} ${cell.cellType}${details}: ${preview}`;
+    used += escapedBytes(line);
+    if (options.count === undefined && lines.length > 0 && used > defaultCellsAnswerBytes) {
+      end = index;
+      break;
+    }
+    lines.push(line);
   }
   if (lines.length === 0) return `(no cells in this range; the notebook has ${cells.length})`;
   if (options.count === undefined && end < cells.length) {
@@ -101,6 +120,8 @@ export function renderCellsRich(
      * says which cells were left out and how to read them (at least one cell is always shown).
      */
     readonly budgetBytes?: number;
+    /** Why the blocks stop at `budgetBytes`, for that last line (default: the limit of one tool result). */
+    readonly budgetReason?: string;
   },
 ): string {
   const start = Math.max(0, options.start ?? 0);
@@ -122,7 +143,7 @@ export function renderCellsRich(
     used += Buffer.byteLength(JSON.stringify(block)) + 4;
     if (budget !== undefined && used + options.shaper.imageBytes > budget && blocks.length > 0) {
       blocks.push(
-        `── … cells ${index}–${end - 1} are not shown: one tool result is limited to ${describeMiB(options.budgetBytes as number)}. Read them with get_all_cells(format="rich", start=${index}), or one at a time with get_cell(cell_id=...).`,
+        `── … cells ${index}–${end - 1} are not shown: ${options.budgetReason ?? `one tool result is limited to ${describeMiB(options.budgetBytes as number)}`}. Read them with get_all_cells(format="rich", start=${index}), or one at a time with get_cell(cell_id=...).`,
       );
       break;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countThatFit, cutMarker, escapedBytes, fitToolResult, resultBytes } from './tool-result-budget.js';
+import { cutMarker, escapedBytes, fitToolResult, resultBytes } from './tool-result-budget.js';
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 const json = (value: unknown) => text(JSON.stringify(value, null, 2));
@@ -48,15 +48,6 @@ describe(fitToolResult, () => {
     expect((fitted.content[0] as { text: string }).text).toBe(
       `The result is ${resultBytes(many)} bytes, over the 0.01 MiB limit of one tool result, and could not be cut to fit. Ask for less at once (a window of cells with start/count, one cell with get_cell, outputs in pages (get_cell or get_results with offset and length)).`,
     );
-  });
-});
-
-describe(countThatFit, () => {
-  it('counts the items that fit in order, and at least one', () => {
-    expect(countThatFit([10, 10, 10], (n) => n, 25)).toBe(2);
-    expect(countThatFit([10, 10, 10], (n) => n, 30)).toBe(3);
-    expect(countThatFit([100, 1], (n) => n, 25)).toBe(1);
-    expect(countThatFit([], (n: number) => n, 25)).toBe(0);
   });
 });
 

@@ -14,19 +14,6 @@ export function resultBytes(result: CallToolResult): number {
   return Buffer.byteLength(JSON.stringify(result));
 }
 
-/**
- * How many of `items`, taken in order, fit in `budgetBytes` when each costs `cost(item)`; at least
- * one when there is one (a single item too large is cut later by {@link fitToolResult}). Pure.
- */
-export function countThatFit<T>(items: readonly T[], cost: (item: T) => number, budgetBytes: number): number {
-  let used = 0;
-  for (let index = 0; index < items.length; index += 1) {
-    used += cost(items[index] as T);
-    if (used > budgetBytes) return Math.max(1, index);
-  }
-  return items.length;
-}
-
 /** The marker that ends a string cut to fit a result. */
 export function cutMarker(moreChars: number, budgetBytes: number): string {
   return `\n… [${moreChars} more characters not shown: one tool result is limited to ${describeMiB(budgetBytes)}]`;

@@ -74,6 +74,35 @@ describe(NotebookDocument, () => {
     expect((caught as Error).message).toMatch(/^Cannot load \/n\/bad\.ipynb: /);
     expect((caught as Error).message).toMatch(reason);
   });
+  it('finds every cell by id through inserts, replayed changes, deletes and a reload, and never reuses a held id', () => {
+    const document = NotebookDocument.fromIpynb(jupyterWritten, 'a.ipynb');
+    const inserted = document.insert({ source: 'x = 1', cellType: 'code', index: 1 }).cell;
+    expect(document.indexOf(inserted.id)).toBe(1);
+    // A replayed `set` replaces the cell: edits after it change the replacement, not the old one.
+    document.apply({ op: 'set', cell: { ...document.cell('calc'), source: 'print(43)' } });
+    document.update('calc', { source: 'print(44)' });
+    expect(document.cell('calc').source).toBe('print(44)');
+    expect(document.cells().find((cell) => cell.id === 'calc')?.source).toBe('print(44)');
+    document.delete('intro');
+    expect(document.has('intro')).toBe(false);
+    expect(() => document.cell('intro')).toThrow(DaemonError);
+    document.apply({ op: 'insert', index: 0, cell: { ...inserted, id: 'intro' } });
+    expect(document.indexOf('intro')).toBe(0);
+    expect(() => document.apply({ op: 'insert', index: 0, cell: inserted })).toThrow(/it exists/);
+    document.move('intro', 'calc');
+    expect(document.cell('intro').source).toBe('x = 1');
+    // A reload: the old cells are gone by id, the file's are found.
+    document.replaceWith(NotebookDocument.fromIpynb(jupyterWritten, 'a.ipynb'));
+    expect(document.has(inserted.id)).toBe(false);
+    expect(document.cell('calc').source).toBe('print(42)');
+    expect(document.indexOf('calc')).toBe(1);
+    const ids = new Set(document.cells().map((cell) => cell.id));
+    for (let i = 0; i < 200; i++) {
+      const { cell } = document.insert({ source: '', cellType: 'raw' });
+      expect(ids.has(cell.id)).toBe(false);
+      ids.add(cell.id);
+    }
+  });
 });
 
 describe('NotebookDocument kernel', () => {
