@@ -25,6 +25,7 @@ import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { processesOf } from './lib/processes-of.mjs';
 import { cpuNs, quantile, rssMb } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
+import { verdict } from './lib/verdict.mjs';
 
 const ms = (start) => Number(process.hrtime.bigint() - start) / 1e6;
 const p50 = (samples) => quantile(samples, 0.5);
@@ -320,8 +321,6 @@ async function roomsCurve({ dist, plan }) {
   }
 }
 
-const verdict = (figure, value, unit, target, met) => ({ figure, value, unit, target, met });
-
 export async function scaleBenchmark({ dist, size }) {
   const plan = sizes[size] ?? sizes.full;
   const user = createUserHome(dist);
@@ -432,41 +431,26 @@ export async function scaleBenchmark({ dist, size }) {
   ];
   const boundKb = defaultAnswerBoundBytes / 1024;
   const verdicts = [
-    verdict(
-      `edit p50 at ${largest} cells / at ${first.cells} cells`,
-      editRatio,
-      '×',
-      `<= ${editFlatRatio}`,
-      editRatio <= editFlatRatio,
-    ),
+    verdict(`edit p50 at ${largest} cells / at ${first.cells} cells`, editRatio, '×', `<= ${editFlatRatio}`),
     verdict(
       `create_cell p50 at ${largest} cells / at ${first.cells} cells`,
       last.createCellP50Ms / first.createCellP50Ms,
       '×',
       `<= ${editFlatRatio}`,
-      last.createCellP50Ms / first.createCellP50Ms <= editFlatRatio,
     ),
-    verdict(
-      `connect_notebook answer at ${largest} cells`,
-      last.connect.bytes / 1024,
-      'KB',
-      `<= ${boundKb}`,
-      last.connect.bytes <= defaultAnswerBoundBytes,
-    ),
+    verdict(`connect_notebook answer at ${largest} cells`, last.connect.bytes / 1024, 'KB', `<= ${boundKb}`),
     ...['summary', 'json', 'rich'].flatMap((format) => [
       verdict(
         `get_all_cells ${format === 'summary' ? '(default, summary)' : `format=${format}`} answer at ${largest} cells, no count`,
         last.getAllCells[format].bytes / 1024,
         'KB',
         `<= ${boundKb}`,
-        last.getAllCells[format].bytes <= defaultAnswerBoundBytes,
       ),
       verdict(
         `get_all_cells ${format} paging from the default answer: cells reached at ${largest} cells`,
         last.pagingReached[format] / last.pagingReached.of,
         'of all',
         '= 1',
-        last.pagingReached[format] === last.pagingReached.of,
       ),
     ]),
   ];
@@ -481,7 +465,6 @@ export async function scaleBenchmark({ dist, size }) {
       cpuGrowth,
       '×',
       '<= 1.5',
-      cpuGrowth <= 1.5,
     ),
   );
   const rooms = roomRows[roomRows.length - 1];

@@ -2,24 +2,23 @@
 // benchmark returns its judged figures as `verdicts`; `npm run bench` prints them all as one ✓/✗
 // table at its end, and bench/RESULTS.md opens with the same table.
 
+/** Whether `value` stands in `relation` to `bound`. */
+const compare = {
+  '<=': (value, bound) => value <= bound,
+  '>=': (value, bound) => value >= bound,
+  '<': (value, bound) => value < bound,
+  '>': (value, bound) => value > bound,
+  '=': (value, bound) => value === bound,
+};
+
 /**
- * `target`: a comparison and a bound, `<= 1.2` or `>= 0.9`. A value that is not a finite number
- * (a figure that could not be read) never meets its target.
+ * `target`: a comparison and a bound, `<= 1.2`, `>= 0.9` or `= 1`. A value that is not a finite
+ * number (a figure that could not be read) never meets its target.
  */
 export function verdict(figure, value, unit, target) {
-  const match = /^\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(target);
+  const match = /^\s*(<=|>=|<|>|=)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(target);
   if (!match) throw new Error(`a target is a comparison and a number, not ${JSON.stringify(target)}`);
-  const bound = Number(match[2]);
-  const finite = typeof value === 'number' && Number.isFinite(value);
-  const met =
-    finite &&
-    (match[1] === '<='
-      ? value <= bound
-      : match[1] === '>='
-        ? value >= bound
-        : match[1] === '<'
-          ? value < bound
-          : value > bound);
+  const met = typeof value === 'number' && Number.isFinite(value) && compare[match[1]](value, Number(match[2]));
   return { figure, value, unit, target, met };
 }
 
