@@ -121,6 +121,29 @@ describe('RoomJournal', () => {
     expect(replayed.cells()).toEqual(document.cells());
   });
 
+  it('reads the lines it keeps back from its file at each rotation, byte for byte (multi-byte text, two rotations)', () => {
+    const { path, document, journal } = start();
+    const insert = (source: string) => {
+      const placed = document.insert({ source, cellType: 'code' });
+      journal.append({ op: 'insert', index: placed.index, cell: placed.cell }, undefined);
+    };
+    insert('é'.repeat(300));
+    const first = document.toIpynb();
+    const firstMark = journal.markSaving(sha256(first));
+    insert('日本'.repeat(200));
+    insert('plain');
+    journal.rotate(baseOf(path, first), [], firstMark);
+    const second = document.toIpynb();
+    const secondMark = journal.markSaving(sha256(second));
+    insert('✓ after');
+    journal.rotate(baseOf(path, first), [], firstMark);
+    journal.rotate(baseOf(path, second), [], secondMark);
+    journal.close();
+    expect(read().records.map((record) => record.change?.op === 'insert' && record.change.cell.source)).toEqual([
+      '✓ after',
+    ]);
+  });
+
   it('ignores a torn last line and resumes appending after the good ones', () => {
     const { path, text, document, journal } = start();
     const a = document.insert({ source: 'a', cellType: 'code' });

@@ -7,6 +7,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -63,7 +64,18 @@ export interface JournalRecord {
   readonly saving?: string;
 }
 
+/** A line after the header: where it is in the file (not its text, which may hold large outputs). */
 interface JournalLine {
+  readonly seq: number;
+  /** Byte offset of the line in the journal file. */
+  readonly offset: number;
+  /** Bytes of the line, its newline included. */
+  readonly bytes: number;
+  readonly saving: boolean;
+}
+
+/** A line to write again at a rotation: its text, read back from the file. */
+interface RewrittenLine {
   readonly seq: number;
   readonly text: string;
   readonly saving: boolean;
@@ -107,7 +119,11 @@ export class RoomJournal {
   #fd: number | undefined;
   #seq: number;
   #bytes = 0;
-  /** Lines after the header, kept for rotation (bounded by `maxBytes`, since a save rotates). */
+  /**
+   * Where the lines after the header are, for rotation (bounded by `maxBytes`, since a save
+   * rotates). Their text is read back from the file then: holding it here would keep a second copy
+   * of every journaled output in memory until the next save.
+   */
   #lines: JournalLine[] = [];
 
   private constructor(settings: JournalSettings, notebookId: string, seq: number) {
@@ -275,8 +291,28 @@ export class RoomJournal {
       base,
       ledger,
       executions,
-      this.#lines.filter((line) => line.seq > savedSeq && !line.saving),
+      this.readBack(this.#lines.filter((line) => line.seq > savedSeq && !line.saving)),
     );
+  }
+
+  /** The text of `lines`, read from the journal file. */
+  private readBack(lines: readonly JournalLine[]): RewrittenLine[] {
+    if (lines.length === 0) return [];
+    const fd = openSync(this.#file, 'r');
+    try {
+      return lines.map((line) => {
+        const buffer = Buffer.allocUnsafe(line.bytes);
+        let read = 0;
+        while (read < line.bytes) {
+          const got = readSync(fd, buffer, read, line.bytes - read, line.offset + read);
+          if (got === 0) throw new Error(`journal ${this.#file} ends before its line ${line.seq}`);
+          read += got;
+        }
+        return { seq: line.seq, text: buffer.toString('utf8'), saving: line.saving };
+      });
+    } finally {
+      closeSync(fd);
+    }
   }
 
   public close(): void {
@@ -294,18 +330,19 @@ export class RoomJournal {
   private write(record: JournalRecord, saving: boolean): void {
     if (this.#fd === undefined) throw new Error(`journal ${this.#file} is closed`);
     const text = `${JSON.stringify(record)}\n`;
+    const bytes = Buffer.byteLength(text);
     writeSync(this.#fd, text);
     if (this.#settings.fsync) fdatasyncSync(this.#fd);
     this.#seq = record.seq;
-    this.#bytes += Buffer.byteLength(text);
-    this.#lines.push({ seq: record.seq, text, saving });
+    this.#lines.push({ seq: record.seq, offset: this.#bytes, bytes, saving });
+    this.#bytes += bytes;
   }
 
   private rewrite(
     base: JournalBase,
     ledger: readonly LedgerRecord[],
     executions: readonly WireExecutionState[],
-    keep: readonly JournalLine[],
+    keep: readonly RewrittenLine[],
   ): void {
     mkdirSync(this.#settings.dir, { recursive: true, mode: 0o700 });
     const header: JournalHeader = {
@@ -315,7 +352,8 @@ export class RoomJournal {
       ledger,
       ...(executions.length > 0 ? { executions } : {}),
     };
-    const text = `${JSON.stringify(header)}\n${keep.map((line) => line.text).join('')}`;
+    const headerText = `${JSON.stringify(header)}\n`;
+    const text = `${headerText}${keep.map((line) => line.text).join('')}`;
     const temp = `${this.#file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
     if (this.#settings.fsync) {
@@ -337,7 +375,13 @@ export class RoomJournal {
     this.close();
     this.#fd = fd;
     this.#bytes = fstatSync(fd).size;
-    this.#lines = [...keep];
+    let offset = Buffer.byteLength(headerText);
+    this.#lines = keep.map((line) => {
+      const bytes = Buffer.byteLength(line.text);
+      const placed = { seq: line.seq, offset, bytes, saving: line.saving };
+      offset += bytes;
+      return placed;
+    });
   }
 
   /** Reopens an existing journal for appending, after its edits were replayed (keeps its lines). */
