@@ -16,6 +16,7 @@ import {
 import { join } from 'node:path';
 import type { WireExecutionState } from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange } from '../document/notebook-document.js';
+import { OutputBlobStore } from './output-blob-store.js';
 
 /** Where a room's journal lives and how hard it writes. */
 export interface JournalSettings {
@@ -25,6 +26,11 @@ export interface JournalSettings {
   readonly fsync: boolean;
   /** Above this many bytes the room saves at once, which rotates the journal. */
   readonly maxBytes: number;
+  /**
+   * Where strings over its threshold (large outputs) go instead of into the journal's lines: each
+   * line holds a reference. Without it the journal holds every output inline.
+   */
+  readonly blobs?: OutputBlobStore;
 }
 
 /** The file a journal starts from: what the `.ipynb` (or untitled store file) held when it began. */
@@ -125,6 +131,8 @@ export class RoomJournal {
    * of every journaled output in memory until the next save.
    */
   #lines: JournalLine[] = [];
+  /** The blobs this journal's file references (its header and lines). */
+  #references = new Set<string>();
 
   private constructor(settings: JournalSettings, notebookId: string, seq: number) {
     this.#settings = settings;
@@ -148,8 +156,15 @@ export class RoomJournal {
     }
   }
 
-  /** The journal of `notebookId`, `undefined` when there is none, `'corrupt'` when its header is unreadable. */
-  public static read(dir: string, notebookId: string): JournalContents | 'corrupt' | undefined {
+  /**
+   * The journal of `notebookId`, `undefined` when there is none, `'corrupt'` when its header is
+   * unreadable. The large strings its lines reference are read from `blobs`.
+   */
+  public static read(
+    dir: string,
+    notebookId: string,
+    blobs?: OutputBlobStore,
+  ): JournalContents | 'corrupt' | undefined {
     const file = RoomJournal.fileOf(dir, notebookId);
     let text: string;
     try {
@@ -161,7 +176,7 @@ export class RoomJournal {
     const lines = text.split('\n');
     let header: JournalHeader;
     try {
-      header = JSON.parse(lines[0] ?? '') as JournalHeader;
+      header = JSON.parse(lines[0] ?? '', blobs?.reviver) as JournalHeader;
     } catch {
       return 'corrupt';
     }
@@ -171,7 +186,7 @@ export class RoomJournal {
     for (const line of lines.slice(1)) {
       if (line.length === 0) continue;
       try {
-        const record = JSON.parse(line) as JournalRecord;
+        const record = JSON.parse(line, blobs?.reviver) as JournalRecord;
         if (typeof record.seq === 'number') records.push(record);
       } catch {
         // A torn last line (a write cut short by a lost machine): everything before it stands.
@@ -230,8 +245,42 @@ export class RoomJournal {
     return target;
   }
 
-  public static remove(dir: string, notebookId: string): void {
-    rmSync(RoomJournal.fileOf(dir, notebookId), { force: true });
+  public static remove(settings: JournalSettings, notebookId: string): void {
+    const file = RoomJournal.fileOf(settings.dir, notebookId);
+    const dropped = RoomJournal.referencesOf(file, settings.blobs);
+    rmSync(file, { force: true });
+    RoomJournal.sweepBlobs(settings, dropped);
+  }
+
+  /**
+   * Removes the blobs no journal in `settings.dir` references (set-aside journals included): of
+   * `candidates` when given (what a rotation or removal dropped), else all of them and the temp
+   * files a crash left (at daemon start). Returns how many it removed.
+   */
+  public static sweepBlobs(settings: JournalSettings, candidates?: ReadonlySet<string>): number {
+    const { blobs } = settings;
+    if (!blobs || candidates?.size === 0) return 0;
+    const referenced = new Set<string>();
+    let names: string[] = [];
+    try {
+      names = readdirSync(settings.dir).filter((name) => name.endsWith('.jsonl'));
+    } catch {
+      // No journal directory yet: nothing references a blob.
+    }
+    for (const name of names) {
+      for (const sha of RoomJournal.referencesOf(join(settings.dir, name), blobs)) referenced.add(sha);
+    }
+    return blobs.sweep(referenced, candidates);
+  }
+
+  /** The blobs journal `file` references (none without a blob store, or without the file). */
+  private static referencesOf(file: string, blobs: OutputBlobStore | undefined): Set<string> {
+    if (!blobs) return new Set();
+    try {
+      return OutputBlobStore.referencesIn(readFileSync(file, 'utf8'));
+    } catch {
+      return new Set();
+    }
   }
 
   /** Starts (or restarts) the journal of `notebookId` from `base`, replacing any journal there. */
@@ -325,12 +374,14 @@ export class RoomJournal {
   public discard(): void {
     this.close();
     rmSync(this.#file, { force: true });
+    RoomJournal.sweepBlobs(this.#settings, this.#references);
   }
 
   private write(record: JournalRecord, saving: boolean): void {
     if (this.#fd === undefined) throw new Error(`journal ${this.#file} is closed`);
-    const text = `${JSON.stringify(record)}\n`;
+    const text = `${JSON.stringify(record, this.#settings.blobs?.replacer)}\n`;
     const bytes = Buffer.byteLength(text);
+    if (this.#settings.blobs) for (const sha of OutputBlobStore.referencesIn(text)) this.#references.add(sha);
     writeSync(this.#fd, text);
     if (this.#settings.fsync) fdatasyncSync(this.#fd);
     this.#seq = record.seq;
@@ -352,7 +403,7 @@ export class RoomJournal {
       ledger,
       ...(executions.length > 0 ? { executions } : {}),
     };
-    const headerText = `${JSON.stringify(header)}\n`;
+    const headerText = `${JSON.stringify(header, this.#settings.blobs?.replacer)}\n`;
     const text = `${headerText}${keep.map((line) => line.text).join('')}`;
     const temp = `${this.#file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
@@ -375,6 +426,10 @@ export class RoomJournal {
     this.close();
     this.#fd = fd;
     this.#bytes = fstatSync(fd).size;
+    const before = this.#references;
+    this.#references = this.#settings.blobs ? OutputBlobStore.referencesIn(text) : new Set();
+    const dropped = new Set([...before].filter((sha) => !this.#references.has(sha)));
+    RoomJournal.sweepBlobs(this.#settings, dropped);
     let offset = Buffer.byteLength(headerText);
     this.#lines = keep.map((line) => {
       const bytes = Buffer.byteLength(line.text);
@@ -390,7 +445,7 @@ export class RoomJournal {
     const journal = new RoomJournal(settings, contents.header.notebook_id, last);
     const lines = contents.records.map((record) => ({
       seq: record.seq,
-      text: `${JSON.stringify(record)}\n`,
+      text: `${JSON.stringify(record, settings.blobs?.replacer)}\n`,
       saving: record.saving !== undefined,
     }));
     // Rewritten rather than appended to: a torn last line must not precede the next edit.
