@@ -4,8 +4,10 @@
 // path through the kernel, the daemon and the shaping); the agent reads each as an agent does (the
 // execute_cell answer, get_cell, get_results pages at the start, the middle and the end) and the
 // notebook is saved. Before the first cell (after a warm-up and a full GC forced from outside over
-// the inspector) and after each, the daemon's, the child's and the proxy's RSS are read from /proc,
-// raw and after a full GC of the daemon and the child. The target: what an output adds to the
+// the inspector) and after each, the daemon's, the child's and the proxy's RSS are read from /proc:
+// raw (at once: the peak the step left, garbage not yet collected), settled (once V8's memory
+// reducer, which collects an idle heap some seconds later, gave pages back) and after a full GC of
+// the daemon and the child forced from outside. The target: what an output adds to the
 // daemon's and the child's RSS is at most twice the largest output so far (outputs above a size
 // live on disk, not in memory twice). Outputs stay in the notebook, so growth after the last size
 // holds all of them.
@@ -41,6 +43,26 @@ function rssOf(pid) {
   } catch {
     return Number.NaN;
   }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * RSS of each of `pids` once it settled: V8's memory reducer collects a heap that stopped growing
+ * some seconds after the last allocation and gives the pages back; read every second until two
+ * reads a second apart agree within 1 MB for every process (at most `timeoutMs`).
+ */
+async function settledRss(pids, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last = pids.map(rssOf);
+  let steady = 0;
+  while (Date.now() < deadline && steady < 3) {
+    await sleep(1000);
+    const now = pids.map(rssOf);
+    steady = now.every((value, index) => Math.abs(value - last[index]) < 1) ? steady + 1 : 0;
+    last = now;
+  }
+  return last;
 }
 
 const textOf = (result) => result.content.map((item) => item.text ?? '').join('');
@@ -80,10 +102,13 @@ export async function largeOutputsBenchmark({ dist, size }) {
     await Promise.all([activateInspector(child), activateInspector(daemon)]);
     const read = async () => {
       const raw = { daemon: rssOf(daemon), child: rssOf(child), proxy: rssOf(proxy) };
+      const [daemonSettled, childSettled, proxySettled] = await settledRss([daemon, child, proxy]);
+      const settled = { daemon: daemonSettled, child: childSettled, proxy: proxySettled };
       const [daemonHeap, childHeap] = await Promise.all([heapFigures(daemon), heapFigures(child)]);
       const collected = { daemon: rssOf(daemon), child: rssOf(child) };
       return {
         raw,
+        settled,
         collected,
         heap: {
           daemon: { heapUsedMb: daemonHeap.after.heapUsed, externalMb: daemonHeap.after.external },
@@ -91,6 +116,7 @@ export async function largeOutputsBenchmark({ dist, size }) {
         },
       };
     };
+    await Promise.all([heapFigures(daemon), heapFigures(child)]);
     const before = await read();
     const cases = sizesMb.map((mb) => ({ mb, kind: 'stream' }));
     cases.push({ mb: sizesMb[sizesMb.length - 1], kind: 'display' });
@@ -125,12 +151,16 @@ export async function largeOutputsBenchmark({ dist, size }) {
         largestOutputMb: largestMb,
         savedFileMb: statSync(notebookPath).size / MB,
         rss: after.raw,
+        rssSettled: after.settled,
         rssAfterGc: after.collected,
         heapAfterGc: after.heap,
         growth: {
           daemon: after.raw.daemon - before.raw.daemon,
           child: after.raw.child - before.raw.child,
           proxy: after.raw.proxy - before.raw.proxy,
+          daemonSettled: after.settled.daemon - before.settled.daemon,
+          childSettled: after.settled.child - before.settled.child,
+          proxySettled: after.settled.proxy - before.settled.proxy,
           daemonAfterGc: after.collected.daemon - before.collected.daemon,
           childAfterGc: after.collected.child - before.collected.child,
         },
@@ -144,6 +174,8 @@ export async function largeOutputsBenchmark({ dist, size }) {
       for (const [process, key] of [
         ['daemon', 'daemon'],
         ['child', 'child'],
+        ['daemon settled', 'daemonSettled'],
+        ['child settled', 'childSettled'],
         ['daemon after GC', 'daemonAfterGc'],
         ['child after GC', 'childAfterGc'],
       ]) {
@@ -173,6 +205,8 @@ export async function largeOutputsBenchmark({ dist, size }) {
           series: {
             daemon: streams.map((step) => round1(step.growth.daemon)),
             child: streams.map((step) => round1(step.growth.child)),
+            'daemon settled': streams.map((step) => round1(step.growth.daemonSettled)),
+            'child settled': streams.map((step) => round1(step.growth.childSettled)),
             'daemon after GC': streams.map((step) => round1(step.growth.daemonAfterGc)),
             'child after GC': streams.map((step) => round1(step.growth.childAfterGc)),
             proxy: streams.map((step) => round1(step.growth.proxy)),
