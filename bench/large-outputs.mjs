@@ -48,21 +48,13 @@ function rssOf(pid) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * RSS of each of `pids` once it settled: V8's memory reducer collects a heap that stopped growing
- * some seconds after the last allocation and gives the pages back; read every second until two
- * reads a second apart agree within 1 MB for every process (at most `timeoutMs`).
+ * RSS of each of `pids` after `idleMs` with nothing asked of them: V8's memory reducer collects a
+ * heap that stopped growing some seconds (about 8) after the last allocation and gives its pages
+ * back; this is what an idle process keeps.
  */
-async function settledRss(pids, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last = pids.map(rssOf);
-  let steady = 0;
-  while (Date.now() < deadline && steady < 3) {
-    await sleep(1000);
-    const now = pids.map(rssOf);
-    steady = now.every((value, index) => Math.abs(value - last[index]) < 1) ? steady + 1 : 0;
-    last = now;
-  }
-  return last;
+async function settledRss(pids, idleMs = 15_000) {
+  await sleep(idleMs);
+  return pids.map(rssOf);
 }
 
 const textOf = (result) => result.content.map((item) => item.text ?? '').join('');
