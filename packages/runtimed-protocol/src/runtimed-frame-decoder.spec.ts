@@ -44,6 +44,20 @@ describe(encodeRuntimedFrame, () => {
     ]);
   });
 
+  it('frames the UTF-8 of the JSON byte for byte, multi-byte characters cut across frames included', () => {
+    const value = { s: 'é日本✓'.repeat(700), n: [1, 2, 3] };
+    const bytes = encodeRuntimedFrame(value, { chunkBytes: 1000 });
+    const bodies: Buffer[] = [];
+    for (let offset = 0; offset < bytes.length; ) {
+      const length = bytes.readUInt32BE(offset) & ~runtimedContinuationBit;
+      bodies.push(bytes.subarray(offset + 4, offset + 4 + length));
+      offset += 4 + length;
+    }
+    expect(bodies.length).toBeGreaterThan(5);
+    expect(Buffer.concat(bodies).equals(Buffer.from(JSON.stringify(value), 'utf8'))).toBe(true);
+    expect(new RuntimedFrameDecoder().push(bytes)).toEqual([{ kind: 'frame', value }]);
+  });
+
   it('refuses a message over the message cap with messageTooLarge naming size and limit', () => {
     let caught: unknown;
     try {

@@ -40,9 +40,9 @@ export interface RuntimedEncodeOptions {
 export function encodeRuntimedFrame(value: unknown, options: RuntimedEncodeOptions = {}): Buffer {
   const chunkBytes = options.chunkBytes ?? runtimedChunkBytes;
   const maxMessageBytes = options.maxMessageBytes ?? defaultMaxMessageBytes;
-  let body: Buffer;
+  let json: string;
   try {
-    body = Buffer.from(JSON.stringify(value), 'utf8');
+    json = JSON.stringify(value);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new RuntimedProtocolError(
@@ -51,22 +51,27 @@ export function encodeRuntimedFrame(value: unknown, options: RuntimedEncodeOptio
       { code: 'oversized_message', cause: error },
     );
   }
-  if (body.length > maxMessageBytes) {
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxMessageBytes) {
     throw new RuntimedProtocolError(
       'messageTooLarge',
-      `The message is ${body.length} bytes, over the ${maxMessageBytes}-byte limit of one daemon message`,
+      `The message is ${bytes} bytes, over the ${maxMessageBytes}-byte limit of one daemon message`,
       { code: 'oversized_message' },
     );
   }
-  const count = Math.max(1, Math.ceil(body.length / chunkBytes));
-  const out = Buffer.allocUnsafe(body.length + 4 * count);
-  let written = 0;
+  // The UTF-8 goes straight into the frames' buffer (no separate body: a large output is not held
+  // once more while it is framed), behind room for every header; each chunk then moves forward to
+  // its place behind its header. A chunk's place ends before the next chunk's bytes begin.
+  const count = Math.max(1, Math.ceil(bytes / chunkBytes));
+  const out = Buffer.allocUnsafe(bytes + 4 * count);
+  out.write(json, 4 * count, 'utf8');
   for (let index = 0; index < count; index += 1) {
-    const piece = body.subarray(index * chunkBytes, (index + 1) * chunkBytes);
+    const from = 4 * count + index * chunkBytes;
+    const length = Math.min(chunkBytes, bytes - index * chunkBytes);
+    const at = index * (chunkBytes + 4);
+    out.copyWithin(at + 4, from, from + length);
     const more = index < count - 1 ? runtimedContinuationBit : 0;
-    out.writeUInt32BE((piece.length | more) >>> 0, written);
-    piece.copy(out, written + 4);
-    written += 4 + piece.length;
+    out.writeUInt32BE((length | more) >>> 0, at);
   }
   return out;
 }
