@@ -110,6 +110,21 @@ describe(RuntimedFrameDecoder, () => {
     }
   });
 
+  it('reassembles several multi-frame messages from reads of any size, holding only what is not yet taken', () => {
+    const messages = [messageOf(2500), { type: 'ok', id: 1 }, { s: '✓'.repeat(900) }, messageOf(10)];
+    const stream = Buffer.concat(messages.map((message) => encodeRuntimedFrame(message, { chunkBytes: 1000 })));
+    for (const readBytes of [1, 3, 7, 1000, 1004, 4096]) {
+      const decoder = new RuntimedFrameDecoder();
+      const decoded: unknown[] = [];
+      for (let offset = 0; offset < stream.length; offset += readBytes) {
+        for (const frame of decoder.push(stream.subarray(offset, offset + readBytes))) decoded.push(frame);
+        expect(decoder.pendingBytes).toBeLessThan(3000);
+      }
+      expect(decoded).toEqual(messages.map((value) => ({ kind: 'frame', value })));
+      expect(decoder.pendingBytes).toBe(0);
+    }
+  });
+
   it('reassembles a multi-byte character cut between two frames', () => {
     const message = { s: 'ü'.repeat(1500) };
     const decoder = new RuntimedFrameDecoder({ maxFrameBytes: 1001 });

@@ -101,7 +101,12 @@ const idSniffBytes = 256;
  * bytes.
  */
 export class RuntimedFrameDecoder {
-  #buffer: Buffer = Buffer.alloc(0);
+  /**
+   * Bytes received and not yet taken, as received: joined once a whole frame is there, not at
+   * every chunk (a 1 MiB frame comes in many socket reads, each would copy all before it again).
+   */
+  #received: Buffer[] = [];
+  #receivedBytes = 0;
   #broken = false;
   #maxFrameBytes: number;
   readonly #maxMessageBytes: number;
@@ -121,32 +126,50 @@ export class RuntimedFrameDecoder {
 
   /** Bytes received but not yet part of a complete message. */
   public get pendingBytes(): number {
-    return this.#buffer.length + this.#size;
+    return this.#receivedBytes + this.#size;
   }
 
   public push(chunk: Buffer): DecodedFrame[] {
     if (this.#broken) return [];
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    this.#received.push(chunk);
+    this.#receivedBytes += chunk.length;
     const out: DecodedFrame[] = [];
-    while (this.#buffer.length >= 4) {
-      const header = this.#buffer.readUInt32BE(0);
+    while (this.#receivedBytes >= 4) {
+      const header = this.#joinedAtLeast(4).readUInt32BE(0);
       const more = (header & runtimedContinuationBit) !== 0;
       const length = header & ~runtimedContinuationBit;
       if (length > this.#maxFrameBytes) {
         this.#broken = true;
-        this.#buffer = Buffer.alloc(0);
+        this.#received = [];
+        this.#receivedBytes = 0;
         this.#parts = [];
         this.#size = 0;
         out.push({ kind: 'frame-too-large', bytes: length, limit: this.#maxFrameBytes });
         return out;
       }
-      if (this.#buffer.length < 4 + length) break;
-      const body = this.#buffer.subarray(4, 4 + length);
-      this.#buffer = this.#buffer.subarray(4 + length);
+      if (this.#receivedBytes < 4 + length) break;
+      const joined = this.#joinedAtLeast(4 + length);
+      const body = joined.subarray(4, 4 + length);
+      const rest = joined.subarray(4 + length);
+      this.#received[0] = rest;
+      if (rest.length === 0) this.#received.shift();
+      this.#receivedBytes -= 4 + length;
       const done = this.#take(body, more);
       if (done) out.push(done);
     }
     return out;
+  }
+
+  /** The first received buffer, after joining as many as it takes to hold `bytes` (all there). */
+  #joinedAtLeast(bytes: number): Buffer {
+    const first = this.#received[0] as Buffer;
+    if (first.length >= bytes) return first;
+    let count = 0;
+    let joinedBytes = 0;
+    while (joinedBytes < bytes) joinedBytes += (this.#received[count++] as Buffer).length;
+    const joined = Buffer.concat(this.#received.slice(0, count), joinedBytes);
+    this.#received.splice(0, count, joined);
+    return joined;
   }
 
   /** Adds one frame body to the current message; returns what a finished message turned into. */
