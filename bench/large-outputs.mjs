@@ -94,7 +94,10 @@ export async function largeOutputsBenchmark({ dist, size }) {
     await Promise.all([activateInspector(child), activateInspector(daemon)]);
     const read = async () => {
       const raw = { daemon: rssOf(daemon), child: rssOf(child), proxy: rssOf(proxy) };
-      const [daemonSettled, childSettled, proxySettled] = await settledRss([daemon, child, proxy]);
+      const [daemonSettled, childSettled, proxySettled] = await settledRss(
+        [daemon, child, proxy],
+        size === 'smoke' ? 1000 : 15_000,
+      );
       const settled = { daemon: daemonSettled, child: childSettled, proxy: proxySettled };
       const [daemonHeap, childHeap] = await Promise.all([heapFigures(daemon), heapFigures(child)]);
       const collected = { daemon: rssOf(daemon), child: rssOf(child) };
