@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { blobReferenceKey, OutputBlobStore } from './output-blob-store.js';
 
 let root: string;
@@ -26,6 +26,18 @@ describe(OutputBlobStore, () => {
     expect(JSON.parse(text).big).toEqual({ [blobReferenceKey]: sha('é'.repeat(11)), chars: 11 });
     expect(JSON.parse(text, store.reviver)).toEqual(value);
     expect(OutputBlobStore.referencesIn(text)).toEqual(new Set([sha('é'.repeat(11)), sha('x'.repeat(20))]));
+  });
+
+  it('stores the string an unchanged object holds once, however often it is serialized, and again once its blob is gone', () => {
+    const put = vi.spyOn(store, 'put');
+    const output = { output_type: 'stream', name: 'stdout', text: 'q'.repeat(40) };
+    const first = JSON.stringify({ outputs: [output] }, store.replacer);
+    expect(JSON.stringify({ again: [output] }, store.replacer)).toContain(sha('q'.repeat(40)));
+    expect(put).toHaveBeenCalledTimes(1);
+    store.sweep(new Set());
+    expect(JSON.stringify({ outputs: [output] }, store.replacer)).toBe(first);
+    expect(put).toHaveBeenCalledTimes(2);
+    expect(store.read(sha('q'.repeat(40)))).toBe('q'.repeat(40));
   });
 
   it('addresses blobs by content: one file 0600 in a 0700 dir per text, however often it is put', () => {

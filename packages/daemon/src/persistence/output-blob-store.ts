@@ -54,6 +54,14 @@ export class OutputBlobStore {
 
   public constructor(settings: OutputBlobSettings) {
     this.#settings = settings;
+    const store = this;
+    // A function, not an arrow: JSON.stringify passes the object holding `key` as `this`.
+    this.replacer = function (this: unknown, key: string, value: unknown): unknown {
+      if (typeof value !== 'string' || value.length <= settings.thresholdChars) return value;
+      // The reference's own sha (visited next, as a member of the reference) stays as it is.
+      if (key === blobReferenceKey) return value;
+      return store.#reference(this, key, value);
+    };
   }
 
   public get dir(): string {
@@ -96,12 +104,28 @@ export class OutputBlobStore {
   }
 
   /** For `JSON.stringify`: a string over the threshold becomes a reference to its blob. */
-  public readonly replacer = (key: string, value: unknown): unknown => {
-    if (typeof value !== 'string' || value.length <= this.#settings.thresholdChars) return value;
-    // The reference's own sha (visited next, as a member of the reference) stays as it is.
-    if (key === blobReferenceKey) return value;
-    return { [blobReferenceKey]: this.put(value), chars: value.length };
-  };
+  public readonly replacer: (this: unknown, key: string, value: unknown) => unknown;
+
+  /**
+   * The blob of each large string already stored, by the object holding it and its key: outputs
+   * are never changed in place, so the executions a journal's header carries again at every
+   * rotation are not hashed again (the blob is checked to be there still).
+   */
+  readonly #stored = new WeakMap<object, Map<string, { readonly text: string; readonly sha: string }>>();
+
+  #reference(holder: unknown, key: string, text: string): Record<string, unknown> {
+    const known = typeof holder === 'object' && holder !== null ? this.#stored.get(holder)?.get(key) : undefined;
+    let sha = known !== undefined && known.text === text && this.has(known.sha) ? known.sha : undefined;
+    if (sha === undefined) {
+      sha = this.put(text);
+      if (typeof holder === 'object' && holder !== null) {
+        const byKey = this.#stored.get(holder) ?? new Map();
+        byKey.set(key, { text, sha });
+        this.#stored.set(holder, byKey);
+      }
+    }
+    return { [blobReferenceKey]: sha, chars: text.length };
+  }
 
   /** For `JSON.parse`: a reference becomes its blob's text again. */
   public readonly reviver = (_key: string, value: unknown): unknown => {
