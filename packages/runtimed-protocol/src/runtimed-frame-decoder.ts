@@ -200,7 +200,9 @@ export class RuntimedFrameDecoder {
       return { kind: 'oversized', bytes: total, limit, ...(id === undefined ? {} : { id }) };
     }
     if (more) {
-      this.#parts.push(Buffer.from(body));
+      // Kept as a view, not copied: the buffer under it holds this frame and at most the rest of
+      // one socket read (reads are joined per frame), so a large message is not held twice.
+      this.#parts.push(body);
       return undefined;
     }
     const whole = this.#parts.length === 0 ? body : Buffer.concat([...this.#parts, body]);
