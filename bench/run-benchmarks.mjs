@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { childStartBenchmark } from './child-start.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
+import { largeOutputsBenchmark } from './large-outputs.mjs';
 import { distributionChart } from './lib/distribution-chart.mjs';
 import { lineChart } from './lib/line-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
@@ -283,6 +284,7 @@ const benchmarks = {
   execution: executionBenchmark,
   'live-page': livePageBenchmark,
   scale: scaleBenchmark,
+  'large-outputs': largeOutputsBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */

@@ -3,7 +3,7 @@ export { cellContentVersion } from './cell-content-version.js';
 export type { Clock, Timer } from './clock.js';
 export { ListenerSet } from './listener-set.js';
 export type { LogFields, Logger, LogLevel } from './logger.js';
-export { mallocArenaEnvironment, mallocArenaMax } from './malloc-arena-environment.js';
+export { mallocArenaEnvironment, mallocArenaMax, mallocMmapThresholdBytes } from './malloc-arena-environment.js';
 export { notebookIdPattern } from './notebook-id-pattern.js';
 export { randomHex } from './random-hex.js';
 export { redactLogFields } from './redact-log-fields.js';

@@ -16,6 +16,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'cellContentVersion',
       'mallocArenaEnvironment',
       'mallocArenaMax',
+      'mallocMmapThresholdBytes',
       'notebookIdPattern',
       'parseLogLevel',
       'quoteClientText',

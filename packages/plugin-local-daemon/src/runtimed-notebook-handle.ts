@@ -7,6 +7,7 @@ import {
   cellChangesBetween,
   type DaemonIncarnation,
   type ExecuteOptions,
+  type ExecutionPage,
   type ExecutionResult,
   type ExecutionState,
   type InputRequest,
@@ -20,6 +21,7 @@ import {
   type NotebookHandle,
   type NotebookHandleCloseReason,
   type NotebookReadiness,
+  type OutputsPageRequest,
   ReadinessWaiters,
   type SavedNotebook,
   type Subscription,
@@ -347,6 +349,17 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
     return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
+  }
+
+  public async getExecutionPage(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined> {
+    const answer = await this.request({
+      type: 'get_execution',
+      execution_id: executionId,
+      outputs_page: { offset: page.offset, length: page.length, budget_bytes: page.budgetBytes },
+    });
+    // A daemon before pages answered the outputs: the caller pages them.
+    if (answer.outputs_page === undefined) return undefined;
+    return { state: toExecutionState(answer), page: answer.outputs_page };
   }
 
   public async interruptKernel(): Promise<KernelInterruptOutcome> {

@@ -44,6 +44,20 @@ describe(encodeRuntimedFrame, () => {
     ]);
   });
 
+  it('frames the UTF-8 of the JSON byte for byte, multi-byte characters cut across frames included', () => {
+    const value = { s: 'é日本✓'.repeat(700), n: [1, 2, 3] };
+    const bytes = encodeRuntimedFrame(value, { chunkBytes: 1000 });
+    const bodies: Buffer[] = [];
+    for (let offset = 0; offset < bytes.length; ) {
+      const length = bytes.readUInt32BE(offset) & ~runtimedContinuationBit;
+      bodies.push(bytes.subarray(offset + 4, offset + 4 + length));
+      offset += 4 + length;
+    }
+    expect(bodies.length).toBeGreaterThan(5);
+    expect(Buffer.concat(bodies).equals(Buffer.from(JSON.stringify(value), 'utf8'))).toBe(true);
+    expect(new RuntimedFrameDecoder().push(bytes)).toEqual([{ kind: 'frame', value }]);
+  });
+
   it('refuses a message over the message cap with messageTooLarge naming size and limit', () => {
     let caught: unknown;
     try {
@@ -92,6 +106,21 @@ describe(RuntimedFrameDecoder, () => {
         { kind: 'frame', value: message },
         { kind: 'frame', value: { after: true } },
       ]);
+      expect(decoder.pendingBytes).toBe(0);
+    }
+  });
+
+  it('reassembles several multi-frame messages from reads of any size, holding only what is not yet taken', () => {
+    const messages = [messageOf(2500), { type: 'ok', id: 1 }, { s: '✓'.repeat(900) }, messageOf(10)];
+    const stream = Buffer.concat(messages.map((message) => encodeRuntimedFrame(message, { chunkBytes: 1000 })));
+    for (const readBytes of [1, 3, 7, 1000, 1004, 4096]) {
+      const decoder = new RuntimedFrameDecoder();
+      const decoded: unknown[] = [];
+      for (let offset = 0; offset < stream.length; offset += readBytes) {
+        for (const frame of decoder.push(stream.subarray(offset, offset + readBytes))) decoded.push(frame);
+        expect(decoder.pendingBytes).toBeLessThan(3000);
+      }
+      expect(decoded).toEqual(messages.map((value) => ({ kind: 'frame', value })));
       expect(decoder.pendingBytes).toBe(0);
     }
   });

@@ -40,9 +40,9 @@ export interface RuntimedEncodeOptions {
 export function encodeRuntimedFrame(value: unknown, options: RuntimedEncodeOptions = {}): Buffer {
   const chunkBytes = options.chunkBytes ?? runtimedChunkBytes;
   const maxMessageBytes = options.maxMessageBytes ?? defaultMaxMessageBytes;
-  let body: Buffer;
+  let json: string;
   try {
-    body = Buffer.from(JSON.stringify(value), 'utf8');
+    json = JSON.stringify(value);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     throw new RuntimedProtocolError(
@@ -51,22 +51,27 @@ export function encodeRuntimedFrame(value: unknown, options: RuntimedEncodeOptio
       { code: 'oversized_message', cause: error },
     );
   }
-  if (body.length > maxMessageBytes) {
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxMessageBytes) {
     throw new RuntimedProtocolError(
       'messageTooLarge',
-      `The message is ${body.length} bytes, over the ${maxMessageBytes}-byte limit of one daemon message`,
+      `The message is ${bytes} bytes, over the ${maxMessageBytes}-byte limit of one daemon message`,
       { code: 'oversized_message' },
     );
   }
-  const count = Math.max(1, Math.ceil(body.length / chunkBytes));
-  const out = Buffer.allocUnsafe(body.length + 4 * count);
-  let written = 0;
+  // The UTF-8 goes straight into the frames' buffer (no separate body: a large output is not held
+  // once more while it is framed), behind room for every header; each chunk then moves forward to
+  // its place behind its header. A chunk's place ends before the next chunk's bytes begin.
+  const count = Math.max(1, Math.ceil(bytes / chunkBytes));
+  const out = Buffer.allocUnsafe(bytes + 4 * count);
+  out.write(json, 4 * count, 'utf8');
   for (let index = 0; index < count; index += 1) {
-    const piece = body.subarray(index * chunkBytes, (index + 1) * chunkBytes);
+    const from = 4 * count + index * chunkBytes;
+    const length = Math.min(chunkBytes, bytes - index * chunkBytes);
+    const at = index * (chunkBytes + 4);
+    out.copyWithin(at + 4, from, from + length);
     const more = index < count - 1 ? runtimedContinuationBit : 0;
-    out.writeUInt32BE((piece.length | more) >>> 0, written);
-    piece.copy(out, written + 4);
-    written += 4 + piece.length;
+    out.writeUInt32BE((length | more) >>> 0, at);
   }
   return out;
 }
@@ -96,7 +101,12 @@ const idSniffBytes = 256;
  * bytes.
  */
 export class RuntimedFrameDecoder {
-  #buffer: Buffer = Buffer.alloc(0);
+  /**
+   * Bytes received and not yet taken, as received: joined once a whole frame is there, not at
+   * every chunk (a 1 MiB frame comes in many socket reads, each would copy all before it again).
+   */
+  #received: Buffer[] = [];
+  #receivedBytes = 0;
   #broken = false;
   #maxFrameBytes: number;
   readonly #maxMessageBytes: number;
@@ -116,32 +126,50 @@ export class RuntimedFrameDecoder {
 
   /** Bytes received but not yet part of a complete message. */
   public get pendingBytes(): number {
-    return this.#buffer.length + this.#size;
+    return this.#receivedBytes + this.#size;
   }
 
   public push(chunk: Buffer): DecodedFrame[] {
     if (this.#broken) return [];
-    this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+    this.#received.push(chunk);
+    this.#receivedBytes += chunk.length;
     const out: DecodedFrame[] = [];
-    while (this.#buffer.length >= 4) {
-      const header = this.#buffer.readUInt32BE(0);
+    while (this.#receivedBytes >= 4) {
+      const header = this.#joinedAtLeast(4).readUInt32BE(0);
       const more = (header & runtimedContinuationBit) !== 0;
       const length = header & ~runtimedContinuationBit;
       if (length > this.#maxFrameBytes) {
         this.#broken = true;
-        this.#buffer = Buffer.alloc(0);
+        this.#received = [];
+        this.#receivedBytes = 0;
         this.#parts = [];
         this.#size = 0;
         out.push({ kind: 'frame-too-large', bytes: length, limit: this.#maxFrameBytes });
         return out;
       }
-      if (this.#buffer.length < 4 + length) break;
-      const body = this.#buffer.subarray(4, 4 + length);
-      this.#buffer = this.#buffer.subarray(4 + length);
+      if (this.#receivedBytes < 4 + length) break;
+      const joined = this.#joinedAtLeast(4 + length);
+      const body = joined.subarray(4, 4 + length);
+      const rest = joined.subarray(4 + length);
+      this.#received[0] = rest;
+      if (rest.length === 0) this.#received.shift();
+      this.#receivedBytes -= 4 + length;
       const done = this.#take(body, more);
       if (done) out.push(done);
     }
     return out;
+  }
+
+  /** The first received buffer, after joining as many as it takes to hold `bytes` (all there). */
+  #joinedAtLeast(bytes: number): Buffer {
+    const first = this.#received[0] as Buffer;
+    if (first.length >= bytes) return first;
+    let count = 0;
+    let joinedBytes = 0;
+    while (joinedBytes < bytes) joinedBytes += (this.#received[count++] as Buffer).length;
+    const joined = Buffer.concat(this.#received.slice(0, count), joinedBytes);
+    this.#received.splice(0, count, joined);
+    return joined;
   }
 
   /** Adds one frame body to the current message; returns what a finished message turned into. */
@@ -172,7 +200,9 @@ export class RuntimedFrameDecoder {
       return { kind: 'oversized', bytes: total, limit, ...(id === undefined ? {} : { id }) };
     }
     if (more) {
-      this.#parts.push(Buffer.from(body));
+      // Kept as a view, not copied: the buffer under it holds this frame and at most the rest of
+      // one socket read (reads are joined per frame), so a large message is not held twice.
+      this.#parts.push(body);
       return undefined;
     }
     const whole = this.#parts.length === 0 ? body : Buffer.concat([...this.#parts, body]);

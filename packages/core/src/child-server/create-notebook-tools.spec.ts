@@ -405,12 +405,20 @@ describe('notebook tools', () => {
           text: expect.stringContaining(`get_results(execution_id="${executed.execution_id}", offset=`),
         }),
       ]);
-      expect(await pageThrough('get_results', { execution_id: executed.execution_id })).toBe(whole);
-      expect(
-        await toolError(harness.call('get_results', { execution_id: executed.execution_id, offset: 10_000_000 })),
-      ).toBe(
-        `offset 10000000 is past the end of the outputs (${whole.length} characters); give an offset from 0 to ${whole.length}.`,
-      );
+      // Pages read where the outputs are, and paged here from the outputs an older daemon answers.
+      const handle = harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+      for (const answersPages of [true, false]) {
+        handle.answersPages = answersPages;
+        const before = handle.calls.length;
+        expect(await pageThrough('get_results', { execution_id: executed.execution_id })).toBe(whole);
+        const wholeReads = handle.calls.slice(before).filter((call) => call.startsWith('getExecution:'));
+        expect(wholeReads.length > 0).toBe(!answersPages);
+        expect(
+          await toolError(harness.call('get_results', { execution_id: executed.execution_id, offset: 10_000_000 })),
+        ).toBe(
+          `offset 10000000 is past the end of the outputs (${whole.length} characters); give an offset from 0 to ${whole.length}.`,
+        );
+      }
     });
   });
 });

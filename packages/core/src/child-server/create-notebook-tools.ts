@@ -2,7 +2,7 @@ import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellType, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
+import type { CellType, ExecutionPage, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
@@ -11,7 +11,7 @@ import type { ExecutionRecord } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { imagesParameter, pagingParameters } from './output-parameters.js';
-import { pageOfOutputs } from './page-of-outputs.js';
+import { outputsPageRequest, pageOfExecution, pageOfOutputs } from './page-of-outputs.js';
 import { executionJson, recordOf, runCell } from './run-cell.js';
 import {
   defaultCellsAnswerBytes,
@@ -440,6 +440,25 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       const known = deps.executions.get(executionId);
       const notebookId = known?.notebookId ?? deps.slot.active?.handle.notebookId;
       const session = notebookId === undefined ? undefined : deps.slot.find(notebookId);
+      if (session && !session.handle.isClosed && offset !== undefined && session.handle.getExecutionPage) {
+        // A page is read where the outputs are: only it travels, not every output for each page.
+        let read: ExecutionPage | undefined;
+        try {
+          read = await session.handle.getExecutionPage(
+            executionId,
+            outputsPageRequest(offset, given(args.length), deps.resultBudgetBytes),
+          );
+        } catch (error) {
+          deps.logger.debug('reading a page of an execution from its notebook failed', { executionId, error });
+        }
+        if (read !== undefined) {
+          const page = pageOfExecution(read);
+          return jsonResult({
+            ...executionJson(recordOf(read.state, session.handle.notebookId), undefined),
+            outputs_page: page,
+          });
+        }
+      }
       if (session && !session.handle.isClosed) {
         try {
           const state = await session.handle.getExecution(executionId);

@@ -23,6 +23,17 @@ describe(ExecutionStore, () => {
     expect(store.get('c')).toBeDefined();
   });
 
+  it('keeps a record without outputs over its size, saying so, and small outputs as they are', () => {
+    const store = new ExecutionStore(4, 200);
+    const small = [{ output_type: 'stream', name: 'stdout', text: 'x'.repeat(100) }];
+    const big = [{ output_type: 'display_data', data: { 'text/plain': 'y'.repeat(300) }, metadata: {} }];
+    store.record({ ...record('a', 'done'), outputs: small });
+    store.record({ ...record('b', 'done'), outputs: big });
+    expect(store.get('a')?.outputs).toBe(small);
+    expect(store.get('b')?.outputs).toEqual([]);
+    expect(store.get('b')?.note).toMatch(/1 output\(s\) \(312 characters\) are not kept.*connect its notebook \(nb\)/);
+  });
+
   it("speaks the original server's statuses", () => {
     expect(['ok', 'timeout', 'error', 'queued', 'aborted'].map((s) => executionStatusOf(s as 'ok'))).toEqual([
       'done',

@@ -2,6 +2,7 @@ import type { Subscription } from '@nteract-mcp/foundation';
 
 export type { Subscription } from '@nteract-mcp/foundation';
 
+import type { OutputsPage } from '@nteract-mcp/output-shaping';
 import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 
 export type CellType = 'code' | 'markdown' | 'raw';
@@ -166,6 +167,21 @@ export interface ExecutionState {
   readonly note?: string;
 }
 
+/** Which page of an execution's outputs (read as one text, an `OutputsDocument`) to read. */
+export interface OutputsPageRequest {
+  readonly offset: number;
+  /** Characters asked for. */
+  readonly length: number;
+  /** The page is shortened to stay within this many bytes once escaped twice. */
+  readonly budgetBytes: number;
+}
+
+/** A page of an execution's outputs and the execution's state (its `outputs` empty). */
+export interface ExecutionPage {
+  readonly state: ExecutionState;
+  readonly page: OutputsPage;
+}
+
 /** A scratch run's outcome: outputs returned, stored nowhere. `timeout`: still running when the wait ended. */
 export interface ScratchRun {
   readonly status: 'ok' | 'error' | 'aborted' | 'timeout';
@@ -266,6 +282,13 @@ export interface NotebookHandle {
   executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult>;
   /** The current state of an execution started in this notebook; rejects `invalidRequest` for an unknown id. */
   getExecution(executionId: string): Promise<ExecutionState>;
+  /**
+   * One page of an execution's outputs, read where they are kept (only the page travels, not every
+   * output each time); a page past the end is empty at `offset`, with `total_chars`. `undefined`
+   * when the owner answered the outputs instead (an older daemon): page them from
+   * {@link getExecution}. Absent on backends that cannot.
+   */
+  getExecutionPage?(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined>;
   /**
    * Stops one execution of this notebook, by anyone's id (a task's, after a restart): a queued one
    * never runs (`dequeued`), the running one is interrupted (`interrupted`), a finished one is left

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { OutputsDocument } from '@nteract-mcp/output-shaping';
 import { CoreError } from '../errors/core-error.js';
 import type { DaemonIncarnation } from '../notebook-target/daemon-incarnation.js';
 import type {
@@ -7,6 +8,7 @@ import type {
   CellOutput,
   CellType,
   ExecuteOptions,
+  ExecutionPage,
   ExecutionResult,
   ExecutionState,
   InsertCellRequest,
@@ -18,6 +20,7 @@ import type {
   NotebookHandle,
   NotebookHandleCloseReason,
   NotebookReadiness,
+  OutputsPageRequest,
   SavedNotebook,
   ScratchRun,
   Subscription,
@@ -396,6 +399,28 @@ export class FakeNotebookHandle implements NotebookHandle {
     const state = this.#executions.get(executionId);
     if (!state) throw new CoreError('invalidRequest', `Execution not found: ${executionId}`);
     return state;
+  }
+
+  /** Whether {@link getExecutionPage} answers pages (`false`: as an older daemon, the outputs). */
+  public answersPages = true;
+
+  /** A page of an execution's outputs, made as runtimed makes it (an `OutputsDocument`'s page). */
+  public async getExecutionPage(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined> {
+    this.use(`getExecutionPage:${executionId}`);
+    const state = this.#executions.get(executionId);
+    if (!state) throw new CoreError('invalidRequest', `Execution not found: ${executionId}`);
+    if (!this.answersPages) return undefined;
+    const document = new OutputsDocument(state.outputs);
+    const total = document.text.length;
+    return {
+      state: { ...state, outputs: [] },
+      page: document.page(page.offset, page.length, page.budgetBytes) ?? {
+        offset: page.offset,
+        length: 0,
+        total_chars: total,
+        text: '',
+      },
+    };
   }
 
   /** Finishes an execution the executor left `running`: its state and its cell's outputs change. */

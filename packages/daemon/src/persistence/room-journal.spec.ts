@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotebookDocument } from '../document/notebook-document.js';
+import { OutputBlobStore } from './output-blob-store.js';
 import { type JournalContents, type JournalSettings, RoomJournal, sha256 } from './room-journal.js';
 
 const id = '0b0e7c4e-1d7a-4d35-9c55-3b1f7f1b2a10';
@@ -119,6 +120,105 @@ describe('RoomJournal', () => {
     const replayed = NotebookDocument.fromIpynb(saved, path);
     for (const change of plan?.changes ?? []) replayed.apply(change);
     expect(replayed.cells()).toEqual(document.cells());
+  });
+
+  it('reads the lines it keeps back from its file at each rotation, byte for byte (multi-byte text, two rotations)', () => {
+    const { path, document, journal } = start();
+    const insert = (source: string) => {
+      const placed = document.insert({ source, cellType: 'code' });
+      journal.append({ op: 'insert', index: placed.index, cell: placed.cell }, undefined);
+    };
+    insert('é'.repeat(300));
+    const first = document.toIpynb();
+    const firstMark = journal.markSaving(sha256(first));
+    insert('日本'.repeat(200));
+    insert('plain');
+    journal.rotate(baseOf(path, first), [], firstMark);
+    const second = document.toIpynb();
+    const secondMark = journal.markSaving(sha256(second));
+    insert('✓ after');
+    journal.rotate(baseOf(path, first), [], firstMark);
+    journal.rotate(baseOf(path, second), [], secondMark);
+    journal.close();
+    expect(read().records.map((record) => record.change?.op === 'insert' && record.change.cell.source)).toEqual([
+      '✓ after',
+    ]);
+  });
+
+  describe('with a blob store', () => {
+    const big = (fill: string) => fill.repeat(5000);
+    const withBlobs = () => {
+      const blobs = new OutputBlobStore({ dir: join(dir, 'blobs'), thresholdChars: 1000, fsync: false });
+      settings = { ...settings, maxBytes: 1024 * 1024, blobs };
+      return blobs;
+    };
+    const outputCell = (document: NotebookDocument, text: string) => {
+      const cell = document.cells()[0];
+      if (!cell) throw new Error('no cell');
+      return document.setExecutionState(cell.id, [{ output_type: 'stream', name: 'stdout', text }], 1);
+    };
+
+    it('journals a large output as a reference to its blob, and reads it back whole', () => {
+      const blobs = withBlobs();
+      const { journal, document } = start();
+      journal.append({ op: 'set', cell: outputCell(document, big('é')) }, undefined);
+      journal.appendExecution({
+        execution_id: 'e1',
+        cell_id: 'c',
+        status: 'ok',
+        outputs: [{ output_type: 'stream', name: 'stdout', text: big('é') }],
+        execution_count: 1,
+      } as never);
+      journal.close();
+      expect(readFileSync(journal.file, 'utf8').length).toBeLessThan(2000);
+      expect(readdirSync(blobs.dir)).toEqual([sha256(Buffer.from(big('é'), 'utf8'))]);
+      const contents = RoomJournal.read(settings.dir, id, blobs);
+      if (typeof contents !== 'object') throw new Error('no journal');
+      const [set, execution] = contents.records;
+      expect(set?.change?.op === 'set' && set.change.cell.outputs[0]).toEqual({
+        output_type: 'stream',
+        name: 'stdout',
+        text: big('é'),
+      });
+      expect(execution?.execution?.outputs[0]).toMatchObject({ text: big('é') });
+    });
+
+    it('removes a blob once no journal references it, keeping those another journal references', () => {
+      const blobs = withBlobs();
+      const { path, document, journal, text } = start();
+      const other = RoomJournal.begin(
+        settings,
+        '1b0e7c4e-1d7a-4d35-9c55-3b1f7f1b2a10',
+        baseOf(join(dir, 'b.ipynb'), text),
+        [],
+      );
+      other.append({ op: 'set', cell: outputCell(document, big('s')) }, undefined);
+      journal.append({ op: 'set', cell: outputCell(document, big('s')) }, undefined);
+      journal.append({ op: 'set', cell: outputCell(document, big('o')) }, undefined);
+      expect(readdirSync(blobs.dir)).toHaveLength(2);
+      journal.rotate(baseOf(path, document.toIpynb()), [], Number.POSITIVE_INFINITY);
+      expect(readdirSync(blobs.dir)).toEqual([sha256(Buffer.from(big('s'), 'utf8'))]);
+      other.discard();
+      expect(readdirSync(blobs.dir)).toEqual([]);
+      journal.close();
+    });
+
+    it('after a crash: the sweep at start removes blobs no line names and temp files, never a referenced one', () => {
+      const blobs = withBlobs();
+      const { document, journal } = start();
+      journal.append({ op: 'set', cell: outputCell(document, big('r')) }, undefined);
+      journal.close();
+      // Killed between writing a blob and the journal line naming it, and in the middle of a blob.
+      const orphan = blobs.put(big('x'));
+      writeFileSync(join(blobs.dir, `${orphan}.999.ffff.tmp`), 'torn');
+      expect(RoomJournal.sweepBlobs(settings)).toBe(1);
+      expect(readdirSync(blobs.dir)).toEqual([sha256(Buffer.from(big('r'), 'utf8'))]);
+      const contents = RoomJournal.read(settings.dir, id, blobs);
+      if (typeof contents !== 'object') throw new Error('no journal');
+      expect(contents.records[0]?.change?.op === 'set' && contents.records[0].change.cell.outputs[0]).toMatchObject({
+        text: big('r'),
+      });
+    });
   });
 
   it('ignores a torn last line and resumes appending after the good ones', () => {

@@ -7,6 +7,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -15,6 +16,7 @@ import {
 import { join } from 'node:path';
 import type { WireExecutionState } from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange } from '../document/notebook-document.js';
+import { OutputBlobStore } from './output-blob-store.js';
 
 /** Where a room's journal lives and how hard it writes. */
 export interface JournalSettings {
@@ -24,6 +26,11 @@ export interface JournalSettings {
   readonly fsync: boolean;
   /** Above this many bytes the room saves at once, which rotates the journal. */
   readonly maxBytes: number;
+  /**
+   * Where strings over its threshold (large outputs) go instead of into the journal's lines: each
+   * line holds a reference. Without it the journal holds every output inline.
+   */
+  readonly blobs?: OutputBlobStore;
 }
 
 /** The file a journal starts from: what the `.ipynb` (or untitled store file) held when it began. */
@@ -63,7 +70,18 @@ export interface JournalRecord {
   readonly saving?: string;
 }
 
+/** A line after the header: where it is in the file (not its text, which may hold large outputs). */
 interface JournalLine {
+  readonly seq: number;
+  /** Byte offset of the line in the journal file. */
+  readonly offset: number;
+  /** Bytes of the line, its newline included. */
+  readonly bytes: number;
+  readonly saving: boolean;
+}
+
+/** A line to write again at a rotation: its text, read back from the file. */
+interface RewrittenLine {
   readonly seq: number;
   readonly text: string;
   readonly saving: boolean;
@@ -107,8 +125,14 @@ export class RoomJournal {
   #fd: number | undefined;
   #seq: number;
   #bytes = 0;
-  /** Lines after the header, kept for rotation (bounded by `maxBytes`, since a save rotates). */
+  /**
+   * Where the lines after the header are, for rotation (bounded by `maxBytes`, since a save
+   * rotates). Their text is read back from the file then: holding it here would keep a second copy
+   * of every journaled output in memory until the next save.
+   */
   #lines: JournalLine[] = [];
+  /** The blobs this journal's file references (its header and lines). */
+  #references = new Set<string>();
 
   private constructor(settings: JournalSettings, notebookId: string, seq: number) {
     this.#settings = settings;
@@ -132,8 +156,15 @@ export class RoomJournal {
     }
   }
 
-  /** The journal of `notebookId`, `undefined` when there is none, `'corrupt'` when its header is unreadable. */
-  public static read(dir: string, notebookId: string): JournalContents | 'corrupt' | undefined {
+  /**
+   * The journal of `notebookId`, `undefined` when there is none, `'corrupt'` when its header is
+   * unreadable. The large strings its lines reference are read from `blobs`.
+   */
+  public static read(
+    dir: string,
+    notebookId: string,
+    blobs?: OutputBlobStore,
+  ): JournalContents | 'corrupt' | undefined {
     const file = RoomJournal.fileOf(dir, notebookId);
     let text: string;
     try {
@@ -145,7 +176,7 @@ export class RoomJournal {
     const lines = text.split('\n');
     let header: JournalHeader;
     try {
-      header = JSON.parse(lines[0] ?? '') as JournalHeader;
+      header = JSON.parse(lines[0] ?? '', blobs?.reviver) as JournalHeader;
     } catch {
       return 'corrupt';
     }
@@ -155,7 +186,7 @@ export class RoomJournal {
     for (const line of lines.slice(1)) {
       if (line.length === 0) continue;
       try {
-        const record = JSON.parse(line) as JournalRecord;
+        const record = JSON.parse(line, blobs?.reviver) as JournalRecord;
         if (typeof record.seq === 'number') records.push(record);
       } catch {
         // A torn last line (a write cut short by a lost machine): everything before it stands.
@@ -214,8 +245,42 @@ export class RoomJournal {
     return target;
   }
 
-  public static remove(dir: string, notebookId: string): void {
-    rmSync(RoomJournal.fileOf(dir, notebookId), { force: true });
+  public static remove(settings: JournalSettings, notebookId: string): void {
+    const file = RoomJournal.fileOf(settings.dir, notebookId);
+    const dropped = RoomJournal.referencesOf(file, settings.blobs);
+    rmSync(file, { force: true });
+    RoomJournal.sweepBlobs(settings, dropped);
+  }
+
+  /**
+   * Removes the blobs no journal in `settings.dir` references (set-aside journals included): of
+   * `candidates` when given (what a rotation or removal dropped), else all of them and the temp
+   * files a crash left (at daemon start). Returns how many it removed.
+   */
+  public static sweepBlobs(settings: JournalSettings, candidates?: ReadonlySet<string>): number {
+    const { blobs } = settings;
+    if (!blobs || candidates?.size === 0) return 0;
+    const referenced = new Set<string>();
+    let names: string[] = [];
+    try {
+      names = readdirSync(settings.dir).filter((name) => name.endsWith('.jsonl'));
+    } catch {
+      // No journal directory yet: nothing references a blob.
+    }
+    for (const name of names) {
+      for (const sha of RoomJournal.referencesOf(join(settings.dir, name), blobs)) referenced.add(sha);
+    }
+    return blobs.sweep(referenced, candidates);
+  }
+
+  /** The blobs journal `file` references (none without a blob store, or without the file). */
+  private static referencesOf(file: string, blobs: OutputBlobStore | undefined): Set<string> {
+    if (!blobs) return new Set();
+    try {
+      return OutputBlobStore.referencesIn(readFileSync(file, 'utf8'));
+    } catch {
+      return new Set();
+    }
   }
 
   /** Starts (or restarts) the journal of `notebookId` from `base`, replacing any journal there. */
@@ -275,8 +340,28 @@ export class RoomJournal {
       base,
       ledger,
       executions,
-      this.#lines.filter((line) => line.seq > savedSeq && !line.saving),
+      this.readBack(this.#lines.filter((line) => line.seq > savedSeq && !line.saving)),
     );
+  }
+
+  /** The text of `lines`, read from the journal file. */
+  private readBack(lines: readonly JournalLine[]): RewrittenLine[] {
+    if (lines.length === 0) return [];
+    const fd = openSync(this.#file, 'r');
+    try {
+      return lines.map((line) => {
+        const buffer = Buffer.allocUnsafe(line.bytes);
+        let read = 0;
+        while (read < line.bytes) {
+          const got = readSync(fd, buffer, read, line.bytes - read, line.offset + read);
+          if (got === 0) throw new Error(`journal ${this.#file} ends before its line ${line.seq}`);
+          read += got;
+        }
+        return { seq: line.seq, text: buffer.toString('utf8'), saving: line.saving };
+      });
+    } finally {
+      closeSync(fd);
+    }
   }
 
   public close(): void {
@@ -289,23 +374,26 @@ export class RoomJournal {
   public discard(): void {
     this.close();
     rmSync(this.#file, { force: true });
+    RoomJournal.sweepBlobs(this.#settings, this.#references);
   }
 
   private write(record: JournalRecord, saving: boolean): void {
     if (this.#fd === undefined) throw new Error(`journal ${this.#file} is closed`);
-    const text = `${JSON.stringify(record)}\n`;
+    const text = `${JSON.stringify(record, this.#settings.blobs?.replacer)}\n`;
+    const bytes = Buffer.byteLength(text);
+    if (this.#settings.blobs) for (const sha of OutputBlobStore.referencesIn(text)) this.#references.add(sha);
     writeSync(this.#fd, text);
     if (this.#settings.fsync) fdatasyncSync(this.#fd);
     this.#seq = record.seq;
-    this.#bytes += Buffer.byteLength(text);
-    this.#lines.push({ seq: record.seq, text, saving });
+    this.#lines.push({ seq: record.seq, offset: this.#bytes, bytes, saving });
+    this.#bytes += bytes;
   }
 
   private rewrite(
     base: JournalBase,
     ledger: readonly LedgerRecord[],
     executions: readonly WireExecutionState[],
-    keep: readonly JournalLine[],
+    keep: readonly RewrittenLine[],
   ): void {
     mkdirSync(this.#settings.dir, { recursive: true, mode: 0o700 });
     const header: JournalHeader = {
@@ -315,7 +403,8 @@ export class RoomJournal {
       ledger,
       ...(executions.length > 0 ? { executions } : {}),
     };
-    const text = `${JSON.stringify(header)}\n${keep.map((line) => line.text).join('')}`;
+    const headerText = `${JSON.stringify(header, this.#settings.blobs?.replacer)}\n`;
+    const text = `${headerText}${keep.map((line) => line.text).join('')}`;
     const temp = `${this.#file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
     if (this.#settings.fsync) {
@@ -337,7 +426,17 @@ export class RoomJournal {
     this.close();
     this.#fd = fd;
     this.#bytes = fstatSync(fd).size;
-    this.#lines = [...keep];
+    const before = this.#references;
+    this.#references = this.#settings.blobs ? OutputBlobStore.referencesIn(text) : new Set();
+    const dropped = new Set([...before].filter((sha) => !this.#references.has(sha)));
+    RoomJournal.sweepBlobs(this.#settings, dropped);
+    let offset = Buffer.byteLength(headerText);
+    this.#lines = keep.map((line) => {
+      const bytes = Buffer.byteLength(line.text);
+      const placed = { seq: line.seq, offset, bytes, saving: line.saving };
+      offset += bytes;
+      return placed;
+    });
   }
 
   /** Reopens an existing journal for appending, after its edits were replayed (keeps its lines). */
@@ -346,7 +445,7 @@ export class RoomJournal {
     const journal = new RoomJournal(settings, contents.header.notebook_id, last);
     const lines = contents.records.map((record) => ({
       seq: record.seq,
-      text: `${JSON.stringify(record)}\n`,
+      text: `${JSON.stringify(record, settings.blobs?.replacer)}\n`,
       saving: record.saving !== undefined,
     }));
     // Rewritten rather than appended to: a torn last line must not precede the next edit.

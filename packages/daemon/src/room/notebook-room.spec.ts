@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
+import { type NbformatOutput, OutputsDocument } from '@nteract-mcp/output-shaping';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
@@ -185,6 +186,37 @@ describe('NotebookRoom journal', () => {
     expect(back.room.cells()[0]).toMatchObject({
       execution_count: 7,
       outputs: [{ output_type: 'stream', text: 'hello\n' }],
+    });
+  });
+
+  it("answers a page of an execution's outputs instead of the outputs when asked, and an empty page past the end", async () => {
+    launcher = echoKernels;
+    const life = await daemonLife();
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(life, join(dir, 'page.ipynb'), received);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'hello' });
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: (made.cell as { id: string }).id });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const executionId = String(started.execution_id);
+    const whole = await room.handle(p, { type: 'get_execution', execution_id: executionId });
+    const document = new OutputsDocument(whole.outputs as NbformatOutput[]);
+    const page = await room.handle(p, {
+      type: 'get_execution',
+      execution_id: executionId,
+      outputs_page: { offset: 3, length: 10, budget_bytes: 100_000 },
+    });
+    expect(page).toEqual({ ...whole, outputs: [], outputs_page: document.page(3, 10, 100_000) });
+    expect((page.outputs_page as { text: string }).text).toBe(document.text.slice(3, 13));
+    const past = await room.handle(p, {
+      type: 'get_execution',
+      execution_id: executionId,
+      outputs_page: { offset: document.text.length + 1, length: 10, budget_bytes: 100_000 },
+    });
+    expect(past.outputs_page).toEqual({
+      offset: document.text.length + 1,
+      length: 0,
+      total_chars: document.text.length,
+      text: '',
     });
   });
 

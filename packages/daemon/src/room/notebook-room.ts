@@ -427,7 +427,7 @@ export class NotebookRoom {
           };
         }).then((answer) => this.#executions.current(answer));
       case 'get_execution':
-        return this.#executions.get(request.execution_id);
+        return this.#executions.get(request.execution_id, request.outputs_page ?? undefined);
       case 'run_code':
         return this.#executions.runScratch(request.source);
       case 'start_code':

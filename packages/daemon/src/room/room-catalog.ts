@@ -209,7 +209,7 @@ export class RoomCatalog {
     if (!settings) return;
     for (const notebookId of RoomJournal.list(settings.dir)) {
       if (this.#rooms.has(notebookId)) continue;
-      const contents = RoomJournal.read(settings.dir, notebookId);
+      const contents = RoomJournal.read(settings.dir, notebookId, settings.blobs);
       if (typeof contents !== 'object' || !RoomJournal.hasEdits(contents)) continue;
       try {
         const admission = await this.attach(notebookId);
@@ -347,7 +347,7 @@ export class RoomCatalog {
   ): PreparedDocument {
     const logger = this.init.logger;
     const base = { path: basePath, size: fileState.size, mtime_ms: fileState.mtimeMs, sha256: fileState.sha256 };
-    const contents = RoomJournal.read(settings.dir, notebookId);
+    const contents = RoomJournal.read(settings.dir, notebookId, settings.blobs);
     if (contents === 'corrupt') setAside('its header is unreadable');
     else if (contents !== undefined) {
       const plan = RoomJournal.planReplay(contents, basePath, fileState.sha256);

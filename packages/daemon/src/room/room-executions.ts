@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@nteract-mcp/foundation';
+import { OutputsDocument } from '@nteract-mcp/output-shaping';
 import type {
   WireExecutionState,
   WireNotebookAnswer,
@@ -132,10 +133,26 @@ export class RoomExecutions {
   }
 
   /** The `get_execution` answer. */
-  public get(executionId: string): Record<string, unknown> {
+  /**
+   * The state of an execution; with `page`, one page of its outputs read as one text (an
+   * `OutputsDocument`) in `outputs_page` instead of its outputs. A page past the end is empty,
+   * at the offset asked (the reader says so, with `total_chars`).
+   */
+  public get(
+    executionId: string,
+    page?: { readonly offset: number; readonly length: number; readonly budget_bytes: number },
+  ): Record<string, unknown> {
     const record = this.#executions.get(executionId);
     if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
-    return executionState(record);
+    if (!page) return executionState(record);
+    const document = new OutputsDocument(record.outputs);
+    const outputsPage = document.page(page.offset, page.length, page.budget_bytes) ?? {
+      offset: page.offset,
+      length: 0,
+      total_chars: document.text.length,
+      text: '',
+    };
+    return { ...executionState({ ...record, outputs: [] }), outputs_page: outputsPage };
   }
 
   /**

@@ -15,7 +15,8 @@ import {
 import { KernelRecords } from '../kernel/kernel-records.js';
 import { PageServer } from '../page/page-server.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
-import type { JournalSettings } from '../persistence/room-journal.js';
+import { defaultBlobThresholdChars, OutputBlobStore } from '../persistence/output-blob-store.js';
+import { type JournalSettings, RoomJournal } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import type { DaemonLayout } from '../resolve-daemon-layout.js';
@@ -32,8 +33,11 @@ export interface RuntimedServerOptions {
   readonly layout: DaemonLayout;
   readonly version: string;
   readonly settings: RoomSettings & ReaperSettings;
-  /** Journal tuning; the journal lives in `<dataDir>/journal`. Defaults: no fdatasync, 64 MiB cap. */
-  readonly journal?: { readonly fsync?: boolean; readonly maxBytes?: number };
+  /**
+   * Journal tuning; the journal lives in `<dataDir>/journal`, the blobs its lines reference in
+   * `<dataDir>/blobs`. Defaults: no fdatasync, 64 MiB cap, strings over 1 MiB characters as blobs.
+   */
+  readonly journal?: { readonly fsync?: boolean; readonly maxBytes?: number; readonly blobThresholdChars?: number };
   readonly launcher: KernelLauncher;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -119,11 +123,21 @@ export class RuntimedServer {
       await new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir).reapOrphans();
       const registry = await NotebookRegistry.load(layout.registryPath, logger.child('registry'));
       let server: RuntimedServer | undefined;
+      const fsync = options.journal?.fsync ?? false;
       const journal: JournalSettings = {
         dir: join(layout.dataDir, 'journal'),
-        fsync: options.journal?.fsync ?? false,
+        fsync,
         maxBytes: options.journal?.maxBytes ?? 64 * 1024 * 1024,
+        // Large outputs go to content-addressed blobs that the journal's lines reference.
+        blobs: new OutputBlobStore({
+          dir: join(layout.dataDir, 'blobs'),
+          thresholdChars: options.journal?.blobThresholdChars ?? defaultBlobThresholdChars,
+          fsync,
+        }),
       };
+      // What a crash left: blobs written for a journal line never written, or whose journal was
+      // rotated or removed before their removal.
+      RoomJournal.sweepBlobs(journal);
       const catalog = new RoomCatalog({
         settings: options.settings,
         launcher: options.launcher,

@@ -49,7 +49,19 @@ export const wireNotebookAnswerSchemas = {
   move_cell: z.object({ index: z.int().nonnegative(), document_version: documentVersion, warning }),
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),
   execute_cell: wireExecutionStateSchema.extend({ warning }),
-  get_execution: wireExecutionStateSchema,
+  /** With `outputs_page` asked: `outputs` is empty and `outputs_page` the page (see the request). */
+  get_execution: wireExecutionStateSchema.extend({
+    outputs_page: z
+      .object({
+        offset: z.int().nonnegative(),
+        length: z.int().nonnegative(),
+        total_chars: z.int().nonnegative(),
+        next_offset: z.int().nonnegative().optional(),
+        note: z.string().optional(),
+        text: z.string(),
+      })
+      .optional(),
+  }),
   start_code: wireExecutionStateSchema,
   run_code: z.object({
     status: z.enum(['ok', 'error', 'aborted']),

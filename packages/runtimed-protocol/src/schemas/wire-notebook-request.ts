@@ -107,7 +107,23 @@ export const wireNotebookRequestSchemas = {
      */
     run_after: z.string().min(1).nullish(),
   }),
-  get_execution: z.object({ type: z.literal('get_execution'), execution_id: z.string().min(1) }),
+  /**
+   * With `outputs_page`: the answer carries one page of the execution's outputs read as one text
+   * (output-shaping's `OutputsDocument`: `length` characters from `offset`, fewer when more would
+   * take the escaped page past `budget_bytes`) instead of its outputs, so a reader of a large
+   * output is sent what it reads, not all of it each time. A daemon before it answers the outputs.
+   */
+  get_execution: z.object({
+    type: z.literal('get_execution'),
+    execution_id: z.string().min(1),
+    outputs_page: z
+      .object({
+        offset: z.int().nonnegative(),
+        length: z.int().positive(),
+        budget_bytes: z.int().positive(),
+      })
+      .nullish(),
+  }),
   /**
    * Runs `source` in the room's kernel after the executions queued before it, without a cell: the
    * document, the kernel's history and execution count stay as they were. Answers when it is done.
