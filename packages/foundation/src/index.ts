@@ -15,4 +15,8 @@ export type { Subscription } from './subscription.js';
 export { SystemClock } from './system-clock.js';
 export type { UserCacheEnvironment } from './user-cache-dir.js';
 export { userCacheDir } from './user-cache-dir.js';
-export { holdYoungGenerationAtStart, youngGenerationFlags, youngGenerationSemiSpaceMb } from './young-generation-flags.js';
+export {
+  holdYoungGenerationAtStart,
+  youngGenerationFlags,
+  youngGenerationSemiSpaceMb,
+} from './young-generation-flags.js';

@@ -1,6 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { holdYoungGenerationAtStart, youngGenerationFlags, youngGenerationSemiSpaceMb } from './young-generation-flags.js';
+import {
+  holdYoungGenerationAtStart,
+  youngGenerationFlags,
+  youngGenerationSemiSpaceMb,
+} from './young-generation-flags.js';
 
 describe(youngGenerationFlags, () => {
   it('caps the young generation', () => {

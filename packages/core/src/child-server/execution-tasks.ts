@@ -3,15 +3,14 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Timer } from '../ports/clock.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
+import { tasksExtension } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext } from './child-tool-registry.js';
-import { tasksExtension } from './child-server-capabilities.js';
 import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { recordOf } from './run-cell.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
-
 
 /** `_meta` key tying a message to a task (2025-11-25). */
 export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
