@@ -245,13 +245,6 @@ export class RoomJournal {
     return target;
   }
 
-  public static remove(settings: JournalSettings, notebookId: string): void {
-    const file = RoomJournal.fileOf(settings.dir, notebookId);
-    const dropped = RoomJournal.referencesOf(file, settings.blobs);
-    rmSync(file, { force: true });
-    RoomJournal.sweepBlobs(settings, dropped);
-  }
-
   /**
    * Removes the blobs no journal in `settings.dir` references (set-aside journals included): of
    * `candidates` when given (what a rotation or removal dropped), else all of them and the temp
