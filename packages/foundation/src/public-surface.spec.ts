@@ -14,6 +14,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'boundClientText',
       'boundedClientTextChars',
       'cellContentVersion',
+      'holdYoungGenerationAtStart',
       'mallocArenaEnvironment',
       'mallocArenaMax',
       'mallocMmapThresholdBytes',

@@ -1,4 +1,13 @@
-import type { CellOutput, Clock, ExecutionState, InputRequest, ScratchRun, Subscription } from '@nteract-mcp/core';
+import type {
+  CellOutput,
+  Clock,
+  ExecutionPage,
+  ExecutionState,
+  InputRequest,
+  OutputsPageRequest,
+  ScratchRun,
+  Subscription,
+} from '@nteract-mcp/core';
 import { ListenerSet } from '@nteract-mcp/foundation';
 import type { WireInputRequestEvent, WireNotebookAnswer, WireNotebookRequest } from '@nteract-mcp/runtimed-protocol';
 import { toExecutionState } from './runtimed-wire-readers.js';
@@ -100,6 +109,17 @@ export class RuntimedExecutionControls {
 
   public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'> {
     return (await this.#request({ type: 'cancel_execution', execution_id: executionId })).cancelled;
+  }
+
+  /** One page of an execution's outputs; `undefined` from a daemon before pages (it answered them all: the caller pages). */
+  public async getExecutionPage(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined> {
+    const answer = await this.#request({
+      type: 'get_execution',
+      execution_id: executionId,
+      outputs_page: { offset: page.offset, length: page.length, budget_bytes: page.budgetBytes },
+    });
+    if (answer.outputs_page === undefined) return undefined;
+    return { state: toExecutionState(answer), page: answer.outputs_page };
   }
 
   public async startScratch(source: string, options: { readonly allowInput?: boolean } = {}): Promise<ExecutionState> {

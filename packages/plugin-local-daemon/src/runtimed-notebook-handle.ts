@@ -7,7 +7,6 @@ import {
   cellChangesBetween,
   type DaemonIncarnation,
   type ExecuteOptions,
-  type ExecutionPage,
   type ExecutionResult,
   type ExecutionState,
   type InputRequest,
@@ -351,16 +350,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
   }
 
-  public async getExecutionPage(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined> {
-    const answer = await this.request({
-      type: 'get_execution',
-      execution_id: executionId,
-      outputs_page: { offset: page.offset, length: page.length, budget_bytes: page.budgetBytes },
-    });
-    // A daemon before pages answered the outputs: the caller pages them.
-    if (answer.outputs_page === undefined) return undefined;
-    return { state: toExecutionState(answer), page: answer.outputs_page };
-  }
+  public readonly getExecutionPage = (executionId: string, page: OutputsPageRequest) =>
+    this.#controls.getExecutionPage(executionId, page);
 
   public async interruptKernel(): Promise<KernelInterruptOutcome> {
     const answer = await this.request({ type: 'interrupt' });
