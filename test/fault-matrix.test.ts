@@ -743,15 +743,18 @@ async function runSharedCell(row: RowSession, fault: Fault, context: Context, ce
   }
 
   // Kernel state: kept when the kernel survived; a new kernel is announced when it did not.
-  const check = await sendEdit(row, `print(x)  # check ${marker}`, true);
+  // The value is read back in words: a bare number can turn up by chance among the answer's ids and
+  // hashes (cell and execution ids, versions, the cells lost_state lists).
+  const check = await sendEdit(row, `print('x is', x)  # check ${marker}`, true);
   const checkText = check.ok ? check.outcome.text : check.error.message;
+  const survived = checkText.includes(`x is ${nonce}`);
   texts.push(checkText);
   const kernelSurvives =
     fault.kernelSurvives === 'with-the-daemon' ? s.pids.daemon() === daemonBefore : fault.kernelSurvives;
   if (kernelSurvives) {
-    if (!checkText.includes(String(nonce))) failures.push(`x lost: ${describeSettled(check)}`);
+    if (!survived) failures.push(`x lost: ${describeSettled(check)}`);
   } else {
-    if (checkText.includes(String(nonce))) failures.push('x survived a fault that should have replaced the kernel');
+    if (survived) failures.push(`x survived a fault that should have replaced the kernel: ${describeSettled(check)}`);
     if (!texts.some((text) => freshKernelNotice.test(text))) {
       failures.push(`no fresh-kernel message (print(x) answered: ${describeSettled(check)})`);
     }
