@@ -12,6 +12,7 @@ import { allProcesses } from './support/index.js';
  * with finite figures and leave nothing running.
  */
 const runner = fileURLToPath(new URL('../bench/run-benchmarks.mjs', import.meta.url));
+const resultsPage = fileURLToPath(new URL('../bench/lib/results-page.mjs', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 // The benchmarks' temp HOMEs go under a directory of this run's own, so that what other runs on the
 // machine start (another checkout's benchmarks) is never taken for a process left behind here.
@@ -19,13 +20,13 @@ const benchTmp = join(out, 'tmp');
 mkdirSync(benchTmp);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-function runBench(names: readonly string[]): Promise<{ code: number; stderr: string }> {
+function runBench(names: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [runner, ...names, '--smoke', '--results-dir', out],
       { timeout: 600_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, TMPDIR: benchTmp } },
-      (error, _stdout, stderr) => resolve({ code: error ? 1 : 0, stderr }),
+      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
     );
   });
 }
@@ -80,7 +81,9 @@ describe('the benchmarks at smoke size', () => {
     expect(left).toEqual([]);
   });
 
-  it('scale writes its curves (a line chart each) and judged verdicts', { timeout: 600_000 }, async () => {
+  it('scale writes its curves (a line chart each) and judged verdicts, printed with ✓/✗ at the end of the run and tabled at the top of RESULTS.md', {
+    timeout: 600_000,
+  }, async () => {
     const run = await runBench(['scale']);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(out, 'scale.json'), 'utf8')) as {
@@ -96,5 +99,36 @@ describe('the benchmarks at smoke size', () => {
     }
     expect(report.verdicts.length).toBeGreaterThan(3);
     for (const verdict of report.verdicts) expect(typeof verdict.met, verdict.figure).toBe('boolean');
+
+    // What `npm run bench` ends with: every judged figure, its target and ✓/✗, and the count.
+    const printed = run.stdout.slice(run.stdout.lastIndexOf('\nTargets ('));
+    for (const verdict of report.verdicts) {
+      const line = printed.split('\n').find((text) => text.includes(verdict.figure));
+      expect(line, verdict.figure).toMatch(new RegExp(`^${verdict.met ? '✓' : '✗'} scale .*target ${verdict.target}`));
+    }
+    const met = report.verdicts.filter((verdict) => verdict.met).length;
+    expect(printed).toContain(`${met} met, ${report.verdicts.length - met} missed`);
+    // RESULTS.md (written here into the run's own directory) opens with the same table, and shows each curve's chart.
+    const page = join(out, 'RESULTS.md');
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `import(${JSON.stringify(resultsPage)}).then((m) => m.writeResultsPage(${JSON.stringify(out)}, ${JSON.stringify(page)}))`,
+        ],
+        (error) => (error ? reject(error) : resolve()),
+      ),
+    );
+    const markdown = readFileSync(page, 'utf8');
+    const targets = markdown.slice(
+      markdown.indexOf('## Targets'),
+      markdown.indexOf('\n## ', markdown.indexOf('## Targets') + 1),
+    );
+    for (const verdict of report.verdicts) {
+      expect(targets, verdict.figure).toContain(`| scale | ${verdict.figure} |`);
+    }
+    for (const curve of report.curves) expect(markdown).toContain(`(results/scale-${curve.id}.svg)`);
   });
 });

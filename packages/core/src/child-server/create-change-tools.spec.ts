@@ -17,8 +17,7 @@ describe('tools beside other peers', () => {
 
   async function withNotebook(): Promise<FakeNotebookHandle> {
     harness = await startChildServerTestHarness({ daemon: { peers: true } });
-    await harness.callJson('create_notebook');
-    return harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+    return harness.createNotebook();
   }
 
   /** The tool's own text (the first item; news follows it). */

@@ -182,8 +182,7 @@ describe('createChildMcpServer', () => {
   it("tells the agent, once, with its next answer, what the notebook's owner reports, and keeps lasting conditions in session_status", async () => {
     harness = await startChildServerTestHarness();
     const h = harness;
-    await h.callJson('create_notebook');
-    const handle = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+    const handle = await h.createNotebook();
     const news = (result: { content: unknown[] }) =>
       (result.content as { type: string; text?: string }[])
         .map((item) => item.text ?? '')
@@ -435,8 +434,7 @@ describe('createChildMcpServer', () => {
     it('runs a mutation whose session the watch loop took away under it once more, with the same idempotency key', async () => {
       harness = await startChildServerTestHarness();
       const h = harness;
-      await h.callJson('create_notebook');
-      const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const lost = await h.createNotebook();
       const recovery = h.container.get(SessionRecoveryState);
       recovery.setWatched(true);
       // The daemon applies the edit, then stops answering.
@@ -468,8 +466,7 @@ describe('createChildMcpServer', () => {
       const clock = new ManualClock();
       harness = await startChildServerTestHarness({ clock });
       const h = harness;
-      await h.callJson('create_notebook');
-      const lost = h.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const lost = await h.createNotebook();
       const recovery = h.container.get(SessionRecoveryState);
       recovery.setWatched(true);
       lost.loseAnswerOf('insertCell', true);

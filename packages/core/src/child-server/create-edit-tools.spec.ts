@@ -15,8 +15,7 @@ describe('edit tools', () => {
 
   async function withNotebook(): Promise<FakeNotebookHandle> {
     harness = await startChildServerTestHarness();
-    await harness.callJson('create_notebook');
-    return harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+    return harness.createNotebook();
   }
 
   const sources = async () =>

@@ -20,8 +20,7 @@ describe('notebook tools', () => {
   /** A harness with a fresh notebook created and active; returns its handle. */
   async function withNotebook(): Promise<FakeNotebookHandle> {
     harness = await startChildServerTestHarness();
-    await harness.callJson('create_notebook');
-    return harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+    return harness.createNotebook();
   }
 
   it('creates a cell and runs it in one call, returning the output text', async () => {
@@ -324,8 +323,7 @@ describe('notebook tools', () => {
 
     it('answers about 48 KiB in every format without a count, whatever the notebook size, and pages to every cell', async () => {
       harness = await startChildServerTestHarness();
-      await harness.callJson('create_notebook');
-      const handle = harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+      const handle = await harness.createNotebook();
       const total = 3000;
       for (let i = 0; i < total; i += 1) handle.insertAsPeer('seed', `values_${i} = ${'x'.repeat(120)}`);
       const indexOf = {

@@ -14,8 +14,7 @@ describe('what a replaced kernel took with it, and restore_state', () => {
 
   async function withNotebook(): Promise<FakeNotebookHandle> {
     harness = await startChildServerTestHarness();
-    await harness.callJson('create_notebook');
-    return harness.daemon?.handles.at(-1) as FakeNotebookHandle;
+    return harness.createNotebook();
   }
 
   it('the first answer in a new kernel names what the cells run in the old one defined; restore_state runs them again in order', async () => {

@@ -36,7 +36,7 @@ import { SessionSlot } from '../session/session-slot.js';
 import { createTestContainer } from './create-test-container.js';
 import { FakeDaemonPort, type FakeDaemonPortOptions } from './fake-daemon-port.js';
 import { FakeNotebookBackend } from './fake-notebook-backend.js';
-import type { FakeExecutor } from './fake-notebook-handle.js';
+import type { FakeExecutor, FakeNotebookHandle } from './fake-notebook-handle.js';
 
 /** The client as the tests name it. */
 export const testClientInfo = { name: 'claude-code', title: 'Claude Code', version: '1' } as const;
@@ -137,6 +137,8 @@ export interface ChildServerTestHarness {
   ): Promise<CallToolResult>;
   /** Calls a tool that must succeed and parses its JSON text. */
   callJson(name: string, args?: Record<string, unknown>, idempotencyKey?: string): Promise<Record<string, unknown>>;
+  /** `create_notebook` (it becomes the active one); resolves with the fake daemon's handle of it. */
+  createNotebook(): Promise<FakeNotebookHandle>;
   close(): Promise<void>;
 }
 
@@ -214,6 +216,12 @@ export async function startChildServerTestHarness(
     );
     return result as CallToolResult;
   };
+  const callJson: ChildServerTestHarness['callJson'] = async (name, args, idempotencyKey) => {
+    const result = await call(name, args, { idempotencyKey });
+    const text = resultText(result);
+    if (result.isError) throw new Error(`${name} failed: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
 
   return {
     child,
@@ -225,11 +233,12 @@ export async function startChildServerTestHarness(
     cwd,
     resourceListChanges: () => listChanges,
     call,
-    callJson: async (name, args, idempotencyKey) => {
-      const result = await call(name, args, { idempotencyKey });
-      const text = resultText(result);
-      if (result.isError) throw new Error(`${name} failed: ${text}`);
-      return JSON.parse(text) as Record<string, unknown>;
+    callJson,
+    createNotebook: async () => {
+      await callJson('create_notebook');
+      const handle = daemon?.handles.at(-1);
+      if (handle === undefined) throw new Error('create_notebook opened no notebook on the fake daemon');
+      return handle;
     },
     close: async () => {
       await client.close();
