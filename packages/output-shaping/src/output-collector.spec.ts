@@ -18,7 +18,13 @@ describe(OutputCollector, () => {
     collector.apply('stream', stdout('c\n'));
     collector.apply('display_data', { data: { 'text/plain': 'x' }, metadata: {} });
     collector.apply('stream', stdout('d\n'));
-    expect(change).toEqual({ kind: 'output', output: { output_type: 'stream', name: 'stdout', text: 'a\nb\n' } });
+    // What the merge appended is told beside the whole stream.
+    expect(change).toEqual({
+      kind: 'output',
+      index: 0,
+      output: { output_type: 'stream', name: 'stdout', text: 'a\nb\n' },
+      appended: { keep: 2, text: 'b\n' },
+    });
     expect(collector.snapshot()).toEqual([
       { output_type: 'stream', name: 'stdout', text: 'a\nb\n' },
       { output_type: 'stream', name: 'stderr', text: 'oops\n' },
@@ -26,6 +32,33 @@ describe(OutputCollector, () => {
       { output_type: 'display_data', data: { 'text/plain': 'x' }, metadata: {} },
       { output_type: 'stream', name: 'stdout', text: 'd\n' },
     ]);
+  });
+
+  it('tells each merge as the text kept and the text added, which rebuild the stream', () => {
+    const collector = new OutputCollector();
+    let rebuilt = '';
+    for (const chunk of ['epoch 1\n', ' 10%\r', ' 50%\r', '100%', '\r\n', 'done\b\b\b\bDONE\n', 'tail']) {
+      for (const change of collector.apply('stream', stdout(chunk))) {
+        if (change.kind !== 'output') continue;
+        rebuilt = change.appended
+          ? rebuilt.slice(0, change.appended.keep) + change.appended.text
+          : String(change.output.text);
+        expect(rebuilt).toBe(change.output.text);
+      }
+    }
+    expect(rebuilt).toBe('epoch 1\n100%\nDONE\ntail');
+    // A plain line keeps everything before it; a progress update rewrites only its own line.
+    const plain = collector.apply('stream', stdout(' more\n'))[0];
+    expect(plain).toMatchObject({ appended: { keep: rebuilt.length, text: ' more\n' } });
+    const bar = collector.apply('stream', stdout('90%\r'))[0];
+    expect(bar).toMatchObject({ appended: { keep: rebuilt.length + 6, text: '90%\r' } });
+  });
+
+  it('applies backspaces within a line, never across a newline', () => {
+    const collector = new OutputCollector();
+    collector.apply('stream', stdout('ab\n\b\bc'));
+    collector.apply('stream', stdout('d\be'));
+    expect(collector.snapshot()).toEqual([{ output_type: 'stream', name: 'stdout', text: 'ab\nce' }]);
   });
 
   describe('carriage returns, applied as a terminal shows them', () => {
@@ -183,10 +216,12 @@ describe(OutputCollector, () => {
     expect(changes).toEqual([
       {
         kind: 'output',
+        index: 0,
         output: { output_type: 'display_data', data: { 'text/plain': 'new' }, metadata: { isolated: true } },
       },
       {
         kind: 'output',
+        index: 2,
         output: {
           output_type: 'execute_result',
           data: { 'text/plain': 'new' },

@@ -8,12 +8,19 @@ export interface DisplayUpdate {
 }
 
 /**
- * What one iopub message changed: an output was added or changed (a merged stream, an updated
- * display; always a new object), the outputs so far were cleared, or a display id was updated
- * (whether or not one of this execution's outputs shows it).
+ * What one iopub message changed: the output at `index` was added or changed (a merged stream, an
+ * updated display; always a new object), the outputs so far were cleared, or a display id was
+ * updated (whether or not one of this execution's outputs shows it). A stream merged into the
+ * output before it says how in `appended`: the text is its old text's first `keep` characters
+ * followed by `text` (so a listener can pass on the change without the whole text).
  */
 export type OutputChange =
-  | { readonly kind: 'output'; readonly output: NbformatOutput }
+  | {
+      readonly kind: 'output';
+      readonly index: number;
+      readonly output: NbformatOutput;
+      readonly appended?: { readonly keep: number; readonly text: string };
+    }
   | { readonly kind: 'cleared' }
   | { readonly kind: 'displayUpdate'; readonly update: DisplayUpdate };
 
@@ -29,19 +36,28 @@ type Content = Readonly<Record<string, unknown>>;
  * note the execution count, if any.
  *
  * Guarantees: an output object handed out (in a change or a snapshot) is never mutated afterwards;
- * a merged stream or an updated display is a new object in the place of the old one.
+ * a merged stream or an updated display is a new object in the place of the old one. A message
+ * costs the size of its own text, however long the stream so far (the text is never searched
+ * again; a `\r` or `\b` rewrites only the stream's last line).
  * Does not guarantee: size limits (a chatty execution keeps all its output) or rendering of
- * terminal escapes other than `\r`.
+ * terminal escapes other than `\r` and `\b`.
  */
 export class OutputCollector {
   private outputs: NbformatOutput[] = [];
   private displayIds: (string | undefined)[] = [];
+  /** The last output's stream text, when it is a stream: up to its last line, and its last line. */
+  private lastStream: { head: string; tail: string } | undefined;
   private clearPending = false;
   private count: number | null = null;
 
   /** A snapshot of the outputs so far (a new array; later messages do not change it). */
   public snapshot(): NbformatOutput[] {
     return this.outputs.slice();
+  }
+
+  /** The outputs so far, not copied: read it before the next message, or copy it. */
+  public get current(): readonly NbformatOutput[] {
+    return this.outputs;
   }
 
   /** The execution count seen in `execute_input` or `execute_result`, if any. */
@@ -106,20 +122,19 @@ export class OutputCollector {
     const changes = this.flushPendingClear();
     const lastIndex = this.outputs.length - 1;
     const last = this.outputs[lastIndex];
-    if (last !== undefined && last.output_type === 'stream' && last.name === name) {
-      const merged: NbformatOutput = {
-        output_type: 'stream',
-        name,
-        text: appendStream(asString(last.text) ?? '', text),
-      };
+    const stream = this.lastStream;
+    if (stream !== undefined && last !== undefined && last.output_type === 'stream' && last.name === name) {
+      const appended = appendStream(stream, text);
+      const merged: NbformatOutput = { output_type: 'stream', name, text: stream.head + stream.tail };
       this.outputs[lastIndex] = merged;
-      changes.push({ kind: 'output', output: merged });
+      changes.push({ kind: 'output', index: lastIndex, output: merged, appended });
       return changes;
     }
-    const output: NbformatOutput = { output_type: 'stream', name, text: collapseCarriageReturns(text) };
-    this.outputs.push(output);
-    this.displayIds.push(undefined);
-    changes.push({ kind: 'output', output });
+    const started = { head: '', tail: '' };
+    appendStream(started, text);
+    const output: NbformatOutput = { output_type: 'stream', name, text: started.head + started.tail };
+    changes.push(...this.add(output, undefined));
+    this.lastStream = started;
     return changes;
   }
 
@@ -127,7 +142,8 @@ export class OutputCollector {
     const changes = this.flushPendingClear();
     this.outputs.push(output);
     this.displayIds.push(displayId);
-    changes.push({ kind: 'output', output });
+    this.lastStream = undefined;
+    changes.push({ kind: 'output', index: this.outputs.length - 1, output });
     return changes;
   }
 
@@ -141,7 +157,7 @@ export class OutputCollector {
       if (id !== displayId || current === undefined) return;
       const updated: NbformatOutput = { ...current, data: update.data, metadata: update.metadata };
       this.outputs[index] = updated;
-      changes.push({ kind: 'output', output: updated });
+      changes.push({ kind: 'output', index, output: updated });
     });
     changes.push({ kind: 'displayUpdate', update });
     return changes;
@@ -156,33 +172,56 @@ export class OutputCollector {
     this.clearPending = false;
     this.outputs = [];
     this.displayIds = [];
+    this.lastStream = undefined;
     return [{ kind: 'cleared' }];
   }
 }
 
 /**
- * A stream's text with the next chunk appended. The text so far is already collapsed, so only its
- * last line (which may end with a `\r` the chunk overwrites) is collapsed again with the chunk.
+ * Appends `chunk` to a stream held as `head` (its text up to and with its last newline, never read
+ * again) and `tail` (its last line), applying `\r` and `\b` as a terminal does; says what changed
+ * as the text's old first `keep` characters followed by `text`. Only the last line is ever
+ * rewritten: a chunk costs its own length (and the last line's, when it has a `\r` or `\b`).
  */
-function appendStream(previous: string, chunk: string): string {
-  const lastLineStart = previous.lastIndexOf('\n') + 1;
-  return previous.slice(0, lastLineStart) + collapseCarriageReturns(previous.slice(lastLineStart) + chunk);
+function appendStream(stream: { head: string; tail: string }, chunk: string): { keep: number; text: string } {
+  const { head, tail } = stream;
+  const rewrites = chunk.includes('\r') || chunk.includes('\b') || tail.endsWith('\r');
+  // The common case, a plain line: appended as it came.
+  const added = rewrites ? overwriteLine(tail + chunk) : chunk;
+  const keep = rewrites ? head.length : head.length + tail.length;
+  const lastNewline = added.lastIndexOf('\n');
+  if (rewrites) {
+    stream.head = head + added.slice(0, lastNewline + 1);
+    stream.tail = added.slice(lastNewline + 1);
+  } else if (lastNewline >= 0) {
+    stream.head = head + tail + added.slice(0, lastNewline + 1);
+    stream.tail = added.slice(lastNewline + 1);
+  } else stream.tail = tail + added;
+  return { keep, text: added };
 }
 
 /**
- * Applies carriage returns the way a terminal shows them: within a line, text after `\r`
- * overwrites the line from its start. `\r\n` counts as a newline. A `\r` ending the text is kept,
- * so the next chunk of the stream still overwrites that line.
+ * Applies carriage returns and backspaces the way a terminal (and Jupyter's front ends) show them:
+ * within a line, text after `\r` overwrites the line from its start, and `\b` removes the
+ * character before it (never a newline). `\r\n` counts as a newline. A `\r` ending the text is
+ * kept, so the next chunk of the stream still overwrites that line.
  */
-function collapseCarriageReturns(text: string): string {
-  if (!text.includes('\r')) return text;
+function overwriteLine(text: string): string {
+  if (!text.includes('\r') && !text.includes('\b')) return text;
   const lines = text.replace(/\r+\n/g, '\n').split('\n');
   return lines
     .map((line, index) => {
-      if (!line.includes('\r')) return line;
-      let shown = '';
-      for (const segment of line.split('\r')) shown = segment + shown.slice(segment.length);
-      return index === lines.length - 1 && line.endsWith('\r') ? `${shown}\r` : shown;
+      if (!line.includes('\r') && !line.includes('\b')) return line;
+      const shown: string[] = [];
+      let cursor = 0;
+      for (const char of line) {
+        if (char === '\r') cursor = 0;
+        else if (char === '\b') {
+          if (cursor > 0) shown.splice(--cursor, 1);
+        } else shown[cursor++] = char;
+      }
+      const text = shown.join('');
+      return index === lines.length - 1 && line.endsWith('\r') ? `${text}\r` : text;
     })
     .join('\n');
 }

@@ -1,7 +1,7 @@
 import type { CellOutput, ExecutionResult, ExecutionState } from '@nteract-mcp/core';
 import { ManualClock } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
-import { ExecutionFollower } from './execution-follower.js';
+import { type ExecutionDoneEvent, ExecutionFollower } from './execution-follower.js';
 
 interface Deferred<T> {
   readonly promise: Promise<T>;
@@ -30,6 +30,22 @@ function stream(text: string): CellOutput {
 
 function state(executionId: string, status: ExecutionState['status'], outputs: CellOutput[] = []): ExecutionState {
   return { executionId, cellId: `cell-of-${executionId}`, status, outputs, executionCount: outputs.length };
+}
+
+/**
+ * An `execution_done` broadcast: from a daemon before the output edits (with `outputs`, or
+ * without: then the follower reads the state), or naming how many output edits there were.
+ */
+function end(executionId: string, status: string, outputs?: CellOutput[], outputEvents?: number): ExecutionDoneEvent {
+  return {
+    event: 'execution_done',
+    execution_id: executionId,
+    cell_id: `cell-of-${executionId}`,
+    status: status as ExecutionDoneEvent['status'],
+    execution_count: outputs?.length ?? 0,
+    ...(outputs === undefined ? {} : { outputs }),
+    ...(outputEvents === undefined ? {} : { output_events: outputEvents }),
+  };
 }
 
 /** Where a promise stands without waiting for it. */
@@ -104,7 +120,7 @@ describe(ExecutionFollower, () => {
     // The follow goes on to the end the cancellation brings.
     expect(result.settled()).toBe(false);
     states.set('e1', state('e1', 'error', [stream('one')]));
-    follower.done('e1', 'error');
+    follower.done(end('e1', 'error'));
     await settle();
     expect(result.value?.status).toBe('error');
     expect(seen).toEqual(['started e1', 'one']);
@@ -118,7 +134,7 @@ describe(ExecutionFollower, () => {
     const result = track(follower.follow(async () => state('e1', 'queued'), { signal: controller.signal }));
     await settle();
     expect(cancelled).toEqual(['e1']);
-    follower.done('e1', 'aborted');
+    follower.done(end('e1', 'aborted'));
     await settle();
     expect(result.settled()).toBe(true);
     expect(await follower.follow(async () => state('e2', 'ok'), { signal: controller.signal })).toMatchObject({
@@ -134,7 +150,7 @@ describe(ExecutionFollower, () => {
     const result = follower.follow(() => start.promise, { onOutput: (output) => seen.push(output) });
     follower.output('e1', stream('one'));
     follower.output('e1', stream('two'));
-    follower.done('e1', 'ok', state('e1', 'ok', [stream('one'), stream('two')]));
+    follower.done(end('e1', 'ok', [stream('one'), stream('two')]));
     start.resolve(state('e1', 'queued'));
     expect(await result).toEqual<ExecutionResult>({
       executionId: 'e1',
@@ -148,12 +164,64 @@ describe(ExecutionFollower, () => {
     expect(reads).toEqual([]);
   });
 
+  it('builds the outputs from the output edits (early ones too) and resolves with them, reading nothing', async () => {
+    const { reads, follower } = setUp();
+    const start = deferred<ExecutionState>();
+    const seen: CellOutput[] = [];
+    const result = follower.follow(() => start.promise, { onOutput: (output) => seen.push(output) });
+    // Came with the start's answer, before the follower knew the execution was this one.
+    follower.edited('e1', 1, { kind: 'set', index: 0, output: stream('step 1\n') });
+    start.resolve(state('e1', 'queued'));
+    await settle();
+    follower.edited('e1', 2, { kind: 'append', index: 0, keep: 7, text: 'step 2\n10%\r' });
+    follower.edited('e1', 3, { kind: 'append', index: 0, keep: 14, text: '100%\n' });
+    follower.edited('e1', 4, {
+      kind: 'set',
+      index: 1,
+      output: { output_type: 'display_data', data: {}, metadata: {} },
+    });
+    follower.done(end('e1', 'ok', undefined, 4));
+    const finished = await result;
+    expect(finished.outputs).toEqual([
+      stream('step 1\nstep 2\n100%\n'),
+      { output_type: 'display_data', data: {}, metadata: {} },
+    ]);
+    expect(seen.map((output) => output.text ?? output.output_type)).toEqual([
+      'step 1\n',
+      'step 1\nstep 2\n10%\r',
+      'step 1\nstep 2\n100%\n',
+      'display_data',
+    ]);
+    expect(reads).toEqual([]);
+  });
+
+  it('reads the execution when an edit is missing or does not fit, or the end names more edits than came', async () => {
+    const { states, reads, follower } = setUp();
+    for (const id of ['gap', 'misfit', 'short']) states.set(id, state(id, 'ok', [stream('as the daemon has it')]));
+    const gap = track(follower.follow(async () => state('gap', 'queued')));
+    const misfit = track(follower.follow(async () => state('misfit', 'queued')));
+    const short = track(follower.follow(async () => state('short', 'queued')));
+    await settle();
+    follower.edited('gap', 1, { kind: 'set', index: 0, output: stream('a') });
+    follower.edited('gap', 3, { kind: 'append', index: 0, keep: 1, text: 'c' });
+    follower.done(end('gap', 'ok', undefined, 3));
+    follower.edited('misfit', 1, { kind: 'append', index: 0, keep: 0, text: 'no stream to append to' });
+    follower.done(end('misfit', 'ok', undefined, 1));
+    follower.edited('short', 1, { kind: 'set', index: 0, output: stream('a') });
+    follower.done(end('short', 'ok', undefined, 2));
+    await settle();
+    for (const result of [gap, misfit, short]) {
+      expect(result.value?.outputs).toEqual([stream('as the daemon has it')]);
+    }
+    expect(reads.sort()).toEqual(['gap', 'misfit', 'short']);
+  });
+
   it('resolves with the final state the end carries, reading nothing; an end without it (an older daemon) is read once', async () => {
     const { states, reads, follower } = setUp();
     states.set('e1', state('e1', 'running'));
     const carried = track(follower.follow(async () => state('e1', 'queued')));
     await settle();
-    follower.done('e1', 'ok', state('e1', 'ok', [stream('all of it')]));
+    follower.done(end('e1', 'ok', [stream('all of it')]));
     await settle();
     expect(carried.value).toMatchObject({ status: 'ok', outputs: [stream('all of it')] });
     expect(reads).toEqual([]);
@@ -162,7 +230,7 @@ describe(ExecutionFollower, () => {
     const bare = track(follower.follow(async () => state('e2', 'queued')));
     await settle();
     states.set('e2', state('e2', 'ok', [stream('read')]));
-    follower.done('e2', 'ok');
+    follower.done(end('e2', 'ok'));
     await settle();
     expect(bare.value).toMatchObject({ status: 'ok', outputs: [stream('read')] });
     expect(reads).toEqual(['e2']);
@@ -174,7 +242,7 @@ describe(ExecutionFollower, () => {
     const result = track(follower.follow(async () => state('e1', 'queued')));
     await settle();
     expect(result.settled()).toBe(false);
-    follower.done('e1', 'error');
+    follower.done(end('e1', 'error'));
     await settle();
     expect(result.value?.status).toBe('error');
   });
@@ -184,7 +252,7 @@ describe(ExecutionFollower, () => {
     sequence('e1', state('e1', 'error', [stream('trace')]));
     const result = track(follower.follow(async () => state('e1', 'queued')));
     await settle();
-    follower.done('e1', 'something-new');
+    follower.done(end('e1', 'something-new'));
     await settle();
     expect(result.value).toMatchObject({ status: 'error', outputs: [stream('trace')] });
   });
@@ -194,7 +262,7 @@ describe(ExecutionFollower, () => {
     states.set('e1', state('e1', 'running'));
     const result = track(follower.follow(async () => state('e1', 'queued')));
     await settle();
-    follower.done('e1', 'exploded');
+    follower.done(end('e1', 'exploded'));
     await settle();
     expect(result.value?.status).toBe('aborted');
   });
@@ -202,7 +270,7 @@ describe(ExecutionFollower, () => {
   it('does not replay events that came while no start was on its way (a late follow sees only later ones)', async () => {
     const { states, follower } = setUp();
     follower.output('e1', stream('before'));
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     states.set('e1', state('e1', 'running'));
     const seen: CellOutput[] = [];
     const result = track(follower.follow(async () => state('e1', 'queued'), { onOutput: (o) => seen.push(o) }));
@@ -210,7 +278,7 @@ describe(ExecutionFollower, () => {
     expect(result.settled()).toBe(false);
     follower.output('e1', stream('after'));
     expect(seen).toEqual([stream('after')]);
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     await settle();
     expect(result.value?.status).toBe('ok');
   });
@@ -234,12 +302,12 @@ describe(ExecutionFollower, () => {
     follower.output('e1', stream('1a'));
     follower.output('e2', stream('2a'));
     follower.output('e1', stream('1b'));
-    follower.done('e2', 'ok');
+    follower.done(end('e2', 'ok'));
     await settle();
     expect(second.value?.status).toBe('ok');
     expect(first.settled()).toBe(false);
     follower.output('e1', stream('1c'));
-    follower.done('e1', 'error');
+    follower.done(end('e1', 'error'));
     await settle();
     expect(first.value?.status).toBe('error');
     expect(seen1).toEqual([stream('1a'), stream('1b'), stream('1c')]);
@@ -252,7 +320,7 @@ describe(ExecutionFollower, () => {
     const seen: CellOutput[] = [];
     const result = track(follower.follow(() => start.promise, { onOutput: (o) => seen.push(o) }));
     follower.output('other', stream('not mine'));
-    follower.done('other', 'ok');
+    follower.done(end('other', 'ok'));
     states.set('e1', state('e1', 'running'));
     start.resolve(state('e1', 'queued'));
     await settle();
@@ -276,7 +344,7 @@ describe(ExecutionFollower, () => {
     const first = track(follower.follow(() => firstStart.promise, { onOutput: (o) => firstSeen.push(o) }));
     const second = track(follower.follow(() => secondStart.promise, { onOutput: (o) => secondSeen.push(o) }));
     follower.output('e1', stream('once'));
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     states.set('e1', state('e1', 'running'));
     // Both answers name e1 (a repeated idempotency key); the second comes after the first.
     firstStart.resolve(state('e1', 'queued'));
@@ -297,12 +365,12 @@ describe(ExecutionFollower, () => {
     await settle();
     expect(() => {
       follower.output('nobody', stream('x'));
-      follower.done('nobody', 'ok');
+      follower.done(end('nobody', 'ok'));
     }).not.toThrow();
     await settle();
     expect(result.settled()).toBe(false);
     expect(seen).toEqual([]);
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     await settle();
     expect(result.value?.status).toBe('ok');
   });
@@ -320,7 +388,7 @@ describe(ExecutionFollower, () => {
     states.set('e2', state('e2', 'running'));
     const quick = track(follower.follow(async () => state('e2', 'queued'), { timeoutMs: 1000 }));
     await settle();
-    follower.done('e2', 'ok');
+    follower.done(end('e2', 'ok'));
     await settle();
     expect(quick.value?.status).toBe('ok');
     expect(clock.pendingTimerCount).toBe(0);
@@ -339,7 +407,7 @@ describe(ExecutionFollower, () => {
     );
     await settle();
     follower.output('e1', stream('x'));
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     await settle();
     expect(result.value?.status).toBe('ok');
     expect(callbackErrors).toEqual([failure]);
@@ -369,7 +437,7 @@ describe(ExecutionFollower, () => {
     expect(started).toBe(false);
     expect(reads).toEqual([]);
     // Events after close reach nobody.
-    expect(() => follower.done('e1', 'ok')).not.toThrow();
+    expect(() => follower.done(end('e1', 'ok'))).not.toThrow();
   });
 
   it('passes on a start that fails and drops what it buffered', async () => {
@@ -377,7 +445,7 @@ describe(ExecutionFollower, () => {
     const start = deferred<ExecutionState>();
     const failing = track(follower.follow(() => start.promise));
     follower.output('e1', stream('buffered'));
-    follower.done('e1', 'ok');
+    follower.done(end('e1', 'ok'));
     const failure = new Error('execute_cell failed');
     start.reject(failure);
     await settle();

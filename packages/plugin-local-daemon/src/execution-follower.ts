@@ -1,5 +1,9 @@
 import type { CellOutput, Clock, ExecuteOptions, ExecutionResult, ExecutionState, Timer } from '@nteract-mcp/core';
-import { type FinalExecutionStatus, isFinalExecutionStatus } from './runtimed-wire-readers.js';
+import { applyOutputEdit, type OutputEdit, type WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
+import { isFinalExecutionStatus, toExecutionState } from './runtimed-wire-readers.js';
+
+/** An `execution_done` broadcast. */
+export type ExecutionDoneEvent = Extract<WireRoomEvent, { event: 'execution_done' }>;
 
 /** What an {@link ExecutionFollower} needs. */
 export interface ExecutionFollowerOptions {
@@ -16,23 +20,51 @@ export interface ExecutionFollowerOptions {
   readonly cancelExecution?: (executionId: string) => Promise<unknown>;
 }
 
-/** How an execution ended: its final status and, when the end carried it, its final state. */
-interface ExecutionEnd {
-  readonly status: FinalExecutionStatus;
-  readonly final: ExecutionState | undefined;
-}
-
 /** Someone waiting for one execution's events. */
 interface ExecutionWatcher {
   output(output: CellOutput): void;
-  done(end: ExecutionEnd): void;
+  edited(seq: number, edit: OutputEdit): void;
+  done(end: ExecutionDoneEvent): void;
   fail(error: Error): void;
 }
 
-/** Execution events that arrived before we knew whose execution they were. */
+/** Execution events that arrived before we knew whose execution they were, in order. */
 interface EarlyExecutionEvents {
-  readonly outputs: CellOutput[];
-  done: ExecutionEnd | undefined;
+  readonly events: Array<
+    | { readonly kind: 'output'; readonly output: CellOutput }
+    | { readonly kind: 'edited'; readonly seq: number; readonly edit: OutputEdit }
+  >;
+  done: ExecutionDoneEvent | undefined;
+}
+
+/**
+ * One execution's outputs as its output edits built them, and whether they are whole: every edit
+ * came, in its sequence, and fitted (else the end is read with `get_execution`).
+ */
+class OutputsMirror {
+  public outputs: CellOutput[] = [];
+  public seen = 0;
+  public whole = true;
+
+  /** Applies one edit; the output it added or changed, if any. */
+  public edited(seq: number, edit: OutputEdit): CellOutput | undefined {
+    if (!this.whole) return undefined;
+    const next = seq === this.seen + 1 ? applyOutputEdit(this.outputs, edit) : undefined;
+    if (next === undefined) {
+      this.whole = false;
+      return undefined;
+    }
+    this.seen = seq;
+    this.outputs = next as CellOutput[];
+    return edit.kind === 'clear' ? undefined : this.outputs[edit.index];
+  }
+
+  /** The final state `end` and these outputs make, when they are all of it. */
+  public final(end: ExecutionDoneEvent): ExecutionState | undefined {
+    if (end.outputs !== undefined) return toExecutionState({ ...end, outputs: end.outputs });
+    if (!this.whole || end.output_events === undefined || end.output_events !== this.seen) return undefined;
+    return toExecutionState({ ...end, outputs: this.outputs });
+  }
 }
 
 /**
@@ -46,8 +78,9 @@ interface EarlyExecutionEvents {
  *   execution a start's answer names are replayed to that follow only (outputs first, then the
  *   end), the others are dropped once no start is on its way.
  * - Events of an execution nobody follows and no start may name are ignored.
- * - A follow resolves with the final state its end carries: one round trip, the start, and the
- *   broadcasts (an end without it, from an older daemon, is followed by one read). After
+ * - A follow resolves with the final state its end and its output edits make: one round trip, the
+ *   start, and the broadcasts. An end that names more edits than came in sequence, or one
+ *   without its outputs from an older daemon, is followed by one read. After
  *   `timeoutMs` it reads the state once and resolves with status `timeout` unless the read shows it
  *   ended. A start that answers with a final state (a replayed key of a finished execution)
  *   resolves at once.
@@ -108,23 +141,26 @@ export class ExecutionFollower {
     }
   }
 
-  /** An output of `executionId`. */
+  /** An output of `executionId`, whole (a daemon before the output edits). */
   public output(executionId: string, output: CellOutput): void {
     const watchers = this.#watchers.get(executionId);
     if (watchers) for (const watcher of [...watchers]) watcher.output(output);
-    else this.earlyEvents(executionId)?.outputs.push(output);
+    else this.earlyEvents(executionId)?.events.push({ kind: 'output', output });
   }
 
-  /**
-   * The end of `executionId`, with its final state when the end carries it; a status that is not
-   * a final one counts as `aborted`.
-   */
-  public done(executionId: string, status: string, final?: ExecutionState): void {
-    const end: ExecutionEnd = { status: isFinalExecutionStatus(status) ? status : 'aborted', final };
+  /** The output edit number `seq` of `executionId`. */
+  public edited(executionId: string, seq: number, edit: OutputEdit): void {
     const watchers = this.#watchers.get(executionId);
+    if (watchers) for (const watcher of [...watchers]) watcher.edited(seq, edit);
+    else this.earlyEvents(executionId)?.events.push({ kind: 'edited', seq, edit });
+  }
+
+  /** The end of an execution, as its `execution_done` broadcast tells it. */
+  public done(end: ExecutionDoneEvent): void {
+    const watchers = this.#watchers.get(end.execution_id);
     if (watchers) for (const watcher of [...watchers]) watcher.done(end);
     else {
-      const early = this.earlyEvents(executionId);
+      const early = this.earlyEvents(end.execution_id);
       if (early) early.done = end;
     }
   }
@@ -146,9 +182,21 @@ export class ExecutionFollower {
     if (this.#closedWith) throw this.#closedWith;
     let timer: Timer | undefined;
     let watcher: ExecutionWatcher | undefined;
-    const outcome = new Promise<ExecutionEnd | 'timeout'>((resolve, reject) => {
-      watcher = { output: (output) => this.deliver(options, output), done: resolve, fail: reject };
-      for (const output of early?.outputs ?? []) watcher.output(output);
+    const mirror = new OutputsMirror();
+    const outcome = new Promise<ExecutionDoneEvent | 'timeout'>((resolve, reject) => {
+      watcher = {
+        output: (output) => this.deliver(options, output),
+        edited: (seq, edit) => {
+          const changed = mirror.edited(seq, edit);
+          if (changed !== undefined) this.deliver(options, changed);
+        },
+        done: resolve,
+        fail: reject,
+      };
+      for (const event of early?.events ?? []) {
+        if (event.kind === 'output') watcher.output(event.output);
+        else watcher.edited(event.seq, event.edit);
+      }
       if (early?.done !== undefined) resolve(early.done);
       if (options?.timeoutMs !== undefined) {
         timer = this.#options.clock.setTimer(options.timeoutMs, () => resolve('timeout'));
@@ -167,9 +215,11 @@ export class ExecutionFollower {
       // The start's answer came before any later event of the execution (one ordered stream), and
       // those that came with it were replayed above: nothing needs a look before the end.
       const end = await outcome;
-      if (end !== 'timeout' && end.final) return toResult(end.final, end.status);
+      const endStatus = end === 'timeout' ? 'timeout' : isFinalExecutionStatus(end.status) ? end.status : 'aborted';
+      const final = end === 'timeout' ? undefined : mirror.final(end);
+      if (final !== undefined && endStatus !== 'timeout') return toResult(final, endStatus);
       const now = await this.#options.readExecution(executionId);
-      const status = end === 'timeout' ? 'timeout' : end.status;
+      const status = endStatus;
       return toResult(now, isFinalExecutionStatus(now.status) ? now.status : status);
     } finally {
       timer?.cancel();
@@ -195,7 +245,7 @@ export class ExecutionFollower {
     if (this.#startsInFlight === 0) return undefined;
     let events = this.#early.get(executionId);
     if (!events) {
-      events = { outputs: [], done: undefined };
+      events = { events: [], done: undefined };
       this.#early.set(executionId, events);
     }
     return events;

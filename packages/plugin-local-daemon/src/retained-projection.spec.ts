@@ -31,6 +31,39 @@ describe(RetainedProjection, () => {
     expect(projection.isStale).toBe(false);
   });
 
+  it("applies a running cell's output edits and its execution count; an edit that does not fit asks for a refetch", () => {
+    const projection = projectionOf(3, 'a');
+    const stream = (text: string) => ({ output_type: 'stream', name: 'stdout', text });
+    expect(
+      projection.apply({
+        kind: 'outputs',
+        cellId: 'a',
+        edit: { kind: 'set', index: 0, output: stream('1\n') },
+        version: 4,
+      }),
+    ).toBe('applied');
+    expect(
+      projection.apply({
+        kind: 'outputs',
+        cellId: 'a',
+        edit: { kind: 'append', index: 0, keep: 2, text: '2\n' },
+        version: 5,
+      }),
+    ).toBe('applied');
+    expect(projection.apply({ kind: 'count', cellId: 'a', executionCount: 9, version: 6 })).toBe('applied');
+    expect(projection.find('a')).toMatchObject({ outputs: [stream('1\n2\n')], executionCount: 9 });
+    // Text to keep that the copy does not have: the copy is not the room's.
+    expect(
+      projection.apply({
+        kind: 'outputs',
+        cellId: 'a',
+        edit: { kind: 'append', index: 0, keep: 99, text: 'x' },
+        version: 7,
+      }),
+    ).toBe('refetch');
+    expect(projection.isStale).toBe(true);
+  });
+
   it('asks for a refetch at a gap, stops applying, and is trusted again after a newer snapshot', () => {
     const projection = projectionOf(3, 'a');
     expect(projection.apply({ kind: 'insert', cell: cell('c'), index: 1, version: 5 })).toBe('refetch');

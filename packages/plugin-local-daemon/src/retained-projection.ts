@@ -1,11 +1,22 @@
-import type { NotebookCell } from '@nteract-mcp/core';
+import type { CellOutput, NotebookCell } from '@nteract-mcp/core';
+import { applyOutputEdit, type OutputEdit } from '@nteract-mcp/runtimed-protocol';
 
-/** One change to a notebook's cell list, named by the document version it produced. */
+/**
+ * One change to a notebook's cell list, named by the document version it produced: a cell
+ * inserted, replaced, deleted or moved; a running cell's outputs edited; a run's execution count set.
+ */
 export type CellChange =
   | { readonly kind: 'insert'; readonly cell: NotebookCell; readonly index: number; readonly version: number }
   | { readonly kind: 'update'; readonly cell: NotebookCell; readonly version: number }
   | { readonly kind: 'delete'; readonly cellId: string; readonly version: number }
-  | { readonly kind: 'move'; readonly cellId: string; readonly index: number; readonly version: number };
+  | { readonly kind: 'move'; readonly cellId: string; readonly index: number; readonly version: number }
+  | { readonly kind: 'outputs'; readonly cellId: string; readonly edit: OutputEdit; readonly version: number }
+  | {
+      readonly kind: 'count';
+      readonly cellId: string;
+      readonly executionCount: number | null;
+      readonly version: number;
+    };
 
 /**
  * What became of a change or a snapshot: `applied` (the copy now reflects it), `reflected` (the
@@ -23,7 +34,8 @@ export type ProjectionOutcome = 'applied' | 'reflected' | 'refetch';
  * Guarantees:
  * - A change is applied only when it is the next version (`version === current + 1`) and fits the
  *   copy (an insert at a whole index `0..length` of an id not held, an update/delete of a held id,
- *   a move of a held id to a whole index `0..length-1`). A change at or below the current version is ignored.
+ *   a move of a held id to a whole index `0..length-1`, an output edit that fits the held cell's
+ *   outputs, a count of a held id). A change at or below the current version is ignored.
  * - A gap in versions, a change that does not fit, or {@link RetainedProjection.markStale} makes
  *   the copy stale: later changes are only counted, {@link RetainedProjection.find} answers
  *   nothing, and only a snapshot makes it trusted again.
@@ -80,11 +92,10 @@ export class RetainedProjection {
     this.#newestSeenVersion = Math.max(this.#newestSeenVersion, change.version);
     if (this.#stale) return 'refetch';
     if (change.version <= this.#version) return 'reflected';
-    if (change.version !== this.#version + 1 || !this.fits(change)) {
+    if (change.version !== this.#version + 1 || !this.place(change)) {
       this.#stale = true;
       return 'refetch';
     }
-    this.place(change);
     this.#version = change.version;
     return 'applied';
   }
@@ -100,35 +111,47 @@ export class RetainedProjection {
     return this.#stale ? 'refetch' : 'applied';
   }
 
-  private fits(change: CellChange): boolean {
+  /** Places `change` when it fits the copy (see the class guarantees); `false`, changing nothing, when not. */
+  private place(change: CellChange): boolean {
     const length = this.#cells.length;
     switch (change.kind) {
       case 'insert':
-        return isIndex(change.index, length + 1) && this.indexOf(change.cell.id) < 0;
-      case 'update':
-        return this.indexOf(change.cell.id) >= 0;
-      case 'delete':
-        return this.indexOf(change.cellId) >= 0;
-      case 'move':
-        return isIndex(change.index, length) && this.indexOf(change.cellId) >= 0;
-    }
-  }
-
-  private place(change: CellChange): void {
-    switch (change.kind) {
-      case 'insert':
+        if (!isIndex(change.index, length + 1) || this.indexOf(change.cell.id) >= 0) return false;
         this.#cells.splice(change.index, 0, change.cell);
-        return;
-      case 'update':
-        this.#cells[this.indexOf(change.cell.id)] = change.cell;
-        return;
-      case 'delete':
-        this.#cells.splice(this.indexOf(change.cellId), 1);
-        return;
+        return true;
+      case 'update': {
+        const index = this.indexOf(change.cell.id);
+        if (index < 0) return false;
+        this.#cells[index] = change.cell;
+        return true;
+      }
+      case 'delete': {
+        const index = this.indexOf(change.cellId);
+        if (index < 0) return false;
+        this.#cells.splice(index, 1);
+        return true;
+      }
       case 'move': {
-        const [cell] = this.#cells.splice(this.indexOf(change.cellId), 1) as [NotebookCell];
+        const index = this.indexOf(change.cellId);
+        if (!isIndex(change.index, length) || index < 0) return false;
+        const [cell] = this.#cells.splice(index, 1) as [NotebookCell];
         this.#cells.splice(change.index, 0, cell);
-        return;
+        return true;
+      }
+      case 'outputs': {
+        const index = this.indexOf(change.cellId);
+        const cell = this.#cells[index];
+        const outputs = cell === undefined ? undefined : applyOutputEdit(cell.outputs, change.edit);
+        if (cell === undefined || outputs === undefined) return false;
+        this.#cells[index] = { ...cell, outputs: outputs as CellOutput[] };
+        return true;
+      }
+      case 'count': {
+        const index = this.indexOf(change.cellId);
+        const cell = this.#cells[index];
+        if (cell === undefined) return false;
+        this.#cells[index] = { ...cell, executionCount: change.executionCount };
+        return true;
       }
     }
   }

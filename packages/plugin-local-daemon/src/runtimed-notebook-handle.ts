@@ -30,6 +30,7 @@ import {
 import { ListenerSet } from '@nteract-mcp/foundation';
 import {
   checkWire,
+  outputEditOf,
   type RuntimedConnection,
   type RuntimedFrame,
   type WireNotebookAnswer,
@@ -449,15 +450,28 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         this.#runtimeBroadcasts += 1;
         this.setRuntime(event.runtime);
         return;
+      case 'output_set':
+      case 'stream_appended':
+      case 'outputs_cleared': {
+        const edit = outputEditOf(event);
+        this.applyChange({ kind: 'outputs', cellId: event.cell_id, edit, version: event.document_version });
+        this.#executions.edited(event.execution_id, event.seq, edit);
+        return;
+      }
       case 'execution_output':
+        // A daemon before the output edits: the output whole (a `cell_updated` carries the cell).
         this.#executions.output(event.execution_id, event.output);
         return;
       case 'execution_done':
-        this.#executions.done(
-          event.execution_id,
-          event.status,
-          event.outputs === undefined ? undefined : toExecutionState({ ...event, outputs: event.outputs }),
-        );
+        if (event.document_version !== undefined) {
+          this.applyChange({
+            kind: 'count',
+            cellId: event.cell_id,
+            executionCount: event.execution_count,
+            version: event.document_version,
+          });
+        }
+        this.#executions.done(event);
         return;
       case 'input_request':
         this.#controls.received(event);
@@ -483,7 +497,10 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       this.tellChange(
         change.kind === 'insert' || change.kind === 'update'
           ? { kind: change.kind === 'insert' ? 'inserted' : 'updated', cellId: change.cell.id }
-          : { kind: change.kind === 'delete' ? 'deleted' : 'moved', cellId: change.cellId },
+          : {
+              kind: change.kind === 'delete' ? 'deleted' : change.kind === 'move' ? 'moved' : 'updated',
+              cellId: change.cellId,
+            },
       );
     } else if (outcome === 'refetch') {
       this.catchUp();

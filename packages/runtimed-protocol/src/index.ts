@@ -5,6 +5,8 @@ export {
   isInternalVariable,
   kernelEnvironmentOf,
 } from './kernel-environment-of.js';
+export type { EditableOutput, OutputEdit, WireOutputEvent } from './output-edit.js';
+export { applyOutputEdit, outputEditOf, outputEventOf } from './output-edit.js';
 export type { RuntimedSocketEnvironment } from './resolve-runtimed-socket-path.js';
 export { resolveRuntimedSocketPath } from './resolve-runtimed-socket-path.js';
 export type { RuntimedConnectionOptions, RuntimedFrame, RuntimedRequestFrame } from './runtimed-connection.js';

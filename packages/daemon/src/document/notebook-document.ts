@@ -251,6 +251,18 @@ export class NotebookDocument {
   }
 
   /** Replaces a code cell's outputs (and count) as an execution progresses. */
+  /**
+   * Sets a running cell's outputs (taken as they are, not copied: the caller hands over a new
+   * array) as the result of `changes` successive changes (its output edits, each a document
+   * version); answers the newest version.
+   */
+  public setRunningOutputs(cellId: string, outputs: NotebookOutput[], changes: number): number {
+    const cell = this.lookup(cellId);
+    cell.outputs = outputs;
+    this.#version += changes;
+    return this.#version;
+  }
+
   public setExecutionState(
     cellId: string,
     outputs: readonly NotebookOutput[],

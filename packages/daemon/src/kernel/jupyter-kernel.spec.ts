@@ -96,7 +96,9 @@ describe(JupyterKernel, () => {
 
     expect((await kernel.execute('x = 41')).outputs).toEqual([]);
     const seen: WireOutput[] = [];
-    const printed = await kernel.execute('print(x + 1)', { onOutput: (output) => seen.push(output) });
+    const printed = await kernel.execute('print(x + 1)', {
+      onOutput: (change) => change.kind === 'output' && seen.push(change.output),
+    });
     expect(printed.status).toBe('ok');
     expect(printed.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '42\n' }]);
     expect(seen).toEqual(printed.outputs);
@@ -202,16 +204,23 @@ describe(JupyterKernel, () => {
 
     // flush=True makes each print its own stream message (ipykernel batches unflushed output).
     const streamed: WireOutput[] = [];
+    const appended: unknown[] = [];
     const printed = await kernel.execute("print('a', flush=True)\nprint('b', flush=True)", {
-      onOutput: (output) => streamed.push(output),
+      onOutput: (change) => {
+        if (change.kind !== 'output') return;
+        streamed.push(change.output);
+        appended.push(change.appended);
+      },
     });
     expect(streamed).toHaveLength(2);
+    // The second print is told as what it added to the stream, not as the stream again.
+    expect(appended).toEqual([undefined, { keep: 2, text: 'b\n' }]);
     expect(printed.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'a\nb\n' }]);
 
     let clears = 0;
     const cleared = await kernel.execute("print('gone')\nclear_output(wait=True)\nprint('kept')", {
-      onClear: () => {
-        clears += 1;
+      onOutput: (change) => {
+        if (change.kind === 'cleared') clears += 1;
       },
     });
     expect(cleared.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'kept\n' }]);

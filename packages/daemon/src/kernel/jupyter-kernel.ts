@@ -1,5 +1,5 @@
 import type { Logger, Subscription } from '@nteract-mcp/foundation';
-import { type DisplayUpdate, OutputCollector } from '@nteract-mcp/output-shaping';
+import { type DisplayUpdate, type OutputChange, OutputCollector } from '@nteract-mcp/output-shaping';
 import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { Kernelspec } from './find-kernelspec.js';
@@ -21,6 +21,9 @@ export type KernelInterruptOutcome = 'interrupted' | 'nothing_running' | 'still_
  */
 export type KernelStatus = 'starting' | 'idle' | 'busy' | 'restarting' | 'dead';
 
+/** A change of an execution's outputs (see {@link ExecuteOptions.onOutput}). */
+export type ExecutionOutputChange = Exclude<OutputChange, { readonly kind: 'displayUpdate' }>;
+
 /** The outcome of one {@link JupyterKernel.execute}. */
 export interface KernelExecution {
   /**
@@ -37,12 +40,12 @@ export interface ExecuteOptions {
   /** Jupyter's `store_history` (default true); a scratch run passes false (no history, no new execution count). */
   readonly storeHistory?: boolean;
   /**
-   * Called for each new or changed output (a merged stream or an updated display is passed whole),
-   * with a snapshot of all outputs so far. Thrown errors are logged and ignored.
+   * Called for each change of the outputs: an output added or changed at an index (a merged stream
+   * says what it appended; an updated display is passed whole), or all cleared by `clear_output`
+   * (with `wait`, just before the next output); with the outputs as they are now, not copied (read
+   * them before returning). Thrown errors are logged and ignored.
    */
-  readonly onOutput?: (output: WireOutput, outputsSoFar: readonly WireOutput[]) => void;
-  /** Called when `clear_output` removed the outputs so far (with `wait`, just before the next output). */
-  readonly onClear?: () => void;
+  readonly onOutput?: (change: ExecutionOutputChange, outputs: readonly WireOutput[]) => void;
   /**
    * Jupyter's `stop_on_error` (default true): when this execution fails, executions already
    * queued behind it in the kernel are skipped and resolve `aborted`.
@@ -417,11 +420,8 @@ export class JupyterKernel {
     }
     if (execution.reply !== undefined) this.armGraceTimer(execution);
     for (const change of execution.collector.apply(msgType, message.content)) {
-      if (change.kind === 'output') {
-        const output = change.output;
-        this.callSafely('onOutput', () => execution.options.onOutput?.(output, execution.collector.snapshot()));
-      } else if (change.kind === 'cleared') {
-        this.callSafely('onClear', () => execution.options.onClear?.());
+      if (change.kind !== 'displayUpdate') {
+        this.callSafely('onOutput', () => execution.options.onOutput?.(change, execution.collector.current));
       } else {
         for (const listener of [...this.displayListeners])
           this.callSafely('onDisplayUpdate', () => listener(change.update));

@@ -19,6 +19,13 @@ export interface ExecutionRecord {
   readonly runAfter?: string;
   /** A scratch run kept as an execution (`start_code`): no cell (its `cellId` is `scratch`), no broadcast. */
   readonly scratch?: boolean;
+  /**
+   * How many output edits were broadcast; absent when its outputs are not told as edits (it never
+   * ran in its cell, or the cell was deleted while it ran): then its end carries them.
+   */
+  outputEvents?: number;
+  /** The document version that put its end (outputs, execution count) into its cell. */
+  endVersion?: number;
 }
 
 /** The `cell_id` of a scratch run kept as an execution. */
@@ -42,7 +49,8 @@ export function executionState(record: ExecutionRecord): WireExecutionState {
 
 /**
  * The `execution_done` broadcast of a finished execution (one still queued or running ends
- * `aborted`), with its final state: a peer following it needs no `get_execution` read.
+ * `aborted`): how it ended, not its outputs, which its output edits told, unless it never ran in
+ * its cell (cancelled, not run, no kernel): then the outputs saying why are in it.
  */
 export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
   return {
@@ -51,7 +59,8 @@ export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
     cell_id: record.cellId,
     status: record.status === 'queued' || record.status === 'running' ? 'aborted' : record.status,
     execution_count: record.executionCount,
-    outputs: [...record.outputs],
+    ...(record.endVersion === undefined ? {} : { document_version: record.endVersion }),
+    ...(record.outputEvents === undefined ? { outputs: [...record.outputs] } : { output_events: record.outputEvents }),
     ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
   };
 }

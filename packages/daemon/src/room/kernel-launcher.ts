@@ -1,7 +1,7 @@
 import type { Subscription } from '@nteract-mcp/foundation';
 import type { WireKernelspec } from '@nteract-mcp/runtimed-protocol';
 import type { NotebookOutput } from '../document/notebook-document.js';
-import type { KernelInterruptOutcome } from '../kernel/jupyter-kernel.js';
+import type { ExecutionOutputChange, KernelInterruptOutcome } from '../kernel/jupyter-kernel.js';
 
 /** What a room needs of a running kernel; `JupyterKernel` provides it. */
 export interface RoomKernel {
@@ -12,7 +12,8 @@ export interface RoomKernel {
   execute(
     code: string,
     options?: {
-      onOutput?: (output: NotebookOutput, outputsSoFar: readonly NotebookOutput[]) => void;
+      /** Each change of the outputs, with the outputs now (not copied: read them before returning). */
+      onOutput?: (change: ExecutionOutputChange, outputs: readonly NotebookOutput[]) => void;
       /** `false` for a scratch run: no history, no new execution count. */
       storeHistory?: boolean;
       /** Answers the code's `input()` (absent: `input()` raises in the kernel). */

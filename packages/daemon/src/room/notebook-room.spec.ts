@@ -36,7 +36,7 @@ const echoKernels: KernelLauncher = {
       onExit: () => ({ dispose: () => undefined }),
       execute: async (code, options) => {
         const output = { output_type: 'stream', name: 'stdout', text: `${code}\n` };
-        options?.onOutput?.(output, [output]);
+        options?.onOutput?.({ kind: 'output', index: 0, output }, [output]);
         return { status: 'ok', executionCount: 7, outputs: [output] };
       },
       interrupt: async () => 'nothing_running' as const,
@@ -220,7 +220,7 @@ describe('NotebookRoom journal', () => {
     });
   });
 
-  it('ends an execution with its final state in execution_done, and answers a retry of a finished one with that state', async () => {
+  it('tells an execution as output edits and an end that does not repeat them, and answers a retry of a finished one as it ended', async () => {
     launcher = echoKernels;
     const path = join(dir, 'done.ipynb');
     const life = await daemonLife();
@@ -233,13 +233,20 @@ describe('NotebookRoom journal', () => {
     await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
     const done = received.find((frame) => frame.event === 'execution_done');
     const read = await room.handle(p, { type: 'get_execution', execution_id: String(started.execution_id) });
-    // The broadcast carries what a read would give: nobody needs to read.
+    // The edits and the end carry what a read would give: nobody needs to read.
+    const edits = received.filter((frame) => frame.event === 'output_set');
+    expect(edits).toEqual([
+      expect.objectContaining({ execution_id: started.execution_id, seq: 1, index: 0, output: (read.outputs as unknown[])[0] }),
+    ]);
     expect(done).toMatchObject({
       execution_id: started.execution_id,
       status: read.status,
       execution_count: read.execution_count,
-      outputs: read.outputs,
+      output_events: 1,
     });
+    expect(done).not.toHaveProperty('outputs');
+    // Each change of the document is the next version: the edit, then the end's execution count.
+    expect(done?.document_version).toBe(Number(edits[0]?.document_version) + 1);
     expect(read.outputs).toEqual([expect.objectContaining({ output_type: 'stream', text: 'hello\n' })]);
     // A retry of the same request, long after: the execution as it ended, not the first `queued`.
     const retried = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-2' });

@@ -175,6 +175,7 @@ export class NotebookRoom {
       document: init.document,
       kernel: this.#kernel,
       history: init.settings.executionHistory,
+      clock,
       logger,
       broadcast: (event) => this.#peers.broadcast(event),
       changed: (event) => this.changed(event),

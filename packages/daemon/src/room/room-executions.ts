@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@nteract-mcp/foundation';
+import type { Clock, Logger } from '@nteract-mcp/foundation';
 import { OutputsDocument } from '@nteract-mcp/output-shaping';
-import type {
-  WireExecutionState,
-  WireNotebookAnswer,
-  WireRoomEvent,
-  WireRuntimeState,
+import {
+  type OutputEdit,
+  outputEventOf,
+  type WireExecutionState,
+  type WireNotebookAnswer,
+  type WireRoomEvent,
+  type WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
 import type { LedgerRecord } from '../persistence/room-journal.js';
 import { type ExecutionRecord, executionDoneEvent, executionState, scratchCellId } from './execution-record.js';
 import type { RoomKernel } from './kernel-launcher.js';
+import { OutputCoalescer } from './output-coalescer.js';
 
 /** The end of the sentence that tells an agent its execution ran in a new kernel (after "this" or "it"). */
 const newKernelConsequence =
@@ -41,6 +44,8 @@ export interface RoomExecutionsInit {
   readonly kernel: ExecutionKernel;
   /** Finished executions kept for `get_execution`. */
   readonly history: number;
+  /** Times the gathering of a running cell's output changes (see `OutputCoalescer`). */
+  readonly clock: Clock;
   readonly logger: Logger;
   /** Sends an event to every peer. */
   readonly broadcast: (event: WireRoomEvent) => void;
@@ -324,11 +329,16 @@ export class RoomExecutions {
       return;
     }
     record.status = 'running';
-    if (!record.scratch) this.updateCellOutputs(record, [], null, true);
+    if (!record.scratch) this.startCellExecution(record);
     else {
       const kernelGone = kernels.takeKernelGone();
       if (kernelGone !== undefined) record.kernelNotice = `${kernelGone}: this code ${newKernelConsequence}`;
     }
+    // What peers are told of the outputs as they come: small edits, gathered per short window.
+    let live: readonly NotebookOutput[] = [];
+    const coalescer = record.scratch
+      ? undefined
+      : new OutputCoalescer(this.#init.clock, (edits) => this.publishOutputs(record, live, edits));
     try {
       const askInput = this.#init.askInput;
       const result = await kernel.execute(source, {
@@ -336,18 +346,13 @@ export class RoomExecutions {
         ...(record.allowInput === true && askInput
           ? { onInput: (prompt: string, password: boolean) => askInput(record, prompt, password) }
           : {}),
-        onOutput: (output, outputsSoFar) => {
-          record.outputs = outputsSoFar;
-          if (record.scratch) return;
-          this.updateCellOutputs(record, outputsSoFar, null, false);
-          this.#init.broadcast({
-            event: 'execution_output',
-            execution_id: record.executionId,
-            cell_id: record.cellId,
-            output,
-          });
+        onOutput: (change, outputs) => {
+          live = outputs;
+          if (coalescer) coalescer.add(change);
+          else record.outputs = outputs.slice();
         },
       });
+      coalescer?.flush();
       record.status = result.status;
       record.outputs = result.outputs;
       record.executionCount = result.executionCount;
@@ -356,11 +361,59 @@ export class RoomExecutions {
         record.kernelNotice = `${kernels.takeKernelGone()} while this cell ran, so it was aborted. Run it again: it ${newKernelConsequence}`;
       }
     } catch (error) {
+      coalescer?.flush();
       record.status = 'aborted';
       this.#init.logger.warn('execution failed', { notebookId: this.#init.notebookId, error });
     }
-    if (!record.scratch) this.updateCellOutputs(record, record.outputs, record.executionCount, true);
+    coalescer?.dispose();
+    if (!record.scratch) this.endCellExecution(record);
     this.finish(record);
+  }
+
+  /**
+   * Tells peers what a running cell's outputs became (`outputs`, the kernel's live list, copied
+   * here) as `edits`, one broadcast and one document version each, numbered in the execution's
+   * sequence. A cell deleted while it ran is told nothing more: its end carries its outputs.
+   */
+  private publishOutputs(record: ExecutionRecord, outputs: readonly NotebookOutput[], edits: OutputEdit[]): void {
+    record.outputs = outputs.slice();
+    if (record.outputEvents === undefined) return;
+    let version: number;
+    try {
+      version = this.#init.document.setRunningOutputs(record.cellId, record.outputs.slice(), edits.length);
+    } catch (error) {
+      if (!DaemonError.is(error, 'cellNotFound')) throw error;
+      // Its end carries its outputs instead.
+      record.outputEvents = undefined;
+      return;
+    }
+    const first = version - edits.length + 1;
+    edits.forEach((edit, index) => {
+      record.outputEvents = (record.outputEvents ?? 0) + 1;
+      this.#init.changed(
+        outputEventOf(edit, {
+          document_version: first + index,
+          execution_id: record.executionId,
+          cell_id: record.cellId,
+          seq: record.outputEvents,
+        }),
+      );
+    });
+  }
+
+  /**
+   * Puts a finished run's outputs and execution count into its cell, journaled; the document
+   * version is the one `execution_done` names (peers set the count; the outputs are what the
+   * output edits built). A cell deleted while it ran is left alone.
+   */
+  private endCellExecution(record: ExecutionRecord): void {
+    try {
+      const cell = this.#init.document.setExecutionState(record.cellId, record.outputs, record.executionCount);
+      this.#init.journal({ op: 'set', cell });
+      record.endVersion = this.#init.document.version;
+    } catch (error) {
+      if (!DaemonError.is(error, 'cellNotFound')) throw error;
+    }
   }
 
   private finish(record: ExecutionRecord): void {
@@ -369,20 +422,18 @@ export class RoomExecutions {
       this.#init.finished?.(record);
       return;
     }
-    this.#init.broadcast(executionDoneEvent(record));
+    // A change of the document (the execution count) when it names a version: autosave is due.
+    if (record.endVersion !== undefined) this.#init.changed(executionDoneEvent(record));
+    else this.#init.broadcast(executionDoneEvent(record));
     this.#init.finished?.(record);
   }
 
-  /** `durable`: journal it too (start and end of an execution; the outputs in between are not replayed). */
-  private updateCellOutputs(
-    record: ExecutionRecord,
-    outputs: readonly NotebookOutput[],
-    count: number | null,
-    durable: boolean,
-  ): void {
+  /** A cell's run begins: its outputs and count are cleared, journaled, and told (the output edits follow). */
+  private startCellExecution(record: ExecutionRecord): void {
     try {
-      const cell = this.#init.document.setExecutionState(record.cellId, outputs, count);
-      if (durable) this.#init.journal({ op: 'set', cell });
+      const cell = this.#init.document.setExecutionState(record.cellId, [], null);
+      record.outputEvents = 0;
+      this.#init.journal({ op: 'set', cell });
       this.#init.changed({ event: 'cell_updated', document_version: this.#init.document.version, cell });
     } catch (error) {
       if (!DaemonError.is(error, 'cellNotFound')) throw error;

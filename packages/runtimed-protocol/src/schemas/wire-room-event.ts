@@ -13,7 +13,47 @@ const peerEvent = {
   active_peers: z.int().nonnegative(),
 };
 
-/** One output of a running execution, as the kernel produced it. */
+/**
+ * What every output event of a running cell names: the document version the change made (the
+ * next one: a peer that sees a gap reads the cell again), the execution, the cell, and `seq`, the
+ * event's number among this execution's output events (from 1; `execution_done` says how many
+ * there were, so a peer that missed one knows its copy of the outputs is short).
+ */
+const outputEvent = {
+  document_version: documentVersion,
+  execution_id: z.string().min(1),
+  cell_id: z.string().min(1),
+  seq: z.int().positive(),
+};
+
+/** The cell's output at `index` is now `output`: a new one (`index` = the count so far) or an updated display. */
+export const wireOutputSetEventSchema = z.object({
+  event: z.literal('output_set'),
+  ...outputEvent,
+  index,
+  output: wireOutputSchema,
+});
+
+/**
+ * The stream output at `index` is now its first `keep` characters followed by `text`: the text a
+ * cell printed since the last event (several prints merged), with `\r` and `\b` applied (a
+ * `keep` below the text's length rewrote the end of its last line: a progress bar stays one line).
+ */
+export const wireStreamAppendedEventSchema = z.object({
+  event: z.literal('stream_appended'),
+  ...outputEvent,
+  index,
+  keep: index,
+  text: z.string(),
+});
+
+/** The cell's outputs were cleared (the code's `clear_output`). */
+export const wireOutputsClearedEventSchema = z.object({ event: z.literal('outputs_cleared'), ...outputEvent });
+
+/**
+ * An output of a running execution, whole, as daemons before the output edits sent it (with a
+ * `cell_updated` carrying every output so far). Read from such daemons only.
+ */
 export const wireExecutionOutputEventSchema = z.object({
   event: z.literal('execution_output'),
   execution_id: z.string().min(1),
@@ -22,10 +62,11 @@ export const wireExecutionOutputEventSchema = z.object({
 });
 
 /**
- * An execution finished, with its final state: the outputs as they ended (the `execution_output`
- * broadcasts were the changes on the way) and, when it ran in a new kernel, the notice. A peer
- * following the execution needs no `get_execution` read. `outputs` is absent only from daemons
- * before it was added (then read the state with `get_execution`).
+ * An execution finished: how it ended, its execution count and, when it ran in a new kernel, the
+ * notice. Its outputs are not repeated: they are what its output events built, `output_events` of
+ * them (a peer that saw fewer reads the execution with `get_execution`). `document_version` is the
+ * version that set the cell's execution count (absent for a cell no longer in the notebook).
+ * Daemons before the output edits sent `outputs` instead of `output_events`, and no version.
  */
 export const wireExecutionDoneEventSchema = z.object({
   event: z.literal('execution_done'),
@@ -33,6 +74,8 @@ export const wireExecutionDoneEventSchema = z.object({
   cell_id: z.string().min(1),
   status: z.enum(wireFinalExecutionStatuses),
   execution_count: z.number().nullable(),
+  document_version: documentVersion.optional(),
+  output_events: z.int().nonnegative().optional(),
   outputs: z.array(wireOutputSchema).optional(),
   kernel_notice: z.string().optional(),
 });
@@ -50,6 +93,9 @@ export const wireRoomEventSchema = z.discriminatedUnion('event', [
   }),
   z.object({ event: z.literal('runtime'), runtime: wireRuntimeStateSchema }),
   z.object({ event: z.literal('saved'), notebook_path: z.string().min(1) }),
+  wireOutputSetEventSchema,
+  wireStreamAppendedEventSchema,
+  wireOutputsClearedEventSchema,
   wireExecutionOutputEventSchema,
   wireExecutionDoneEventSchema,
   wireInputRequestEventSchema,
@@ -78,6 +124,9 @@ export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName
   'cell_moved',
   'runtime',
   'saved',
+  'output_set',
+  'stream_appended',
+  'outputs_cleared',
   'execution_output',
   'execution_done',
   'input_request',
