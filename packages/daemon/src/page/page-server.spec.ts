@@ -339,4 +339,79 @@ describe(PageServer, () => {
     expect((await get(`/notebooks/${id}/outputs/rich/x`, { cookie: true })).status).toBe(404);
     expect((await get(`/notebooks/${id}/outputs/rich/1`)).status).toBe(403);
   });
+
+  it('sends large output values as references the page loads by URL, content-addressed and cached for good; only with the cookie', async () => {
+    const path = join(dir, 'large.ipynb');
+    const png = Buffer.alloc(9000, 7).toString('base64');
+    const text = 'x'.repeat(5000);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        nbformat: 4,
+        nbformat_minor: 5,
+        metadata: {},
+        cells: [
+          {
+            id: 'plot',
+            cell_type: 'code',
+            source: 'plot()',
+            execution_count: 1,
+            metadata: {},
+            outputs: [
+              {
+                output_type: 'display_data',
+                metadata: {},
+                data: { 'image/png': png, 'text/plain': ['<Figure>'], 'text/html': text },
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    const admission = await catalog.open(path);
+    admission.release();
+    const id = admission.room.notebookId;
+    const snapshot = await get(`/api/notebooks/${id}`, { cookie: true });
+    expect(snapshot.body.length).toBeLessThan(2000);
+    const data = JSON.parse(snapshot.body).cells[0].outputs[0].data;
+    expect(data['text/plain']).toBe('<Figure>');
+    const ref = data['image/png'] as { runtimed_output_ref: string; hash: string; chars: number };
+    expect(ref.chars).toBe(png.length);
+    expect(ref.runtimed_output_ref).toBe(`/notebooks/${id}/outputs/plot/0/image%2Fpng?v=${ref.hash}`);
+    const image = await new Promise<{ status: number; headers: Answer['headers']; bytes: Buffer }>((resolve) => {
+      httpRequest(
+        {
+          host: '127.0.0.1',
+          port: page.port,
+          path: ref.runtimed_output_ref,
+          headers: { host: `127.0.0.1:${page.port}`, cookie: `${pageCookieName}=${token}` },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes: Buffer.concat(chunks) }),
+          );
+        },
+      ).end();
+    });
+    expect(image.status).toBe(200);
+    expect(image.headers['content-type']).toBe('image/png');
+    expect(image.headers['cache-control']).toContain('immutable');
+    expect(image.headers.etag).toBe(`"${ref.hash}"`);
+    expect(image.bytes.equals(Buffer.alloc(9000, 7))).toBe(true);
+    // A large HTML value is served as text, never as markup, sandboxed.
+    const html = data['text/html'] as { runtimed_output_ref: string };
+    const served = await get(html.runtimed_output_ref, { cookie: true });
+    expect(served.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(served.headers['content-security-policy']).toContain('sandbox');
+    expect(served.body).toBe(text);
+    // Another hash, no cookie: nothing served.
+    expect((await get(ref.runtimed_output_ref.replace(/v=.*/, 'v=other'), { cookie: true })).status).toBe(404);
+    expect((await get(ref.runtimed_output_ref)).status).toBe(403);
+    // Who is where, without the cells.
+    const activity = JSON.parse((await get(`/api/notebooks/${id}/activity`, { cookie: true })).body);
+    expect(activity.executions).toEqual({ running: null, queued: [] });
+    expect(activity.cells).toBeUndefined();
+  });
 });

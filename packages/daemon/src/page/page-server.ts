@@ -7,6 +7,7 @@ import { DaemonError } from '../daemon-error.js';
 import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
 import { errorFrame } from '../server/error-frame.js';
+import { outputValueHash, outputValueText, referenceCell, referenceFrame } from './output-references.js';
 import { PageAccess } from './page-access.js';
 import { PageAssets } from './page-assets.js';
 import { outputFrameHeaders, renderOutputFrame } from './render-output-frame.js';
@@ -51,9 +52,12 @@ export interface PageServerOptions {
  * notebook that follows the room live (a server-sent event stream of the room's broadcasts; the
  * page joins the room as a peer while it is open). Every request passes {@link PageAccess} first.
  * Routes: `/` and `/notebooks/<id>` (pages), `/api/rooms`, `/api/notebooks/<id>` (the notebook
- * now), `/api/notebooks/<id>/events` (the stream), `POST /api/notebooks/<id>/requests` (a
- * person's edit or run), `/notebooks/<id>/outputs/<cell id>/<index>` (an HTML or SVG output, as
- * the document of its sandboxed frame), `/assets/live-page.js`, `.css` and `.js.LEGAL.txt` (the
+ * now, its large output values as references: see {@link referenceCell}), `/api/notebooks/<id>/activity`
+ * (who is where, what runs and waits), `/api/notebooks/<id>/events` (the stream, output values
+ * referenced alike), `POST /api/notebooks/<id>/requests` (a person's edit or run),
+ * `/notebooks/<id>/outputs/<cell id>/<index>` (an HTML or SVG output, as the document of its
+ * sandboxed frame), `/notebooks/<id>/outputs/<cell id>/<index>/<mime>?v=<hash>` (one large output
+ * value, content-addressed and cached), `/assets/live-page.js`, `.css` and `.js.LEGAL.txt` (the
  * client, built into `dist/page/`).
  */
 export class PageServer {
@@ -163,8 +167,13 @@ export class PageServer {
     }
     if (first === 'notebooks' && id !== undefined && rest === 'outputs') {
       const [, , , , cellId, index, extra] = path.split('/');
+      const [, , , , , , , more] = path.split('/');
       if (cellId !== undefined && index !== undefined && extra === undefined) {
         this.withRoom(response, id, (room) => this.outputFrame(response, room, cellId, index));
+        return;
+      }
+      if (cellId !== undefined && index !== undefined && extra !== undefined && more === undefined) {
+        this.withRoom(response, id, (room) => this.outputValue(request, response, room, cellId, index, extra));
         return;
       }
     }
@@ -179,9 +188,13 @@ export class PageServer {
             runtime: room.runtime,
             conditions: room.conditions(),
             ...room.activity(),
-            cells: room.cells(),
+            cells: room.cells().map((cell) => referenceCell(room.notebookId, cell)),
           }),
         );
+        return;
+      }
+      if (notebookId !== undefined && tail === 'activity') {
+        this.withRoom(response, notebookId, (room) => this.json(response, 200, room.activity()));
         return;
       }
       if (notebookId !== undefined && tail === 'events') {
@@ -234,7 +247,7 @@ export class PageServer {
     const peer: RoomPeer = {
       id: randomUUID(),
       label: name === 'human' ? 'human' : `human:${name}`,
-      send: (frame) => response.write(`data: ${JSON.stringify(frame)}\n\n`),
+      send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame))}\n\n`),
       disconnect: () => response.end(),
     };
     // The page's own peer id: its requests name it (`X-Runtimed-Peer`) to act as this peer.
@@ -269,7 +282,8 @@ export class PageServer {
       return;
     }
     try {
-      this.json(response, 200, await room.handle(pagePeer.peer, checked.request));
+      const answer = await room.handle(pagePeer.peer, checked.request);
+      this.json(response, 200, referenceFrame(notebookId, answer as Record<string, unknown>));
     } catch (error) {
       const frame = errorFrame(error);
       this.json(response, DaemonError.is(error) ? 409 : 500, { code: frame.code, message: frame.message });
@@ -345,6 +359,53 @@ export class PageServer {
     const text = Array.isArray(markup) ? markup.join('') : String(markup);
     response.writeHead(200, { ...outputFrameHeaders, 'Content-Type': 'text/html; charset=utf-8' });
     response.end(renderOutputFrame(text));
+  }
+
+  /**
+   * One large output value the page was given a reference to (see {@link referenceCell}): an
+   * image as its bytes, any other value as text (never as markup: HTML and SVG show through their
+   * frame's document). The URL names the content's hash, so the answer is cached for good (and
+   * answered 304 to a revalidation); 404 when the cell has no such value, or no longer this one.
+   */
+  private outputValue(
+    request: IncomingMessage,
+    response: ServerResponse,
+    room: NonNullable<ReturnType<RoomCatalog['get']>>,
+    cellId: string,
+    index: string,
+    encodedMime: string,
+  ): void {
+    const wanted = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('v');
+    let mime: string;
+    try {
+      mime = decodeURIComponent(encodedMime);
+    } catch {
+      this.answer(response, 404, 'text/plain', 'Not found.');
+      return;
+    }
+    const cell = room.cells().find((candidate) => candidate.id === decodeURIComponent(cellId));
+    const output = /^\d{1,6}$/.test(index) ? cell?.outputs[Number(index)] : undefined;
+    const value = ((output?.data ?? {}) as Record<string, unknown>)[mime];
+    const text = value === undefined ? undefined : outputValueText(value);
+    const hash = text === undefined ? undefined : outputValueHash(text);
+    if (text === undefined || hash !== wanted) {
+      this.answer(response, 404, 'text/plain', `No such output value ${index}/${mime} in cell ${cellId} (any more).`);
+      return;
+    }
+    const headers = {
+      ...securityHeaders,
+      'Content-Security-Policy': "sandbox; default-src 'none'",
+      'Cache-Control': 'private, max-age=31536000, immutable',
+      ETag: `"${hash}"`,
+    };
+    if (request.headers['if-none-match'] === `"${hash}"`) {
+      response.writeHead(304, headers);
+      response.end();
+      return;
+    }
+    const image = /^image\/(png|jpeg|gif|webp)$/.test(mime);
+    response.writeHead(200, { ...headers, 'Content-Type': image ? mime : 'text/plain; charset=utf-8' });
+    response.end(image ? Buffer.from(text, 'base64') : text);
   }
 
   private json(response: ServerResponse, status: number, body: unknown): void {

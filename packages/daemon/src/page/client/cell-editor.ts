@@ -158,6 +158,13 @@ export class CellEditor {
     this.#view.focus();
   }
 
+  /** Focuses the editor with the caret at the text nearest the point (`clientX`, `clientY`). */
+  public focusAt(x: number, y: number): void {
+    const at = this.#view.posAtCoords({ x, y }, false);
+    this.#view.focus();
+    this.#view.dispatch({ selection: { anchor: at } });
+  }
+
   public blur(): void {
     this.#view.contentDOM.blur();
   }

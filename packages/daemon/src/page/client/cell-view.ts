@@ -37,7 +37,7 @@ const saveAfterMs = 700;
 type Action = 'run' | 'interrupt' | 'edit' | 'toggle-type' | 'move-up' | 'move-down' | 'add-below' | 'delete';
 
 /**
- * One cell of the page, kept for the life of its cell id and updated in place from each snapshot:
+ * One cell of the page, kept while it is drawn (near the viewport, or edited) and updated in place:
  * the editor is built once (only its language changes with the cell type); while the person edits
  * it (or their text is on its way) it keeps their text and caret, otherwise another peer's change
  * appears at once; outputs are drawn again only when they changed (each output kept when it is the
@@ -53,7 +53,9 @@ export class CellView {
   readonly #source = el('div', { className: 'source' });
   readonly #rendered = el('div', { className: 'rendered markdown-body', title: 'Double-click to edit' });
   readonly #outputs = el('div', { className: 'outputs' });
-  readonly #editor: CellEditor;
+  /** The source as plain text until the editor is made (see {@link CellView.makeEditor}). */
+  readonly #static = el('pre', { className: 'source-static', tabIndex: 0 });
+  #editor: CellEditor | undefined;
 
   #cell: SnapshotCell;
   #place: CellPlace;
@@ -94,12 +96,14 @@ export class CellView {
       this.makeButton('add-below', 'add', 'Add below', 'Add a code cell below'),
       this.makeButton('delete', 'delete', 'Delete', 'Delete the cell'),
     ]);
-    this.#editor = new CellEditor(this.#source, cell.source, languageOf(cell), {
-      onEdit: () => this.scheduleSave(),
-      onFocus: () => this.host.focusChanged(this.#cell.id, true),
-      onBlur: () => this.left(),
-      onRun: () => void this.runFromKeyboard(),
+    this.#static.textContent = cell.source;
+    this.#source.append(this.#static);
+    // A click or Tab on the plain text makes the editor at once, with the caret where it was asked.
+    this.#static.addEventListener('mousedown', (event) => {
+      event.preventDefault();
+      this.makeEditor().focusAt(event.clientX, event.clientY);
     });
+    this.#static.addEventListener('focus', () => this.makeEditor().focus());
     this.#rendered.addEventListener('dblclick', () => this.editMarkdown());
     this.element.append(
       el('div', { className: 'run-bar' }),
@@ -119,25 +123,64 @@ export class CellView {
     return this.#cell.id;
   }
 
+  public get hasEditor(): boolean {
+    return this.#editor !== undefined;
+  }
+
+  /**
+   * The cell's editor, made now if it was not yet: a cell is drawn with its source as plain text
+   * and gets its editor when the page is idle or when the person goes to it, so that scrolling
+   * through a long notebook does not wait for editors.
+   */
+  public makeEditor(): CellEditor {
+    if (this.#editor) return this.#editor;
+    const editor = new CellEditor(this.#source, this.text, languageOf(this.#cell), {
+      onEdit: () => this.scheduleSave(),
+      onFocus: () => this.host.focusChanged(this.#cell.id, true),
+      onBlur: () => this.left(),
+      onRun: () => void this.runFromKeyboard(),
+    });
+    this.#editor = editor;
+    this.#static.remove();
+    return editor;
+  }
+
+  /** The text in the editor (the room's when it has none yet). */
+  private get text(): string {
+    return this.#editor?.text ?? this.#serverSource;
+  }
+
+  /** The person is on this cell (its editor has the caret, their text is on its way, its markdown is open): it stays drawn. */
+  public get busy(): boolean {
+    return (
+      this.#editor?.hasFocus === true ||
+      this.#saving !== undefined ||
+      this.#saveTimer !== undefined ||
+      this.#editingMarkdown
+    );
+  }
+
   /** Takes the cell as the room has it now, and its place. */
   public update(cell: SnapshotCell, place: CellPlace): void {
     this.#cell = cell;
     this.#place = place;
     if (cell.source !== this.#serverSource) {
       this.#serverSource = cell.source;
-      const editingHere = this.#editor.hasFocus || this.#saving !== undefined || this.#saveTimer !== undefined;
-      if (!editingHere && this.#editor.text !== cell.source) {
-        this.#editor.replaceText(cell.source);
+      const editor = this.#editor;
+      if (!editor) this.#static.textContent = cell.source;
+      const editingHere = editor?.hasFocus || this.#saving !== undefined || this.#saveTimer !== undefined;
+      if (editor && !editingHere && editor.text !== cell.source) {
+        editor.replaceText(cell.source);
         this.#lastSent = undefined;
       }
     }
-    if (this.#editor.text === cell.source) this.#baseVersion = cell.version;
+    if (this.text === cell.source) this.#baseVersion = cell.version;
     this.draw();
   }
 
   public destroy(): void {
     clearTimeout(this.#saveTimer);
-    this.#editor.destroy();
+    this.#editor?.destroy();
     this.element.remove();
   }
 
@@ -151,7 +194,7 @@ export class CellView {
     setText(this.#prompt, code ? `[${state ? '*' : (cell.execution_count ?? ' ')}]` : '');
     setClass(this.element, `cell ${cell.cell_type}${state}`);
     setClass(this.#prompt, `prompt${state}`);
-    this.#editor.setLanguage(languageOf(cell));
+    this.#editor?.setLanguage(languageOf(cell));
 
     setText(this.#author, cell.edited_by ? `edited by ${cell.edited_by}` : '');
     this.#author.hidden = !cell.edited_by;
@@ -184,7 +227,7 @@ export class CellView {
   }
 
   private drawMarkdown(): void {
-    const text = this.#editor.text;
+    const text = this.text;
     if (text === this.#renderedText) return;
     this.#renderedText = text;
     if (text.trim() === '') {
@@ -284,7 +327,7 @@ export class CellView {
     if (this.#cell.cell_type !== 'markdown') return;
     this.#editingMarkdown = true;
     this.draw();
-    this.#editor.focus();
+    this.makeEditor().focus();
   }
 
   private scheduleSave(): void {
@@ -296,7 +339,7 @@ export class CellView {
   private save(): Promise<void> {
     clearTimeout(this.#saveTimer);
     this.#saveTimer = undefined;
-    const text = this.#editor.text;
+    const text = this.text;
     if (text === this.#serverSource || text === this.#lastSent) return this.#saving ?? Promise.resolve();
     this.#lastSent = text;
     const saving = (this.#saving ?? Promise.resolve())
@@ -323,7 +366,7 @@ export class CellView {
     if (this.#cell.cell_type === 'markdown') {
       this.#editingMarkdown = false;
       this.draw();
-      this.#editor.blur();
+      this.#editor?.blur();
       await this.save();
       return;
     }

@@ -1,25 +1,59 @@
+import type { WireNotebookAnswer, WireRoomCondition, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 import type { CellHost } from './cell-view.js';
 import { el } from './element.js';
+import { type DocumentEvent, LiveDocument } from './live-document.js';
 import { NotebookView } from './notebook-view.js';
 import { PageApi, type PageRequest } from './page-api.js';
 import { followOutputFrameHeights } from './render-output.js';
-import { RoomStream } from './room-stream.js';
+import { RoomStream, type StreamFrame } from './room-stream.js';
 
 /** How long a refused request's message stays on screen. */
 const noticeMs = 8000;
 
+/** The broadcasts that change the document (each names the version it made). */
+const documentEvents: ReadonlySet<string> = new Set<DocumentEvent['event']>([
+  'cell_inserted',
+  'cell_updated',
+  'cell_deleted',
+  'cell_moved',
+  'output_set',
+  'stream_appended',
+  'outputs_cleared',
+  'execution_done',
+]);
+
+/** The requests whose answer is an edit of the document the room does not tell this page of. */
+const editRequests: ReadonlySet<string> = new Set([
+  'insert_cell',
+  'update_cell',
+  'delete_cell',
+  'move_cell',
+  'clear_outputs',
+]);
+
 /**
- * A notebook page, live: reads the notebook, follows the room's event stream (each broadcast reads
- * it again: one read at a time, and one more when something changed during a read, so the last
- * state always shows and reads never overtake each other), sends the person's requests and their
- * presence (the cell their caret is in) as the page's own peer of the room.
+ * A notebook page, live. It reads the notebook once when its event stream opens (and again after
+ * each reconnect), then applies the room's events in place, by cell id, one document version at a
+ * time: an event is applied when it makes the page's version + 1; one further ahead waits for the
+ * versions before it (the page's own edits come back as answers to its requests, not as events),
+ * and when none of the page's requests is on its way the gap is closed by reading the notebook
+ * again, as is an event that does not fit. What the page shows never silently differs from the
+ * room. It sends the person's requests and their presence (the cell their caret is in) as the
+ * page's own peer of the room.
  */
 export class LiveNotebook implements CellHost {
   readonly #api: PageApi;
   readonly #view: NotebookView;
   readonly #notice = document.getElementById('notice') as HTMLElement;
+  #document: LiveDocument | undefined;
+  /** Events that came ahead of the page's version (or during a read), by the version they make. */
+  readonly #waiting = new Map<number, DocumentEvent[]>();
+  /** The page's edit requests not answered yet. */
+  #editing = 0;
   #reading = false;
-  #again = false;
+  #readAgain = false;
+  #activityReading = false;
+  #activityAgain = false;
   #noticeTimer: ReturnType<typeof setTimeout> | undefined;
   #focused: string | null = null;
   #presenceSent: string | null = null;
@@ -43,44 +77,63 @@ export class LiveNotebook implements CellHost {
         this.#presenceSent = null;
         if (this.#focused !== null) this.sendPresence();
       },
-      onChange: () => this.refresh(),
+      onOpen: () => this.read(),
+      onFrame: (frame) => this.receive(frame),
       onState: (state) => this.#view.connection(state),
     });
     stream.open();
-    this.refresh();
   }
 
-  /** Reads the notebook and shows it; coalesces calls made during a read into one more read. */
-  public refresh(): void {
+  /**
+   * Reads the notebook and shows it, then the events that came meanwhile beyond its version; calls
+   * made during a read make one more read after it.
+   */
+  public read(): void {
     if (this.#reading) {
-      this.#again = true;
+      this.#readAgain = true;
       return;
     }
     this.#reading = true;
-    this.#again = false;
+    this.#readAgain = false;
     this.#api
       .snapshot()
-      .then((snapshot) => this.#view.apply(snapshot))
+      .then((snapshot) => {
+        this.#document = new LiveDocument(snapshot.documentVersion, snapshot.cells);
+        this.#view.title(snapshot.path, snapshot.notebookId);
+        this.#view.runtime(snapshot.runtime);
+        this.#view.conditions(snapshot.conditions);
+        this.#view.activity(snapshot);
+        this.#view.showDocument(this.#document);
+      })
       .catch((error: unknown) => this.notify(`Could not read the notebook: ${(error as Error).message ?? error}`))
       .finally(() => {
         this.#reading = false;
-        if (this.#again) this.refresh();
+        if (this.#readAgain) this.read();
+        else this.catchUp();
       });
   }
 
   /**
    * Sends a person's request; its answer, or `undefined` when it was refused (the page says why).
-   * The room tells the other peers of an edit, not the peer that made it, so the page reads the
-   * notebook again itself once the edit is done. What the answer says the person should know (their
+   * The room tells the other peers of an edit, not the peer that made it: the answer's cell and
+   * version are applied here like an event. What the answer says the person should know (their
    * edit replaced another peer's change, a warning) is shown.
    */
   public async send(request: PageRequest): Promise<unknown> {
-    const result = await this.#api.send(request);
+    const edit = editRequests.has(request.type);
+    if (edit) this.#editing++;
+    const result = await this.#api.send(request).finally(() => {
+      if (edit) this.#editing--;
+    });
     if (!result.ok) {
       this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
+      this.catchUp();
       return undefined;
     }
-    this.refresh();
+    const event = answerEvent(request, result.answer);
+    if (event) this.take(event);
+    else this.catchUp();
+    if (!edit) this.readActivity();
     const answer = result.answer as { replaced?: { by?: unknown }; warning?: unknown } | null;
     if (typeof answer?.replaced?.by === 'string') {
       this.notify(`Your edit replaced a change ${answer.replaced.by} made to the cell meanwhile.`);
@@ -92,11 +145,114 @@ export class LiveNotebook implements CellHost {
     if (focused) this.#focused = cellId;
     else if (this.#focused === cellId) this.#focused = null;
     // A caret moving from one cell to another passes through "no cell": say only where it ends.
-    setTimeout(() => this.sendPresence(), 0);
+    setTimeout(() => {
+      this.sendPresence();
+      // A cell far from the viewport was kept drawn while the person was on it.
+      this.#view.schedule(true);
+    }, 0);
   }
 
   public outputFrameUrl(cellId: string, index: number, version: string): string {
     return this.#api.outputFrameUrl(cellId, index, version);
+  }
+
+  /** One broadcast of the room: a document event in version order, any other to its part of the page. */
+  private receive(frame: StreamFrame): void {
+    if (frame.type !== 'broadcast' || frame.event === undefined) return;
+    if (documentEvents.has(frame.event)) {
+      const event = frame as unknown as DocumentEvent;
+      // A cell updated with its source as it was is a run beginning (its outputs cleared); a run
+      // ending changes what runs: the page reads who runs what (the room sends no event for a queue).
+      if (
+        event.event === 'execution_done' ||
+        (event.event === 'cell_updated' && this.#document?.cell(event.cell.id)?.source === event.cell.source)
+      ) {
+        this.readActivity();
+      }
+      this.take(event);
+      return;
+    }
+    switch (frame.event) {
+      case 'runtime':
+        this.#view.runtime(frame.runtime as WireRuntimeState);
+        return;
+      case 'conditions':
+        this.#view.conditions(frame.conditions as WireRoomCondition[]);
+        return;
+      case 'presence':
+        this.#view.presence(String(frame.peer_id), String(frame.peer_label), (frame.cell_id as string | null) ?? null);
+        return;
+      case 'peer_joined':
+      case 'peer_left':
+        this.readActivity();
+        return;
+      case 'saved':
+        this.#view.title(String(frame.notebook_path), this.notebookId);
+        return;
+    }
+  }
+
+  /** Applies `event` when it makes the next version, keeps it when it is ahead, reads again when it does not fit. */
+  private take(event: DocumentEvent): void {
+    const document = this.#document;
+    if (this.#reading || !document) {
+      this.wait(event);
+      return;
+    }
+    const result = document.apply(event);
+    if (result.kind === 'misfit') {
+      this.read();
+      return;
+    }
+    if (result.kind === 'ahead') this.wait(event);
+    if (result.kind === 'applied') {
+      if (result.change === 'order') this.#view.orderChanged();
+      else this.#view.cellChanged(result.change.cellId);
+    }
+    this.catchUp();
+  }
+
+  private wait(event: DocumentEvent): void {
+    const version = event.document_version;
+    if (version === undefined) return;
+    const waiting = this.#waiting.get(version);
+    if (waiting) waiting.push(event);
+    else this.#waiting.set(version, [event]);
+  }
+
+  /**
+   * Applies the events kept for the versions that now follow; when some are still ahead and no
+   * edit of the page's is on its way (whose answer would fill the gap), reads the notebook again.
+   */
+  private catchUp(): void {
+    const document = this.#document;
+    if (this.#reading || !document) return;
+    for (const version of this.#waiting.keys()) if (version <= document.version) this.#waiting.delete(version);
+    const next = this.#waiting.get(document.version + 1);
+    if (next) {
+      this.#waiting.delete(document.version + 1);
+      for (const event of next) this.take(event);
+      return;
+    }
+    if (this.#waiting.size > 0 && this.#editing === 0) this.read();
+  }
+
+  /** Reads who is where and what runs; coalesced like {@link read}. */
+  private readActivity(): void {
+    if (this.#activityReading) {
+      this.#activityAgain = true;
+      return;
+    }
+    this.#activityReading = true;
+    this.#activityAgain = false;
+    this.#api
+      .activity()
+      .then((activity) => this.#view.activity(activity))
+      .catch(() => undefined)
+      .finally(() => {
+        this.#activityReading = false;
+        if (this.#activityAgain) this.readActivity();
+      });
   }
 
   private sendPresence(): void {
@@ -112,5 +268,30 @@ export class LiveNotebook implements CellHost {
     this.#noticeTimer = setTimeout(() => {
       this.#notice.hidden = true;
     }, noticeMs);
+  }
+}
+
+/** The edit an answer to the page's own request made, as the event the room told the other peers. */
+function answerEvent(request: PageRequest, answer: unknown): DocumentEvent | undefined {
+  switch (request.type) {
+    case 'insert_cell': {
+      const { cell, index, document_version } = answer as WireNotebookAnswer<'insert_cell'>;
+      return { event: 'cell_inserted', document_version, index, cell };
+    }
+    case 'update_cell':
+    case 'clear_outputs': {
+      const { cell, document_version } = answer as WireNotebookAnswer<'update_cell'>;
+      return { event: 'cell_updated', document_version, cell };
+    }
+    case 'delete_cell': {
+      const { document_version } = answer as WireNotebookAnswer<'delete_cell'>;
+      return { event: 'cell_deleted', document_version, cell_id: request.cell_id };
+    }
+    case 'move_cell': {
+      const { document_version, index } = answer as WireNotebookAnswer<'move_cell'>;
+      return { event: 'cell_moved', document_version, cell_id: request.cell_id, index };
+    }
+    default:
+      return undefined;
   }
 }

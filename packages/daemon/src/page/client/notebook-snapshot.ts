@@ -55,6 +55,21 @@ export function readSnapshot(body: unknown): NotebookSnapshot {
     documentVersion: raw.document_version,
     runtime: raw.runtime,
     conditions: raw.conditions ?? [],
+    cells: raw.cells,
+    ...readActivity(raw),
+  };
+}
+
+/** Who is in the room and what runs, as `GET /api/notebooks/<id>/activity` gives it (and the snapshot). */
+export interface NotebookActivityBody {
+  readonly peers?: SnapshotBody['peers'];
+  readonly executions?: SnapshotBody['executions'];
+}
+
+/** Reads an activity body (the peers and executions of a snapshot body). */
+export function readActivity(body: unknown): Pick<NotebookSnapshot, 'peers' | 'running' | 'queued'> {
+  const raw = body as NotebookActivityBody;
+  return {
     peers: (raw.peers ?? []).map((peer) =>
       typeof peer === 'string'
         ? { peerId: null, label: peer, cellId: null, runningCellId: null }
@@ -65,7 +80,6 @@ export function readSnapshot(body: unknown): NotebookSnapshot {
             runningCellId: peer.running_cell_id ?? null,
           },
     ),
-    cells: raw.cells,
     running: raw.executions?.running ?? null,
     queued: raw.executions?.queued ?? [],
   };

@@ -1,17 +1,35 @@
+import type { WireRoomCondition, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 import { type CellHost, type CellPlace, CellView } from './cell-view.js';
 import { el, icon } from './element.js';
-import type { NotebookSnapshot, SnapshotPeer } from './notebook-snapshot.js';
+import type { LiveDocument } from './live-document.js';
+import type { SnapshotCell, SnapshotPeer } from './notebook-snapshot.js';
 import { peerChip } from './peer-chip.js';
 import type { ConnectionState } from './room-stream.js';
 import { syncChildren } from './sync-children.js';
 
+/** Who is in the room, where, and what runs and waits. */
+export interface NotebookActivity {
+  readonly peers: readonly SnapshotPeer[];
+  readonly running: string | null;
+  readonly queued: readonly string[];
+}
+
+/** How far above and below the viewport cells are kept in the document (px). */
+const overscanPx = 700;
+/** The space below each cell (its CSS `margin-bottom`), counted in its height. */
+const cellGapPx = 18;
+
 /**
- * The notebook page: its header (title, connection, kernel, who is here) and one {@link CellView}
- * per cell id, updated in place from each snapshot; cells are created, moved or removed only when
- * the notebook's order says so.
+ * The notebook page: its header (title, connection, kernel, who is here) and its cells, drawn
+ * virtually: only the cells near the viewport are in the document (one {@link CellView} each,
+ * its editor made when the page is idle or the person goes to it), the others stand as spacers of their measured height (or an estimate until
+ * they were drawn once). A cell the person edits stays drawn wherever it is. When a drawn cell
+ * above the viewport changes height, the page scrolls by as much, so what the person looks at
+ * stays put. Cells are updated in place, by id, from what the {@link LiveDocument} reports.
  */
 export class NotebookView {
   readonly #views = new Map<string, CellView>();
+  readonly #heights = new Map<string, number>();
   readonly #title = document.getElementById('title') as HTMLElement;
   readonly #status = document.getElementById('status') as HTMLElement;
   readonly #peers = document.getElementById('peers') as HTMLElement;
@@ -19,7 +37,18 @@ export class NotebookView {
   readonly #kernel = el('span', { className: 'kernel' });
   readonly #conditions = el('div', { className: 'conditions', attrs: { role: 'status' } });
   readonly #cells = el('div', { className: 'cells' });
+  readonly #empty = el('p', { className: 'empty-notebook', textContent: 'No cells yet: add one below.' });
+  readonly #spacers: HTMLElement[] = [];
+  readonly #resize = new ResizeObserver((entries) => this.measured(entries));
+  #document: LiveDocument | undefined;
+  #activity: NotebookActivity = { peers: [], running: null, queued: [] };
   #myPeerId: string | undefined;
+  /** The top of each cell in the cells' box, and the total at the end (`undefined`: to compute). */
+  #tops: Float64Array | undefined;
+  /** The range drawn last ([first, last] indices), to skip a scroll that needs no change. */
+  #drawn: readonly [number, number] = [0, -1];
+  #frame = 0;
+  #editorsScheduled = false;
 
   public constructor(
     content: HTMLElement,
@@ -44,11 +73,14 @@ export class NotebookView {
       this.#cells,
       el('div', { className: 'add-bar' }, [add('Code', 'code'), add('Markdown', 'markdown')]),
     );
+    addEventListener('scroll', () => this.schedule(), { passive: true });
+    addEventListener('resize', () => this.schedule(true));
   }
 
   /** The page's own peer of the room (from the stream's `hello`); it is not shown on cells as "another" peer. */
   public set myPeerId(peerId: string | undefined) {
     this.#myPeerId = peerId;
+    this.drawPeers();
   }
 
   public connection(state: ConnectionState): void {
@@ -57,51 +89,62 @@ export class NotebookView {
       state === 'live' ? 'live' : state === 'reconnecting' ? 'reconnecting…' : 'connecting…';
   }
 
-  public apply(snapshot: NotebookSnapshot): void {
-    this.drawTitle(snapshot.path, snapshot.notebookId);
-    this.drawKernel(snapshot);
-    this.drawPeers(snapshot.peers);
-    this.#conditions.replaceChildren(
-      ...snapshot.conditions.map((condition) =>
-        el('p', { className: `condition ${condition.kind}`, textContent: condition.message }),
-      ),
-    );
-    this.#conditions.hidden = snapshot.conditions.length === 0;
-
-    const order = snapshot.cells.map((cell) => cell.id);
-    const seen = new Set(order);
+  /** Shows `document` (a fresh snapshot's): every drawn cell updated, gone ones removed. */
+  public showDocument(document: LiveDocument): void {
+    this.#document = document;
     for (const [id, view] of this.#views) {
-      if (seen.has(id)) continue;
-      view.destroy();
-      this.#views.delete(id);
+      const cell = document.cell(id);
+      if (cell) view.update(cell, this.placeOf(cell, document.indexOf(id)));
     }
-    const others = snapshot.peers.filter((peer) => peer.peerId === null || peer.peerId !== this.#myPeerId);
-    const queued = new Set(snapshot.queued);
-    const nodes = snapshot.cells.map((cell, index) => {
-      const place: CellPlace = {
-        order,
-        index,
-        running: snapshot.running === cell.id,
-        queued: queued.has(cell.id),
-        presentLabels: others.filter((peer) => peer.cellId === cell.id).map((peer) => peer.label),
-        runningLabels: snapshot.peers.filter((peer) => peer.runningCellId === cell.id).map((peer) => peer.label),
-      };
-      let view = this.#views.get(cell.id);
-      if (view) view.update(cell, place);
-      else {
-        view = new CellView(cell, place, this.host);
-        this.#views.set(cell.id, view);
-      }
-      return view.element;
-    });
-    syncChildren(this.#cells, nodes);
-    if (nodes.length === 0 && this.#cells.childElementCount === 0) {
-      this.#cells.append(el('p', { className: 'empty-notebook', textContent: 'No cells yet: add one below.' }));
+    this.orderChanged();
+  }
+
+  /** Cells came, went or moved. */
+  public orderChanged(): void {
+    this.#tops = undefined;
+    this.draw(true);
+    // Neighbours' move buttons and indices follow the order.
+    this.replaceDrawn();
+  }
+
+  /** The cell `cellId` changed (its content, outputs or execution count). */
+  public cellChanged(cellId: string): void {
+    const document = this.#document;
+    const cell = document?.cell(cellId);
+    if (!document || !cell) return;
+    const view = this.#views.get(cellId);
+    if (view) view.update(cell, this.placeOf(cell, document.indexOf(cellId)));
+    else if (!this.#heights.has(cellId)) {
+      this.#tops = undefined;
+      this.schedule(true);
     }
   }
 
+  public activity(activity: NotebookActivity): void {
+    this.#activity = activity;
+    this.drawPeers();
+    this.replaceDrawn();
+  }
+
+  /** A peer said which cell it is on. */
+  public presence(peerId: string, label: string, cellId: string | null): void {
+    const peers = this.#activity.peers.some((peer) => peer.peerId === peerId)
+      ? this.#activity.peers.map((peer) => (peer.peerId === peerId ? { ...peer, cellId } : peer))
+      : [...this.#activity.peers, { peerId, label, cellId, runningCellId: null }];
+    this.activity({ ...this.#activity, peers });
+  }
+
+  public conditions(conditions: readonly WireRoomCondition[]): void {
+    this.#conditions.replaceChildren(
+      ...conditions.map((condition) =>
+        el('p', { className: `condition ${condition.kind}`, textContent: condition.message }),
+      ),
+    );
+    this.#conditions.hidden = conditions.length === 0;
+  }
+
   /** The notebook's path (its directory quieter than its file name), or `untitled <id>`. */
-  private drawTitle(path: string | null, notebookId: string): void {
+  public title(path: string | null, notebookId: string): void {
     const name = path ?? `untitled ${notebookId}`;
     if (this.#title.title === name) return;
     this.#title.title = name;
@@ -115,17 +158,26 @@ export class NotebookView {
     document.title = `${path === null ? 'untitled' : second} · runtimed`;
   }
 
-  private drawKernel(snapshot: NotebookSnapshot): void {
-    const { runtime } = snapshot;
+  public runtime(runtime: WireRuntimeState): void {
     const state = runtime.state === 'ready' ? (runtime.kernel_status ?? 'ready') : runtime.state.replace('_', ' ');
     this.#kernel.className = `kernel ${state.replace(/\s/g, '-')}`;
     this.#kernel.textContent = `kernel ${state}`;
     this.#kernel.title = runtime.reason ?? '';
   }
 
-  private drawPeers(peers: readonly SnapshotPeer[]): void {
+  /** Draws again at the next frame (a scroll, a resize, a cell no longer edited). */
+  public schedule(force = false): void {
+    if (force) this.#drawn = [0, -1];
+    if (this.#frame !== 0) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.draw(false);
+    });
+  }
+
+  private drawPeers(): void {
     this.#peers.replaceChildren(
-      ...peers.map((peer) => {
+      ...this.#activity.peers.map((peer) => {
         const me = peer.peerId !== null && peer.peerId === this.#myPeerId;
         const chip = peerChip(peer.label, me ? 'me' : '');
         if (me) chip.append(el('span', { className: 'you', textContent: ' (you)' }));
@@ -133,4 +185,183 @@ export class NotebookView {
       }),
     );
   }
+
+  /** Each drawn cell's place again (the order or the activity changed). */
+  private replaceDrawn(): void {
+    const document = this.#document;
+    if (!document) return;
+    for (const [id, view] of this.#views) {
+      const index = document.indexOf(id);
+      const cell = document.cellAt(index);
+      if (cell) view.update(cell, this.placeOf(cell, index));
+    }
+  }
+
+  private placeOf(cell: SnapshotCell, index: number): CellPlace {
+    const { peers, running, queued } = this.#activity;
+    return {
+      order: this.#document?.order ?? [],
+      index,
+      running: running === cell.id,
+      queued: queued.includes(cell.id),
+      presentLabels: peers
+        .filter((peer) => (peer.peerId === null || peer.peerId !== this.#myPeerId) && peer.cellId === cell.id)
+        .map((peer) => peer.label),
+      runningLabels: peers.filter((peer) => peer.runningCellId === cell.id).map((peer) => peer.label),
+    };
+  }
+
+  /** The top of each cell in the cells' box (index `length`: the total height). */
+  private tops(): Float64Array {
+    const document = this.#document;
+    const length = document?.length ?? 0;
+    if (this.#tops?.length === length + 1) return this.#tops;
+    const tops = new Float64Array(length + 1);
+    for (let index = 0; index < length; index++) {
+      const cell = document?.cellAt(index) as SnapshotCell;
+      tops[index + 1] = (tops[index] as number) + (this.#heights.get(cell.id) ?? estimateHeight(cell));
+    }
+    this.#tops = tops;
+    return tops;
+  }
+
+  /**
+   * Puts in the document the cells near the viewport and those being edited, spacers between
+   * them; removes the others (their editors destroyed). `always`: even when the range is unchanged.
+   */
+  private draw(always: boolean): void {
+    const document = this.#document;
+    if (!document) return;
+    const tops = this.tops();
+    const length = document.length;
+    const offset = this.#cells.getBoundingClientRect().top;
+    const first = Math.max(0, lastAtOrBelow(tops, -offset - overscanPx, length));
+    const last = Math.min(length - 1, lastAtOrBelow(tops, innerHeight - offset + overscanPx, length));
+    if (!always && first === this.#drawn[0] && last === this.#drawn[1]) return;
+    this.#drawn = [first, last];
+
+    const wanted = new Set<number>();
+    for (let index = first; index <= last; index++) wanted.add(index);
+    for (const [id, view] of this.#views) {
+      const index = document.indexOf(id);
+      if (index >= 0 && (wanted.has(index) || view.busy)) {
+        wanted.add(index);
+        continue;
+      }
+      this.#resize.unobserve(view.element);
+      view.destroy();
+      this.#views.delete(id);
+    }
+    const indices = [...wanted].sort((a, b) => a - b);
+    const nodes: HTMLElement[] = [];
+    let spacers = 0;
+    let next = 0;
+    const gap = (to: number) => {
+      if (to <= next) return;
+      const spacer =
+        this.#spacers[spacers] ?? el('div', { className: 'cell-spacer', attrs: { 'aria-hidden': 'true' } });
+      this.#spacers[spacers++] = spacer;
+      spacer.style.height = `${(tops[to] as number) - (tops[next] as number)}px`;
+      nodes.push(spacer);
+    };
+    for (const index of indices) {
+      gap(index);
+      const cell = document.cellAt(index) as SnapshotCell;
+      let view = this.#views.get(cell.id);
+      if (!view) {
+        view = new CellView(cell, this.placeOf(cell, index), this.host);
+        this.#views.set(cell.id, view);
+        this.#resize.observe(view.element);
+      }
+      nodes.push(view.element);
+      next = index + 1;
+    }
+    gap(length);
+    if (length === 0) nodes.push(this.#empty);
+    syncChildren(this.#cells, nodes);
+    this.scheduleEditors();
+  }
+
+  /**
+   * Makes the drawn cells' editors while the page is idle, the cells in the viewport first, a few
+   * at a time (a scroll's frame never waits for them).
+   */
+  private scheduleEditors(): void {
+    if (this.#editorsScheduled) return;
+    this.#editorsScheduled = true;
+    requestIdleCallback((deadline) => {
+      this.#editorsScheduled = false;
+      const waiting = [...this.#views.values()].filter((view) => !view.hasEditor && view.element.isConnected);
+      const distance = (view: CellView) => {
+        const box = view.element.getBoundingClientRect();
+        return box.bottom < 0 ? -box.bottom : box.top > innerHeight ? box.top - innerHeight : 0;
+      };
+      waiting.sort((a, b) => distance(a) - distance(b));
+      for (const view of waiting) {
+        if (deadline.timeRemaining() < 4) {
+          this.scheduleEditors();
+          return;
+        }
+        view.makeEditor();
+      }
+    });
+  }
+
+  /**
+   * Keeps each drawn cell's height (with its gap); a cell above the viewport that changed scrolls
+   * the page by as much, so the cells in view do not move.
+   */
+  private measured(entries: readonly ResizeObserverEntry[]): void {
+    let shift = 0;
+    let changed = false;
+    for (const entry of entries) {
+      const element = entry.target as HTMLElement;
+      const id = element.dataset.cellId;
+      const cell = id === undefined ? undefined : this.#document?.cell(id);
+      if (!cell || !element.isConnected) continue;
+      const height = (entry.borderBoxSize[0]?.blockSize ?? element.offsetHeight) + cellGapPx;
+      const before = this.#heights.get(cell.id) ?? estimateHeight(cell);
+      this.#heights.set(cell.id, height);
+      if (Math.abs(height - before) < 0.5) continue;
+      changed = true;
+      if (element.getBoundingClientRect().bottom <= 0) shift += height - before;
+    }
+    if (!changed) return;
+    this.#tops = undefined;
+    if (shift !== 0) scrollBy(0, shift);
+    this.schedule(true);
+  }
+}
+
+/** The largest index `i` in `0..length` with `tops[i] <= y` (`0` when none). */
+function lastAtOrBelow(tops: Float64Array, y: number, length: number): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if ((tops[mid] as number) <= y) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+/** A cell's height before it was drawn (px, with its gap): its lines of source and a rough size per output. */
+function estimateHeight(cell: SnapshotCell): number {
+  const lines = countLines(cell.source);
+  let height = cell.cell_type === 'markdown' ? 38 + lines * 24 : 38 + lines * 20;
+  for (const output of cell.outputs) {
+    if (output.output_type === 'stream') height += 10 + countLines(String(output.text ?? '')) * 19;
+    else if (output.output_type === 'error') height += 120;
+    else {
+      const data = (output.data ?? {}) as Record<string, unknown>;
+      height += data['image/png'] || data['image/jpeg'] ? 320 : data['text/html'] ? 160 : 40;
+    }
+  }
+  return height + cellGapPx;
+}
+
+function countLines(text: string): number {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at >= 0 && at < text.length - 1; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
 }

@@ -1,5 +1,5 @@
 import type { WireNotebookRequest } from '@nteract-mcp/runtimed-protocol';
-import { type NotebookSnapshot, type RoomListing, readSnapshot } from './notebook-snapshot.js';
+import { type NotebookSnapshot, type RoomListing, readActivity, readSnapshot } from './notebook-snapshot.js';
 
 /** The requests a person makes from the page. */
 export type PageRequest = Extract<
@@ -15,7 +15,7 @@ export type PageRequestResult =
   | { readonly ok: false; readonly message: string };
 
 /**
- * The page server's HTTP API for one page: reading the notebook and the room list, and a person's
+ * The page server's HTTP API for one page: reading the notebook, its activity and the room list, and a person's
  * requests, made as the page's own peer of the room (the id its event stream's `hello` gave).
  */
 export class PageApi {
@@ -34,6 +34,13 @@ export class PageApi {
     const answer = await fetch(`/api/notebooks/${this.notebookId}`);
     if (!answer.ok) throw new Error(await answer.text());
     return readSnapshot(await answer.json());
+  }
+
+  /** Who is in the room and what runs and waits (a small read, beside the events). */
+  public async activity(): Promise<ReturnType<typeof readActivity>> {
+    const answer = await fetch(`/api/notebooks/${this.notebookId}/activity`);
+    if (!answer.ok) throw new Error(await answer.text());
+    return readActivity(await answer.json());
   }
 
   /** Sends one request through the room, with an idempotency key (a retried request applies once). */

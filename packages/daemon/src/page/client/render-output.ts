@@ -6,6 +6,53 @@ import { renderLatex, renderMarkdown } from './render-markdown.js';
 /** Where an output's HTML or SVG is served for its frame (`version` changes with the content). */
 export type OutputFrameUrl = (index: number, version: string) => string;
 
+/**
+ * What stands for an output value the page server did not send inline (a large one): its URL on
+ * the page server (content-addressed) and its hash (see the server's `output-references.ts`).
+ */
+interface OutputReference {
+  readonly runtimed_output_ref: string;
+  readonly hash: string;
+}
+
+function isReference(value: unknown): value is OutputReference {
+  return typeof (value as OutputReference | null)?.runtimed_output_ref === 'string';
+}
+
+/** The text of referenced values read so far, by URL (a URL names one content for good). */
+const fetchedTexts = new Map<string, Promise<string>>();
+
+/** An element whose content is a referenced value's text, drawn by `fill` once it is read. */
+function referencedText<K extends 'pre' | 'div'>(
+  tag: K,
+  className: string,
+  reference: OutputReference,
+  fill: (node: HTMLElementTagNameMap[K], text: string) => void,
+): HTMLElementTagNameMap[K] {
+  const node = el(tag) as HTMLElementTagNameMap[K];
+  node.className = className;
+  node.textContent = 'loading…';
+  const url = reference.runtimed_output_ref;
+  let text = fetchedTexts.get(url);
+  if (!text) {
+    text = fetch(url).then((answer) =>
+      answer.ok ? answer.text() : Promise.reject(new Error(`HTTP ${answer.status}`)),
+    );
+    fetchedTexts.set(url, text);
+    text.catch(() => fetchedTexts.delete(url));
+  }
+  text.then(
+    (value) => {
+      node.textContent = '';
+      fill(node, value);
+    },
+    (error: unknown) => {
+      node.textContent = `(this output could not be read: ${(error as Error).message})`;
+    },
+  );
+  return node;
+}
+
 /** nbformat multiline text: a string or a list of strings. */
 function text(value: unknown): string {
   if (Array.isArray(value)) return value.join('');
@@ -27,7 +74,9 @@ const mimeRank = [
 
 /**
  * One output as elements. Text is set as text (stream and traceback colours as styled spans);
- * images are `data:` URLs; markdown and LaTeX are sanitised; HTML and SVG go into a frame
+ * images are `data:` URLs, or the page server's URL for a large one (a value the server sent as a
+ * reference: it is loaded once, by URL, and cached; a large text is read the same way); markdown
+ * and LaTeX are sanitised; HTML and SVG go into a frame
  * sandboxed with `allow-scripts` only (its scripts run with an opaque origin: no cookie, no access
  * to this page), loaded from the page server, which serves that document under its own CSP.
  */
@@ -44,19 +93,34 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
   }
   const data = (output.data ?? {}) as Record<string, unknown>;
   const mime = mimeRank.find((candidate) => data[candidate] !== undefined);
-  const body = text(mime === undefined ? '' : data[mime]);
+  const value = mime === undefined ? '' : data[mime];
   const kind = type === 'execute_result' ? 'result' : 'display';
+  if (isReference(value)) {
+    switch (mime) {
+      case 'text/html':
+      case 'image/svg+xml':
+        return outputFrame(mime, frameUrl(index, value.hash));
+      case 'image/png':
+      case 'image/jpeg':
+      case 'image/gif':
+        return el('div', { className: `output ${kind} image` }, [
+          el('img', { src: value.runtimed_output_ref, alt: mime, decoding: 'async' }),
+        ]);
+      case 'text/markdown':
+        return referencedText('div', `output ${kind} markdown-body`, value, (node, body) =>
+          node.append(renderMarkdown(body)),
+        );
+      case 'text/latex':
+        return referencedText('div', `output ${kind} latex`, value, (node, body) => node.append(renderLatex(body)));
+      default:
+        return referencedText('pre', `output ${kind}`, value, (node, body) => node.append(renderAnsi(body)));
+    }
+  }
+  const body = text(value);
   switch (mime) {
     case 'text/html':
-    case 'image/svg+xml': {
-      const frame = el('iframe', {
-        className: 'output rich',
-        title: mime === 'text/html' ? 'HTML output' : 'SVG output',
-        attrs: { sandbox: 'allow-scripts' },
-      });
-      frame.src = frameUrl(index, contentVersion(body));
-      return frame;
-    }
+    case 'image/svg+xml':
+      return outputFrame(mime, frameUrl(index, contentVersion(body)));
     case 'image/png':
     case 'image/jpeg':
     case 'image/gif':
@@ -72,6 +136,17 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
     default:
       return el('pre', { className: `output ${kind}` }, [renderAnsi(body)]);
   }
+}
+
+/** An HTML or SVG output's sandboxed frame, its document loaded from `src`. */
+function outputFrame(mime: 'text/html' | 'image/svg+xml', src: string): HTMLIFrameElement {
+  const frame = el('iframe', {
+    className: 'output rich',
+    title: mime === 'text/html' ? 'HTML output' : 'SVG output',
+    attrs: { sandbox: 'allow-scripts' },
+  });
+  frame.src = src;
+  return frame;
 }
 
 /** A short hash of an output's content (FNV-1a), so its frame is loaded again only when it changed. */

@@ -1,11 +1,16 @@
 /** The connection to the room as the page shows it. */
 export type ConnectionState = 'connecting' | 'live' | 'reconnecting';
 
+/** One message of the stream: a room broadcast (`type: 'broadcast'`, the event's fields beside it). */
+export type StreamFrame = { readonly type: string; readonly event?: string } & Readonly<Record<string, unknown>>;
+
 export interface RoomStreamHandlers {
   /** The stream's first event: the page's own peer of the room (new on every connection). */
   readonly onHello: (peer: { readonly peer_id: string; readonly label: string }) => void;
-  /** The room changed (any broadcast), or the stream (re)opened: read the notebook again. */
-  readonly onChange: () => void;
+  /** The stream (re)opened: what happened while it was closed is not known, read the notebook again. */
+  readonly onOpen: () => void;
+  /** A broadcast of the room, in the order the room sent them. */
+  readonly onFrame: (frame: StreamFrame) => void;
   readonly onState: (state: ConnectionState) => void;
 }
 
@@ -35,9 +40,9 @@ export class RoomStream {
     source.onopen = () => {
       this.#retryMs = 500;
       this.handlers.onState('live');
-      this.handlers.onChange();
+      this.handlers.onOpen();
     };
-    source.onmessage = () => this.handlers.onChange();
+    source.onmessage = (event: MessageEvent<string>) => this.handlers.onFrame(JSON.parse(event.data));
     source.onerror = () => {
       this.handlers.onState('reconnecting');
       if (source.readyState !== EventSource.CLOSED) return;
