@@ -190,7 +190,7 @@ describe('the runtimed wire contract (real process)', { timeout: 120_000 }, () =
     await notebook(a.connection, { type: 'interrupt' });
     await notebook(a.connection, { type: 'restart_kernel' });
     expect(broadcasts.map((frame) => frame.event)).toEqual(
-      expect.arrayContaining(['runtime', 'cell_updated', 'execution_output', 'execution_done']),
+      expect.arrayContaining(['runtime', 'cell_updated', 'output_set', 'execution_done']),
     );
     for (const frame of broadcasts) expectDescribed(wireRoomEventSchema, frame, ['type']);
   });
