@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chattyCellBenchmark } from './chatty-cell.mjs';
 import { childStartBenchmark } from './child-start.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
@@ -118,7 +119,7 @@ function wireCell(index, payloadBytes) {
 /**
  * What reading a frame with the protocol's schema costs on top of `JSON.parse` (which every frame
  * pays anyway): a `get_cells` answer of 100 cells (small outputs, and 10 KiB of image data per code
- * cell), an `execution_output` broadcast (client side), an `update_cell` request (daemon side).
+ * cell), a `stream_appended` broadcast (client side), an `update_cell` request (daemon side).
  */
 async function wireValidationBenchmark() {
   const protocol = await import('@nteract-mcp/runtimed-protocol');
@@ -145,15 +146,19 @@ async function wireValidationBenchmark() {
         protocol.parseFromDaemon(protocol.wireNotebookAnswerSchemas.get_cells, value, 'get_cells answer'),
       iterations: 40,
     },
-    executionOutput: {
+    streamAppended: {
       text: JSON.stringify({
         type: 'broadcast',
-        event: 'execution_output',
+        event: 'stream_appended',
+        document_version: 310,
         execution_id: '5f0c8a4e-2b1d-4c3a-9e7f-0a1b2c3d4e5f',
         cell_id: 'cell-12',
-        output: { output_type: 'stream', name: 'stdout', text: 'epoch 3/10 loss=0.4213 acc=0.8812\n' },
+        seq: 41,
+        index: 0,
+        keep: 1450,
+        text: 'epoch 3/10 loss=0.4213 acc=0.8812\n',
       }),
-      read: (value) => protocol.parseFromDaemon(protocol.wireRoomEventSchema, value, 'execution_output broadcast'),
+      read: (value) => protocol.parseFromDaemon(protocol.wireRoomEventSchema, value, 'stream_appended broadcast'),
       iterations: 50_000,
     },
     updateCellRequest: {
@@ -285,6 +290,7 @@ const benchmarks = {
   'live-page': livePageBenchmark,
   scale: scaleBenchmark,
   'large-outputs': largeOutputsBenchmark,
+  'chatty-cell': chattyCellBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */

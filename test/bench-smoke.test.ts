@@ -39,7 +39,7 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page and large-outputs each write a report of finite figures and their charts', {
+  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, large-outputs and chatty-cell each write a report of finite figures and their charts', {
     timeout: 600_000,
   }, async () => {
     const names = [
@@ -51,6 +51,7 @@ describe('the benchmarks at smoke size', () => {
       'execution',
       'live-page',
       'large-outputs',
+      'chatty-cell',
     ];
     const run = await runBench(names);
     expect(run.code, run.stderr).toBe(0);
@@ -62,7 +63,7 @@ describe('the benchmarks at smoke size', () => {
       for (const figure of figures) expect(Number.isFinite(figure), `${name}: ${figure}`).toBe(true);
       expect(readFileSync(join(out, `${name}.svg`), 'utf8')).toContain('<svg');
       // Latencies are drawn as distributions too: one line per sample set.
-      if (name !== 'memory' && name !== 'large-outputs')
+      if (name !== 'memory' && name !== 'large-outputs' && name !== 'chatty-cell')
         expect(readFileSync(join(out, `${name}-distribution.svg`), 'utf8')).toContain('<polyline');
     }
     // Every benchmark ran in a temp HOME of its own and stopped what it started there. A process
