@@ -18,6 +18,7 @@ import { lineChart } from './lib/line-chart.mjs';
 import { writeResultsPage } from './lib/results-page.mjs';
 import { formatFigure } from './lib/verdict.mjs';
 import { livePageBenchmark } from './live-page.mjs';
+import { livePageScaleBenchmark } from './live-page-scale.mjs';
 import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
@@ -288,6 +289,7 @@ const benchmarks = {
   memory: memoryBenchmark,
   execution: executionBenchmark,
   'live-page': livePageBenchmark,
+  'live-page-scale': livePageScaleBenchmark,
   scale: scaleBenchmark,
   'large-outputs': largeOutputsBenchmark,
   'chatty-cell': chattyCellBenchmark,

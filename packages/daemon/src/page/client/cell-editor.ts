@@ -160,9 +160,9 @@ export class CellEditor {
 
   /** Focuses the editor with the caret at the text nearest the point (`clientX`, `clientY`). */
   public focusAt(x: number, y: number): void {
-    const at = this.#view.posAtCoords({ x, y }, false);
+    const at = this.#view.posAtCoords({ x, y });
     this.#view.focus();
-    this.#view.dispatch({ selection: { anchor: at } });
+    if (at !== null) this.#view.dispatch({ selection: { anchor: at } });
   }
 
   public blur(): void {
