@@ -71,4 +71,23 @@ describe(InFlightRequests, () => {
     expect(ledger.take(pending)).toBe(false);
     expect(ledger.all()).toEqual([again]);
   });
+
+  it('keeps the order requests came in, whatever their ids, and finds each after many came and went', () => {
+    const ledger = new InFlightRequests<object>();
+    const first = ledger.add(request(3000), undefined);
+    for (let id = 0; id < 2000; id++) ledger.take(ledger.add(request(id), undefined));
+    const text = ledger.add(request('a'), undefined);
+    const fraction = ledger.add(request(1.5), undefined);
+    // 4,024 is 3,000 plus four times the 1,024 slots: the slot of the first request.
+    const late = ledger.add(request(4024), undefined);
+    expect(ledger.all()).toEqual([first, text, fraction, late]);
+    expect(ledger.get(3000)).toBe(first);
+    expect(ledger.get(4024)).toBe(late);
+    expect(ledger.size).toBe(4);
+    ledger.take(text);
+    expect(ledger.all()).toEqual([first, fraction, late]);
+    ledger.take(first);
+    expect(ledger.all()).toEqual([fraction, late]);
+    expect(ledger.get(4024)).toBe(late);
+  });
 });

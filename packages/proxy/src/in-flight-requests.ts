@@ -1,4 +1,5 @@
 import type { JsonRpcId, JsonRpcRequest } from '@nteract-mcp/core';
+import { IdSlots } from './id-slots.js';
 
 /** Methods safe to send again after the child died with them unanswered: they change nothing. */
 export const readMethods: ReadonlySet<string> = new Set([
@@ -57,6 +58,9 @@ interface Entry<C extends object> extends InFlightRequest<C> {
   sentTo: C | undefined;
   childId: number | undefined;
   resent: boolean;
+  /** The requests in flight added just before and just after it (the ledger's order); cleared once it is taken. */
+  older: Entry<C> | undefined;
+  newer: Entry<C> | undefined;
 }
 
 /**
@@ -72,24 +76,33 @@ export type Redelivery = 'send' | 'outcome-unknown' | 'keep';
  * one child id), *resent once*, or answered (removed). Requests are found by their upstream id
  * (type and value: `7` is not `"7"`) and by the child id they were written under.
  *
+ * Whole-number ids (all child ids, and a client's ids as clients number them) are kept in
+ * {@link IdSlots}, which do not reallocate as requests come and go; others (strings) in a `Map`.
+ * The order of the requests is a list through the entries themselves.
+ *
  * Guarantees: a request is removed once ({@link take} is true once), so it is answered once;
  * timers of a taken request are cancelled. Does not write anything anywhere.
  */
 export class InFlightRequests<C extends object> {
-  /** By upstream id itself: a Map tells `7` from `"7"` (and `-0` is `0`, as core's `requestIdKey` has it). */
-  readonly #byUpstream = new Map<JsonRpcId, Entry<C>>();
-  readonly #byChildId = new Map<number, Entry<C>>();
+  /** By a whole-number upstream id (`-0` is `0`, as core's `requestIdKey` has it). */
+  readonly #byNumber = new IdSlots<Entry<C>>();
+  /** By any other upstream id (a string, a fraction): a Map tells `7` from `"7"`. */
+  readonly #byOtherId = new Map<JsonRpcId, Entry<C>>();
+  readonly #byChildId = new IdSlots<Entry<C>>();
+  #oldest: Entry<C> | undefined;
+  #newest: Entry<C> | undefined;
+  #size = 0;
 
   public get size(): number {
-    return this.#byUpstream.size;
+    return this.#size;
   }
 
   public has(upstreamId: JsonRpcId): boolean {
-    return this.#byUpstream.has(upstreamId);
+    return this.#find(upstreamId) !== undefined;
   }
 
   public get(upstreamId: JsonRpcId): InFlightRequest<C> | undefined {
-    return this.#byUpstream.get(upstreamId);
+    return this.#find(upstreamId);
   }
 
   /** Records a new unsent request. The caller checked {@link has} first. */
@@ -104,14 +117,21 @@ export class InFlightRequests<C extends object> {
       resent: false,
       timer: undefined,
       fallback: undefined,
+      older: this.#newest,
+      newer: undefined,
     };
-    this.#byUpstream.set(request.id, entry);
+    if (isSlotId(request.id)) this.#byNumber.set(request.id, entry);
+    else this.#byOtherId.set(request.id, entry);
+    if (this.#newest) this.#newest.newer = entry;
+    else this.#oldest = entry;
+    this.#newest = entry;
+    this.#size += 1;
     return entry;
   }
 
   /** The request written to `child` under `childId`, if it is still in flight. */
   public sentAs(child: C, childId: unknown): InFlightRequest<C> | undefined {
-    if (typeof childId !== 'number') return undefined;
+    if (!isSlotId(childId)) return undefined;
     const entry = this.#byChildId.get(childId);
     return entry?.sentTo === child ? entry : undefined;
   }
@@ -144,9 +164,11 @@ export class InFlightRequests<C extends object> {
   public take(request: InFlightRequest<C>): boolean {
     const entry = this.#entry(request);
     if (!entry) return false;
-    this.#byUpstream.delete(entry.upstreamId);
+    if (isSlotId(entry.upstreamId)) this.#byNumber.delete(entry.upstreamId);
+    else this.#byOtherId.delete(entry.upstreamId);
     if (entry.childId !== undefined && this.#byChildId.get(entry.childId) === entry)
       this.#byChildId.delete(entry.childId);
+    this.#unlink(entry);
     entry.timer?.cancel();
     entry.timer = undefined;
     entry.fallback?.cancel();
@@ -156,11 +178,33 @@ export class InFlightRequests<C extends object> {
 
   /** A snapshot of the requests in flight, oldest first. */
   public all(): readonly InFlightRequest<C>[] {
-    return [...this.#byUpstream.values()];
+    const all: InFlightRequest<C>[] = [];
+    for (let entry = this.#oldest; entry !== undefined; entry = entry.newer) all.push(entry);
+    return all;
+  }
+
+  #find(upstreamId: JsonRpcId): Entry<C> | undefined {
+    return isSlotId(upstreamId) ? this.#byNumber.get(upstreamId) : this.#byOtherId.get(upstreamId);
   }
 
   #entry(request: InFlightRequest<C>): Entry<C> | undefined {
-    const entry = this.#byUpstream.get(request.upstreamId);
+    const entry = this.#find(request.upstreamId);
     return entry === request ? entry : undefined;
   }
+
+  /** Takes `entry` out of the order, and its links out of it: a taken entry keeps no other request alive. */
+  #unlink(entry: Entry<C>): void {
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.#oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.#newest = entry.older;
+    entry.older = undefined;
+    entry.newer = undefined;
+    this.#size -= 1;
+  }
+}
+
+/** An id the slots take: a safe integer. */
+function isSlotId(id: unknown): id is number {
+  return Number.isSafeInteger(id);
 }
