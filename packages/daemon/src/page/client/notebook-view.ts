@@ -14,14 +14,16 @@ export interface NotebookActivity {
   readonly queued: readonly string[];
 }
 
+/** A notebook of at most this many cells is drawn whole (a person finds any cell with the browser's search). */
+const drawAllUpTo = 100;
 /** How far above and below the viewport cells are kept in the document (px). */
 const overscanPx = 700;
 /** The space below each cell (its CSS `margin-bottom`), counted in its height. */
 const cellGapPx = 18;
 
 /**
- * The notebook page: its header (title, connection, kernel, who is here) and its cells, drawn
- * virtually: only the cells near the viewport are in the document (one {@link CellView} each,
+ * The notebook page: its header (title, connection, kernel, who is here) and its cells, a long
+ * notebook's drawn virtually: only the cells near the viewport are in the document (one {@link CellView} each,
  * its editor made when the page is idle or the person goes to it), the others stand as spacers of their measured height (or an estimate until
  * they were drawn once). A cell the person edits stays drawn wherever it is. When a drawn cell
  * above the viewport changes height, the page scrolls by as much, so what the person looks at
@@ -235,8 +237,11 @@ export class NotebookView {
     const tops = this.tops();
     const length = document.length;
     const offset = this.#cells.getBoundingClientRect().top;
-    const first = Math.max(0, lastAtOrBelow(tops, -offset - overscanPx, length));
-    const last = Math.min(length - 1, lastAtOrBelow(tops, innerHeight - offset + overscanPx, length));
+    const whole = length <= drawAllUpTo;
+    const first = whole ? 0 : Math.max(0, lastAtOrBelow(tops, -offset - overscanPx, length));
+    const last = whole
+      ? length - 1
+      : Math.min(length - 1, lastAtOrBelow(tops, innerHeight - offset + overscanPx, length));
     if (!always && first === this.#drawn[0] && last === this.#drawn[1]) return;
     this.#drawn = [first, last];
 
