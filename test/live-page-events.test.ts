@@ -164,6 +164,14 @@ describe('the live page follows the room by its events', () => {
     await setCell(session, plot, `${noisePng}\n# the same image, its source edited`);
     await expect.poll(() => cellText(page, plot)).toContain('its source edited');
     expect(imageLoads()).toBe(1);
+    // A large markdown result is read by URL too, and drawn.
+    const words = await agentCell(
+      session,
+      'from IPython.display import Markdown\nMarkdown("**big** " + "word " * 2000)',
+      true,
+    );
+    await expect.poll(() => page.locator(`#cell-${words} .outputs strong`).textContent()).toBe('big');
+    expect(requests.paths.some((path) => path.endsWith('/0/text%2Fmarkdown'))).toBe(true);
     expect(requests.snapshots()).toBe(reads + 1);
     await close();
   });

@@ -19,10 +19,10 @@ function isReference(value: unknown): value is OutputReference {
   return typeof (value as OutputReference | null)?.runtimed_output_ref === 'string';
 }
 
-/** The text of referenced values read so far, by URL (a URL names one content for good). */
-const fetchedTexts = new Map<string, Promise<string>>();
-
-/** An element whose content is a referenced value's text, drawn by `fill` once it is read. */
+/**
+ * An element whose content is a referenced value's text, drawn by `fill` once it is read (the
+ * browser keeps the answer: its URL names one content for good).
+ */
 function referencedText<K extends 'pre' | 'div'>(
   tag: K,
   className: string,
@@ -32,24 +32,17 @@ function referencedText<K extends 'pre' | 'div'>(
   const node = el(tag) as HTMLElementTagNameMap[K];
   node.className = className;
   node.textContent = 'loading…';
-  const url = reference.runtimed_output_ref;
-  let text = fetchedTexts.get(url);
-  if (!text) {
-    text = fetch(url).then((answer) =>
-      answer.ok ? answer.text() : Promise.reject(new Error(`HTTP ${answer.status}`)),
+  fetch(reference.runtimed_output_ref)
+    .then((answer) => (answer.ok ? answer.text() : Promise.reject(new Error(`HTTP ${answer.status}`))))
+    .then(
+      (value) => {
+        node.textContent = '';
+        fill(node, value);
+      },
+      (error: unknown) => {
+        node.textContent = `(this output could not be read: ${(error as Error).message})`;
+      },
     );
-    fetchedTexts.set(url, text);
-    text.catch(() => fetchedTexts.delete(url));
-  }
-  text.then(
-    (value) => {
-      node.textContent = '';
-      fill(node, value);
-    },
-    (error: unknown) => {
-      node.textContent = `(this output could not be read: ${(error as Error).message})`;
-    },
-  );
   return node;
 }
 
