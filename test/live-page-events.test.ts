@@ -49,6 +49,18 @@ async function openPage(
   const snapshotPath = url.pathname.replace(/^\/notebooks\//, '/api/notebooks/');
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
+  // The page's event streams, so that a test can cut one (the page reopens a stream that failed).
+  await page.addInitScript(`{
+    const streams = [];
+    globalThis.__streams = streams;
+    const Original = EventSource;
+    globalThis.EventSource = class extends Original {
+      constructor(url, init) {
+        super(url, init);
+        streams.push(this);
+      }
+    };
+  }`);
   const paths: string[] = [];
   page.on('request', (request) => paths.push(new URL(request.url()).pathname));
   await page.goto(url.toString());
@@ -88,7 +100,7 @@ const noisePng = [
 ].join('\n');
 
 describe('the live page follows the room by its events', () => {
-  it('applies an agent’s edit, a running cell’s streamed output and the person’s own edit in place, with no whole-notebook read; closes a gap by reading once; loads a large image once by URL', {
+  it('applies an agent’s edit, a running cell’s streamed output and the person’s own edit in place, with no whole-notebook read; closes a gap (a lost answer, a cut stream) with one read each; loads large outputs once by URL', {
     timeout: 240_000,
   }, async () => {
     const { session, page, requests, close } = await openPage('untitled');
@@ -108,7 +120,7 @@ describe('the live page follows the room by its events', () => {
     );
     await page.locator(`#cell-${streaming} [data-action="run"]`).click();
     await expect
-      .poll(() => page.locator(`#cell-${streaming} .outputs`).textContent(), { timeout: 60_000, intervals: [50] })
+      .poll(() => page.locator(`#cell-${streaming} .outputs`).textContent(), { timeout: 60_000, interval: 50 })
       .toContain('step 0');
     expect(await page.locator(`#cell-${streaming} .outputs`).textContent()).not.toContain('step 2');
     await expect
@@ -149,6 +161,15 @@ describe('the live page follows the room by its events', () => {
     await page.waitForSelector(`#cell-${added}`);
     expect(requests.snapshots()).toBe(reads + 1);
 
+    // The stream is cut: the agent's edit meanwhile never reaches the page as an event; once the
+    // page opens its stream again, one read shows it.
+    await page.evaluate('globalThis.__streams.at(-1).close()');
+    await setCell(session, after, 'after = "while the stream was down"');
+    await page.evaluate("globalThis.__streams.at(-1).onerror(new Event('error'))");
+    await expect.poll(() => cellText(page, after), { timeout: 30_000 }).toContain('while the stream was down');
+    await expect.poll(() => page.locator('#status .connection').textContent()).toBe('live');
+    expect(requests.snapshots()).toBe(reads + 2);
+
     // A large image: loaded by URL, once; an edit elsewhere does not load it again.
     const plot = await agentCell(session, noisePng, true);
     const image = page.locator(`#cell-${plot} img[alt="image/png"]`);
@@ -164,6 +185,7 @@ describe('the live page follows the room by its events', () => {
     await setCell(session, plot, `${noisePng}\n# the same image, its source edited`);
     await expect.poll(() => cellText(page, plot)).toContain('its source edited');
     expect(imageLoads()).toBe(1);
+    expect(requests.snapshots()).toBe(reads + 2);
     // A large markdown result is read by URL too, and drawn.
     const words = await agentCell(
       session,
@@ -172,7 +194,7 @@ describe('the live page follows the room by its events', () => {
     );
     await expect.poll(() => page.locator(`#cell-${words} .outputs strong`).textContent()).toBe('big');
     expect(requests.paths.some((path) => path.endsWith('/0/text%2Fmarkdown'))).toBe(true);
-    expect(requests.snapshots()).toBe(reads + 1);
+    expect(requests.snapshots()).toBe(reads + 2);
     await close();
   });
 
@@ -189,25 +211,24 @@ describe('the live page follows the room by its events', () => {
     await page.waitForSelector('#cell-c0 .cm-content');
     const drawn = () => page.locator('section.cell').count();
     expect(await drawn()).toBeLessThan(60);
-    expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeGreaterThan(count * 50);
+    expect(Number(await page.evaluate('document.documentElement.scrollHeight'))).toBeGreaterThan(count * 50);
 
     // The person edits the first cell, then scrolls far down: that cell stays, her text with it.
     await page.locator('#cell-c0 .cm-content').click();
     await page.keyboard.press('ControlOrMeta+End');
     await page.keyboard.type(' + 1');
-    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight / 2));
+    await page.evaluate('scrollTo(0, document.documentElement.scrollHeight / 2)');
     await expect.poll(() => page.locator('section.cell').first().textContent()).toContain('cell_0 = 0 + 1');
     await page.waitForSelector('#cell-c1500');
     expect(await drawn()).toBeLessThan(60);
 
     // An agent's edit of a cell in view shows there.
-    const inView = await page.evaluate(() => {
-      for (const cell of document.querySelectorAll<HTMLElement>('section.cell')) {
+    const inView = String(
+      await page.evaluate(`[...document.querySelectorAll('section.cell')].find((cell) => {
         const box = cell.getBoundingClientRect();
-        if (box.top > 80 && box.bottom < innerHeight) return cell.dataset.cellId as string;
-      }
-      return '';
-    });
+        return box.top > 80 && box.bottom < innerHeight;
+      })?.dataset.cellId`),
+    );
     await setCell(agent, inView, 'changed = "by the agent"');
     await expect.poll(() => cellText(page, inView)).toContain('changed = "by the agent"');
 
@@ -218,7 +239,7 @@ describe('the live page follows the room by its events', () => {
       return cell.json?.source === 'cell_0 = 0 + 1' ? cell : undefined;
     });
     await expect.poll(() => page.locator('#cell-c0').count()).toBe(0);
-    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await page.evaluate('scrollTo(0, document.documentElement.scrollHeight)');
     await page.waitForSelector(`#cell-c${count - 1}`);
     expect(await drawn()).toBeLessThan(60);
     await close();
