@@ -409,6 +409,7 @@ describe(PageServer, () => {
     // Another hash, no cookie: nothing served.
     expect((await get(ref.runtimed_output_ref.replace(/v=.*/, 'v=other'), { cookie: true })).status).toBe(404);
     expect((await get(ref.runtimed_output_ref)).status).toBe(403);
+    expect((await get(`/notebooks/${id}/outputs/%E0%A4%A/0/image%2Fpng?v=x`, { cookie: true })).status).toBe(404);
     // Who is where, without the cells.
     const activity = JSON.parse((await get(`/api/notebooks/${id}/activity`, { cookie: true })).body);
     expect(activity.executions).toEqual({ running: null, queued: [] });

@@ -377,13 +377,15 @@ export class PageServer {
   ): void {
     const wanted = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('v');
     let mime: string;
+    let id: string;
     try {
       mime = decodeURIComponent(encodedMime);
+      id = decodeURIComponent(cellId);
     } catch {
       this.answer(response, 404, 'text/plain', 'Not found.');
       return;
     }
-    const cell = room.cells().find((candidate) => candidate.id === decodeURIComponent(cellId));
+    const cell = room.cells().find((candidate) => candidate.id === id);
     const output = /^\d{1,6}$/.test(index) ? cell?.outputs[Number(index)] : undefined;
     const value = ((output?.data ?? {}) as Record<string, unknown>)[mime];
     const text = value === undefined ? undefined : outputValueText(value);
