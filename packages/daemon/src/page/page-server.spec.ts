@@ -175,6 +175,7 @@ describe(PageServer, () => {
     await expect.poll(() => received.join('')).toContain('event: hello');
     const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(received.join(''))?.[1] as string);
     expect(hello.label).toBe('human:Ada');
+    expect(hello.document_version).toBe(room.documentVersion);
     const origin = { origin: `http://127.0.0.1:${page.port}` };
     const path = `/api/notebooks/${room.notebookId}/requests`;
     const made = await post(

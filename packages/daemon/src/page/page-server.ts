@@ -250,8 +250,10 @@ export class PageServer {
       send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame))}\n\n`),
       disconnect: () => response.end(),
     };
-    // The page's own peer id: its requests name it (`X-Runtimed-Peer`) to act as this peer.
-    response.write(`event: hello\ndata: ${JSON.stringify({ peer_id: peer.id, label: peer.label })}\n\n`);
+    // The page's own peer id: its requests name it (`X-Runtimed-Peer`) to act as this peer. And the
+    // document's version as the page joins: every change after it comes as an event on this stream.
+    const hello = { peer_id: peer.id, label: peer.label, document_version: room.documentVersion };
+    response.write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
     room.addPeer(peer);
     admission.release();
     this.#peers.set(peer.id, { peer, notebookId, stream: response });

@@ -32,8 +32,8 @@ const editRequests: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A notebook page, live. It reads the notebook once when its event stream opens (and again after
- * each reconnect), then applies the room's events in place, by cell id, one document version at a
+ * A notebook page, live. It reads the notebook as it opens its event stream (again when the read
+ * is older than the stream's start, and after each reconnect), then applies the room's events in place, by cell id, one document version at a
  * time: an event is applied when it makes the page's version + 1; one further ahead waits for the
  * versions before it (the page's own edits come back as answers to its requests, not as events),
  * and when none of the page's requests is on its way the gap is closed by reading the notebook
@@ -52,6 +52,8 @@ export class LiveNotebook implements CellHost {
   #editing = 0;
   #reading = false;
   #readAgain = false;
+  /** The document's version when the page's stream joined the room: the page must have it at least. */
+  #joinedAt = 0;
   #activityReading = false;
   #activityAgain = false;
   #noticeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -76,11 +78,16 @@ export class LiveNotebook implements CellHost {
         this.#view.myPeerId = peer.peer_id;
         this.#presenceSent = null;
         if (this.#focused !== null) this.sendPresence();
+        this.#joinedAt = peer.document_version;
+        this.catchUp();
       },
-      onOpen: () => this.read(),
+      onReopen: () => this.read(),
       onFrame: (frame) => this.receive(frame),
       onState: (state) => this.#view.connection(state),
     });
+    // The first read and the stream at once: a change between the two makes the read older than
+    // the stream's start (its `hello` says), and the page reads again.
+    this.read();
     stream.open();
   }
 
@@ -234,7 +241,7 @@ export class LiveNotebook implements CellHost {
       for (const event of next) this.take(event);
       return;
     }
-    if (this.#waiting.size > 0 && this.#editing === 0) this.read();
+    if ((this.#waiting.size > 0 && this.#editing === 0) || document.version < this.#joinedAt) this.read();
   }
 
   /** Reads who is where and what runs; coalesced like {@link read}. */

@@ -5,10 +5,17 @@ export type ConnectionState = 'connecting' | 'live' | 'reconnecting';
 export type StreamFrame = { readonly type: string; readonly event?: string } & Readonly<Record<string, unknown>>;
 
 export interface RoomStreamHandlers {
-  /** The stream's first event: the page's own peer of the room (new on every connection). */
-  readonly onHello: (peer: { readonly peer_id: string; readonly label: string }) => void;
-  /** The stream (re)opened: what happened while it was closed is not known, read the notebook again. */
-  readonly onOpen: () => void;
+  /**
+   * The stream's first event: the page's own peer of the room (new on every connection), and the
+   * document's version when it joined (every later change comes on the stream).
+   */
+  readonly onHello: (peer: {
+    readonly peer_id: string;
+    readonly label: string;
+    readonly document_version: number;
+  }) => void;
+  /** The stream opened again after it was cut: what happened meanwhile is not known, read the notebook again. */
+  readonly onReopen: () => void;
   /** A broadcast of the room, in the order the room sent them. */
   readonly onFrame: (frame: StreamFrame) => void;
   readonly onState: (state: ConnectionState) => void;
@@ -25,6 +32,7 @@ const maxRetryMs = 5000;
 export class RoomStream {
   #source: EventSource | undefined;
   #retryMs = 500;
+  #opened = false;
 
   public constructor(
     private readonly url: string,
@@ -40,7 +48,8 @@ export class RoomStream {
     source.onopen = () => {
       this.#retryMs = 500;
       this.handlers.onState('live');
-      this.handlers.onOpen();
+      if (this.#opened) this.handlers.onReopen();
+      this.#opened = true;
     };
     source.onmessage = (event: MessageEvent<string>) => this.handlers.onFrame(JSON.parse(event.data));
     source.onerror = () => {
