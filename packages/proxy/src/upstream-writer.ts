@@ -101,13 +101,18 @@ export class UpstreamWriter {
       this.#tooLarge(id, bytes);
       return;
     }
-    const out = Buffer.allocUnsafe(bytes + 1);
-    line.copy(out, 0, 0, idSpan.start);
+    // The child's line is copied whole in one native step (`Uint8Array.set`, which makes no view
+    // of it as `Buffer.copy` does), then written over from its id on.
+    const size = bytes + 1;
+    const out = Buffer.allocUnsafe(Math.max(size, line.length));
+    out.set(line);
     if (idText === undefined) writeDigits(out, idSpan.start, id as number, digits);
     else out.write(idText, idSpan.start, 'utf8');
-    line.copy(out, idSpan.start + idBytes, idSpan.end, end);
-    out[bytes] = 0x0a;
-    this.#out.write(out);
+    // What follows the id: the closing brace, in the layout the scan reads.
+    let at = idSpan.start + idBytes;
+    for (let i = idSpan.end; i < end; i++) out[at++] = line[i] as number;
+    out[at] = 0x0a;
+    this.#out.write(out.length === size ? out : out.subarray(0, size));
   }
 
   /** Sends what is held for this turn now (before the process exits). */
