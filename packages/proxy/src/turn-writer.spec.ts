@@ -79,6 +79,24 @@ describe(TurnWriter, () => {
     expect(two.calls).toEqual([['to two\nto two again\n']]);
   });
 
+  it('in an open turn, sends bytes after bytes as one buffer, and large ones as they are', () => {
+    const { stream, calls } = recordingStream();
+    const turn = new WriteTurn();
+    const writer = new TurnWriter(stream, turn);
+    turn.begin();
+    writer.write(Buffer.from('a\n'));
+    writer.write(Buffer.from('b\n'));
+    writer.write(Buffer.from('c\n'));
+    turn.end();
+    expect(calls).toEqual([['a\nb\nc\n']]);
+    const large = 'x'.repeat(40 * 1024);
+    turn.begin();
+    writer.write(Buffer.from(large));
+    writer.write(Buffer.from(large));
+    turn.end();
+    expect(calls.slice(1)).toEqual([[large, large]]);
+  });
+
   it('keeps order across a write before a turn opens in the same tick and writes inside it', async () => {
     const { stream, calls } = recordingStream();
     const turn = new WriteTurn();

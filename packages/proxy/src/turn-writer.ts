@@ -53,19 +53,25 @@ export class WriteTurn {
 
 /**
  * Writes to one stream so that everything written in one turn of the event loop leaves together,
- * so a burst of answers (64 calls in flight) costs one `writev` instead of a system call each:
- * inside an open {@link WriteTurn} the writes are held until it ends (a lone write then goes out
- * as it is, with no corking and no deferral; text written after text is joined into one string,
- * one plain write); outside one, the first write of a turn corks the stream and the end of the
- * turn uncorks it.
+ * so a burst of answers (64 calls in flight) costs one system call instead of one each: inside an
+ * open {@link WriteTurn} the writes are held until it ends, then a lone write goes out as it is
+ * (no corking, no deferral), text written after text as one string, and bytes after bytes, up to
+ * {@link joinedBytesLimit} in all, as one buffer: one plain write, which spares the stream the
+ * bookkeeping of each chunk (its queue entry, its part of a `writev`); anything else is corked and
+ * leaves as one `writev`. Outside a turn, the first write corks the stream and the end of the
+ * turn of the event loop uncorks it.
  *
  * Guarantees: order is kept; {@link flush} sends what is held at once (before the process exits).
  */
 export class TurnWriter {
   readonly #stream: Writable;
   readonly #turn: WriteTurn | undefined;
-  /** What an open turn wrote so far, not yet handed to the stream: one chunk, or the text of several. */
+  /** What an open turn wrote so far, not yet handed to the stream, when it is one chunk. */
   #single: string | Buffer | undefined;
+  /** What an open turn wrote so far, from its second chunk on (the array is kept for the next turn). */
+  readonly #held: (string | Buffer)[] = [];
+  /** The bytes held in {@link #held}, while all of it is bytes (`-1` once text was held too). */
+  #heldBytes = 0;
   #corked = false;
 
   public constructor(stream: Writable, turn?: WriteTurn) {
@@ -84,17 +90,14 @@ export class TurnWriter {
     }
     const single = this.#single;
     if (single !== undefined) {
-      if (typeof single === 'string' && typeof chunk === 'string') {
-        // Text after text (requests to a child): held as one string, one write without a writev.
-        this.#single = single + chunk;
-        return;
-      }
-      // A second write in the turn: both go out together.
+      // A second write in the turn: both are held, and leave together at its end.
       this.#single = undefined;
-      this.#corked = true;
-      this.#stream.cork();
-      this.#stream.write(single);
-      this.#stream.write(chunk);
+      this.#hold(single);
+      this.#hold(chunk);
+      return;
+    }
+    if (this.#held.length > 0) {
+      this.#hold(chunk);
       return;
     }
     if (this.#turn?.open) {
@@ -116,8 +119,53 @@ export class TurnWriter {
       this.#stream.write(single);
       return;
     }
+    if (this.#held.length > 0) {
+      this.#writeHeld();
+      return;
+    }
     if (!this.#corked) return;
     this.#corked = false;
     this.#stream.uncork();
   }
+
+  #hold(chunk: string | Buffer): void {
+    this.#held.push(chunk);
+    if (typeof chunk === 'string') this.#heldBytes = -1;
+    else if (this.#heldBytes >= 0) this.#heldBytes += chunk.length;
+  }
+
+  /** Writes what {@link #hold} held: as one string, as one buffer, or corked, as one `writev`. */
+  #writeHeld(): void {
+    const held = this.#held;
+    const bytes = this.#heldBytes;
+    this.#heldBytes = 0;
+    if (bytes >= 0 && bytes <= joinedBytesLimit) {
+      const joined = Buffer.allocUnsafe(bytes);
+      let at = 0;
+      for (let i = 0; i < held.length; i++) {
+        const part = held[i] as Buffer;
+        joined.set(part, at);
+        at += part.length;
+      }
+      held.length = 0;
+      this.#stream.write(joined);
+      return;
+    }
+    if (held.every((part) => typeof part === 'string')) {
+      const text = held.join('');
+      held.length = 0;
+      this.#stream.write(text);
+      return;
+    }
+    this.#stream.cork();
+    for (let i = 0; i < held.length; i++) this.#stream.write(held[i] as string | Buffer);
+    held.length = 0;
+    this.#stream.uncork();
+  }
 }
+
+/**
+ * The most bytes a turn's writes are copied into one buffer for: below it, a copy costs less than
+ * the stream's handling of each chunk; above it (large answers), the chunks go out as they are.
+ */
+const joinedBytesLimit = 64 * 1024;
