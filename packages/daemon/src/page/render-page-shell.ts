@@ -1,11 +1,16 @@
 /**
- * The HTML a page starts from: no data of the notebook (the script fetches it), so nothing from a
- * notebook is ever put into this document by the server. `notebookId` is checked by the caller
+ * The HTML a page starts from: no data of the notebook (the script fetches it; a notebook's page
+ * asks the browser to start reading it while the script loads), so nothing from a notebook is
+ * ever put into this document by the server. `notebookId` is checked by the caller
  * (a UUID) before it is written into the attribute.
  */
 export function renderPageShell(notebookId: string | undefined): string {
   const title = notebookId === undefined ? 'Notebooks in runtimed' : `Notebook ${notebookId}`;
   const data = notebookId === undefined ? '' : ` data-notebook="${notebookId}"`;
+  const preload =
+    notebookId === undefined
+      ? ''
+      : `\n<link rel="preload" href="/api/notebooks/${notebookId}" as="fetch" crossorigin="anonymous">`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -14,7 +19,7 @@ export function renderPageShell(notebookId: string | undefined): string {
 <title>${title}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/live-page.css">
-<script src="/assets/live-page.js" defer></script>
+<script src="/assets/live-page.js" defer></script>${preload}
 </head>
 <body${data}>
 <header class="topbar"><div class="topbar-inner">
