@@ -18,6 +18,8 @@ export interface NotebookActivity {
 const drawAllUpTo = 100;
 /** How far above and below the viewport cells are kept in the document (px). */
 const overscanPx = 700;
+/** How long the page waits after the last scroll before it makes editors (ms): none is made mid-scroll. */
+const editorsAfterScrollMs = 150;
 /** The space below each cell (its CSS `margin-bottom`), counted in its height. */
 const cellGapPx = 18;
 
@@ -51,6 +53,7 @@ export class NotebookView {
   #drawn: readonly [number, number] = [0, -1];
   #frame = 0;
   #editorsScheduled = false;
+  #lastScroll = 0;
 
   public constructor(
     content: HTMLElement,
@@ -75,7 +78,14 @@ export class NotebookView {
       this.#cells,
       el('div', { className: 'add-bar' }, [add('Code', 'code'), add('Markdown', 'markdown')]),
     );
-    addEventListener('scroll', () => this.schedule(), { passive: true });
+    addEventListener(
+      'scroll',
+      () => {
+        this.#lastScroll = performance.now();
+        this.schedule();
+      },
+      { passive: true },
+    );
     addEventListener('resize', () => this.schedule(true));
   }
 
@@ -288,14 +298,19 @@ export class NotebookView {
   }
 
   /**
-   * Makes the drawn cells' editors while the page is idle, the cells in the viewport first, a few
-   * at a time (a scroll's frame never waits for them).
+   * Makes the drawn cells' editors while the page is idle and not scrolling, the cells in the
+   * viewport first, a few at a time (a scroll's frame never waits for them).
    */
   private scheduleEditors(): void {
     if (this.#editorsScheduled) return;
     this.#editorsScheduled = true;
     requestIdleCallback((deadline) => {
       this.#editorsScheduled = false;
+      const sinceScroll = performance.now() - this.#lastScroll;
+      if (sinceScroll < editorsAfterScrollMs) {
+        setTimeout(() => this.scheduleEditors(), editorsAfterScrollMs - sinceScroll);
+        return;
+      }
       const waiting = [...this.#views.values()].filter((view) => !view.hasEditor && view.element.isConnected);
       const distance = (view: CellView) => {
         const box = view.element.getBoundingClientRect();
