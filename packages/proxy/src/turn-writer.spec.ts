@@ -97,6 +97,33 @@ describe(TurnWriter, () => {
     expect(calls.slice(1)).toEqual([[large, large]]);
   });
 
+  it('never joins a turn into bytes a write still queued holds (a slow pipe)', async () => {
+    const received: Buffer[] = [];
+    const done: (() => void)[] = [];
+    // A stream that holds each chunk until it is told to finish: the write stays queued.
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        received.push(chunk);
+        done.push(callback);
+      },
+    });
+    const turn = new WriteTurn();
+    const writer = new TurnWriter(stream, turn);
+    for (const pair of [
+      ['a\n', 'b\n'],
+      ['c\n', 'd\n'],
+    ]) {
+      turn.begin();
+      for (const text of pair) writer.write(Buffer.from(text));
+      turn.end();
+    }
+    while (done.length > 0) {
+      done.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(received.map((chunk) => chunk.toString())).toEqual(['a\nb\n', 'c\nd\n']);
+  });
+
   it('keeps order across a write before a turn opens in the same tick and writes inside it', async () => {
     const { stream, calls } = recordingStream();
     const turn = new WriteTurn();

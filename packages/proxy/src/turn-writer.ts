@@ -72,6 +72,8 @@ export class TurnWriter {
   readonly #held: (string | Buffer)[] = [];
   /** The bytes held in {@link #held}, while all of it is bytes (`-1` once text was held too). */
   #heldBytes = 0;
+  /** Where a turn's bytes are joined while its last write went through at once (see {@link #joinInto}). */
+  #scratch: Buffer | undefined;
   #corked = false;
 
   public constructor(stream: Writable, turn?: WriteTurn) {
@@ -128,6 +130,17 @@ export class TurnWriter {
     this.#stream.uncork();
   }
 
+  /**
+   * A buffer of `bytes` to join a turn's writes in: a view of the scratch buffer when they fit in
+   * it, so a turn of answers allocates nothing (the scratch is given up when a write of it stays
+   * queued, as on a full pipe), else a new one.
+   */
+  #joinInto(bytes: number): Buffer {
+    if (bytes > scratchBytes) return Buffer.allocUnsafe(bytes);
+    this.#scratch ??= Buffer.allocUnsafe(scratchBytes);
+    return this.#scratch.subarray(0, bytes);
+  }
+
   #hold(chunk: string | Buffer): void {
     this.#held.push(chunk);
     if (typeof chunk === 'string') this.#heldBytes = -1;
@@ -140,7 +153,7 @@ export class TurnWriter {
     const bytes = this.#heldBytes;
     this.#heldBytes = 0;
     if (bytes >= 0 && bytes <= joinedBytesLimit) {
-      const joined = Buffer.allocUnsafe(bytes);
+      const joined = this.#joinInto(bytes);
       let at = 0;
       for (let i = 0; i < held.length; i++) {
         const part = held[i] as Buffer;
@@ -149,6 +162,8 @@ export class TurnWriter {
       }
       held.length = 0;
       this.#stream.write(joined);
+      // Written through to the pipe at once (nothing left queued), the scratch is free again.
+      if (joined.buffer === this.#scratch?.buffer && this.#stream.writableLength !== 0) this.#scratch = undefined;
       return;
     }
     if (held.every((part) => typeof part === 'string')) {
@@ -169,3 +184,6 @@ export class TurnWriter {
  * the stream's handling of each chunk; above it (large answers), the chunks go out as they are.
  */
 const joinedBytesLimit = 64 * 1024;
+
+/** The size of a writer's scratch buffer: a burst of 64 small answers fits. */
+const scratchBytes = 32 * 1024;
