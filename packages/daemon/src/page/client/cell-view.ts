@@ -38,7 +38,8 @@ type Action = 'run' | 'interrupt' | 'edit' | 'toggle-type' | 'move-up' | 'move-d
 
 /**
  * One cell of the page, kept while it is drawn (near the viewport, or edited) and updated in place:
- * the editor is built once (only its language changes with the cell type); while the person edits
+ * its source shows as plain text until its editor is made (see {@link CellView.makeEditor}), once
+ * (only its language changes with the cell type); while the person edits
  * it (or their text is on its way) it keeps their text and caret, otherwise another peer's change
  * appears at once; outputs are drawn again only when they changed (each output kept when it is the
  * same). A markdown cell shows its rendered text unless it is being edited (double-click or Edit;

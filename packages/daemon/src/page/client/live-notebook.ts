@@ -33,13 +33,13 @@ const editRequests: ReadonlySet<string> = new Set([
 
 /**
  * A notebook page, live. It reads the notebook as it opens its event stream (again when the read
- * is older than the stream's start, and after each reconnect), then applies the room's events in place, by cell id, one document version at a
- * time: an event is applied when it makes the page's version + 1; one further ahead waits for the
- * versions before it (the page's own edits come back as answers to its requests, not as events),
- * and when none of the page's requests is on its way the gap is closed by reading the notebook
- * again, as is an event that does not fit. What the page shows never silently differs from the
- * room. It sends the person's requests and their presence (the cell their caret is in) as the
- * page's own peer of the room.
+ * is older than the stream's start, and after each reconnect), then applies the room's events in
+ * place, by cell id, one document version at a time: an event is applied when it makes the page's
+ * version + 1; one further ahead waits for the versions before it (the page's own edits come back
+ * as answers to its requests, not as events), and when none of the page's requests is on its way
+ * the gap is closed by reading the notebook again, as is an event that does not fit. What the page
+ * shows never silently differs from the room. It sends the person's requests and their presence
+ * (the cell their caret is in) as the page's own peer of the room.
  */
 export class LiveNotebook implements CellHost {
   readonly #api: PageApi;
