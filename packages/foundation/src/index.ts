@@ -7,6 +7,11 @@ export { mallocArenaEnvironment, mallocArenaMax, mallocMmapThresholdBytes } from
 export { notebookIdPattern } from './notebook-id-pattern.js';
 export { randomHex } from './random-hex.js';
 export { redactLogFields } from './redact-log-fields.js';
+export {
+  largeTransientBytes,
+  releaseLargeTransient,
+  releaseLargeTransientsNow,
+} from './release-large-transient.js';
 export type { SniffedId } from './sniff-top-level-id.js';
 export { sniffTopLevelId, sniffTrailingId } from './sniff-top-level-id.js';
 export type { LineSink } from './stderr-logger.js';

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
-import type { Subscription } from '@nteract-mcp/foundation';
+import { releaseLargeTransient, type Subscription } from '@nteract-mcp/foundation';
 import { encodeRuntimedFrame, RuntimedFrameDecoder } from './runtimed-frame-decoder.js';
 import { RuntimedProtocolError, type RuntimedProtocolErrorKind } from './runtimed-protocol-error.js';
 import { defaultMaxFrameBytes, defaultMaxMessageBytes, runtimedPreamble } from './runtimed-wire-constants.js';
@@ -154,7 +154,8 @@ export class RuntimedConnection {
     }
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#socket.write(bytes);
+      // Once written, a large request's bytes are garbage: given back soon.
+      this.#socket.write(bytes, () => releaseLargeTransient(bytes.byteLength));
     });
   }
 

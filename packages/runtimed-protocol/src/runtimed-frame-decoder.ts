@@ -1,4 +1,4 @@
-import { sniffTopLevelId, sniffTrailingId } from '@nteract-mcp/foundation';
+import { releaseLargeTransient, sniffTopLevelId, sniffTrailingId } from '@nteract-mcp/foundation';
 import { RuntimedProtocolError } from './runtimed-protocol-error.js';
 import {
   defaultMaxFrameBytes,
@@ -212,6 +212,9 @@ export class RuntimedFrameDecoder {
       return { kind: 'frame', value: JSON.parse(whole.toString('utf8')) };
     } catch (error) {
       return { kind: 'malformed', reason: `message is not JSON: ${(error as Error).message}` };
+    } finally {
+      // Its bytes and their text are garbage now: a large message's are given back soon.
+      releaseLargeTransient(whole.byteLength);
     }
   }
 }

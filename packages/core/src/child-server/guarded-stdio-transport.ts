@@ -8,7 +8,7 @@ import {
   type JSONRPCMessage,
   JSONRPCMessageSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { boundClientText } from '@nteract-mcp/foundation';
+import { boundClientText, releaseLargeTransientsNow } from '@nteract-mcp/foundation';
 import type * as z from 'zod';
 import {
   defaultChildInputBufferBytes,
@@ -184,7 +184,11 @@ export class GuardedStdioTransport implements Transport {
 
   public async send(message: JSONRPCMessage, _options?: TransportSendOptions): Promise<void> {
     const answered = replyId(message);
-    if (answered !== undefined) this.#inFlight.delete(requestIdKey(answered));
+    if (answered !== undefined) {
+      this.#inFlight.delete(requestIdKey(answered));
+      // An answer goes out once what handling its request dropped is given back.
+      releaseLargeTransientsNow();
+    }
     let outgoing = message;
     try {
       for (const filter of this.#outgoing) outgoing = filter(outgoing);

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { releaseLargeTransient } from '@nteract-mcp/foundation';
 
 /** The frame that separates ZeroMQ routing identities from a Jupyter message. */
 export const JUPYTER_DELIMITER = '<IDS|MSG>';
@@ -100,6 +101,8 @@ export function decodeJupyterMessage(frames: readonly Buffer[], key: string): Ju
     return undefined;
   }
   if (typeof header.msg_id !== 'string' || typeof header.msg_type !== 'string') return undefined;
+  // The frames and their text are garbage once parsed: a large message's are given back soon.
+  releaseLargeTransient(parts.reduce((total, part) => total + part.byteLength, 0));
   return {
     header: header as unknown as JupyterHeader,
     parentHeader: parentHeader as Partial<JupyterHeader>,

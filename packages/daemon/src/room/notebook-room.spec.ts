@@ -236,7 +236,12 @@ describe('NotebookRoom journal', () => {
     // The edits and the end carry what a read would give: nobody needs to read.
     const edits = received.filter((frame) => frame.event === 'output_set');
     expect(edits).toEqual([
-      expect.objectContaining({ execution_id: started.execution_id, seq: 1, index: 0, output: (read.outputs as unknown[])[0] }),
+      expect.objectContaining({
+        execution_id: started.execution_id,
+        seq: 1,
+        index: 0,
+        output: (read.outputs as unknown[])[0],
+      }),
     ]);
     expect(done).toMatchObject({
       execution_id: started.execution_id,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock, Logger } from '@nteract-mcp/foundation';
+import { type Clock, type Logger, releaseLargeTransient } from '@nteract-mcp/foundation';
 import { OutputsDocument } from '@nteract-mcp/output-shaping';
 import {
   type OutputEdit,
@@ -157,7 +157,11 @@ export class RoomExecutions {
       total_chars: document.text.length,
       text: '',
     };
-    return { ...executionState({ ...record, outputs: [] }), outputs_page: outputsPage };
+    // The outputs read as one text were a copy of them: the page's text is copied out of it (a
+    // slice would keep it all alive until the answer is gone) and the copy is given back.
+    releaseLargeTransient(document.text.length);
+    const text = Buffer.from(outputsPage.text).toString();
+    return { ...executionState({ ...record, outputs: [] }), outputs_page: { ...outputsPage, text } };
   }
 
   /**

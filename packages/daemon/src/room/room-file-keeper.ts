@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { Clock, Logger, Timer } from '@nteract-mcp/foundation';
+import { type Clock, type Logger, releaseLargeTransient, type Timer } from '@nteract-mcp/foundation';
 import type { WireNotebookAnswer } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
@@ -187,6 +187,7 @@ export class RoomFileKeeper {
         await this.#init.bindPath(target, async () => {
           written = notebookFileState(target, text, await writeFileAtomic(target, text, 0o644));
         });
+        releaseLargeTransient(text.length);
       } catch (error) {
         if (DaemonError.is(error)) throw error;
         const kept = previous === undefined ? 'it stays untitled' : `it is still saved to ${previous}`;
@@ -421,6 +422,8 @@ export class RoomFileKeeper {
     } catch (error) {
       failure = error;
     }
+    // The notebook's text was the size of its outputs: given back soon.
+    releaseLargeTransient(text.length);
     // Unsaved again when it failed, before a deferred change is judged (a conflict, not a reload).
     if (state === undefined) this.#dirty = true;
     if (toFile) {

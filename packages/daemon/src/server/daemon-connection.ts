@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Logger } from '@nteract-mcp/foundation';
+import { type Logger, releaseLargeTransient, releaseLargeTransientsNow } from '@nteract-mcp/foundation';
 import {
   type ClientRequestCheck,
   checkClientRequest,
@@ -367,6 +367,8 @@ function sendFrame(
   logger?: Logger,
 ): void {
   if (socket.destroyed || !socket.writable) return;
+  // An answer goes out once what handling its request dropped is given back.
+  if (typeof frame.id === 'number') releaseLargeTransientsNow();
   let bytes: Buffer;
   try {
     bytes = encodeRuntimedFrame(frame, { maxMessageBytes });
@@ -388,5 +390,6 @@ function sendFrame(
       return;
     }
   }
-  socket.write(bytes);
+  // Once written, a large message's bytes are garbage: given back soon.
+  socket.write(bytes, () => releaseLargeTransient(bytes.byteLength));
 }
