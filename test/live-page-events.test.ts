@@ -232,6 +232,20 @@ describe('the live page follows the room by its events', () => {
     await setCell(agent, inView, 'changed = "by the agent"');
     await expect.poll(() => cellText(page, inView)).toContain('changed = "by the agent"');
 
+    // A cell above the viewport grows by 40 lines: what the person looks at stays where it was.
+    const topOf = async (cellId: string) =>
+      Math.round(Number(await page.evaluate(`document.getElementById('cell-${cellId}').getBoundingClientRect().top`)));
+    const above = String(
+      await page.evaluate(`[...document.querySelectorAll('section.cell')].findLast((cell) =>
+        cell.getBoundingClientRect().bottom < 0 && cell.id !== 'cell-c0')?.dataset.cellId`),
+    );
+    const before = await topOf(inView);
+    const lines = Array.from({ length: 40 }, (_, i) => `line_${i} = ${i}`).join('\n');
+    await setCell(agent, above, `${lines}\ngrown = True`);
+    await expect.poll(() => cellText(page, above)).toContain('grown = True');
+    await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
+    expect(Math.abs((await topOf(inView)) - before)).toBeLessThanOrEqual(1);
+
     // Done editing: her text reaches the room, and the far cell leaves the page.
     await page.locator('#cell-c0 .cm-content').blur();
     await waitFor('her edit in the room', async () => {

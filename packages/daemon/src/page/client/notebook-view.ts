@@ -344,7 +344,8 @@ export class NotebookView {
       this.#heights.set(cell.id, height);
       if (Math.abs(height - before) < 0.5) continue;
       changed = true;
-      if (element.getBoundingClientRect().bottom <= 0) shift += height - before;
+      // Where its bottom was before it changed: above the viewport's top, everything in view moved.
+      if (element.getBoundingClientRect().bottom - (height - before) <= 0) shift += height - before;
     }
     if (!changed) return;
     this.#tops = undefined;
