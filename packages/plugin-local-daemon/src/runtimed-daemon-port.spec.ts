@@ -393,6 +393,98 @@ describe(RuntimedNotebookHandle, () => {
     });
   });
 
+  it("follows a running cell's output edits into its copy of the cell and the execution's result, reading nothing; a missed edit reads the cells again", async () => {
+    const execution = { execution_id: 'e1', cell_id: 'a' };
+    const edits: RuntimedFrame[] = [
+      { type: 'broadcast', event: 'cell_updated', document_version: 1, cell: wireCell('a', 'train()') },
+      {
+        type: 'broadcast',
+        event: 'output_set',
+        document_version: 2,
+        ...execution,
+        seq: 1,
+        index: 0,
+        output: { output_type: 'stream', name: 'stdout', text: 'step 1\n' },
+      },
+      {
+        type: 'broadcast',
+        event: 'stream_appended',
+        document_version: 3,
+        ...execution,
+        seq: 2,
+        index: 0,
+        keep: 7,
+        text: 'step 2\n 50%\r',
+      },
+      {
+        type: 'broadcast',
+        event: 'stream_appended',
+        document_version: 4,
+        ...execution,
+        seq: 3,
+        index: 0,
+        keep: 14,
+        text: '100%\n',
+      },
+      {
+        type: 'broadcast',
+        event: 'execution_done',
+        ...execution,
+        status: 'ok',
+        execution_count: 3,
+        document_version: 5,
+        output_events: 3,
+      },
+    ];
+    const final = { output_type: 'stream', name: 'stdout', text: 'step 1\nstep 2\n100%\n' };
+    let daemonSide: ScriptedPeer | undefined;
+    let ran = false;
+    const { socketPath, requests } = await scriptedDaemon({
+      onHandshake: (connection) => {
+        daemonSide = connection;
+        connection.send(greeting({ cells: [wireCell('a', 'train()')] }));
+      },
+      onRequest: (request, connection) => {
+        const id = request.id as number;
+        if (request.type === 'get_runtime') {
+          connection.send({ type: 'ok', id, runtime: { state: 'ready', kernel_status: 'idle' } });
+        } else if (request.type === 'get_cells') {
+          // As the room stands: before the run, or after the edit the handle missed.
+          connection.send(
+            ran
+              ? {
+                  type: 'ok',
+                  id,
+                  document_version: 7,
+                  cells: [{ ...wireCell('a', 'train()'), outputs: [final, final], execution_count: 4 }],
+                }
+              : { type: 'ok', id, document_version: 0, cells: [wireCell('a', 'train()')] },
+          );
+        } else if (request.type === 'execute_cell') {
+          ran = true;
+          connection.send({ type: 'ok', id, ...execution, status: 'queued', outputs: [], execution_count: null });
+          setImmediate(() => connection.send(...edits));
+        }
+      },
+    });
+    const handle = await portFor(socketPath).openNotebook('/abs/a.ipynb', peer);
+    cleanups.push(() => handle.close());
+    await handle.listCells();
+    const seen: unknown[] = [];
+    const executed = await handle.executeCell('a', { onOutput: (output) => seen.push(output.text) });
+    expect(executed).toEqual({ executionId: 'e1', cellId: 'a', status: 'ok', outputs: [final], executionCount: 3 });
+    expect(seen).toEqual(['step 1\n', 'step 1\nstep 2\n 50%\r', 'step 1\nstep 2\n100%\n']);
+    expect(await handle.getCell('a')).toMatchObject({ outputs: [final], executionCount: 3 });
+    const read = () => requests.filter((request) => request.type === 'get_cells' || request.type === 'get_execution');
+    const readsBefore = read().length;
+    // Version 6 went by unseen: the copy is read again, never left behind.
+    const changes: unknown[] = [];
+    handle.onDidChangeCells?.((change) => changes.push(change));
+    daemonSide?.send({ type: 'broadcast', event: 'outputs_cleared', document_version: 7, ...execution, seq: 4 });
+    await expect.poll(() => read().length).toBe(readsBefore + 1);
+    await expect.poll(async () => (await handle.getCell('a')).outputs).toEqual([final, final]);
+  });
+
   it('makes one daemon round trip for an execution: the execute_cell frame out, its answer and broadcasts in, no get_execution', async () => {
     const output = { output_type: 'stream', name: 'stdout', text: 'hi\n' };
     const result = { output_type: 'execute_result', data: { 'text/plain': '42' }, metadata: {}, execution_count: 1 };
