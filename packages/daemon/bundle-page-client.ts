@@ -1,16 +1,22 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { build } from 'esbuild';
 
 /** The live page's files in `dist/page/`, as the page server serves them (see src/page/page-assets.ts). */
 const pageDir = join('dist', 'page');
 
+/** The link every script of the page starts with, to the notices of what it bundles. */
+const noticesBanner = '/*! For license information please see live-page.js.LEGAL.txt */';
+
 /**
  * Bundles the live page's client (`src/page/client/`, browser TypeScript and its stylesheet) into
- * `dist/page/live-page.js` and `live-page.css`, minified for current browsers. The libraries it
- * uses (CodeMirror, marked, DOMPurify, KaTeX, anser) are the package's devDependencies: they are
- * inside the bundle, never loaded at run time. Their licence notices go to the linked
- * `live-page.js.LEGAL.txt`: the comments they mark as legal, then each bundled package's licence.
+ * `dist/page/`, minified for current browsers: `live-page.js` (an ES module, what the first paint
+ * needs), `live-page.css`, and the chunks it imports when it needs them (the cell editor's
+ * CodeMirror, KaTeX for the first formula, code they share), all flat in `dist/page/` as the page
+ * server serves them. The libraries it uses (CodeMirror, marked, DOMPurify, KaTeX, anser) are the
+ * package's devDependencies: they are inside these files, never loaded from elsewhere. Their
+ * licence notices, for every script, go to `live-page.js.LEGAL.txt` (each script links it): the
+ * comments they mark as legal, then each bundled package's licence.
  */
 export async function bundlePageClient(packageDir: string): Promise<void> {
   const outdir = join(packageDir, pageDir);
@@ -20,30 +26,37 @@ export async function bundlePageClient(packageDir: string): Promise<void> {
     entryPoints: { 'live-page': join('src', 'page', 'client', 'live-page.ts') },
     outdir,
     bundle: true,
-    format: 'iife',
+    format: 'esm',
+    splitting: true,
+    chunkNames: '[name]-[hash]',
     platform: 'browser',
     target: 'es2022',
     minify: true,
-    legalComments: 'linked',
+    legalComments: 'external',
+    banner: { js: noticesBanner },
     metafile: true,
     tsconfig: join('src', 'page', 'client', 'tsconfig.json'),
     logLevel: 'warning',
   });
-  const notices = join(outdir, 'live-page.js.LEGAL.txt');
-  const legalComments = existsSync(notices) ? readFileSync(notices, 'utf8') : '';
-  const cssNotices = join(outdir, 'live-page.css.LEGAL.txt');
-  const cssComments = existsSync(cssNotices) ? readFileSync(cssNotices, 'utf8') : '';
-  rmSync(cssNotices, { force: true });
+  // esbuild writes one `<output>.LEGAL.txt` per output with legal comments: they go into the one file.
+  const legalComments = readdirSync(outdir)
+    .filter((name) => name.endsWith('.LEGAL.txt'))
+    .sort()
+    .map((name) => {
+      const path = join(outdir, name);
+      const text = readFileSync(path, 'utf8');
+      rmSync(path);
+      return text;
+    });
   const licences = bundledPackages(packageDir, Object.keys(result.metafile.inputs)).map(
     (pkg) => `${'-'.repeat(72)}\n${pkg.name} ${pkg.version} (${pkg.license})\n\n${pkg.licenseText}`,
   );
   writeFileSync(
-    notices,
+    join(outdir, 'live-page.js.LEGAL.txt'),
     [
-      'Third-party software bundled in live-page.js and live-page.css (the runtimed live page).',
+      'Third-party software bundled in the runtimed live page (live-page.js, the chunks it loads, live-page.css).',
       '',
-      legalComments,
-      cssComments,
+      ...legalComments,
       ...licences,
     ].join('\n'),
   );

@@ -22,10 +22,12 @@ describe(PageAssets, () => {
     expect(JSON.parse(readFileSync(manifest, 'utf8')).name).toBe('@nteract-mcp/daemon');
   });
 
-  it('serves the built client with its content types, read once and kept', () => {
+  it('serves the built client with its content types, its chunks too, read once together and kept', () => {
     writeFileSync(join(dir, 'live-page.js'), '// the page script');
     writeFileSync(join(dir, 'live-page.css'), 'body{}');
     writeFileSync(join(dir, 'live-page.js.LEGAL.txt'), 'MIT');
+    writeFileSync(join(dir, 'katex-AB12CD34.js'), '// a chunk');
+    writeFileSync(join(dir, 'notes.md'), 'not served');
     const assets = new PageAssets(new RecordingLogger(), () => dir);
     expect(assets.read('live-page.js')).toEqual({
       kind: 'found',
@@ -35,7 +37,16 @@ describe(PageAssets, () => {
     expect(assets.read('live-page.css')).toMatchObject({ kind: 'found', type: 'text/css' });
     expect(assets.read('live-page.js.LEGAL.txt')).toMatchObject({ kind: 'found', type: 'text/plain' });
     writeFileSync(join(dir, 'live-page.js'), 'changed');
+    writeFileSync(join(dir, 'katex-EF56GH78.js'), '// a later build');
     expect(assets.read('live-page.js')).toMatchObject({ body: Buffer.from('// the page script') });
+    // The chunks are read with the script (one build): a later build's chunk is not served.
+    expect(assets.read('katex-AB12CD34.js')).toEqual({
+      kind: 'found',
+      type: 'text/javascript',
+      body: Buffer.from('// a chunk'),
+    });
+    expect(assets.read('katex-EF56GH78.js')).toBeUndefined();
+    expect(assets.read('notes.md')).toBeUndefined();
     expect(assets.read('secrets.json')).toBeUndefined();
     expect(assets.read('../package.json')).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from '@nteract-mcp/foundation';
@@ -9,6 +9,9 @@ const assetTypes: Readonly<Record<string, string>> = {
   'live-page.css': 'text/css',
   'live-page.js.LEGAL.txt': 'text/plain',
 };
+
+/** Besides those, the chunks `live-page.js` imports when it needs them (`<name>-<hash>.js`). */
+const chunkName = /^[A-Za-z0-9_-]+\.js$/;
 
 /** One asset: its bytes and content type, or why it cannot be served. */
 export type PageAsset =
@@ -26,11 +29,12 @@ export function defaultPageAssetsDir(): string {
 }
 
 /**
- * The live page's client files (built by the package's build into `dist/page/`), read once and
- * kept. A missing file is answered with what to do (`npm run build`), and logged once.
+ * The live page's client files (built by the package's build into `dist/page/`), read once
+ * together and kept: the script and the chunks it imports later are always of one build. A
+ * missing client is answered with what to do (`npm run build`), and logged once.
  */
 export class PageAssets {
-  readonly #read = new Map<string, Buffer>();
+  #files: ReadonlyMap<string, Buffer> | undefined;
   #warned = false;
 
   public constructor(
@@ -40,16 +44,17 @@ export class PageAssets {
 
   /** `undefined` for a name that is not one of the page's assets. */
   public read(name: string): PageAsset | undefined {
-    const type = assetTypes[name];
+    const type = assetTypes[name] ?? (chunkName.test(name) ? 'text/javascript' : undefined);
     if (type === undefined) return undefined;
-    const kept = this.#read.get(name);
-    if (kept) return { kind: 'found', type, body: kept };
     let path = name;
     try {
-      path = join(this.dir(), name);
-      const body = readFileSync(path);
-      this.#read.set(name, body);
-      return { kind: 'found', type, body };
+      const dir = this.dir();
+      path = join(dir, name);
+      this.#files ??= readBuild(dir);
+      const body = this.#files.get(name);
+      if (body) return { kind: 'found', type, body };
+      if (assetTypes[name] === undefined) return undefined;
+      throw new Error(`${name} is not in the build`);
     } catch (error) {
       const message = `The live page's client is not built: ${path} is missing (run npm run build).`;
       if (!this.#warned) {
@@ -59,4 +64,11 @@ export class PageAssets {
       return { kind: 'missing', message };
     }
   }
+}
+
+/** The files of a build in `dir` by name; throws when it holds no `live-page.js` (not built, or being built). */
+function readBuild(dir: string): ReadonlyMap<string, Buffer> {
+  const names = readdirSync(dir).filter((name) => assetTypes[name] !== undefined || chunkName.test(name));
+  if (!names.includes('live-page.js')) throw new Error(`no live-page.js in ${dir}`);
+  return new Map(names.map((name) => [name, readFileSync(join(dir, name))]));
 }

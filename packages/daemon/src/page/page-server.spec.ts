@@ -136,6 +136,7 @@ describe(PageServer, () => {
     expect(shell.status).toBe(200);
     expect(shell.headers['content-security-policy']).toContain("script-src 'self'");
     expect(shell.body).toContain(`data-notebook="${room.notebookId}"`);
+    expect(shell.body).toContain('<script type="module" src="/assets/live-page.js"></script>');
   });
 
   it('refuses without the token, from another Host or Origin, and changes nothing', async () => {
@@ -264,11 +265,12 @@ describe(PageServer, () => {
     close();
   });
 
-  it("serves the client's built files with their types and the page's headers; a clear 500 when they are not built", async () => {
+  it("serves the client's built files (the script's chunks too) with their types and the page's headers; a clear 500 when they are not built", async () => {
     const built = join(dir, 'built');
     mkdirSync(built);
     writeFileSync(join(built, 'live-page.js'), 'void 0;');
     writeFileSync(join(built, 'live-page.css'), 'body{}');
+    writeFileSync(join(built, 'cell-editor-AB12CD34.js'), 'export {};');
     const logger = new RecordingLogger();
     const withClient = await PageServer.start({ catalog, logger, token, assetsDir: built });
     const missing = await PageServer.start({ catalog, logger, token, assetsDir: join(dir, 'not-built') });
@@ -280,8 +282,15 @@ describe(PageServer, () => {
       expect(script.body).toBe('void 0;');
       const style = await get('/assets/live-page.css', { cookie: true, port: withClient.port });
       expect(style.headers['content-type']).toBe('text/css; charset=utf-8');
+      const chunk = await get('/assets/cell-editor-AB12CD34.js', { cookie: true, port: withClient.port });
+      expect(chunk.status).toBe(200);
+      expect(chunk.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(chunk.headers['content-security-policy']).toBe(script.headers['content-security-policy']);
+      expect(chunk.headers['cache-control']).toBe(script.headers['cache-control']);
+      expect(chunk.body).toBe('export {};');
       expect((await get('/assets/other.js', { cookie: true, port: withClient.port })).status).toBe(404);
       expect((await get('/assets/live-page.js', { port: withClient.port })).status).toBe(403);
+      expect((await get('/assets/cell-editor-AB12CD34.js', { port: withClient.port })).status).toBe(403);
 
       const absent = await get('/assets/live-page.js', { cookie: true, port: missing.port });
       expect(absent.status).toBe(500);

@@ -57,8 +57,8 @@ export interface PageServerOptions {
  * referenced alike), `POST /api/notebooks/<id>/requests` (a person's edit or run),
  * `/notebooks/<id>/outputs/<cell id>/<index>` (an HTML or SVG output, as the document of its
  * sandboxed frame), `/notebooks/<id>/outputs/<cell id>/<index>/<mime>?v=<hash>` (one large output
- * value, content-addressed and cached), `/assets/live-page.js`, `.css` and `.js.LEGAL.txt` (the
- * client, built into `dist/page/`).
+ * value, content-addressed and cached), `/assets/live-page.js`, the chunks it imports, `.css` and
+ * `.js.LEGAL.txt` (the client, built into `dist/page/`).
  */
 export class PageServer {
   readonly #server: Server;

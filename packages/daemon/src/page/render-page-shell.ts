@@ -19,7 +19,7 @@ export function renderPageShell(notebookId: string | undefined): string {
 <title>${title}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/live-page.css">
-<script src="/assets/live-page.js" defer></script>${preload}
+<script type="module" src="/assets/live-page.js"></script>${preload}
 </head>
 <body${data}>
 <header class="topbar"><div class="topbar-inner">

@@ -1,10 +1,11 @@
 import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
-import { CellEditor, type CellLanguage } from './cell-editor.js';
+import type { CellEditor, CellLanguage } from './cell-editor.js';
 import { el, type IconName, icon } from './element.js';
+import { loadCellEditor, loadedCellEditor } from './load-cell-editor.js';
 import type { SnapshotCell } from './notebook-snapshot.js';
 import type { PageRequest } from './page-api.js';
 import { peerChip } from './peer-chip.js';
-import { renderMarkdown } from './render-markdown.js';
+import { showMarkdown } from './render-markdown.js';
 import { renderOutput } from './render-output.js';
 import { syncChildren } from './sync-children.js';
 
@@ -57,6 +58,7 @@ export class CellView {
   /** The source as plain text until the editor is made (see {@link CellView.makeEditor}). */
   readonly #static = el('pre', { className: 'source-static', tabIndex: 0 });
   #editor: CellEditor | undefined;
+  #destroyed = false;
 
   #cell: SnapshotCell;
   #place: CellPlace;
@@ -102,9 +104,9 @@ export class CellView {
     // A click or Tab on the plain text makes the editor at once, with the caret where it was asked.
     this.#static.addEventListener('mousedown', (event) => {
       event.preventDefault();
-      this.makeEditor().focusAt(event.clientX, event.clientY);
+      void this.makeEditor().then((editor) => editor?.focusAt(event.clientX, event.clientY));
     });
-    this.#static.addEventListener('focus', () => this.makeEditor().focus());
+    this.#static.addEventListener('focus', () => void this.makeEditor().then((editor) => editor?.focus()));
     this.#rendered.addEventListener('dblclick', () => this.editMarkdown());
     this.element.append(
       el('div', { className: 'run-bar' }),
@@ -129,13 +131,16 @@ export class CellView {
   }
 
   /**
-   * The cell's editor, made now if it was not yet: a cell is drawn with its source as plain text
-   * and gets its editor when the page is idle or when the person goes to it, so that scrolling
-   * through a long notebook does not wait for editors.
+   * The cell's editor, made if it was not yet: a cell is drawn with its source as plain text and
+   * gets its editor when the page is idle or when the person goes to it, so that scrolling through
+   * a long notebook does not wait for editors. It is made at once when the editor's chunk is
+   * loaded (see {@link loadCellEditor}), else once it is; `undefined` for a cell destroyed by then.
    */
-  public makeEditor(): CellEditor {
+  public async makeEditor(): Promise<CellEditor | undefined> {
+    const Editor = loadedCellEditor() ?? (await loadCellEditor());
+    if (this.#destroyed) return undefined;
     if (this.#editor) return this.#editor;
-    const editor = new CellEditor(this.#source, this.text, languageOf(this.#cell), {
+    const editor = new Editor(this.#source, this.text, languageOf(this.#cell), {
       onEdit: () => this.scheduleSave(),
       onFocus: () => this.host.focusChanged(this.#cell.id, true),
       onBlur: () => this.left(),
@@ -180,6 +185,7 @@ export class CellView {
   }
 
   public destroy(): void {
+    this.#destroyed = true;
     clearTimeout(this.#saveTimer);
     this.#editor?.destroy();
     this.element.remove();
@@ -237,7 +243,7 @@ export class CellView {
       );
       return;
     }
-    this.#rendered.replaceChildren(renderMarkdown(text));
+    showMarkdown(this.#rendered, text);
   }
 
   private drawOutputs(outputs: readonly WireOutput[]): void {
@@ -328,7 +334,7 @@ export class CellView {
     if (this.#cell.cell_type !== 'markdown') return;
     this.#editingMarkdown = true;
     this.draw();
-    this.makeEditor().focus();
+    void this.makeEditor().then((editor) => editor?.focus());
   }
 
   private scheduleSave(): void {

@@ -2,6 +2,7 @@ import type { WireRoomCondition, WireRuntimeState } from '@nteract-mcp/runtimed-
 import { type CellHost, type CellPlace, CellView } from './cell-view.js';
 import { el, icon } from './element.js';
 import type { LiveDocument } from './live-document.js';
+import { loadCellEditor, loadedCellEditor } from './load-cell-editor.js';
 import type { SnapshotCell, SnapshotPeer } from './notebook-snapshot.js';
 import { peerChip } from './peer-chip.js';
 import type { ConnectionState } from './room-stream.js';
@@ -299,7 +300,8 @@ export class NotebookView {
 
   /**
    * Makes the drawn cells' editors while the page is idle and not scrolling, the cells in the
-   * viewport first, a few at a time (a scroll's frame never waits for them).
+   * viewport first, a few at a time (a scroll's frame never waits for them). The first idle time
+   * after the first paint loads the editor's chunk (CodeMirror), then the editors are made.
    */
   private scheduleEditors(): void {
     if (this.#editorsScheduled) return;
@@ -309,6 +311,10 @@ export class NotebookView {
       const sinceScroll = performance.now() - this.#lastScroll;
       if (sinceScroll < editorsAfterScrollMs) {
         setTimeout(() => this.scheduleEditors(), editorsAfterScrollMs - sinceScroll);
+        return;
+      }
+      if (!loadedCellEditor()) {
+        void loadCellEditor().then(() => this.scheduleEditors());
         return;
       }
       const waiting = [...this.#views.values()].filter((view) => !view.hasEditor && view.element.isConnected);
@@ -322,7 +328,7 @@ export class NotebookView {
           this.scheduleEditors();
           return;
         }
-        view.makeEditor();
+        void view.makeEditor();
       }
     });
   }

@@ -1,12 +1,34 @@
 import DOMPurify from 'dompurify';
-import katex from 'katex';
+import type Katex from 'katex';
 import { Marked, type TokenizerAndRendererExtension, type Tokens } from 'marked';
+
+/** KaTeX, once its chunk is loaded: on the first formula (most of a long notebook has none). */
+let katex: typeof Katex | undefined;
+let katexLoading: Promise<unknown> | undefined;
+/** Set while a text is rendered when it has a formula that waits for KaTeX. */
+let mathWaiting = false;
+
+function loadKatex(): Promise<unknown> {
+  katexLoading ??= import('katex').then((module) => {
+    katex = module.default;
+  });
+  // A chunk that failed to load is asked for again by the next formula.
+  katexLoading.catch(() => {
+    katexLoading = undefined;
+  });
+  return katexLoading;
+}
 
 /**
  * TeX as MathML (KaTeX's `mathml` output: the browser draws it, no fonts or font CSS). A formula
- * KaTeX cannot read is shown as its source, marked as an error, with KaTeX's reason as the title.
+ * KaTeX cannot read is shown as its source, marked as an error, with KaTeX's reason as the title;
+ * before KaTeX is loaded, as its source (see {@link show}).
  */
 function renderTex(tex: string, displayMode: boolean): string {
+  if (!katex) {
+    mathWaiting = true;
+    return `<code class="math-pending">${escapeHtml(tex)}</code>`;
+  }
   try {
     return katex.renderToString(tex, { output: 'mathml', displayMode, throwOnError: true });
   } catch (error) {
@@ -72,8 +94,8 @@ function sanitize(html: string): DocumentFragment {
   return fragment;
 }
 
-/** A markdown text (a cell, a `text/markdown` output) as sanitised HTML, with `$…$` / `$$…$$` math. */
-export function renderMarkdown(text: string): DocumentFragment {
+/** A markdown text as sanitised HTML, with `$…$` / `$$…$$` math. */
+function renderMarkdown(text: string): DocumentFragment {
   return sanitize(markdown.parse(text, { async: false }));
 }
 
@@ -81,9 +103,38 @@ export function renderMarkdown(text: string): DocumentFragment {
  * A `text/latex` output: a formula in `$…$`, `$$…$$`, `\[…\]` or `\(…\)`, or bare TeX (an
  * environment such as `\begin{align}`), displayed.
  */
-export function renderLatex(text: string): DocumentFragment {
+function renderLatex(text: string): DocumentFragment {
   const trimmed = text.trim();
   const wrapped = /^\$\$([\s\S]*)\$\$$|^\$([\s\S]*)\$$|^\\\[([\s\S]*)\\\]$|^\\\(([\s\S]*)\\\)$/.exec(trimmed);
   const tex = wrapped ? (wrapped.slice(1).find((part) => part !== undefined) ?? '') : trimmed;
   return sanitize(`<div class="math-display">${renderTex(tex, true)}</div>`);
+}
+
+/**
+ * Shows a markdown text (a cell, a `text/markdown` output) in `node`, replacing what it showed, with
+ * `$…$` / `$$…$$` math.
+ */
+export function showMarkdown(node: Element, text: string): void {
+  show(node, text, renderMarkdown);
+}
+
+/** Shows a `text/latex` output in `node`, replacing what it showed (see {@link renderLatex}). */
+export function showLatex(node: Element, text: string): void {
+  show(node, text, renderLatex);
+}
+
+/**
+ * Renders `text` into `node`. A formula met before KaTeX is loaded shows as its source, KaTeX is
+ * loaded, and the text is rendered again then, unless the node shows something else by that time.
+ */
+function show(node: Element, text: string, render: (text: string) => DocumentFragment): void {
+  mathWaiting = false;
+  node.replaceChildren(render(text));
+  if (!mathWaiting) return;
+  const shown = [...node.childNodes];
+  void loadKatex().then(() => {
+    const unchanged =
+      node.childNodes.length === shown.length && shown.every((child, at) => node.childNodes[at] === child);
+    if (unchanged) node.replaceChildren(render(text));
+  });
 }

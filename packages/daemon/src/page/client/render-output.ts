@@ -1,7 +1,7 @@
 import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { el } from './element.js';
 import { renderAnsi } from './render-ansi.js';
-import { renderLatex, renderMarkdown } from './render-markdown.js';
+import { showLatex, showMarkdown } from './render-markdown.js';
 
 /** Where an output's HTML or SVG is served for its frame (`version` changes with the content). */
 export type OutputFrameUrl = (index: number, version: string) => string;
@@ -100,11 +100,9 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
           el('img', { src: value.runtimed_output_ref, alt: mime, decoding: 'async' }),
         ]);
       case 'text/markdown':
-        return referencedText('div', `output ${kind} markdown-body`, value, (node, body) =>
-          node.append(renderMarkdown(body)),
-        );
+        return referencedText('div', `output ${kind} markdown-body`, value, showMarkdown);
       case 'text/latex':
-        return referencedText('div', `output ${kind} latex`, value, (node, body) => node.append(renderLatex(body)));
+        return referencedText('div', `output ${kind} latex`, value, showLatex);
       default:
         return referencedText('pre', `output ${kind}`, value, (node, body) => node.append(renderAnsi(body)));
     }
@@ -120,10 +118,16 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
       return el('div', { className: `output ${kind} image` }, [
         el('img', { src: `data:${mime};base64,${body.replace(/\s/g, '')}`, alt: mime }),
       ]);
-    case 'text/markdown':
-      return el('div', { className: `output ${kind} markdown-body` }, [renderMarkdown(body)]);
-    case 'text/latex':
-      return el('div', { className: `output ${kind} latex` }, [renderLatex(body)]);
+    case 'text/markdown': {
+      const node = el('div', { className: `output ${kind} markdown-body` });
+      showMarkdown(node, body);
+      return node;
+    }
+    case 'text/latex': {
+      const node = el('div', { className: `output ${kind} latex` });
+      showLatex(node, body);
+      return node;
+    }
     case 'application/json':
       return el('pre', { className: `output ${kind} json`, textContent: JSON.stringify(data[mime], null, 2) });
     default:
