@@ -125,16 +125,20 @@ export function showLatex(node: Element, text: string): void {
 
 /**
  * Renders `text` into `node`. A formula met before KaTeX is loaded shows as its source, KaTeX is
- * loaded, and the text is rendered again then, unless the node shows something else by that time.
+ * loaded, and the text is rendered again then, unless the node shows something else by that time
+ * (or KaTeX could not be loaded: the formula stays as its source).
  */
 function show(node: Element, text: string, render: (text: string) => DocumentFragment): void {
   mathWaiting = false;
   node.replaceChildren(render(text));
   if (!mathWaiting) return;
   const shown = [...node.childNodes];
-  void loadKatex().then(() => {
-    const unchanged =
-      node.childNodes.length === shown.length && shown.every((child, at) => node.childNodes[at] === child);
-    if (unchanged) node.replaceChildren(render(text));
-  });
+  void loadKatex().then(
+    () => {
+      const unchanged =
+        node.childNodes.length === shown.length && shown.every((child, at) => node.childNodes[at] === child);
+      if (unchanged) node.replaceChildren(render(text));
+    },
+    () => undefined,
+  );
 }
