@@ -39,7 +39,7 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, large-outputs and chatty-cell each write a report of finite figures and their charts', {
+  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, live-page-scale, large-outputs and chatty-cell each write a report of finite figures and their charts', {
     timeout: 600_000,
   }, async () => {
     const names = [
@@ -50,6 +50,7 @@ describe('the benchmarks at smoke size', () => {
       'memory',
       'execution',
       'live-page',
+      'live-page-scale',
       'large-outputs',
       'chatty-cell',
     ];
