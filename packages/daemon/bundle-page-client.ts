@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { build } from 'esbuild';
 
 /** The live page's files in `dist/page/`, as the page server serves them (see src/page/page-assets.ts). */
@@ -13,7 +13,8 @@ const noticesBanner = '/*! For license information please see live-page.js.LEGAL
  * `dist/page/`, minified for current browsers: `live-page.js` (an ES module, what the first paint
  * needs), `live-page.css`, and the chunks it imports when it needs them (the cell editor's
  * CodeMirror, KaTeX for the first formula, code they share), all flat in `dist/page/` as the page
- * server serves them. The libraries it uses (CodeMirror, marked, DOMPurify, KaTeX, anser) are the
+ * server serves them; `live-page.imports.json` lists the chunks `live-page.js` imports as it
+ * starts, which the page's HTML asks for beside it (`modulepreload`). The libraries it uses (CodeMirror, marked, DOMPurify, KaTeX, anser) are the
  * package's devDependencies: they are inside these files, never loaded from elsewhere. Their
  * licence notices, for every script, go to `live-page.js.LEGAL.txt` (each script links it): the
  * comments they mark as legal, then each bundled package's licence.
@@ -38,6 +39,11 @@ export async function bundlePageClient(packageDir: string): Promise<void> {
     tsconfig: join('src', 'page', 'client', 'tsconfig.json'),
     logLevel: 'warning',
   });
+  const entry = result.metafile.outputs[join(pageDir, 'live-page.js').split(sep).join('/')];
+  const startImports = (entry?.imports ?? [])
+    .filter((imported) => imported.kind === 'import-statement')
+    .map((imported) => basename(imported.path));
+  writeFileSync(join(outdir, 'live-page.imports.json'), `${JSON.stringify(startImports)}\n`);
   // esbuild writes one `<output>.LEGAL.txt` per output with legal comments: they go into the one file.
   const legalComments = readdirSync(outdir)
     .filter((name) => name.endsWith('.LEGAL.txt'))

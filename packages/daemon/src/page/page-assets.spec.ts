@@ -28,6 +28,7 @@ describe(PageAssets, () => {
     writeFileSync(join(dir, 'live-page.js.LEGAL.txt'), 'MIT');
     writeFileSync(join(dir, 'katex-AB12CD34.js'), '// a chunk');
     writeFileSync(join(dir, 'notes.md'), 'not served');
+    writeFileSync(join(dir, 'live-page.imports.json'), '["katex-AB12CD34.js","gone-EF56GH78.js","../x.js"]');
     const assets = new PageAssets(new RecordingLogger(), () => dir);
     expect(assets.read('live-page.js')).toEqual({
       kind: 'found',
@@ -47,6 +48,9 @@ describe(PageAssets, () => {
     });
     expect(assets.read('katex-EF56GH78.js')).toBeUndefined();
     expect(assets.read('notes.md')).toBeUndefined();
+    expect(assets.read('live-page.imports.json')).toBeUndefined();
+    // The chunks the script imports as it starts, for the page's HTML: only the build's own files.
+    expect(assets.startImports()).toEqual(['katex-AB12CD34.js']);
     expect(assets.read('secrets.json')).toBeUndefined();
     expect(assets.read('../package.json')).toBeUndefined();
   });
@@ -61,6 +65,7 @@ describe(PageAssets, () => {
       message: `The live page's client is not built: ${join(missing, 'live-page.js')} is missing (run npm run build).`,
     });
     expect(assets.read('live-page.css')).toMatchObject({ kind: 'missing' });
+    expect(assets.startImports()).toEqual([]);
     expect(logger.find('is not built', 'error')).toHaveLength(1);
     // Built afterwards: served from then on.
     mkdirSync(missing, { recursive: true });

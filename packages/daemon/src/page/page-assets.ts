@@ -13,6 +13,9 @@ const assetTypes: Readonly<Record<string, string>> = {
 /** Besides those, the chunks `live-page.js` imports when it needs them (`<name>-<hash>.js`). */
 const chunkName = /^[A-Za-z0-9_-]+\.js$/;
 
+/** The build's list of the chunks `live-page.js` imports as it starts (not served). */
+const startImportsFile = 'live-page.imports.json';
+
 /** One asset: its bytes and content type, or why it cannot be served. */
 export type PageAsset =
   | { readonly kind: 'found'; readonly type: string; readonly body: Buffer }
@@ -28,13 +31,19 @@ export function defaultPageAssetsDir(): string {
   return join(dirname(manifest), 'dist', 'page');
 }
 
+/** A build of the client as read: its files by name, and the chunks `live-page.js` imports as it starts. */
+interface PageBuild {
+  readonly files: ReadonlyMap<string, Buffer>;
+  readonly startImports: readonly string[];
+}
+
 /**
  * The live page's client files (built by the package's build into `dist/page/`), read once
  * together and kept: the script and the chunks it imports later are always of one build. A
  * missing client is answered with what to do (`npm run build`), and logged once.
  */
 export class PageAssets {
-  #files: ReadonlyMap<string, Buffer> | undefined;
+  #build: PageBuild | undefined;
   #warned = false;
 
   public constructor(
@@ -50,8 +59,8 @@ export class PageAssets {
     try {
       const dir = this.dir();
       path = join(dir, name);
-      this.#files ??= readBuild(dir);
-      const body = this.#files.get(name);
+      this.#build ??= readBuild(dir);
+      const body = this.#build.files.get(name);
       if (body) return { kind: 'found', type, body };
       if (assetTypes[name] === undefined) return undefined;
       throw new Error(`${name} is not in the build`);
@@ -64,11 +73,32 @@ export class PageAssets {
       return { kind: 'missing', message };
     }
   }
+
+  /**
+   * The chunks `live-page.js` imports as it starts (the page's HTML preloads them, so that they
+   * are not asked for only once the script is read); none when the client is not built.
+   */
+  public startImports(): readonly string[] {
+    try {
+      this.#build ??= readBuild(this.dir());
+      return this.#build.startImports;
+    } catch {
+      return [];
+    }
+  }
 }
 
-/** The files of a build in `dir` by name; throws when it holds no `live-page.js` (not built, or being built). */
-function readBuild(dir: string): ReadonlyMap<string, Buffer> {
-  const names = readdirSync(dir).filter((name) => assetTypes[name] !== undefined || chunkName.test(name));
+/** A build in `dir`; throws when it holds no `live-page.js` (not built, or being built). */
+function readBuild(dir: string): PageBuild {
+  const listed = readdirSync(dir);
+  const names = listed.filter((name) => assetTypes[name] !== undefined || chunkName.test(name));
   if (!names.includes('live-page.js')) throw new Error(`no live-page.js in ${dir}`);
-  return new Map(names.map((name) => [name, readFileSync(join(dir, name))]));
+  const files = new Map(names.map((name) => [name, readFileSync(join(dir, name))]));
+  const imports: unknown = listed.includes(startImportsFile)
+    ? JSON.parse(readFileSync(join(dir, startImportsFile), 'utf8'))
+    : [];
+  const startImports = Array.isArray(imports)
+    ? imports.filter((name): name is string => typeof name === 'string' && chunkName.test(name) && files.has(name))
+    : [];
+  return { files, startImports };
 }

@@ -271,6 +271,7 @@ describe(PageServer, () => {
     writeFileSync(join(built, 'live-page.js'), 'void 0;');
     writeFileSync(join(built, 'live-page.css'), 'body{}');
     writeFileSync(join(built, 'cell-editor-AB12CD34.js'), 'export {};');
+    writeFileSync(join(built, 'live-page.imports.json'), '["cell-editor-AB12CD34.js"]');
     const logger = new RecordingLogger();
     const withClient = await PageServer.start({ catalog, logger, token, assetsDir: built });
     const missing = await PageServer.start({ catalog, logger, token, assetsDir: join(dir, 'not-built') });
@@ -291,6 +292,10 @@ describe(PageServer, () => {
       expect((await get('/assets/other.js', { cookie: true, port: withClient.port })).status).toBe(404);
       expect((await get('/assets/live-page.js', { port: withClient.port })).status).toBe(403);
       expect((await get('/assets/cell-editor-AB12CD34.js', { port: withClient.port })).status).toBe(403);
+      // The page's HTML asks for the chunks the script imports as it starts beside it.
+      const shell = await get('/', { cookie: true, port: withClient.port });
+      expect(shell.body).toContain('<link rel="modulepreload" href="/assets/cell-editor-AB12CD34.js">');
+      expect((await get('/', { cookie: true, port: missing.port })).body).not.toContain('modulepreload');
 
       const absent = await get('/assets/live-page.js', { cookie: true, port: missing.port });
       expect(absent.status).toBe(500);

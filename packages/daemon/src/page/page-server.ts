@@ -147,7 +147,7 @@ export class PageServer {
     }
     const [, first, id, rest] = path.split('/');
     if (path === '/') {
-      this.answer(response, 200, 'text/html', renderPageShell(undefined));
+      this.answer(response, 200, 'text/html', renderPageShell(undefined, this.#assets.startImports()));
       return;
     }
     if (first === 'assets' && rest === undefined) {
@@ -162,7 +162,9 @@ export class PageServer {
       return;
     }
     if (first === 'notebooks' && id !== undefined && rest === undefined) {
-      this.withRoom(response, id, () => this.answer(response, 200, 'text/html', renderPageShell(id)));
+      this.withRoom(response, id, () =>
+        this.answer(response, 200, 'text/html', renderPageShell(id, this.#assets.startImports())),
+      );
       return;
     }
     if (first === 'notebooks' && id !== undefined && rest === 'outputs') {
