@@ -14,10 +14,11 @@ const noticesBanner = '/*! For license information please see live-page.js.LEGAL
  * needs), `live-page.css`, and the chunks it imports when it needs them (the cell editor's
  * CodeMirror, KaTeX for the first formula, code they share), all flat in `dist/page/` as the page
  * server serves them; `live-page.imports.json` lists the chunks `live-page.js` imports as it
- * starts, which the page's HTML asks for beside it (`modulepreload`). The libraries it uses (CodeMirror, marked, DOMPurify, KaTeX, anser) are the
- * package's devDependencies: they are inside these files, never loaded from elsewhere. Their
- * licence notices, for every script, go to `live-page.js.LEGAL.txt` (each script links it): the
- * comments they mark as legal, then each bundled package's licence.
+ * starts, which the page's HTML asks for beside it (`modulepreload`). The libraries it uses
+ * (CodeMirror, marked, DOMPurify, KaTeX, anser) are the package's devDependencies: they are inside
+ * these files, never loaded from elsewhere. Their licence notices, for every script, go to
+ * `live-page.js.LEGAL.txt` (each script links it): the comments they mark as legal, then each
+ * bundled package's licence.
  */
 export async function bundlePageClient(packageDir: string): Promise<void> {
   const outdir = join(packageDir, pageDir);

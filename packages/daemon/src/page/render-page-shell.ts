@@ -21,7 +21,7 @@ export function renderPageShell(notebookId: string | undefined, startImports: re
 <title>${title}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/live-page.css">
-<script type="module" src="/assets/live-page.js"></script>${modules}${preload}
+<script type="module" src="/assets/live-page.js"></script>${preload}${modules}
 </head>
 <body${data}>
 <header class="topbar"><div class="topbar-inner">
