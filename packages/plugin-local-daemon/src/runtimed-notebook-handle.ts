@@ -48,6 +48,7 @@ import {
   readFromDaemon,
   toCellActivity,
   toCellChange,
+  toCellNotice,
   toExecutionState,
   toIncarnation,
   toNotebookCell,
@@ -462,17 +463,12 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         // A daemon before the output edits: the output whole (a `cell_updated` carries the cell).
         this.#executions.output(event.execution_id, event.output);
         return;
-      case 'execution_done':
-        if (event.document_version !== undefined) {
-          this.applyChange({
-            kind: 'count',
-            cellId: event.cell_id,
-            executionCount: event.execution_count,
-            version: event.document_version,
-          });
-        }
+      case 'execution_done': {
+        const { cell_id: cellId, execution_count: executionCount, document_version: version } = event;
+        if (version !== undefined) this.applyChange({ kind: 'count', cellId, executionCount, version });
         this.#executions.done(event);
         return;
+      }
       case 'input_request':
         this.#controls.received(event);
         return;
@@ -494,14 +490,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   private applyChange(change: CellChange): void {
     const outcome = this.#projection.apply(change);
     if (outcome === 'applied') {
-      this.tellChange(
-        change.kind === 'insert' || change.kind === 'update'
-          ? { kind: change.kind === 'insert' ? 'inserted' : 'updated', cellId: change.cell.id }
-          : {
-              kind: change.kind === 'delete' ? 'deleted' : change.kind === 'move' ? 'moved' : 'updated',
-              cellId: change.cellId,
-            },
-      );
+      this.tellChange(toCellNotice(change));
     } else if (outcome === 'refetch') {
       this.catchUp();
     }

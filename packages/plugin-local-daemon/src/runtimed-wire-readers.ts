@@ -8,6 +8,7 @@ import {
   type KernelInfo,
   type ListedNotebook,
   type NotebookCell,
+  type NotebookCellChange,
 } from '@nteract-mcp/core';
 import {
   parseFromDaemon,
@@ -156,5 +157,22 @@ export function toCellChange(
       return { kind: 'delete', cellId: event.cell_id, version: event.document_version };
     case 'cell_moved':
       return { kind: 'move', cellId: event.cell_id, index: event.index, version: event.document_version };
+  }
+}
+
+/** What the handle's listeners are told of a change applied to its copy. */
+export function toCellNotice(change: CellChange): NotebookCellChange {
+  switch (change.kind) {
+    case 'insert':
+      return { kind: 'inserted', cellId: change.cell.id };
+    case 'update':
+      return { kind: 'updated', cellId: change.cell.id };
+    case 'delete':
+      return { kind: 'deleted', cellId: change.cellId };
+    case 'move':
+      return { kind: 'moved', cellId: change.cellId };
+    case 'outputs':
+    case 'count':
+      return { kind: 'updated', cellId: change.cellId };
   }
 }
