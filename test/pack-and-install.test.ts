@@ -27,9 +27,10 @@ import {
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'nmcp-pack-')));
 const cleanups: (() => Promise<unknown> | unknown)[] = [() => rmSync(work, { recursive: true, force: true })];
+// Removing a fresh clone with its node_modules takes more than the default 10 s on a loaded machine.
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
-});
+}, 120_000);
 
 /**
  * The environment of a user's shell: without what `npm test` adds (npm_* variables, this checkout's
