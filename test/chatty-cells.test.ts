@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUserSession, type UserSession, waitFor } from './support/index.js';
+import { readNotebookFile, startUserSession, type UserSession, waitFor } from './support/index.js';
 
 /**
  * A cell that logs the way a training loop does, on the user path: the shipped proxy in a fresh
@@ -26,18 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await session?.stop();
 });
-
-/** The text of every stream output of the cell in the saved file, joined. */
-function savedStreamText(cellId: string): string {
-  const notebook = JSON.parse(readFileSync(notebookPath, 'utf8')) as {
-    cells: { id: string; outputs?: { output_type: string; text?: string | string[] }[] }[];
-  };
-  const cell = notebook.cells.find((candidate) => candidate.id === cellId);
-  return (cell?.outputs ?? [])
-    .filter((output) => output.output_type === 'stream')
-    .map((output) => (Array.isArray(output.text) ? output.text.join('') : (output.text ?? '')))
-    .join('');
-}
 
 describe('a chatty cell through the shipped proxy (real kernel, auto-started daemon)', () => {
   it('prints 100,000 lines and a progress bar: the session survives, the daemon stays, the answer and the file end with the last line', {
@@ -87,7 +74,7 @@ describe('a chatty cell through the shipped proxy (real kernel, auto-started dae
 
     const saved = await session.call('save_notebook', {});
     expect(saved.isError, saved.text).toBe(false);
-    const text = savedStreamText(cellId);
+    const text = readNotebookFile(notebookPath).find((cell) => cell.id === cellId)?.streamText ?? '';
     expect(text.split('\n')).toHaveLength(lines + 3);
     expect(text).toContain(`\nstep ${lines - 1} loss 1e-05\n`);
     expect(text.endsWith('\nprogress 100%\nfinished\n')).toBe(true);

@@ -2,28 +2,22 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type UserSession, waitFor } from './support/index.js';
+import { useChromium } from './support/use-chromium.js';
 
 /**
  * The live page as a person sees it: headless Chromium (Debian `chromium`, installed by the
  * bootstrap; `NTERACT_CHROMIUM` names another) beside an agent on the shipped `nteract-mcp`.
  */
-const chromiumPath = process.env.NTERACT_CHROMIUM ?? '/usr/bin/chromium';
 /** Where the screenshots go: `docs/screenshots` with NTERACT_UPDATE_SCREENSHOTS=1 (the README shows them), else a temp dir. */
 const screenshots =
   process.env.NTERACT_UPDATE_SCREENSHOTS === '1'
     ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url))
     : mkdtempSync(join(tmpdir(), 'live-page-shots-'));
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 const sessions: UserSession[] = [];
 afterEach(async () => {
@@ -43,7 +37,7 @@ async function openPage(
   expect(opened.isError, opened.text).toBe(false);
   const shown = await session.call('show_notebook');
   const url = `${shown.texts[0]?.split('\n')[0]}&name=Ada`;
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const context = await browser().newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   await page.goto(url);
   return { session, page, close: () => context.close() };

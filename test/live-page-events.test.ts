@@ -1,23 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type UserSession, waitFor } from './support/index.js';
+import { useChromium } from './support/use-chromium.js';
 
 /**
  * The live page follows the room by its events, in place (headless Chromium beside an agent on the
  * shipped `nteract-mcp`): no whole-notebook read after its first, a read again only to close a
  * gap; large outputs loaded once by URL; a long notebook drawn near the viewport only.
  */
-const chromiumPath = process.env.NTERACT_CHROMIUM ?? '/usr/bin/chromium';
 
-let browser: Browser;
-beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium();
 
 const sessions: UserSession[] = [];
 afterEach(async () => {
@@ -47,7 +41,7 @@ async function openPage(
   const shown = await session.call('show_notebook');
   const url = new URL(`${shown.texts[0]?.split('\n')[0]}&name=Ada`);
   const snapshotPath = url.pathname.replace(/^\/notebooks\//, '/api/notebooks/');
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const context = await browser().newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   // The page's event streams, so that a test can cut one (the page reopens a stream that failed).
   await page.addInitScript(`{
