@@ -46,17 +46,31 @@ class OutputsMirror {
   public seen = 0;
   public whole = true;
 
-  /** Applies one edit; the output it added or changed, if any. */
+  /**
+   * Applies one edit; the output it added or changed, if any. In place: the list is this mirror's
+   * own until the end, so an edit costs its change, not the count of outputs so far.
+   */
   public edited(seq: number, edit: OutputEdit): CellOutput | undefined {
     if (!this.whole) return undefined;
-    const next = seq === this.seen + 1 ? applyOutputEdit(this.outputs, edit) : undefined;
-    if (next === undefined) {
+    if (edit.kind === 'clear' && seq === this.seen + 1) {
+      this.seen = seq;
+      this.outputs = [];
+      return undefined;
+    }
+    const index = edit.kind === 'clear' ? -1 : edit.index;
+    // Only the output the edit names is looked at: applied to it alone, the edit keeps its index 0.
+    const changed =
+      seq === this.seen + 1 && index <= this.outputs.length
+        ? applyOutputEdit(this.outputs.slice(index, index + 1), { ...edit, index: 0 } as OutputEdit)
+        : undefined;
+    const output = changed?.[0] as CellOutput | undefined;
+    if (output === undefined) {
       this.whole = false;
       return undefined;
     }
     this.seen = seq;
-    this.outputs = next as CellOutput[];
-    return edit.kind === 'clear' ? undefined : this.outputs[edit.index];
+    this.outputs[index] = output;
+    return output;
   }
 
   /** The final state `end` and these outputs make, when they are all of it. */
