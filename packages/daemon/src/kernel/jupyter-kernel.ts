@@ -105,6 +105,12 @@ class PendingExecution {
   /** Resolves when the execution has finished, however. */
   public readonly finished: Promise<void>;
   public markFinished: () => void = () => undefined;
+  /**
+   * Resolves once the kernel shows it runs this code (`execute_input` or a first output): from
+   * then on an interrupt reaches the code (ipykernel ignores SIGINT until its handler runs).
+   */
+  public readonly started: Promise<void>;
+  public markStarted: () => void = () => undefined;
   public graceTimer: NodeJS.Timeout | undefined;
 
   public constructor(
@@ -114,6 +120,9 @@ class PendingExecution {
   ) {
     this.finished = new Promise((done) => {
       this.markFinished = done;
+    });
+    this.started = new Promise((started) => {
+      this.markStarted = started;
     });
   }
 }
@@ -262,17 +271,27 @@ export class JupyterKernel {
    * Interrupts the running execution: SIGINT to the kernel's process group for interrupt mode
    * `signal`, `interrupt_request` on control for `message`. ipykernel turns it into a
    * `KeyboardInterrupt` error in the running code. A no-op while starting or restarting.
-   * Does not guarantee delivery: ipykernel ignores SIGINT while idle and for a moment after it
-   * reports `busy`, before the code starts; an interrupt in that window is lost (call again).
+   * ipykernel ignores SIGINT while idle and for a moment after it takes a request, before the code
+   * starts: an interrupt asked before the kernel shows it runs the code (`execute_input` or a first
+   * output) waits for that, up to the verify time, so that it is not lost in that window.
    * Rejects with `kernelShutdown` / `kernelDied` when there is no kernel to interrupt.
    */
   public async interrupt(verifyMs = interruptVerifyMs): Promise<KernelInterruptOutcome> {
     const unusable = this.unusableError();
     if (unusable !== undefined) throw unusable;
     if (this.state === 'starting' || this.state === 'restarting') return 'nothing_running';
-    // The execution running now is the oldest not finished (the kernel runs them in order).
-    const running = [...this.pending].find((execution) => !execution.done && execution.msgId !== undefined);
+    // The execution running now is the oldest not finished (the kernel runs them in order), also
+    // when its request is still on its way to the kernel.
+    const running = [...this.pending].find((execution) => !execution.done);
     if (running === undefined) return 'nothing_running';
+    const begun = await Promise.race([
+      running.started.then(() => 'started' as const),
+      running.finished.then(() => 'finished' as const),
+      new Promise<'silent'>((resolve) => setTimeout(resolve, verifyMs, 'silent').unref()),
+    ]);
+    // It ended before it started to run: nothing to interrupt. A kernel that never says it started
+    // the code (no execute_input, no output) is signalled anyway once the wait is over.
+    if (begun === 'finished') return 'nothing_running';
     const process = this.process;
     if (this.options.spec.interruptMode === 'message') {
       const reply = await process.requestReply('control', 'interrupt_request', {}, interruptReplyTimeoutMs);
@@ -418,6 +437,7 @@ export class JupyterKernel {
       }
       return;
     }
+    execution.markStarted();
     if (execution.reply !== undefined) this.armGraceTimer(execution);
     for (const change of execution.collector.apply(msgType, message.content)) {
       if (change.kind !== 'displayUpdate') {
