@@ -263,7 +263,7 @@ describe(JupyterKernel, () => {
     });
   }
 
-  it('interrupts code asked to stop before the kernel started it: the interrupt waits for it to run', kernelTest, async () => {
+  it('waits for code asked to stop before the kernel started it, then interrupts it', kernelTest, async () => {
     const { kernel } = await startKernel();
     for (let round = 0; round < 3; round++) {
       // Asked at once, before the request reached the kernel and before its SIGINT handler is in place.
