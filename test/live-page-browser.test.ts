@@ -36,10 +36,11 @@ async function openPage(
       : await session.call('connect_notebook', { path: join(session.dirs.project, notebook.path) });
   expect(opened.isError, opened.text).toBe(false);
   const shown = await session.call('show_notebook');
-  const url = `${shown.texts[0]?.split('\n')[0]}&name=Ada`;
+  const url = new URL(shown.texts[0]?.split('\n')[0] ?? '');
+  url.searchParams.set('name', 'Ada');
   const context = await browser().newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
-  await page.goto(url);
+  await page.goto(url.toString());
   return { session, page, close: () => context.close() };
 }
 
@@ -109,7 +110,8 @@ describe('the live page in a real browser', () => {
   }, async () => {
     const { session, page, close } = await openPage({ path: 'analysis.ipynb' });
     const firstId = await agentCell(session, 'greeting = "hello from the agent"\nprint(greeting)', { run: true });
-    // The token left the address for an HttpOnly cookie the page's scripts cannot read.
+    // The launch code left the address (and history) once spent; the page keeps no cookie.
+    expect(page.url()).not.toContain('launch=');
     expect(page.url()).not.toContain('token=');
     expect(await page.evaluate('document.cookie')).toBe('');
     await page.waitForSelector(`#cell-${firstId} .cm-content`);

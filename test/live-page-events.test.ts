@@ -39,20 +39,29 @@ async function openPage(
       : await session.call('connect_notebook', { path: notebook(session.dirs.project) });
   expect(opened.isError, opened.text).toBe(false);
   const shown = await session.call('show_notebook');
-  const url = new URL(`${shown.texts[0]?.split('\n')[0]}&name=Ada`);
+  const url = new URL(shown.texts[0]?.split('\n')[0] ?? '');
+  url.searchParams.set('name', 'Ada');
   const snapshotPath = url.pathname.replace(/^\/notebooks\//, '/api/notebooks/');
   const context = await browser().newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
-  // The page's event streams, so that a test can cut one (the page reopens a stream that failed).
+  // The page's event streams (fetched), so that a test can cut one and hold the next back (the
+  // page opens a stream that failed again).
   await page.addInitScript(`{
     const streams = [];
     globalThis.__streams = streams;
-    const Original = EventSource;
-    globalThis.EventSource = class extends Original {
-      constructor(url, init) {
-        super(url, init);
-        streams.push(this);
-      }
+    let held;
+    globalThis.__holdStreams = () => {
+      let release;
+      held = new Promise((resolve) => { release = resolve; });
+      globalThis.__releaseStreams = () => { held = undefined; release(); };
+    };
+    const original = globalThis.fetch;
+    globalThis.fetch = async (input, init = {}) => {
+      if (!String(input).endsWith('/events')) return original(input, init);
+      if (held) await held;
+      const controller = new AbortController();
+      streams.push(controller);
+      return original(input, { ...init, signal: controller.signal });
     };
   }`);
   const paths: string[] = [];
@@ -157,9 +166,10 @@ describe('the live page follows the room by its events', () => {
 
     // The stream is cut: the agent's edit meanwhile never reaches the page as an event; once the
     // page opens its stream again, one read shows it.
-    await page.evaluate('globalThis.__streams.at(-1).close()');
+    await page.evaluate('globalThis.__holdStreams(); globalThis.__streams.at(-1).abort()');
+    await expect.poll(() => page.locator('#status .connection').textContent()).toBe('reconnecting…');
     await setCell(session, after, 'after = "while the stream was down"');
-    await page.evaluate("globalThis.__streams.at(-1).onerror(new Event('error'))");
+    await page.evaluate('globalThis.__releaseStreams()');
     await expect.poll(() => cellText(page, after), { timeout: 30_000 }).toContain('while the stream was down');
     await expect.poll(() => page.locator('#status .connection').textContent()).toBe('live');
     expect(requests.snapshots()).toBe(reads + 2);

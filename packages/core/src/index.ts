@@ -143,6 +143,7 @@ export type {
   DaemonEvent,
   DaemonInfo,
   DaemonObservation,
+  LivePage,
   PeerOptions,
 } from './ports/daemon-port.js';
 export { DaemonPort, readDaemonStatus } from './ports/daemon-port.js';

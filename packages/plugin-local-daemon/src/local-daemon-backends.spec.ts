@@ -33,12 +33,21 @@ describe('the local daemon backends in the child server', () => {
     harness = await start();
     const before = await harness.callJson('connect_notebook', { path: 'quiet.ipynb' });
     expect(before.live_page).toBeUndefined();
-    if (harness.daemon) harness.daemon.livePage = { url: 'http://127.0.0.1:7777/', token: 'secret-token' };
+    if (harness.daemon) harness.daemon.livePage = { url: 'http://127.0.0.1:7777/', launchUrl: undefined };
+    const older = await harness.callJson('connect_notebook', { path: 'older.ipynb' });
+    // A daemon too old for launch addresses: show_notebook could give nothing, so it is not named.
+    expect(older.live_page).toBeUndefined();
+    if (harness.daemon) {
+      harness.daemon.livePage = {
+        url: 'http://127.0.0.1:7777/',
+        launchUrl: 'http://127.0.0.1:7777/#launch=secret-code',
+      };
+    }
     const connected = await harness.callJson('connect_notebook', { path: 'watched.ipynb' });
     const created = await harness.callJson('create_notebook', {});
     for (const answer of [connected, created]) {
       expect(answer.live_page).toContain('show_notebook');
-      expect(JSON.stringify(answer)).not.toContain('secret-token');
+      expect(JSON.stringify(answer)).not.toContain('secret-code');
     }
   });
 

@@ -146,6 +146,61 @@ describe(RuntimedDaemonPort, () => {
     });
   });
 
+  describe('.page', () => {
+    const notebookId = '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90';
+
+    it("asks get_page for the notebook and gives the answer's launch address, a new one each time", async () => {
+      let launches = 0;
+      const { socketPath, requests } = await scriptedDaemon({
+        onHandshake: (connection) => connection.send(hello),
+        onRequest: (request, connection) => {
+          const path = request.notebook_id === undefined ? '' : `notebooks/${String(request.notebook_id)}`;
+          connection.send({
+            type: 'ok',
+            id: request.id as number,
+            url: 'http://127.0.0.1:8765/',
+            launch_url: `http://127.0.0.1:8765/${path}#launch=code-${++launches}`,
+          });
+        },
+      });
+      const port = portFor(socketPath);
+      expect(await port.page?.(notebookId)).toEqual({
+        url: 'http://127.0.0.1:8765/',
+        launchUrl: `http://127.0.0.1:8765/notebooks/${notebookId}#launch=code-1`,
+      });
+      expect(await port.page?.()).toEqual({
+        url: 'http://127.0.0.1:8765/',
+        launchUrl: 'http://127.0.0.1:8765/#launch=code-2',
+      });
+      expect(requests).toEqual([
+        { type: 'get_page', notebook_id: notebookId, id: expect.any(Number) },
+        { type: 'get_page', id: expect.any(Number) },
+      ]);
+    });
+
+    it('gives no launch address, and never the token, from a daemon older than launch addresses; nothing when it serves no page', async () => {
+      const older = await scriptedDaemon({
+        onHandshake: (connection) => connection.send(hello),
+        onRequest: (request, connection) =>
+          connection.send({
+            type: 'ok',
+            id: request.id as number,
+            url: 'http://127.0.0.1:8765/',
+            token: 'f'.repeat(64),
+          }),
+      });
+      const page = await portFor(older.socketPath).page?.(notebookId);
+      expect(page).toEqual({ url: 'http://127.0.0.1:8765/', launchUrl: undefined });
+      expect(JSON.stringify(page)).not.toContain('f'.repeat(64));
+      const none = await scriptedDaemon({
+        onHandshake: (connection) => connection.send(hello),
+        onRequest: (request, connection) =>
+          connection.send({ type: 'ok', id: request.id as number, url: null, launch_url: null }),
+      });
+      expect(await portFor(none.socketPath).page?.(notebookId)).toBeUndefined();
+    });
+  });
+
   it('refuses a greeting that is not a notebook greeting with protocolViolation', async () => {
     const { socketPath } = await scriptedDaemon({
       onHandshake: (connection) => connection.send(greeting({ daemon_pid: 'x' })),

@@ -10,6 +10,7 @@ import {
   type DaemonPort,
   type KernelInfo,
   type ListedNotebook,
+  type LivePage,
   Logger,
   type NotebookHandle,
   type PeerOptions,
@@ -188,16 +189,21 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
   }
 
   /**
-   * The daemon's web page (`get_page`): its base address and token, or `undefined` when the daemon
-   * serves none (started with `--no-page`, or older than the page). Starts no daemon.
+   * The daemon's web page (`get_page`, for `notebookId` when given): its base address and a new
+   * launch address that opens the page once, within an hour, or `undefined` when the daemon serves
+   * none (started with `--no-page`, or older than the page). A daemon older than launch addresses
+   * answers a token instead, which is never read: its `launchUrl` is `undefined`. Starts no daemon.
    */
-  public async page(): Promise<{ readonly url: string; readonly token: string } | undefined> {
+  public async page(notebookId?: string): Promise<LivePage | undefined> {
     const { connection } = await this.openControl(this.#locator.socketPath());
     try {
-      const answer = await requestWithin(connection, { type: 'get_page' }, this.#clock, this.connectTimeoutMs).catch(
-        () => undefined,
-      );
-      return answer?.url && answer.token ? { url: answer.url, token: answer.token } : undefined;
+      const answer = await requestWithin(
+        connection,
+        { type: 'get_page', ...(notebookId === undefined ? {} : { notebook_id: notebookId }) },
+        this.#clock,
+        this.connectTimeoutMs,
+      ).catch(() => undefined);
+      return answer?.url ? { url: answer.url, launchUrl: answer.launch_url ?? undefined } : undefined;
     } finally {
       connection.close();
     }

@@ -4,9 +4,11 @@ import * as z from 'zod';
 import { RuntimedDaemonPort } from './runtimed-daemon-port.js';
 
 /**
- * `show_notebook`: the address of the daemon's web page for a notebook (the active one, or one
- * given by id), where the person beside the agent watches it live. The address carries the page's
- * token, so it is only in this tool's answer, which the user asked for.
+ * `show_notebook`: an address of the daemon's web page for a notebook (the active one, or one
+ * given by id), where the person beside the agent watches it live. It is a launch address: it
+ * opens the page once, within an hour (its code is in the fragment), and each call gives a new
+ * one. It is only in this tool's answer, which the user asked for; no token ever is. A daemon too
+ * old to give launch addresses gets an error, never an address built from its token.
  */
 @injectable()
 export class ShowNotebookTool implements ChildToolContribution {
@@ -23,7 +25,7 @@ export class ShowNotebookTool implements ChildToolContribution {
       defineChildTool({
         name: 'show_notebook',
         description:
-          'The address of a live page of the notebook in the local daemon (the active one, or notebook_id), for the person working with you: they see every cell and output as it changes. Give it to the user; it opens only on this machine.',
+          'An address of a live page of the notebook in the local daemon (the active one, or notebook_id), for the person working with you: they see every cell and output as it changes. Give it to the user; it opens the page once, within an hour, and only on this machine (call show_notebook again for a new one).',
         inputSchema: z.object({
           notebook_id: z.string().optional().describe('A notebook open in the daemon; default the active one.'),
         }),
@@ -35,8 +37,6 @@ export class ShowNotebookTool implements ChildToolContribution {
               'No notebook of the local daemon is active: give notebook_id, or connect_notebook / create_notebook first.',
             );
           }
-          const page = await this.daemon.page();
-          if (!page) return errorResult('The local daemon serves no web page (it was started with --no-page).');
           if (notebook_id !== undefined) {
             const rooms = await this.daemon.listRooms();
             if (!rooms.some((room) => room.notebookId === notebookId)) {
@@ -45,8 +45,15 @@ export class ShowNotebookTool implements ChildToolContribution {
               );
             }
           }
+          const page = await this.daemon.page(notebookId);
+          if (!page) return errorResult('The local daemon serves no web page (it was started with --no-page).');
+          if (page.launchUrl === undefined) {
+            return errorResult(
+              "The local daemon is older than one-time page addresses and cannot give a safe address to its page. Once it runs this version (after a restart, which stops its kernels: 'runtimed stop', then 'runtimed start'), show_notebook gives one.",
+            );
+          }
           return textResult(
-            `${page.url}notebooks/${notebookId}?token=${page.token}\nOpen it in a browser on this machine to watch the notebook live.`,
+            `${page.launchUrl}\nOpen it in a browser on this machine to watch the notebook live. The address opens the page once, within an hour; call show_notebook again for a new one.`,
           );
         },
       }),

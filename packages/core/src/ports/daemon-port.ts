@@ -50,6 +50,17 @@ export interface CreateNotebookOptions extends PeerOptions {
   readonly ephemeral: boolean;
 }
 
+/** The daemon's live page, as {@link DaemonPort.page} gives it. */
+export interface LivePage {
+  /** The page's base address on 127.0.0.1: it opens nothing by itself. */
+  readonly url: string;
+  /**
+   * An address that opens the page once, within an hour (its launch code in the fragment); a new
+   * one each time. `undefined` from a daemon older than launch addresses.
+   */
+  readonly launchUrl: string | undefined;
+}
+
 /**
  * The local daemon as the child sees it.
  *
@@ -71,10 +82,13 @@ export interface DaemonPort {
   attachNotebook(notebookId: string, options: PeerOptions): Promise<NotebookHandle>;
   createNotebook(options: CreateNotebookOptions): Promise<NotebookHandle>;
   /**
-   * The daemon's live page (its address and token) when it serves one; `undefined` when it does
-   * not or cannot be asked. The token opens the page: give it only to the user who asked.
+   * The daemon's live page when it serves one (`undefined` when it does not or cannot be asked):
+   * `url`, its base address, which opens nothing by itself, and `launchUrl`, a new address that
+   * opens the page of `notebookId` (the index without it) once, within an hour. `launchUrl` is
+   * `undefined` from a daemon older than launch addresses, which can give no safe address. Give a
+   * launch address only to the user who asked.
    */
-  page?(): Promise<{ readonly url: string; readonly token: string } | undefined>;
+  page?(notebookId?: string): Promise<LivePage | undefined>;
 }
 
 export const DaemonPort = defineToken<DaemonPort>('core', 'DaemonPort');

@@ -8,6 +8,7 @@ import type {
   DaemonInfo,
   DaemonObservation,
   DaemonPort,
+  LivePage,
   PeerOptions,
 } from '../ports/daemon-port.js';
 import type { KernelInfo } from '../ports/kernel-info.js';
@@ -60,8 +61,11 @@ export class FakeDaemonPort implements DaemonPort {
   public readonly peerLabels: string[] = [];
   /** Every handle opened, in order. */
   public readonly handles: FakeNotebookHandle[] = [];
-  /** What {@link FakeDaemonPort.page} answers while live (default: no page). */
-  public livePage: { readonly url: string; readonly token: string } | undefined;
+  /**
+   * What {@link FakeDaemonPort.page} answers while live (default: no page); for a notebook, its
+   * `launchUrl` is given that notebook's path (`notebooks/<id>`) before the fragment.
+   */
+  public livePage: LivePage | undefined;
   #info: DaemonInfo | undefined;
   #pid: number;
   #starts = 0;
@@ -150,9 +154,12 @@ export class FakeDaemonPort implements DaemonPort {
     return this.newHandle(room, options.peerLabel);
   }
 
-  public async page(): Promise<{ readonly url: string; readonly token: string } | undefined> {
-    this.calls.push('page');
-    return this.#info ? this.livePage : undefined;
+  public async page(notebookId?: string): Promise<LivePage | undefined> {
+    this.calls.push(notebookId === undefined ? 'page' : `page:${notebookId}`);
+    const page = this.#info ? this.livePage : undefined;
+    if (page?.launchUrl === undefined || notebookId === undefined) return page;
+    const [base, fragment] = page.launchUrl.split('#');
+    return { ...page, launchUrl: `${base}notebooks/${notebookId}${fragment === undefined ? '' : `#${fragment}`}` };
   }
 
   public async listKernels(): Promise<readonly KernelInfo[]> {

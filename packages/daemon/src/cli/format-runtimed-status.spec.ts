@@ -41,7 +41,7 @@ describe(formatRuntimedStatus, () => {
       [
         'runtimed 0.1.0 running (pid 4100, started 2026-12-01T10:00:00.000Z)',
         'socket: /run/runt/runtimed.sock',
-        "page: http://127.0.0.1:8765/ ('runtimed open' prints it with its token)",
+        "page: http://127.0.0.1:8765/ ('runtimed open' prints an address that opens it)",
         'rooms: 2',
         '  /home/ada/analysis.ipynb  6f1c2a9e-0000-4000-8000-000000000001',
         '    peers: 2 (Claude Code agent:ada:s1, Cursor agent:ada:s2)',

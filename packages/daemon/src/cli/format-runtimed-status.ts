@@ -10,13 +10,13 @@ export function formatRuntimedStatus(
   daemon: Readonly<Record<string, unknown>>,
   socketPath: string,
   rooms: readonly WireRoomInfo[],
-  /** The web page's address without its token (`null`: none served). */
+  /** The web page's base address, which opens nothing by itself (`null`: none served). */
   page: string | null = null,
 ): string {
   const lines = [
     `runtimed ${String(daemon.version)} running (pid ${String(daemon.pid)}, started ${String(daemon.started_at)})`,
     `socket: ${socketPath}`,
-    `page: ${page === null ? 'none' : `${page} ('runtimed open' prints it with its token)`}`,
+    `page: ${page === null ? 'none' : `${page} ('runtimed open' prints an address that opens it)`}`,
     `rooms: ${rooms.length}`,
   ];
   for (const room of rooms) {

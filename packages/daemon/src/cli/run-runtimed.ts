@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { closeSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { type Logger, mallocArenaEnvironment, StderrLogger, SystemClock } from '@nteract-mcp/foundation';
 import { RuntimedConnection, RuntimedProtocolError } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
@@ -47,6 +48,8 @@ export async function runRuntimed(argv: readonly string[], io: RuntimedIo, versi
         return await stop(options, io);
       case 'open':
         return await openPage(options, io);
+      case 'page':
+        return await rotatePageToken(options, io);
       case 'start':
         return options.foreground
           ? await startForeground(options, io, version)
@@ -205,9 +208,13 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
 }
 
 /**
- * `runtimed open [PATH|ID]`: prints the page's address with its token (the index, or the page of
- * the notebook a path or id names among the open ones) and opens it with `xdg-open` when a desktop
- * session runs. Exits 3 when no daemon runs, 1 when it serves no page or the notebook is not open.
+ * `runtimed open [PATH|ID]`: prints an address that opens the page (the index, or the page of the
+ * notebook a path or id names among the open ones) once, within an hour: its launch code is in the
+ * fragment. When a desktop session runs it also opens the page with `xdg-open`, through another
+ * such address written to a redirect file beside the socket (see {@link writeLaunchRedirect}): no
+ * launch address is ever in a process's arguments, which other local users can read. Exits 3 when
+ * no daemon runs, 1 when it serves no page (or is too old to give launch addresses) or the
+ * notebook is not open.
  */
 async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
   const { socketPath } = layoutOf(options, io);
@@ -218,12 +225,7 @@ async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<numbe
   }
   try {
     const { connection } = opened;
-    const page = await connection.requestControl({ type: 'get_page' });
-    if (page.url === null || page.token === null) {
-      io.stderr.write('runtimed: this daemon serves no web page (it was started with --no-page)\n');
-      return 1;
-    }
-    let path = '';
+    let notebookId: string | undefined;
     if (options.target !== undefined) {
       const { rooms } = await connection.requestControl({ type: 'list_rooms' });
       const wanted = options.target;
@@ -235,15 +237,132 @@ async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<numbe
         io.stderr.write(`runtimed: ${wanted} is not open in the daemon ('runtimed status' lists what is)\n`);
         return 1;
       }
-      path = `notebooks/${room.notebook_id}`;
+      notebookId = room.notebook_id;
     }
-    const url = `${page.url}${path}?token=${page.token}`;
-    io.stdout.write(`${url}\n`);
+    // Each answer carries a new launch address, good for one opening.
+    const launchAddress = async (): Promise<string | null | undefined> => {
+      const page = await connection.requestControl({
+        type: 'get_page',
+        ...(notebookId === undefined ? {} : { notebook_id: notebookId }),
+      });
+      return page.url === null ? null : page.launch_url;
+    };
+    const printed = await launchAddress();
+    if (printed === null) {
+      io.stderr.write('runtimed: this daemon serves no web page (it was started with --no-page)\n');
+      return 1;
+    }
+    if (printed === undefined) {
+      io.stderr.write(
+        "runtimed: this daemon is older than one-time page addresses and can give no safe address to its page; restart it ('runtimed stop', then 'runtimed start'; its kernels stop)\n",
+      );
+      return 1;
+    }
+    io.stdout.write(`${printed}\n`);
+    io.stderr.write("runtimed: the address opens the page once, within an hour ('runtimed open' gives another)\n");
     if (io.env.DISPLAY || io.env.WAYLAND_DISPLAY) {
-      spawn('xdg-open', [url], { detached: true, stdio: 'ignore' })
-        .on('error', () => undefined)
-        .unref();
+      const opening = await launchAddress();
+      if (opening) {
+        const file = writeLaunchRedirect(dirname(socketPath), opening);
+        spawn('xdg-open', [file], { detached: true, stdio: 'ignore', env: io.env as NodeJS.ProcessEnv })
+          .on('error', () => undefined)
+          .unref();
+      }
     }
+    return 0;
+  } finally {
+    opened.connection.close();
+  }
+}
+
+/** How long a redirect file of `runtimed open` is kept: as long as the launch address in it works. */
+const launchRedirectLifetimeMs = 60 * 60 * 1000;
+
+/** The redirect files `runtimed open` writes. */
+const launchRedirectPattern = /^runtimed-open-[0-9a-f]+\.html$/;
+
+/**
+ * Writes `runtimed-open-<random>.html` (0600) in `dir` (the socket's directory, the daemon's
+ * user's only): a page that sends the browser on to `launchUrl`, so the browser opens the file
+ * and no process's arguments carry the address. Removes the ones older than an hour (their
+ * addresses have expired) first. Returns the file's path.
+ */
+function writeLaunchRedirect(dir: string, launchUrl: string): string {
+  const expired = Date.now() - launchRedirectLifetimeMs;
+  for (const name of readdirSafe(dir)) {
+    if (!launchRedirectPattern.test(name)) continue;
+    try {
+      const path = join(dir, name);
+      const stats = lstatSync(path);
+      if (stats.isFile() && stats.mtimeMs < expired) unlinkSync(path);
+    } catch {
+      // Gone already, or not ours to remove: leave it.
+    }
+  }
+  const file = join(dir, `runtimed-open-${randomBytes(16).toString('hex')}.html`);
+  const href = escapeHtml(launchUrl);
+  writeFileSync(
+    file,
+    `<!doctype html>
+<html>
+<head>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta http-equiv="refresh" content="0;url=${href}">
+<title>runtimed: opening the notebook page</title>
+</head>
+<body>
+<p>Opening the notebook page&hellip; If nothing happens, <a href="${href}">open it here</a>.</p>
+</body>
+</html>
+`,
+    { mode: 0o600, flag: 'wx' },
+  );
+  return file;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** `text` safe inside HTML text and a double- or single-quoted attribute. */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+/**
+ * `runtimed page --rotate`: the page gets a new token, so every page open so far and every launch
+ * address given so far stops working. Exits 3 when no daemon runs, 1 when it serves no page.
+ */
+async function rotatePageToken(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  const { socketPath } = layoutOf(options, io);
+  const opened = await openControl(socketPath);
+  if (!opened) {
+    io.stderr.write(`runtimed: no daemon runs at ${socketPath} ('runtimed start' starts one)\n`);
+    return 3;
+  }
+  try {
+    const answer = await opened.connection.requestControl({ type: 'rotate_page_token' }).catch((error: unknown) => {
+      if (RuntimedProtocolError.is(error, 'daemonRefused') && error.code === 'unknown_request') return undefined;
+      throw error;
+    });
+    if (answer === undefined) {
+      io.stderr.write(
+        "runtimed: this daemon is older than 'runtimed page --rotate'; restart it ('runtimed stop', then 'runtimed start'; its kernels stop) to rotate its page's token\n",
+      );
+      return 1;
+    }
+    if (!answer.rotated) {
+      io.stderr.write(
+        'runtimed: this daemon serves no web page (it was started with --no-page), so it has no page token to rotate\n',
+      );
+      return 1;
+    }
+    io.stdout.write("The page's token was rotated: every page open so far must be opened again (runtimed open).\n");
     return 0;
   } finally {
     opened.connection.close();

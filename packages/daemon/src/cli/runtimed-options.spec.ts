@@ -25,3 +25,26 @@ describe('parseRuntimedOptions: keep-alive and journal', () => {
     );
   });
 });
+
+describe('parseRuntimedOptions: page --rotate', () => {
+  it('takes page --rotate with the daemon’s socket and data dir', () => {
+    expect(parseRuntimedOptions(['page', '--rotate'])).toMatchObject({ command: 'page', rotate: true });
+    expect(
+      parseRuntimedOptions(['page', '--socket', '/run/x/runtimed.sock', '--rotate', '--data-dir=/d']),
+    ).toMatchObject({ command: 'page', rotate: true, socketPath: '/run/x/runtimed.sock', dataDir: '/d' });
+    expect(parseRuntimedOptions(['status'])).toMatchObject({ rotate: false });
+  });
+
+  it('refuses page without --rotate, saying what it needs, and --rotate for another command', () => {
+    expect(() => parseRuntimedOptions(['page'])).toThrow("'runtimed page' needs --rotate");
+    expect(() => parseRuntimedOptions(['page', '--socket', '/s'])).toThrow("'runtimed page' needs --rotate");
+    expect(() => parseRuntimedOptions(['page', 'x.ipynb', '--rotate'])).toThrow(
+      "Unknown option 'x.ipynb' for 'runtimed page'",
+    );
+    expect(() => parseRuntimedOptions(['open', '--rotate'])).toThrow("Unknown option '--rotate' for 'runtimed open'");
+  });
+
+  it('shows the help for page --help rather than refusing it', () => {
+    expect(parseRuntimedOptions(['page', '--help'])).toMatchObject({ command: 'help' });
+  });
+});

@@ -2,7 +2,7 @@ import { DaemonError } from '../daemon-error.js';
 
 /** Everything `runtimed` accepts on its command line, parsed and checked. */
 export interface RuntimedOptions {
-  readonly command: 'start' | 'status' | 'stop' | 'open' | 'help' | 'version';
+  readonly command: 'start' | 'status' | 'stop' | 'open' | 'page' | 'help' | 'version';
   readonly foreground: boolean;
   readonly json: boolean;
   readonly socketPath?: string;
@@ -31,6 +31,8 @@ export interface RuntimedOptions {
   readonly noPage: boolean;
   /** `open`: the notebook (a path or a notebook id) whose page to open; the index without it. */
   readonly target?: string;
+  /** `page --rotate`: give the web page a new token (the only thing `page` does, and it must be asked). */
+  readonly rotate: boolean;
 }
 
 export const runtimedUsage = `runtimed: the local notebook daemon of nteract-mcp (rooms, peers, autosave, Jupyter kernels).
@@ -40,8 +42,12 @@ Usage:
   runtimed status [--json] [--socket PATH] [--data-dir DIR]
   runtimed stop [--socket PATH] [--data-dir DIR]
   runtimed open [PATH|NOTEBOOK_ID] [--socket PATH] [--data-dir DIR]
-                         Print the address of the daemon's web page (of that notebook, else the
-                         list of notebooks), with its token, and open it in a browser if one runs.
+                         Print an address that opens the daemon's web page (of that notebook, else
+                         the list of notebooks) once, within an hour, and open the page in a browser
+                         if a desktop session runs. Run it again for another address.
+  runtimed page --rotate [--socket PATH] [--data-dir DIR]
+                         Give the web page a new token: every page open so far, and every address
+                         given so far, stops working ('runtimed open' gives new addresses).
 
 start options:
   --foreground           Run in this process (logs on stderr). Without it the daemon detaches
@@ -72,6 +78,7 @@ tuning (milliseconds unless said; mostly for tests):
 
 Other: -h/--help, -V/--version. 'status' exits 0 when the daemon answers, 3 when no daemon runs,
 and 1 when a daemon process holds the lock but does not answer on its socket ('stop' stops it).
+'open' and 'page --rotate' exit 3 when no daemon runs and 1 when it serves no web page.
 `;
 
 const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: number; max: number }>> = {
@@ -105,6 +112,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     json: false,
     noKernels: false,
     noPage: false,
+    rotate: false,
     pagePort: 0,
     keepAliveMs: 30_000,
     vanishedPeerKeepAliveMs: 180_000,
@@ -121,10 +129,10 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     return options as unknown as RuntimedOptions;
   if (command === '-V' || command === '--version')
     return { ...(options as unknown as RuntimedOptions), command: 'version' };
-  if (command !== 'start' && command !== 'status' && command !== 'stop' && command !== 'open') {
+  if (command !== 'start' && command !== 'status' && command !== 'stop' && command !== 'open' && command !== 'page') {
     throw new DaemonError(
       'invalidOption',
-      `Unknown command '${command}'. Use start, status, stop or open (runtimed --help).`,
+      `Unknown command '${command}'. Use start, status, stop, open or page (runtimed --help).`,
     );
   }
   options.command = command;
@@ -145,6 +153,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     else if (command === 'open' && !arg.startsWith('-') && options.target === undefined) options.target = arg;
     else if (flag === '--journal-fsync' && command === 'start') options.journalFsync = true;
     else if (flag === '--json' && command === 'status') options.json = true;
+    else if (flag === '--rotate' && command === 'page') options.rotate = true;
     else if (flag === '--socket' || flag === '--data-dir' || (command === 'start' && flag in textual))
       options[textual[flag] as string] = takeValue();
     else if (command === 'start' && flag in numeric) {
@@ -158,6 +167,12 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     } else if (flag === '-h' || flag === '--help')
       return { ...(options as unknown as RuntimedOptions), command: 'help' };
     else throw new DaemonError('invalidOption', `Unknown option '${arg}' for 'runtimed ${command}' (runtimed --help).`);
+  }
+  if (command === 'page' && !options.rotate) {
+    throw new DaemonError(
+      'invalidOption',
+      "'runtimed page' needs --rotate: 'runtimed page --rotate' gives the web page a new token ('runtimed open' prints an address that opens the page).",
+    );
   }
   if (options.maxMessageBytes === 0) throw new DaemonError('invalidOption', '--max-message-mib must be at least 1');
   if ((options.roomSoftCap as number) < 1) throw new DaemonError('invalidOption', '--room-soft-cap must be at least 1');

@@ -60,7 +60,7 @@ describe('runtimed status against a real daemon', () => {
     expect(lines[0]).toMatch(/^runtimed \S+ running \(pid \d+, started \S+\)$/);
     expect(lines.slice(1, 9)).toEqual([
       `socket: ${d.socketPath}`,
-      expect.stringMatching(/^page: http:\/\/127\.0\.0\.1:\d+\/ \('runtimed open' prints it with its token\)$/),
+      expect.stringMatching(/^page: http:\/\/127\.0\.0\.1:\d+\/ \('runtimed open' prints an address that opens it\)$/),
       'rooms: 1',
       `  ${path}  ${room?.notebook_id}`,
       '    peers: 1 (Claude Code agent:ada:s1)',

@@ -32,13 +32,29 @@ export function outputValueHash(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }
 
-/** Where the page server serves the value `mime` of output `index` of a cell. */
-export function outputValueUrl(notebookId: string, cellId: string, index: number, mime: string, hash: string): string {
-  return `/notebooks/${notebookId}/outputs/${encodeURIComponent(cellId)}/${index}/${encodeURIComponent(mime)}?v=${hash}`;
+/**
+ * Where the page server serves the value `mime` of output `index` of a cell, to the page whose
+ * output capability is `cap` (see `PageAccess.outputCapability`).
+ */
+export function outputValueUrl(
+  notebookId: string,
+  cellId: string,
+  index: number,
+  mime: string,
+  hash: string,
+  cap: string,
+): string {
+  return `/notebooks/${notebookId}/outputs/${encodeURIComponent(cellId)}/${index}/${encodeURIComponent(mime)}?v=${hash}&cap=${cap}`;
 }
 
-/** `output` as the page receives it: each value over {@link inlineOutputLimit} replaced by its reference. */
-export function referenceOutput(notebookId: string, cellId: string, index: number, output: WireOutput): WireOutput {
+/** `output` as the page receives it: each value over {@link inlineOutputLimit} replaced by its reference (loaded with `cap`). */
+export function referenceOutput(
+  notebookId: string,
+  cellId: string,
+  index: number,
+  output: WireOutput,
+  cap: string,
+): WireOutput {
   const data = output.data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return output;
   let referenced: Record<string, unknown> | undefined;
@@ -47,7 +63,7 @@ export function referenceOutput(notebookId: string, cellId: string, index: numbe
     if (chars <= inlineOutputLimit) continue;
     referenced ??= { ...data };
     referenced[mime] = {
-      runtimed_output_ref: outputValueUrl(notebookId, cellId, index, mime, hashOf(data, mime, value)),
+      runtimed_output_ref: outputValueUrl(notebookId, cellId, index, mime, hashOf(data, mime, value), cap),
       hash: hashOf(data, mime, value),
       chars,
     } satisfies OutputReference;
@@ -56,8 +72,11 @@ export function referenceOutput(notebookId: string, cellId: string, index: numbe
 }
 
 /** `cell` as the page receives it: its outputs through {@link referenceOutput}. */
-export function referenceCell<T extends WireCell>(notebookId: string, cell: T): T {
-  return { ...cell, outputs: cell.outputs.map((output, index) => referenceOutput(notebookId, cell.id, index, output)) };
+export function referenceCell<T extends WireCell>(notebookId: string, cell: T, cap: string): T {
+  return {
+    ...cell,
+    outputs: cell.outputs.map((output, index) => referenceOutput(notebookId, cell.id, index, output, cap)),
+  };
 }
 
 /**
@@ -68,14 +87,15 @@ export function referenceCell<T extends WireCell>(notebookId: string, cell: T): 
 export function referenceFrame(
   notebookId: string,
   frame: Readonly<Record<string, unknown>>,
+  cap: string,
 ): Readonly<Record<string, unknown>> {
   const cell = frame.cell as WireCell | undefined;
   if (cell !== undefined && cell !== null && Array.isArray(cell.outputs)) {
-    return { ...frame, cell: referenceCell(notebookId, cell) };
+    return { ...frame, cell: referenceCell(notebookId, cell, cap) };
   }
   if (frame.event === 'output_set') {
     const output = frame.output as WireOutput;
-    return { ...frame, output: referenceOutput(notebookId, String(frame.cell_id), Number(frame.index), output) };
+    return { ...frame, output: referenceOutput(notebookId, String(frame.cell_id), Number(frame.index), output, cap) };
   }
   if (frame.event === 'execution_done' && frame.outputs !== undefined) {
     const { outputs: _dropped, ...rest } = frame;

@@ -8,7 +8,7 @@ import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
 import { errorFrame } from '../server/error-frame.js';
 import { outputValueHash, outputValueText, referenceCell, referenceFrame } from './output-references.js';
-import { PageAccess } from './page-access.js';
+import { PageAccess, sessionPath } from './page-access.js';
 import { PageAssets } from './page-assets.js';
 import { outputFrameHeaders, renderOutputFrame } from './render-output-frame.js';
 import { renderPageShell } from './render-page-shell.js';
@@ -24,7 +24,8 @@ const securityHeaders: Readonly<Record<string, string>> = {
 };
 
 const notebookIdPattern = /^[0-9a-f-]{36}$/;
-const humanNamePattern = /^[\p{L}\p{N} ._-]{1,40}$/u;
+/** A person's name as the page may give it: letters (with their marks), digits, spaces, `.`, `_`, `-` and apostrophes. */
+const humanNamePattern = /^[\p{L}\p{M}\p{N} ._'\u2019-]{1,40}$/u;
 /** The largest request body a page may send (a cell's source). */
 const maxBodyBytes = 1024 * 1024;
 
@@ -32,6 +33,8 @@ const maxBodyBytes = 1024 * 1024;
 interface PagePeer {
   readonly peer: RoomPeer;
   readonly notebookId: string;
+  /** The page session that opened the stream: the only one that may act as this peer. */
+  readonly session: string;
   /** Its event stream (ended when the server stops). */
   readonly stream: ServerResponse;
 }
@@ -51,10 +54,12 @@ export interface PageServerOptions {
  * The daemon's web page, on 127.0.0.1 only: an index of the open notebooks and a page per
  * notebook that follows the room live (a server-sent event stream of the room's broadcasts; the
  * page joins the room as a peer while it is open). Every request passes {@link PageAccess} first.
- * Routes: `/` and `/notebooks/<id>` (pages), `/api/rooms`, `/api/notebooks/<id>` (the notebook
- * now, its large output values as references: see {@link referenceCell}), `/api/notebooks/<id>/activity`
- * (who is where, what runs and waits), `/api/notebooks/<id>/events` (the stream, output values
- * referenced alike), `POST /api/notebooks/<id>/requests` (a person's edit or run),
+ * Routes: `/` and `/notebooks/<id>` (pages: the same shell for anyone, holding nothing of a
+ * notebook), `POST /api/session` (a launch code for a session), `/api/rooms`, `/api/notebooks/<id>`
+ * (the notebook now, its large output values as references: see {@link referenceCell}, and the
+ * session's output capability), `/api/notebooks/<id>/activity` (who is where, what runs and
+ * waits), `POST /api/notebooks/<id>/events` (the stream, output values referenced alike; the page
+ * joins the room as it opens), `POST /api/notebooks/<id>/requests` (a person's edit or run),
  * `/notebooks/<id>/outputs/<cell id>/<index>` (an HTML or SVG output, as the document of its
  * sandboxed frame), `/notebooks/<id>/outputs/<cell id>/<index>/<mime>?v=<hash>` (one large output
  * value, content-addressed and cached), `/assets/live-page.js`, the chunks it imports, `.css` and
@@ -93,15 +98,28 @@ export class PageServer {
     return `http://127.0.0.1:${this.port}/`;
   }
 
-  /** What opens the page (give it only to the user who asked; never log it). */
+  /** What signs the page's sessions (`page.json`; never give it to a browser, never log it). */
   public get token(): string {
     return this.access.token;
   }
 
-  /** The address a person opens (with the token; give it only to the user who asked). */
-  public url(notebookId?: string): string {
+  /**
+   * An address that opens the page (the index, or a notebook's page) once, within an hour: its
+   * launch code is in the fragment, which the browser never sends to a server.
+   */
+  public launchUrl(notebookId?: string): string {
     const path = notebookId === undefined ? '' : `notebooks/${notebookId}`;
-    return `${this.baseUrl}${path}?token=${this.access.token}`;
+    return `${this.baseUrl}${path}#launch=${this.access.launchCode()}`;
+  }
+
+  /**
+   * Replaces the token: every page session and launch address so far stops working and every
+   * open stream ends (its page asks the person to open it again). Returns the new token.
+   */
+  public rotate(): string {
+    this.access.rotate();
+    for (const { stream } of this.#peers.values()) stream.end();
+    return this.access.token;
   }
 
   /** Stops listening and ends every open stream. */
@@ -121,24 +139,27 @@ export class PageServer {
       url: request.url ?? '/',
       host: request.headers.host,
       origin: request.headers.origin,
-      cookie: request.headers.cookie,
+      authorization: request.headers.authorization,
     });
     if (decision.kind === 'refuse') {
       this.answer(response, decision.status, 'text/plain', decision.message);
       return;
     }
-    if (decision.kind === 'adopt') {
-      response.writeHead(303, { ...securityHeaders, Location: decision.location, 'Set-Cookie': decision.setCookie });
-      response.end();
+    const session = decision.session;
+    const cap = (notebookId: string) => this.access.outputCapability(session ?? '', notebookId);
+    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
+    if (path === sessionPath) {
+      if (request.method === 'POST') void this.launch(request, response);
+      else this.answer(response, 405, 'text/plain', 'POST a launch code here.');
       return;
     }
-    const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
-    const posted = request.method === 'POST' ? /^\/api\/notebooks\/([^/]+)\/(requests|presence)$/.exec(path) : null;
-    if (posted) {
+    const posted =
+      request.method === 'POST' ? /^\/api\/notebooks\/([^/]+)\/(requests|presence|events)$/.exec(path) : null;
+    if (posted && session !== undefined) {
       const [, notebookId, what] = posted as unknown as [string, string, string];
-      void (what === 'requests'
-        ? this.request(request, response, notebookId)
-        : this.presence(request, response, notebookId));
+      if (what === 'events') void this.stream(request, response, notebookId, session);
+      else if (what === 'requests') void this.request(request, response, notebookId, session);
+      else void this.presence(request, response, notebookId, session);
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -162,9 +183,10 @@ export class PageServer {
       return;
     }
     if (first === 'notebooks' && id !== undefined && rest === undefined) {
-      this.withRoom(response, id, () =>
-        this.answer(response, 200, 'text/html', renderPageShell(id, this.#assets.startImports())),
-      );
+      // Whether the notebook is open is the API's to say, to a session.
+      if (notebookIdPattern.test(id))
+        this.answer(response, 200, 'text/html', renderPageShell(id, this.#assets.startImports()));
+      else this.answer(response, 404, 'text/plain', `No open notebook ${id}.`);
       return;
     }
     if (first === 'notebooks' && id !== undefined && rest === 'outputs') {
@@ -190,22 +212,14 @@ export class PageServer {
             runtime: room.runtime,
             conditions: room.conditions(),
             ...room.activity(),
-            cells: room.cells().map((cell) => referenceCell(room.notebookId, cell)),
+            cells: room.cells().map((cell) => referenceCell(room.notebookId, cell, cap(room.notebookId))),
+            output_capability: cap(room.notebookId),
           }),
         );
         return;
       }
       if (notebookId !== undefined && tail === 'activity') {
         this.withRoom(response, notebookId, (room) => this.json(response, 200, room.activity()));
-        return;
-      }
-      if (notebookId !== undefined && tail === 'events') {
-        const name = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams.get('name') ?? 'human';
-        if (!humanNamePattern.test(name)) {
-          this.answer(response, 400, 'text/plain', 'name: 1 to 40 letters, digits, spaces, dots, dashes.');
-          return;
-        }
-        void this.stream(request, response, notebookId, name);
         return;
       }
     }
@@ -225,13 +239,43 @@ export class PageServer {
     serve(room);
   }
 
-  /** The room's broadcasts as server-sent events, the page a peer of the room while it listens. */
+  /** A launch code (`{"launch": "<code>"}`) for a session (`{"session": "<session>"}`), or 403 saying why not. */
+  private async launch(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let code: unknown;
+    try {
+      code = (JSON.parse(await readBody(request)) as { launch?: unknown } | null)?.launch;
+    } catch (error) {
+      this.answer(response, 400, 'text/plain', `The body must be {"launch": "<code>"}: ${(error as Error).message}`);
+      return;
+    }
+    const redeemed = this.access.redeem(code);
+    if ('refused' in redeemed) this.json(response, 403, { message: redeemed.refused });
+    else this.json(response, 200, { session: redeemed.session });
+  }
+
+  /**
+   * The room's broadcasts as server-sent events on the answer to a POST (`{"name": "<person>"}`),
+   * the page a peer of the room while it listens: joining is a change, so no GET does it.
+   */
   private async stream(
     request: IncomingMessage,
     response: ServerResponse,
     notebookId: string,
-    name: string,
+    session: string,
   ): Promise<void> {
+    let name: unknown;
+    try {
+      const body = await readBody(request);
+      name = body === '' ? undefined : (JSON.parse(body) as { name?: unknown } | null)?.name;
+    } catch (error) {
+      this.answer(response, 400, 'text/plain', `The body must be {"name": "<your name>"}: ${(error as Error).message}`);
+      return;
+    }
+    name ??= 'human';
+    if (typeof name !== 'string' || !humanNamePattern.test(name)) {
+      this.answer(response, 400, 'text/plain', 'name: 1 to 40 letters, digits, spaces, apostrophes, dots, dashes.');
+      return;
+    }
     if (!notebookIdPattern.test(notebookId) || !this.options.catalog.get(notebookId)) {
       this.answer(response, 404, 'text/plain', `No open notebook ${notebookId}.`);
       return;
@@ -244,12 +288,13 @@ export class PageServer {
       return;
     }
     const { room } = admission;
+    const cap = this.access.outputCapability(session, notebookId);
     response.writeHead(200, { ...securityHeaders, 'Content-Type': 'text/event-stream' });
     response.write(': open\n\n');
     const peer: RoomPeer = {
       id: randomUUID(),
       label: name === 'human' ? 'human' : `human:${name}`,
-      send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame))}\n\n`),
+      send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame, cap))}\n\n`),
       disconnect: () => response.end(),
     };
     // The page's own peer id: its requests name it (`X-Runtimed-Peer`) to act as this peer. And the
@@ -258,8 +303,9 @@ export class PageServer {
     response.write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
     room.addPeer(peer);
     admission.release();
-    this.#peers.set(peer.id, { peer, notebookId, stream: response });
-    request.on('close', () => {
+    this.#peers.set(peer.id, { peer, notebookId, session, stream: response });
+    // The answer's close: the request's fired once its body was read (a POST), long before.
+    response.on('close', () => {
       this.#peers.delete(peer.id);
       room.removePeer(peer.id, 'left');
     });
@@ -270,8 +316,13 @@ export class PageServer {
    * room: through the room's journaled mutations, with the same checks, idempotency keys and
    * broadcasts as an agent's. Answered with the room's answer, or a clear 4xx changing nothing.
    */
-  private async request(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
-    const posted = await this.posted(request, response, notebookId);
+  private async request(
+    request: IncomingMessage,
+    response: ServerResponse,
+    notebookId: string,
+    session: string,
+  ): Promise<void> {
+    const posted = await this.posted(request, response, notebookId, session);
     if (!posted) return;
     const { pagePeer, room, body } = posted;
     const checked = checkClientRequest('notebook', { id: 0, ...(body as object) });
@@ -287,7 +338,8 @@ export class PageServer {
     }
     try {
       const answer = await room.handle(pagePeer.peer, checked.request);
-      this.json(response, 200, referenceFrame(notebookId, answer as Record<string, unknown>));
+      const cap = this.access.outputCapability(session, notebookId);
+      this.json(response, 200, referenceFrame(notebookId, answer as Record<string, unknown>, cap));
     } catch (error) {
       const frame = errorFrame(error);
       this.json(response, DaemonError.is(error) ? 409 : 500, { code: frame.code, message: frame.message });
@@ -295,8 +347,13 @@ export class PageServer {
   }
 
   /** A page says which cell its person is on (`{"cell_id": "<id>" | null}`); answered 204. */
-  private async presence(request: IncomingMessage, response: ServerResponse, notebookId: string): Promise<void> {
-    const posted = await this.posted(request, response, notebookId);
+  private async presence(
+    request: IncomingMessage,
+    response: ServerResponse,
+    notebookId: string,
+    session: string,
+  ): Promise<void> {
+    const posted = await this.posted(request, response, notebookId, session);
     if (!posted) return;
     const cellId = (posted.body as { cell_id?: unknown } | null)?.cell_id;
     if (cellId !== null && typeof cellId !== 'string') {
@@ -315,16 +372,18 @@ export class PageServer {
 
   /**
    * What every POST of a page needs: the page's peer (named by `X-Runtimed-Peer`, on this
-   * notebook), its room, and the JSON body. Answers the refusal itself and gives `undefined`.
+   * notebook, opened by this session: no page acts as another's peer), its room, and the JSON
+   * body. Answers the refusal itself and gives `undefined`.
    */
   private async posted(
     request: IncomingMessage,
     response: ServerResponse,
     notebookId: string,
+    session: string,
   ): Promise<{ pagePeer: PagePeer; room: NonNullable<ReturnType<RoomCatalog['get']>>; body: unknown } | undefined> {
     const peerId = request.headers['x-runtimed-peer'];
     const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
-    if (!pagePeer || pagePeer.notebookId !== notebookId) {
+    if (!pagePeer || pagePeer.notebookId !== notebookId || pagePeer.session !== session) {
       this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
       return undefined;
     }

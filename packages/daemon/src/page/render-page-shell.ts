@@ -1,17 +1,12 @@
 /**
- * The HTML a page starts from: no data of the notebook (the script fetches it; a notebook's page
- * asks the browser to start reading it while the script loads), so nothing from a notebook is
- * ever put into this document by the server. The script is an ES module; `startImports` are the
+ * The HTML a page starts from, the same for anyone: no data of the notebook (the script fetches it
+ * with the page's session), so nothing from a notebook is ever put into this document by the server. The script is an ES module; `startImports` are the
  * chunks it imports as it starts (names of the build's files), asked for beside it. `notebookId`
  * is checked by the caller (a UUID) before it is written into the attribute.
  */
 export function renderPageShell(notebookId: string | undefined, startImports: readonly string[]): string {
   const title = notebookId === undefined ? 'Notebooks in runtimed' : `Notebook ${notebookId}`;
   const data = notebookId === undefined ? '' : ` data-notebook="${notebookId}"`;
-  const preload =
-    notebookId === undefined
-      ? ''
-      : `\n<link rel="preload" href="/api/notebooks/${notebookId}" as="fetch" crossorigin="anonymous">`;
   const modules = startImports.map((name) => `\n<link rel="modulepreload" href="/assets/${name}">`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -21,7 +16,7 @@ export function renderPageShell(notebookId: string | undefined, startImports: re
 <title>${title}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/live-page.css">
-<script type="module" src="/assets/live-page.js"></script>${preload}${modules}
+<script type="module" src="/assets/live-page.js"></script>${modules}
 </head>
 <body${data}>
 <header class="topbar"><div class="topbar-inner">

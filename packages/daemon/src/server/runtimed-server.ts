@@ -54,7 +54,8 @@ export interface RuntimedServerOptions {
   readonly socketCheckMs?: number;
   /**
    * The web page (see `PageServer`) on 127.0.0.1: its port (default 0, a free one), or `false` for
-   * none. Its address and token go to `page.json` (0600) beside the socket and to `get_page`.
+   * none. Its address and token go to `page.json` (0600) beside the socket; `get_page` answers its
+   * address and a one-time launch address (never the token).
    */
   readonly page?: false | { readonly port?: number };
 }
@@ -268,7 +269,7 @@ export class RuntimedServer {
    * Starts the web page (unless turned off) and writes where it is, with its token, to `page.json`
    * (0600; kept when the daemon stops). A restarted daemon takes the address and token of its
    * predecessor when it can (no port asked for, the old one free), so an open page reconnects by
-   * itself and its cookie still works.
+   * itself and its session still works.
    */
   private async servePage(): Promise<void> {
     const { page, layout } = this.#options;
@@ -284,12 +285,17 @@ export class RuntimedServer {
             PageServer.start({ catalog, logger, token }),
           )
         : await PageServer.start({ catalog, logger, port: wanted, ...(token === undefined ? {} : { token }) });
+    await this.writePageRecord(this.#page);
+    this.#options.logger.info('web page served', { url: this.#page.baseUrl });
+  }
+
+  /** `page.json` (0600): where the page is and the token its sessions are signed with, for the next daemon. */
+  private async writePageRecord(page: PageServer): Promise<void> {
     await writeFileAtomic(
-      layout.pagePath,
-      `${JSON.stringify({ url: this.#page.baseUrl, token: this.#page.token, pid: process.pid }, null, 2)}\n`,
+      this.#options.layout.pagePath,
+      `${JSON.stringify({ url: page.baseUrl, token: page.token, pid: process.pid }, null, 2)}\n`,
       0o600,
     );
-    this.#options.logger.info('web page served', { url: this.#page.baseUrl });
   }
 
   private control(connection: DaemonConnection, request: Record<string, unknown>): void {
@@ -337,7 +343,28 @@ export class RuntimedServer {
         return;
       case 'get_page': {
         const page = this.#page;
-        answer('get_page', page ? { url: page.baseUrl, token: page.token } : { url: null, token: null });
+        answer(
+          'get_page',
+          page
+            ? { url: page.baseUrl, launch_url: page.launchUrl(checked.notebook_id) }
+            : { url: null, launch_url: null },
+        );
+        return;
+      }
+      case 'rotate_page_token': {
+        const page = this.#page;
+        if (!page) {
+          answer('rotate_page_token', { rotated: false });
+          return;
+        }
+        page.rotate();
+        void this.writePageRecord(page).then(
+          () => {
+            this.#options.logger.info('page token rotated: every page session so far is refused');
+            answer('rotate_page_token', { rotated: true });
+          },
+          (error: unknown) => connection.send(errorFrame(error, id)),
+        );
         return;
       }
     }

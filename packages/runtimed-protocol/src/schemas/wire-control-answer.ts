@@ -17,9 +17,17 @@ export const wireControlAnswerSchemas = {
   shutdown_daemon: z.object({ stopping: z.literal(true) }),
   /**
    * `url`: the page's base address on 127.0.0.1 (`http://127.0.0.1:<port>/`), or `null` when this
-   * daemon serves no page; `token`: what opens it (append `?token=`), `null` likewise.
+   * daemon serves no page; `launch_url`: an address that opens the page once within an hour (its
+   * code in the fragment), `null` likewise. `token`: what daemons before launch addresses sent
+   * (append `?token=`); a daemon with `launch_url` sends none.
    */
-  get_page: z.object({ url: z.string().nullable(), token: z.string().nullable() }),
+  get_page: z.object({
+    url: z.string().nullable(),
+    launch_url: z.string().nullable().optional(),
+    token: z.string().nullable().optional(),
+  }),
+  /** `rotated`: false when this daemon serves no page. */
+  rotate_page_token: z.object({ rotated: z.boolean() }),
 } as const satisfies Record<WireControlRequestType, z.ZodType>;
 
 /** The answer to a control request of type `T`. */

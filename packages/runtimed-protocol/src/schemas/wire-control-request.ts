@@ -11,6 +11,7 @@ export const wireControlRequestTypes = [
   'subscribe',
   'shutdown_daemon',
   'get_page',
+  'rotate_page_token',
 ] as const;
 export type WireControlRequestType = (typeof wireControlRequestTypes)[number];
 
@@ -26,8 +27,13 @@ export const wireControlRequestSchemas = {
   subscribe: z.object({ type: z.literal('subscribe') }),
   /** The daemon saves every room, stops its kernels and exits. */
   shutdown_daemon: z.object({ type: z.literal('shutdown_daemon') }),
-  /** Where the daemon's web page is, with its token: for the user who asked (the socket is theirs only). */
-  get_page: z.object({ type: z.literal('get_page') }),
+  /**
+   * Where the daemon's web page is, and an address that opens it once (the index, or the page of
+   * `notebook_id`): for the user who asked (the socket is theirs only).
+   */
+  get_page: z.object({ type: z.literal('get_page'), notebook_id: z.string().min(1).optional() }),
+  /** The page gets a new token: every page session and launch address so far stops working. */
+  rotate_page_token: z.object({ type: z.literal('rotate_page_token') }),
 } as const satisfies Record<WireControlRequestType, z.ZodType>;
 
 export const wireControlRequestSchema = z.discriminatedUnion('type', [
@@ -39,6 +45,7 @@ export const wireControlRequestSchema = z.discriminatedUnion('type', [
   wireControlRequestSchemas.subscribe,
   wireControlRequestSchemas.shutdown_daemon,
   wireControlRequestSchemas.get_page,
+  wireControlRequestSchemas.rotate_page_token,
 ]);
 export type WireControlRequest = z.infer<typeof wireControlRequestSchema>;
 

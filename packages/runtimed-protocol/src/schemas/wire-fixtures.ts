@@ -39,7 +39,8 @@ export const controlRequestFixtures = {
   shutdown_notebook: { type: 'shutdown_notebook', notebook_id: '6f1c2a9e-0000-4000-8000-000000000001' },
   subscribe: { type: 'subscribe' },
   shutdown_daemon: { type: 'shutdown_daemon' },
-  get_page: { type: 'get_page' },
+  get_page: { type: 'get_page', notebook_id: '00000000-0000-4000-8000-000000000001' },
+  rotate_page_token: { type: 'rotate_page_token' },
 } as const satisfies { [T in WireControlRequestType]: Extract<WireControlRequest, { type: T }> };
 
 export const notebookRequestFixtures = {
@@ -126,7 +127,11 @@ export const controlAnswerFixtures: { [T in WireControlRequestType]: WireControl
   shutdown_notebook: { found: true },
   subscribe: { subscribed: true },
   shutdown_daemon: { stopping: true },
-  get_page: { url: 'http://127.0.0.1:8765/', token: 'fixture-token' },
+  get_page: {
+    url: 'http://127.0.0.1:8765/',
+    launch_url: 'http://127.0.0.1:8765/notebooks/00000000-0000-4000-8000-000000000001#launch=fixture',
+  },
+  rotate_page_token: { rotated: true },
 };
 
 export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNotebookAnswer<T> } = {

@@ -72,19 +72,27 @@ export class LiveNotebook implements CellHost {
     followOutputFrameHeights();
     const params = new URLSearchParams(location.search);
     const name = params.get('name') ?? localStorage.getItem('runtimed-name') ?? 'human';
-    const stream = new RoomStream(`/api/notebooks/${this.notebookId}/events?name=${encodeURIComponent(name)}`, {
-      onHello: (peer) => {
-        this.#api.peerId = peer.peer_id;
-        this.#view.myPeerId = peer.peer_id;
-        this.#presenceSent = null;
-        if (this.#focused !== null) this.sendPresence();
-        this.#joinedAt = peer.document_version;
-        this.catchUp();
+    const stream = new RoomStream(
+      `/api/notebooks/${this.notebookId}/events`,
+      { name },
+      {
+        onHello: (peer) => {
+          this.#api.peerId = peer.peer_id;
+          this.#view.myPeerId = peer.peer_id;
+          this.#presenceSent = null;
+          if (this.#focused !== null) this.sendPresence();
+          this.#joinedAt = peer.document_version;
+          this.catchUp();
+        },
+        onReopen: () => this.read(),
+        onFrame: (frame) => this.receive(frame),
+        onState: (state) => this.#view.connection(state),
+        onRefused: (message) => {
+          this.#view.connection('closed');
+          this.notify(message);
+        },
       },
-      onReopen: () => this.read(),
-      onFrame: (frame) => this.receive(frame),
-      onState: (state) => this.#view.connection(state),
-    });
+    );
     // The first read and the stream at once: a change between the two makes the read older than
     // the stream's start (its `hello` says), and the page reads again.
     this.read();

@@ -27,10 +27,13 @@ export interface NotebookSnapshot {
   /** The cell running now, and those queued behind it (empty when the daemon does not say). */
   readonly running: string | null;
   readonly queued: readonly string[];
+  /** What lets this page's frames and images load the notebook's outputs (the `cap` query value). */
+  readonly outputCapability: string;
 }
 
 interface SnapshotBody {
   readonly notebook_id: string;
+  readonly output_capability?: string;
   readonly path: string | null;
   readonly document_version: number;
   readonly runtime: WireRuntimeState;
@@ -56,6 +59,7 @@ export function readSnapshot(body: unknown): NotebookSnapshot {
     runtime: raw.runtime,
     conditions: raw.conditions ?? [],
     cells: raw.cells,
+    outputCapability: raw.output_capability ?? '',
     ...readActivity(raw),
   };
 }

@@ -99,7 +99,13 @@ export class NotebookView {
   public connection(state: ConnectionState): void {
     this.#connection.className = `connection ${state}`;
     this.#connection.textContent =
-      state === 'live' ? 'live' : state === 'reconnecting' ? 'reconnecting…' : 'connecting…';
+      state === 'live'
+        ? 'live'
+        : state === 'reconnecting'
+          ? 'reconnecting…'
+          : state === 'closed'
+            ? 'not open to you'
+            : 'connecting…';
   }
 
   /** Shows `document` (a fresh snapshot's): every drawn cell updated, gone ones removed. */

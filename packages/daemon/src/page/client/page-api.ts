@@ -1,5 +1,6 @@
 import type { WireNotebookRequest } from '@nteract-mcp/runtimed-protocol';
 import { type NotebookSnapshot, type RoomListing, readActivity, readSnapshot } from './notebook-snapshot.js';
+import { sessionFetch } from './page-session.js';
 
 /** The requests a person makes from the page. */
 export type PageRequest = Extract<
@@ -16,29 +17,34 @@ export type PageRequestResult =
 
 /**
  * The page server's HTTP API for one page: reading the notebook, its activity and the room list, and a person's
- * requests, made as the page's own peer of the room (the id its event stream's `hello` gave).
+ * requests, made as the page's own peer of the room (the id its event stream's `hello` gave), all
+ * with the page's session ({@link sessionFetch}).
  */
 export class PageApi {
   /** The page's peer id in the room (set from the stream's `hello`; new after a reconnect). */
   public peerId: string | undefined;
+  /** What lets the page's output frames load (from the last snapshot). */
+  #outputCapability = '';
 
   public constructor(private readonly notebookId: string | undefined) {}
 
   public static async rooms(): Promise<RoomListing[]> {
-    const answer = await fetch('/api/rooms');
+    const answer = await sessionFetch('/api/rooms');
     if (!answer.ok) throw new Error(await answer.text());
     return ((await answer.json()) as { rooms: RoomListing[] }).rooms;
   }
 
   public async snapshot(): Promise<NotebookSnapshot> {
-    const answer = await fetch(`/api/notebooks/${this.notebookId}`);
+    const answer = await sessionFetch(`/api/notebooks/${this.notebookId}`);
     if (!answer.ok) throw new Error(await answer.text());
-    return readSnapshot(await answer.json());
+    const snapshot = readSnapshot(await answer.json());
+    this.#outputCapability = snapshot.outputCapability;
+    return snapshot;
   }
 
   /** Who is in the room and what runs and waits (a small read, beside the events). */
   public async activity(): Promise<ReturnType<typeof readActivity>> {
-    const answer = await fetch(`/api/notebooks/${this.notebookId}/activity`);
+    const answer = await sessionFetch(`/api/notebooks/${this.notebookId}/activity`);
     if (!answer.ok) throw new Error(await answer.text());
     return readActivity(await answer.json());
   }
@@ -48,7 +54,7 @@ export class PageApi {
     const body =
       request.type === 'interrupt' ? request : { ...request, idempotency_key: `page-${crypto.randomUUID()}` };
     try {
-      const answer = await fetch(`/api/notebooks/${this.notebookId}/requests`, {
+      const answer = await sessionFetch(`/api/notebooks/${this.notebookId}/requests`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': this.peerId ?? '' },
         body: JSON.stringify(body),
@@ -63,7 +69,7 @@ export class PageApi {
   /** Tells the room which cell the person is on (`null`: none). Best effort: a failure changes nothing. */
   public async presence(cellId: string | null): Promise<void> {
     if (this.peerId === undefined) return;
-    await fetch(`/api/notebooks/${this.notebookId}/presence`, {
+    await sessionFetch(`/api/notebooks/${this.notebookId}/presence`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': this.peerId },
       body: JSON.stringify({ cell_id: cellId }),
@@ -72,7 +78,7 @@ export class PageApi {
 
   /** Where a cell's HTML or SVG output is served for its sandboxed frame. */
   public outputFrameUrl(cellId: string, index: number, version: string): string {
-    return `/notebooks/${this.notebookId}/outputs/${cellId}/${index}?v=${version}`;
+    return `/notebooks/${this.notebookId}/outputs/${cellId}/${index}?v=${version}&cap=${this.#outputCapability}`;
   }
 }
 
