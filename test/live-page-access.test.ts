@@ -116,10 +116,10 @@ fetch('${daemonOrigin}/api/rooms', { credentials: 'include' }).then((r) => r.sta
     await secondPage.goto(second.url.toString());
     await pageShows(secondPage, 'second_daemon = True');
     const read = (where: Page) =>
-      where.evaluate(async () => {
+      where.evaluate(`(async () => {
         const session = localStorage.getItem('runtimed-session') ?? '';
-        return (await fetch('/api/rooms', { headers: { authorization: `Bearer ${session}` } })).status;
-      });
+        return (await fetch('/api/rooms', { headers: { authorization: 'Bearer ' + session } })).status;
+      })()`);
     expect([await read(page), await read(secondPage)]).toEqual([200, 200]);
     // The person's edit on the first page still goes through (its session was not overwritten).
     await page.locator('button.add-cell.code').click();
