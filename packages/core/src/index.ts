@@ -108,6 +108,7 @@ export {
   serializeJsonRpcLine,
   validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
+export { plainErrorMessage, withPlainErrorMessage } from './json-rpc/plain-error-message.js';
 export { requestIdKey } from './json-rpc/request-id-key.js';
 export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
 export { ChildRuntime, defaultStartupWaitMs } from './lifecycle/child-runtime.js';

@@ -95,6 +95,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'notRejoinedMessage',
       'notebookResourceMimeType',
       'notebookResourceUriPrefix',
+      'plainErrorMessage',
       'readClientIdentity',
       'readDaemonStatus',
       'readSessionReport',
@@ -108,6 +109,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'tasksExtension',
       'textResult',
       'validateJsonRpcMessage',
+      'withPlainErrorMessage',
       'withSessionReport',
     ]);
   });

@@ -215,6 +215,48 @@ describe('the shipped child composition (legacy, then native)', () => {
   });
 });
 
+describe("the shipped child composition's protocol errors", () => {
+  const eras = () => [createLegacyTransportPlugin(), createNativeTransportPlugin()];
+  /** Opens `era` on a child server; `params` then gives a request's params in that era. */
+  const opened = async (era: 'legacy' | 'native') => {
+    const server = await childServer(eras());
+    if (era === 'legacy') {
+      await server.ask(plainInitialize);
+      await server.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    }
+    const meta = {
+      ...envelope,
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    };
+    const params = (given: Record<string, unknown>) => (era === 'native' ? { ...given, _meta: meta } : given);
+    return { ...server, params };
+  };
+
+  for (const era of ['legacy', 'native'] as const) {
+    // -32002 up to 2025-11-25; -32602 from 2026-07-28 on (SEP-2164). The URI in data.uri either way.
+    const code = era === 'legacy' ? -32002 : -32602;
+    it(`${era}: resources/read of an unknown resource is the era's resource-not-found error, ${code} with data.uri`, async () => {
+      const { ask, params } = await opened(era);
+      const uris = ['nteract://notebook/00000000-0000-4000-8000-000000000000', 'file:///nowhere.txt'];
+      for (const [index, uri] of uris.entries()) {
+        const refused = await ask({
+          jsonrpc: '2.0',
+          id: 10 + index,
+          method: 'resources/read',
+          params: params({ uri }),
+        });
+        expect(refused.error).toEqual({ code, message: `Unknown resource: ${uri}`, data: { uri } });
+      }
+    });
+
+    it(`${era}: an McpError goes out with its plain message, not the SDK's "MCP error <code>: " in front`, async () => {
+      const { ask, params } = await opened(era);
+      const refused = await ask({ jsonrpc: '2.0', id: 10, method: 'tasks/get', params: params({ taskId: 'nope' }) });
+      expect(refused.error).toEqual({ code: -32602, message: expect.stringMatching(/^Task not found: nope /) });
+    });
+  }
+});
+
 /** A plugin contributing one tool that cannot work without the client's `sampling` capability. */
 const samplingToolPlugin = definePlugin({
   id: 'test.sampling-tool',
@@ -257,7 +299,8 @@ describe('the child server with a contributed tool and the shipped eras', () => 
     });
     expect(refused.error).toEqual({
       code: -32021,
-      message: expect.stringContaining('summarize_with_model needs sampling'),
+      // The plain message: the MCP SDK's McpError would write `MCP error -32021: ` in front of it.
+      message: expect.stringMatching(/^Missing required client capability: summarize_with_model needs sampling/),
       data: { requiredCapabilities: { sampling: {} } },
     });
     // Declared on this request: served (nothing is inferred from earlier requests).

@@ -1194,11 +1194,51 @@ describe(McpProxy, () => {
       expect(t.answerTo(6)?.error?.code).toBe(-32000);
     });
 
+    it('between initialize and notifications/initialized, starts the child for it and answers with its list, never waiting for the fallback', async () => {
+      const t = await setup(() => undefined, { noHandshake: true });
+      await t.send(initializeRequest);
+      // A ping is answered by the proxy itself: it starts nothing.
+      await t.send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+      expect(t.answerTo('p')?.result).toEqual({});
+      expect(t.port.spawned).toHaveLength(0);
+      await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
+      expect(t.port.spawned).toHaveLength(1);
+      await eventually(() => t.answerTo(5) !== undefined);
+      expect(t.clock.now()).toBe(0);
+      expect(names(t.answerTo(5))).toEqual([
+        'connect_notebook',
+        'create_notebook',
+        'create_cell',
+        'get_all_cells',
+        'reconnect',
+      ]);
+      // The client's own notifications/initialized then starts nothing more and reaches no child again.
+      await t.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(t.port.spawned).toHaveLength(1);
+      const methods = (t.received.get(t.port.latest) ?? []).map((message) => message.method);
+      expect(methods.filter((method) => method === 'notifications/initialized')).toHaveLength(1);
+      expect(methods.slice(0, 2)).toEqual(['initialize', 'notifications/initialized']);
+      expect(t.logger.find('did not list its tools in time', 'warn')).toHaveLength(0);
+    });
+
     it('with a cached list, answers at once from the cache while the child starts', async () => {
       const t = await setup(() => undefined, { holdInitialize: true, cachedTools: [allTools[0] as object] });
       await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
       expect(names(t.answerTo(5))).toEqual(['connect_notebook', 'reconnect']);
     });
+  });
+});
+
+describe('McpProxy and error messages', () => {
+  it("sends a child's error with its plain message: the MCP SDK's `MCP error <code>: ` taken off, code and data kept", async () => {
+    const t = await setup((child, request) => {
+      const message = 'MCP error -32602: MCP error -32602: Task not found: t-1';
+      child.send({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message, data: { taskId: 't-1' } } });
+      return undefined;
+    });
+    await t.send({ jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { taskId: 't-1' } });
+    await eventually(() => t.answerTo(2) !== undefined);
+    expect(t.answerTo(2)?.error).toEqual({ code: -32602, message: 'Task not found: t-1', data: { taskId: 't-1' } });
   });
 });
 

@@ -70,22 +70,37 @@ export class UpstreamHandshake {
     return this.#gate.connection;
   }
 
-  /** The connection is open and the client said it is ready (legacy: `notifications/initialized`): children may start. */
+  /**
+   * The connection is open and serves (children may start): the client said it is ready (legacy:
+   * `notifications/initialized`), or sent a request that needs serving before it did.
+   */
   public get ready(): boolean {
     return this.#ready;
   }
 
-  /** What to do with an upstream request. `becameReady` is set when this request made the connection ready. */
+  /**
+   * What to do with an upstream request. `becameReady` is set when this request made the
+   * connection ready: the one that opened an era serving from its first request (native), or the
+   * first request to serve on a connection still waiting for its readiness notification (legacy:
+   * a request sent once `initialize` is answered and before `notifications/initialized`, which
+   * the specification allows and a reference server answers at once; a `ping` excepted).
+   */
   public receive(request: AdmissionRequest): GateVerdict & { readonly becameReady?: true } {
     const verdict = this.#gate.receive(request);
-    if (verdict.kind === 'refuse' || !verdict.opened) return verdict;
+    if (verdict.kind === 'refuse') return verdict;
+    if (!verdict.opened) {
+      const waiting = !this.#ready && this.#gate.connection !== undefined;
+      if (!waiting || verdict.kind === 'answer' || request.method === 'ping') return verdict;
+      this.#ready = true;
+      return { ...verdict, becameReady: true };
+    }
     this.#attribution.observeClientInfo(verdict.opened.client);
     if (verdict.opened.readyOn !== undefined) return verdict;
     this.#ready = true;
     return { ...verdict, becameReady: true };
   }
 
-  /** An upstream notification; `true` when it made the connection ready (the first time). */
+  /** An upstream notification; `true` when it made the connection ready (the first time; not when a request did). */
   public notification(method: string): boolean {
     const connection = this.#gate.connection;
     if (this.#ready || connection === undefined || connection.readyOn !== method) return false;

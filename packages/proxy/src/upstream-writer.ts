@@ -1,5 +1,11 @@
 import type { Writable } from 'node:stream';
-import { type JsonRpcId, type JsonRpcMessage, type Logger, serializeJsonRpcLine } from '@nteract-mcp/core';
+import {
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type Logger,
+  serializeJsonRpcLine,
+  withPlainErrorMessage,
+} from '@nteract-mcp/core';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
 import { TurnWriter, type WriteTurn } from './turn-writer.js';
@@ -23,9 +29,11 @@ export interface UpstreamWriterOptions {
 
 /**
  * Writes messages to the client, one JSON-RPC line each. A result goes out shaped by the opened
- * protocol era. A line over the client's limit is never written: a response becomes an error
- * answer (`too_large`) to the same id, anything else is dropped and logged. Nothing is written
- * once the output is no longer writable. The writes of one turn leave together ({@link TurnWriter}).
+ * protocol era; an error with its plain message (the `MCP error <code>: ` an MCP SDK's `McpError`
+ * writes into its message, as a child's may carry, is taken off: the code is in `code`). A line
+ * over the client's limit is never written: a response becomes an error answer (`too_large`) to
+ * the same id, anything else is dropped and logged. Nothing is written once the output is no
+ * longer writable. The writes of one turn leave together ({@link TurnWriter}).
  *
  * An answer relayed unchanged (the era shapes nothing, the proxy added nothing) goes out as the
  * child's own bytes with only its trailing `"id"` member rewritten, when the line ends with it (as
@@ -45,7 +53,7 @@ export class UpstreamWriter {
     const { limit, logger, shapeResult } = this.#options;
     if (!this.#out.writable) return;
     const result = (outgoing as { result?: unknown }).result;
-    let message = outgoing;
+    let message = 'error' in outgoing ? withPlainErrorMessage(outgoing) : outgoing;
     if (!('method' in outgoing) && typeof result === 'object' && result !== null && !Array.isArray(result)) {
       const shaped = shapeResult(result as Record<string, unknown>);
       if (shaped !== result) message = { ...outgoing, result: shaped } as JsonRpcMessage;

@@ -260,9 +260,17 @@ describe('createChildMcpServer', () => {
       expect(harness.slot.active?.handle.notebookId).toBe(b.notebook_id);
 
       const unknown = 'nteract://notebook/00000000-0000-4000-8000-000000000000';
-      expect(await invalidParams(harness.client.readResource({ uri: unknown }))).toBe(
-        `MCP error -32602: Unknown resource: ${unknown}`,
+      // The specification's resource-not-found error: -32002 with the URI as data.
+      const refused = await harness.client.readResource({ uri: unknown }).then(
+        () => undefined,
+        (rejection: unknown) => rejection,
       );
+      expect(refused).toBeInstanceOf(McpError);
+      expect(refused).toMatchObject({
+        code: -32002,
+        message: `MCP error -32002: Unknown resource: ${unknown}`,
+        data: { uri: unknown },
+      });
     });
 
     it('sends resources/list_changed when the slot changes', async () => {

@@ -218,7 +218,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
   const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
-  const resources = new NotebookResources(slot);
+  const resources = new NotebookResources(slot, () => gate.connection?.era);
   // Clients drop notifications sent before they finished initializing: announce changes only after.
   let initialized = false;
   const subscriptions = new ResourceSubscriptions({

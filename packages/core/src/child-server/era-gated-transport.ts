@@ -2,6 +2,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { AdmissionRequest, EraConnection } from '../contributions/protocol-admission.js';
 import type { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
+import { withPlainErrorMessage } from '../json-rpc/plain-error-message.js';
 import { requestIdKey } from '../json-rpc/request-id-key.js';
 
 /** Who wants to know which notification streams the client holds open (to watch what they name). */
@@ -21,7 +22,9 @@ export interface NotificationStreamObserver {
  * stream (native: `subscriptions/listen`) is opened here and never reaches the server; the
  * client's cancellation of it ends the stream. Every notification the server sends goes out as
  * the era delivers it (native: list changes only on the streams that asked for them, log messages
- * only for a request that asked for the level), judged against the request it belongs to.
+ * only for a request that asked for the level), judged against the request it belongs to. Every
+ * error the server sends goes out with its plain message: the `MCP error <code>: ` the SDK's
+ * `McpError` writes into its message is taken off (the code is in `code`).
  * Client notifications and responses pass unchanged. An optional {@link NotificationStreamObserver}
  * is told of every stream opened and cancelled (the server watches the resources they name).
  *
@@ -79,7 +82,8 @@ export class EraGatedTransport implements Transport {
     if (!('method' in message)) {
       const id = (message as { id?: unknown }).id;
       if (typeof id === 'string' || typeof id === 'number') this.#served.delete(requestIdKey(id));
-      if (!('result' in message)) return this.#inner.send(message, options);
+      // The one place the server's errors leave: the SDK writes an `McpError`'s message, prefix and all.
+      if (!('result' in message)) return this.#inner.send(withPlainErrorMessage(message), options);
       const result = this.#gate.shapeResult(message.result as Record<string, unknown>);
       return this.#inner.send({ ...message, result } as JSONRPCMessage, options);
     }

@@ -1,10 +1,14 @@
 import { basename } from 'node:path';
-import type { ReadResourceResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import {
+  McpError,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookCell } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
 import type { SessionSlot } from '../session/session-slot.js';
-import { InvalidParamsError } from './to-tool-failure.js';
 
 /** The URI prefix of notebook resources: `nteract://notebook/<notebook_id>`. */
 export const notebookResourceUriPrefix = 'nteract://notebook/';
@@ -61,9 +65,27 @@ export function parseNotebookResourceUri(uri: string): NotebookResourceAddress |
   return { notebookId, cellId };
 }
 
-/** The refusal of a URI that names no resource of this server (JSON-RPC -32602). */
-export function unknownResourceError(uri: string): InvalidParamsError {
-  return new InvalidParamsError(`Unknown resource: ${uri}`);
+/**
+ * JSON-RPC code of a resource-not-found error in the `initialize` era (2025-11-25 and before):
+ * the specification's `-32002`. From 2026-07-28 on it is invalid params, `-32602` (SEP-2164).
+ */
+export const resourceNotFoundCode = -32002;
+
+/** JSON-RPC "Invalid params": a resource-not-found error's code from 2026-07-28 on (SEP-2164). */
+const invalidParamsCode = -32602;
+
+/**
+ * The refusal of a URI that names no resource of this server: the resource-not-found error of the
+ * protocol era the client speaks, `-32002` ({@link resourceNotFoundCode}) in the `initialize` era
+ * and `-32602` in the per-request era (`era` `native`, 2026-07-28, SEP-2164), either way with the
+ * URI as `data.uri` and the message `Unknown resource: <uri>`. Pure.
+ */
+export function unknownResourceError(uri: string, era?: string): McpError {
+  const text = `Unknown resource: ${uri}`;
+  const error = new McpError(era === 'native' ? invalidParamsCode : resourceNotFoundCode, text, { uri });
+  // The SDK's McpError writes `MCP error <code>: ` into its message; the wire message is the text alone.
+  error.message = text;
+  return error;
 }
 
 /**
@@ -78,7 +100,11 @@ export function unknownResourceError(uri: string): InvalidParamsError {
  * readable without switching.
  */
 export class NotebookResources {
-  public constructor(private readonly slot: SessionSlot) {}
+  /** `era`: the protocol era the client speaks (`EraConnection.era`), which decides the code of a resource-not-found error. */
+  public constructor(
+    private readonly slot: SessionSlot,
+    private readonly era: () => string | undefined = () => undefined,
+  ) {}
 
   /** Notebooks (active first, then parked ones, least recently used first), then the active notebook's cells. */
   public async list(): Promise<Resource[]> {
@@ -131,11 +157,11 @@ export class NotebookResources {
     ];
   }
 
-  /** Throws invalid params `Unknown resource: <uri>` for a URI naming no cell or notebook of an active or parked session. */
+  /** Throws the resource-not-found error ({@link unknownResourceError}) for a URI naming no cell or notebook of an active or parked session. */
   public async read(uri: string): Promise<ReadResourceResult> {
     const address = parseNotebookResourceUri(uri);
     const session = address ? this.slot.find(address.notebookId) : undefined;
-    if (!address || !session) throw unknownResourceError(uri);
+    if (!address || !session) throw unknownResourceError(uri, this.era());
     if (address.cellId !== undefined) {
       const cell = await this.cellOf(session, address.cellId, uri);
       return { contents: [{ uri, mimeType: cellResourceMimeType, text: JSON.stringify(cellJson(cell), null, 2) }] };
@@ -154,12 +180,12 @@ export class NotebookResources {
 
   /**
    * Resolves when `uri` names a notebook of an active or parked session, or a cell of one; throws
-   * invalid params `Unknown resource: <uri>` otherwise.
+   * the resource-not-found error ({@link unknownResourceError}) otherwise.
    */
   public async assertExists(uri: string): Promise<NotebookResourceAddress> {
     const address = parseNotebookResourceUri(uri);
     const session = address ? this.slot.find(address.notebookId) : undefined;
-    if (!address || !session) throw unknownResourceError(uri);
+    if (!address || !session) throw unknownResourceError(uri, this.era());
     if (address.cellId !== undefined) await this.cellOf(session, address.cellId, uri);
     return address;
   }
@@ -168,7 +194,7 @@ export class NotebookResources {
     try {
       return await session.handle.getCell(cellId);
     } catch (error) {
-      if (CoreError.is(error, 'cellNotFound')) throw unknownResourceError(uri);
+      if (CoreError.is(error, 'cellNotFound')) throw unknownResourceError(uri, this.era());
       throw error;
     }
   }

@@ -1,4 +1,5 @@
 import {
+  McpError,
   type ReadResourceResult,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
@@ -10,11 +11,30 @@ import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
-  invalidParams,
   startChildServerTestHarness,
 } from '../testing/start-child-server-test-harness.js';
-import { cellResourceUri, cellResourceUriTemplate, notebookResourceUri } from './notebook-resources.js';
+import {
+  cellResourceUri,
+  cellResourceUriTemplate,
+  notebookResourceUri,
+  resourceNotFoundCode,
+} from './notebook-resources.js';
 import { resourceNoticeIntervalMs } from './resource-subscriptions.js';
+
+/**
+ * The rejection of a call about `uri`, which must be the specification's resource-not-found error
+ * (-32002, `data.uri`); its text without the client's prefix.
+ */
+async function resourceNotFound(call: Promise<unknown>, uri: string): Promise<string> {
+  const error = await call.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  if (!(error instanceof McpError)) throw new Error(`expected a JSON-RPC error, got ${String(error)}`);
+  expect(error.code).toBe(resourceNotFoundCode);
+  expect(error.data).toEqual({ uri });
+  return error.message.replace(`MCP error ${resourceNotFoundCode}: `, '');
+}
 
 /** A harness on a manual clock with one notebook (`cell-1` code, `cell-2` markdown), recording the notices it gets. */
 async function withNotebook() {
@@ -95,7 +115,9 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
       version: expect.any(String),
     });
     const gone = t.cell('cell-9');
-    expect(await invalidParams(t.harness.client.readResource({ uri: gone }))).toBe(`Unknown resource: ${gone}`);
+    expect(await resourceNotFound(t.harness.client.readResource({ uri: gone }), gone)).toBe(
+      `Unknown resource: ${gone}`,
+    );
   });
 
   it("tells a subscribed cell once of another peer's edit, and its notebook of any change; nothing unsubscribed", async () => {
@@ -164,16 +186,16 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     await t.harness.client.subscribeResource({ uri: t.cell('cell-1') });
     await t.harness.client.unsubscribeResource({ uri: t.cell('cell-1') });
     await t.harness.client.unsubscribeResource({ uri: t.cell('cell-1') });
-    expect(await invalidParams(t.harness.client.unsubscribeResource({ uri: 'file:///x.ipynb' }))).toBe(
-      'Unknown resource: file:///x.ipynb',
-    );
+    expect(
+      await resourceNotFound(t.harness.client.unsubscribeResource({ uri: 'file:///x.ipynb' }), 'file:///x.ipynb'),
+    ).toBe('Unknown resource: file:///x.ipynb');
     t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     t.clock.advance(resourceNoticeIntervalMs);
     await t.delivered();
     expect(t.updated).toEqual([]);
   });
 
-  it('refuses -32602 a URI naming nothing open (other scheme, notebook or cell) and subscribes nothing', async () => {
+  it('refuses -32002 (resource not found) a URI naming nothing open (other scheme, notebook or cell) and subscribes nothing', async () => {
     const t = await withNotebook();
     harness = t.harness;
     const unknown = [
@@ -183,7 +205,7 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
       t.cell('cell-9'),
     ];
     for (const uri of unknown) {
-      expect(await invalidParams(t.harness.client.subscribeResource({ uri }))).toBe(`Unknown resource: ${uri}`);
+      expect(await resourceNotFound(t.harness.client.subscribeResource({ uri }), uri)).toBe(`Unknown resource: ${uri}`);
     }
     t.handle.editAsPeer('human:ada', 'cell-1', 'x = 2');
     t.handle.insertAsPeer('human:ada', 'cell-3 is not cell-9');
@@ -225,11 +247,13 @@ describe('cells as resources, with subscriptions (legacy era)', () => {
     const notebook = notebookResourceUri(notebookId);
     const cell = cellResourceUri(notebookId, 'cell-1');
     // Without the mark, a notebook that is not open is unknown; with it, the subscription is kept.
-    expect(await invalidParams(h.client.subscribeResource({ uri: notebook }))).toBe(`Unknown resource: ${notebook}`);
+    expect(await resourceNotFound(h.client.subscribeResource({ uri: notebook }), notebook)).toBe(
+      `Unknown resource: ${notebook}`,
+    );
     await h.client.subscribeResource({ uri: notebook, ...restored });
     await h.client.subscribeResource({ uri: cell, ...restored });
     // Still refused: what is not a URI of this server.
-    expect(await invalidParams(h.client.subscribeResource({ uri: 'file:///x', ...restored }))).toBe(
+    expect(await resourceNotFound(h.client.subscribeResource({ uri: 'file:///x', ...restored }), 'file:///x')).toBe(
       'Unknown resource: file:///x',
     );
     await h.client.ping();

@@ -85,8 +85,8 @@ export class ResourceSubscriptions {
   }
 
   /**
-   * Legacy `resources/subscribe`. Throws invalid params `Unknown resource: <uri>` (and subscribes
-   * nothing) for a URI naming no open notebook or none of its cells; a `restored` one (the proxy
+   * Legacy `resources/subscribe`. Throws the resource-not-found error (-32002, `Unknown resource:
+   * <uri>`) and subscribes nothing for a URI naming no open notebook or none of its cells; a `restored` one (the proxy
    * giving a new child the client's subscription) needs only the shape of this server's URIs.
    */
   public async subscribe(uri: string, restored: boolean): Promise<void> {
@@ -99,7 +99,7 @@ export class ResourceSubscriptions {
     if (restored) this.noticeIfOpen(uri);
   }
 
-  /** Legacy `resources/unsubscribe`: idempotent for this server's URIs; invalid params for any other URI. */
+  /** Legacy `resources/unsubscribe`: idempotent for this server's URIs; resource not found (-32002) for any other URI. */
   public unsubscribe(uri: string): void {
     if (!parseNotebookResourceUri(uri)) throw unknownResourceError(uri);
     this.#subscribed.delete(uri);

@@ -106,8 +106,9 @@ export interface EraConnection {
    */
   readonly handshake: Readonly<Record<string, unknown>> | undefined;
   /**
-   * The client notification after which the connection serves (legacy:
-   * `notifications/initialized`); `undefined` when it serves from the opening request on.
+   * The client notification that says it is ready (legacy: `notifications/initialized`); `undefined`
+   * when the connection serves from the opening request on. A request sent before it, once the
+   * opening request is answered, is served all the same (the specification allows it).
    */
   readonly readyOn: string | undefined;
   /** A later request: native validates every envelope again; legacy refuses a second `initialize` or a modern envelope. */
