@@ -69,14 +69,26 @@ function pythonFloat(value) {
   return text.replace(/e-(\d)$/, 'e-0$1');
 }
 
-/** Follows the room as the live page does (its server-sent event stream) and counts what it reads. */
+/**
+ * Follows the room as the live page does: its launch address traded for a session, then the
+ * event stream (a POST with the session) whose bytes it counts.
+ */
 async function followAsPage(pageUrl) {
   const url = new URL(pageUrl);
-  const token = url.searchParams.get('token');
-  const notebookId = /\/notebooks\/([^/?]+)/.exec(url.pathname)?.[1];
+  const launch = new URLSearchParams(url.hash.slice(1)).get('launch');
+  const notebookId = /\/notebooks\/([^/?#]+)/.exec(url.pathname)?.[1];
+  const opened = await fetch(`${url.origin}/api/session`, {
+    method: 'POST',
+    headers: { origin: url.origin, 'content-type': 'application/json' },
+    body: JSON.stringify({ launch }),
+  });
+  if (!opened.ok) throw new Error(`the page's launch address answered ${opened.status}: ${await opened.text()}`);
+  const { session } = await opened.json();
   const controller = new AbortController();
-  const response = await fetch(`${url.origin}/api/notebooks/${notebookId}/events?name=bench`, {
-    headers: { cookie: `runtimed_page=${token}` },
+  const response = await fetch(`${url.origin}/api/notebooks/${notebookId}/events`, {
+    method: 'POST',
+    headers: { origin: url.origin, authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
     signal: controller.signal,
   });
   if (!response.ok || !response.body) throw new Error(`the page's event stream answered ${response.status}`);
