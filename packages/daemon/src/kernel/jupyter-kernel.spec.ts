@@ -263,6 +263,26 @@ describe(JupyterKernel, () => {
     });
   }
 
+  it('waits for code asked to stop before the kernel started it, then interrupts it', {
+    timeout: 240_000,
+  }, async () => {
+    const { kernel } = await startKernel();
+    for (let round = 0; round < 8; round++) {
+      // Asked at once, before the request reached the kernel and before its SIGINT handler is in place.
+      const running = kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)");
+      expect(await kernel.interrupt(20_000)).toBe('interrupted');
+      const result = await running;
+      // Stopped in its code (KeyboardInterrupt), or before it ran: ipykernel then goes idle
+      // without a reply, and the execution ends aborted instead of pending for ever.
+      if (result.status === 'error') {
+        expect(result.outputs.at(-1)).toMatchObject({ output_type: 'error', ename: 'KeyboardInterrupt' });
+      } else expect(result.status).toBe('aborted');
+      let after = await kernel.execute('1+1');
+      for (let attempt = 0; after.status === 'aborted' && attempt < 100; attempt++) after = await kernel.execute('1+1');
+      expect(after.status).toBe('ok');
+    }
+  });
+
   it('says when nothing was running, and when the code ignored the interrupt and still runs', kernelTest, async () => {
     const { kernel } = await startKernel();
     expect(await kernel.interrupt()).toBe('nothing_running');

@@ -93,6 +93,10 @@ const defaultStartupTimeoutMs = 20_000;
 const interruptReplyTimeoutMs = 10_000;
 /** How long an interrupted execution has to end before the interrupt is reported as not effective. */
 const interruptVerifyMs = 5_000;
+/** How often an interrupt is sent again while the execution it was for still runs. */
+const interruptResendMs = 1_000;
+/** After the `idle` of a request not answered yet, how long its reply may take before the execution ends `aborted`. */
+const missingReplyGraceMs = 2_000;
 /** After the reply, how long iopub may stay silent before we stop waiting for the `idle` status. */
 const idleGraceMs = 5_000;
 
@@ -273,7 +277,9 @@ export class JupyterKernel {
    * `KeyboardInterrupt` error in the running code. A no-op while starting or restarting.
    * ipykernel ignores SIGINT while idle and for a moment after it takes a request, before the code
    * starts: an interrupt asked before the kernel shows it runs the code (`execute_input` or a first
-   * output) waits for that, up to the verify time, so that it is not lost in that window.
+   * output) waits for that, up to the verify time, so that it is not lost in that window; and it is
+   * sent again each second while that execution runs, within the verify time (one that reached
+   * the kernel between its execute_input and the code can be lost too).
    * Rejects with `kernelShutdown` / `kernelDied` when there is no kernel to interrupt.
    */
   public async interrupt(verifyMs = interruptVerifyMs): Promise<KernelInterruptOutcome> {
@@ -292,18 +298,25 @@ export class JupyterKernel {
     // It ended before it started to run: nothing to interrupt. A kernel that never says it started
     // the code (no execute_input, no output) is signalled anyway once the wait is over.
     if (begun === 'finished') return 'nothing_running';
+    // Asked again each second while it runs: an interrupt that reaches ipykernel between its
+    // execute_input and the code (compiling the cell, its event loop) can be lost.
     const process = this.process;
-    if (this.options.spec.interruptMode === 'message') {
-      const reply = await process.requestReply('control', 'interrupt_request', {}, interruptReplyTimeoutMs);
-      if (reply === undefined) this.logger?.warn('Kernel did not answer interrupt_request', { pid: process.pid });
-    } else if (!process.signal('SIGINT')) this.logger?.warn('Could not signal the kernel', { pid: process.pid });
-    const ended = await Promise.race([
-      running.finished.then(() => true),
-      new Promise<false>((resolve) => setTimeout(resolve, verifyMs, false).unref()),
-    ]);
-    if (!ended)
-      this.logger?.warn('The kernel is still running the execution it was interrupted in', { pid: process.pid });
-    return ended ? 'interrupted' : 'still_running';
+    const deadline = Date.now() + verifyMs;
+    for (;;) {
+      if (this.options.spec.interruptMode === 'message') {
+        const reply = await process.requestReply('control', 'interrupt_request', {}, interruptReplyTimeoutMs);
+        if (reply === undefined) this.logger?.warn('Kernel did not answer interrupt_request', { pid: process.pid });
+      } else if (!process.signal('SIGINT')) this.logger?.warn('Could not signal the kernel', { pid: process.pid });
+      const wait = Math.max(0, Math.min(interruptResendMs, deadline - Date.now()));
+      const ended = await Promise.race([
+        running.finished.then(() => true),
+        new Promise<false>((resolve) => setTimeout(resolve, wait, false).unref()),
+      ]);
+      if (ended) return 'interrupted';
+      if (Date.now() >= deadline || running.done || process !== this.process) break;
+    }
+    this.logger?.warn('The kernel is still running the execution it was interrupted in', { pid: process.pid });
+    return running.done ? 'interrupted' : 'still_running';
   }
 
   /**
@@ -434,6 +447,7 @@ export class JupyterKernel {
         if (this.state === 'busy') this.setStatus('idle');
         execution.idle = true;
         if (execution.reply !== undefined) this.finish(execution);
+        else this.armReplyTimer(execution);
       }
       return;
     }
@@ -465,6 +479,23 @@ export class JupyterKernel {
     this.setStatus('dead');
     const info: KernelExitInfo = { code: exit.code, signal: exit.signal, reason };
     for (const listener of [...this.exitListeners]) this.callSafely('onExit', () => listener(info));
+  }
+
+  /**
+   * The kernel went idle after this request without answering it: ipykernel does so when an
+   * interrupt lands after it took the request and before the code ran ("KeyboardInterrupt caught
+   * in kernel": the code never ran). A reply still on its way (it is sent before the idle, on
+   * another socket) is waited for a moment; then the execution ends `aborted`, never left pending.
+   */
+  private armReplyTimer(execution: PendingExecution): void {
+    clearTimeout(execution.graceTimer);
+    execution.graceTimer = setTimeout(() => {
+      this.logger?.warn('The kernel went idle without answering the execution; it ends aborted', {
+        msgId: execution.msgId,
+      });
+      this.finish(execution, 'aborted');
+    }, missingReplyGraceMs);
+    execution.graceTimer.unref();
   }
 
   /** Stops waiting for an `idle` that may have been lost (e.g. dropped under heavy output). */
