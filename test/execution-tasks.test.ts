@@ -308,7 +308,7 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     expect(failed.statusMessage).toMatch(/DaemonRestarted/);
     const result = await peer.request('tasks/result', { taskId });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toContain('The daemon stopped before this execution finished');
+    expect(textOf(result)).toContain('The daemon stopped while this execution ran');
 
     // tasks/cancel: the kernel is interrupted; the task stays cancelled.
     const again = await peer.request('tools/call', { name: 'execute_cell', arguments: { cell_id: cellId }, task: {} });

@@ -129,7 +129,10 @@ describe('the live page follows the room by its events', () => {
     await expect
       .poll(() => page.locator(`#cell-${streaming} .outputs`).textContent(), { timeout: 30_000 })
       .toBe('step 0\nstep 1\nstep 2\n');
-    await expect.poll(() => page.locator(`#cell-${streaming} .prompt`).textContent()).toMatch(/^\[\d+\]$/);
+    // The cell sleeps a second after its last print: its count shows once it ended.
+    await expect
+      .poll(() => page.locator(`#cell-${streaming} .prompt`).textContent(), { timeout: 30_000 })
+      .toMatch(/^\[\d+\]$/);
 
     // The person's own edit: the room does not send it back; the answer is applied.
     await page.locator(`#cell-${first} .cm-content`).click();

@@ -95,6 +95,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
     },
     journal: { fsync: options.journalFsync },
     socketCheckMs: options.socketCheckMs,
+    stallRefusalMs: options.stallRefusalMs,
     page: options.noPage ? false : { port: options.pagePort },
     launcher,
     clock: new SystemClock(),

@@ -25,6 +25,8 @@ export interface RuntimedOptions {
   readonly maxMessageBytes?: number;
   /** How often the daemon checks that its socket path is still its own (0: never). */
   readonly socketCheckMs: number;
+  /** A stall (the process stopped) this long makes the requests that waited meanwhile refused. */
+  readonly stallRefusalMs: number;
   /** The web page's port on 127.0.0.1 (0: a free one). */
   readonly pagePort: number;
   /** Serve no web page. */
@@ -75,6 +77,8 @@ tuning (milliseconds unless said; mostly for tests):
   --room-soft-cap N (32 rooms)  --autosave-debounce-ms N (1000)  --autosave-max-ms N (5000)
   --socket-check-ms N (1000; 0 never): how often the daemon checks that its socket path is still
                      its own; when it was removed or replaced the daemon saves and exits.
+  --stall-refusal-ms N (20000): a daemon whose process was stopped (SIGSTOP) or stalled this long
+                     applies none of the requests that waited meanwhile (their senders have given up).
 
 Other: -h/--help, -V/--version. 'status' exits 0 when the daemon answers, 3 when no daemon runs,
 and 1 when a daemon process holds the lock but does not answer on its socket ('stop' stops it).
@@ -93,6 +97,7 @@ const numeric: Readonly<Record<string, { key: keyof RuntimedOptions; scale: numb
   '--autosave-max-ms': { key: 'autosaveMaxDelayMs', scale: 1, max: 3_600_000 },
   '--max-message-mib': { key: 'maxMessageBytes', scale: 1024 * 1024, max: 512 },
   '--socket-check-ms': { key: 'socketCheckMs', scale: 1, max: 3_600_000 },
+  '--stall-refusal-ms': { key: 'stallRefusalMs', scale: 1, max: 3_600_000 },
   '--page-port': { key: 'pagePort', scale: 1, max: 65_535 },
 };
 
@@ -123,6 +128,7 @@ export function parseRuntimedOptions(argv: readonly string[]): RuntimedOptions {
     autosaveDebounceMs: 1000,
     autosaveMaxDelayMs: 5000,
     socketCheckMs: 1000,
+    stallRefusalMs: 20_000,
   };
   const [command, ...rest] = argv;
   if (command === undefined || command === '-h' || command === '--help' || command === 'help')

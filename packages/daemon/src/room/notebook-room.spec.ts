@@ -280,6 +280,35 @@ describe('NotebookRoom journal', () => {
       execution_id: String(started.execution_id),
     });
     expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
+    // It had started in the kernel: the answer never says it did not run.
+    const said = String((read.outputs as { evalue?: string }[])[0]?.evalue);
+    expect(said).toContain('may have run in part or in full');
+    expect(said).not.toContain('did not run');
+  });
+
+  it('says an execution still queued when the daemon stopped did not run', async () => {
+    // The kernel does not start until the end of the test: the execution stays queued until the daemon stops.
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    launcher = { launch: (at) => gate.then(() => noKernels.launch(at)) };
+    const path = join(dir, 'queued.ipynb');
+    const first = await daemonLife();
+    const { room, peer: p } = await join_(first, path);
+    const made = await room.handle(p, { type: 'insert_cell', source: 'x = 1' });
+    const cellId = (made.cell as { id: string }).id;
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: cellId, idempotency_key: 'run-q' });
+    expect(started.status).toBe('queued');
+    const second = await daemonLife();
+    const back = await join_(second, path);
+    const read = await back.room.handle(back.peer, {
+      type: 'get_execution',
+      execution_id: String(started.execution_id),
+    });
+    expect(read).toMatchObject({ status: 'aborted', outputs: [{ ename: 'DaemonRestarted' }] });
+    expect(String((read.outputs as { evalue?: string }[])[0]?.evalue)).toContain('it did not run');
+    release();
   });
 
   it('answers get_execution for a finished execution after a crash, and after a save rotated the journal', async () => {

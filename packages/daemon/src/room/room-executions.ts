@@ -261,14 +261,15 @@ export class RoomExecutions {
   /**
    * The executions the journal kept from before the daemon stopped: a finished one answers
    * `get_execution` as it ended; one still queued or running never finished in this daemon life
-   * and answers `aborted`, saying why. Call before {@link restoredLedgerRecord}.
+   * and answers `aborted`, saying why: one that never started did not run, one that started may
+   * have run in part or in full. Call before {@link restoredLedgerRecord}.
    */
   public restore(states: readonly WireExecutionState[]): void {
     for (const state of states) {
       const unfinished = state.status === 'queued' || state.status === 'running';
       this.remember(
         unfinished
-          ? abortedByRestart(state.execution_id, state.cell_id)
+          ? abortedByRestart(state.execution_id, state.cell_id, state.status === 'queued' ? 'never-started' : 'started')
           : {
               executionId: state.execution_id,
               cellId: state.cell_id,
@@ -297,7 +298,8 @@ export class RoomExecutions {
     const known = this.#executions.get(result.execution_id);
     if (known) return { ...record, result: executionState(known) };
     if (result.status !== 'queued' && result.status !== 'running') return record;
-    const aborted = abortedByRestart(result.execution_id, String(result.cell_id));
+    // Nothing journaled of it but its request: whether it started is not known.
+    const aborted = abortedByRestart(result.execution_id, String(result.cell_id), 'started');
     this.remember(aborted);
     return { ...record, result: executionState(aborted) };
   }
@@ -333,6 +335,9 @@ export class RoomExecutions {
       return;
     }
     record.status = 'running';
+    // Journaled before the kernel is asked: after a crash, an execution that started says it may
+    // have run; one still queued says it did not.
+    this.#init.journalExecution?.(executionState(record));
     if (!record.scratch) this.startCellExecution(record);
     else {
       const kernelGone = kernels.takeKernelGone();
@@ -454,19 +459,22 @@ export class RoomExecutions {
 }
 
 /** An execution the daemon stopped under (it was queued or running): it ends `aborted`, saying why. */
-function abortedByRestart(executionId: string, cellId: string): ExecutionRecord {
+/**
+ * An execution the daemon stopped under, as the next daemon answers it. `never-started`: the
+ * journal says it was still queued, so it did not run and running it again is safe. `started`
+ * (or not known): its code may have run in part or in full, and what it did outside the kernel
+ * stays done; the answer says so and never "did not run".
+ */
+function abortedByRestart(executionId: string, cellId: string, how: 'never-started' | 'started'): ExecutionRecord {
+  const evalue =
+    how === 'never-started'
+      ? 'The daemon stopped before this execution started: it did not run. Run the cell again.'
+      : 'The daemon stopped while this execution ran: its code may have run in part or in full (what it did outside the kernel, such as files written, stays done), and the kernel and its state are gone. Check what it did before running the cell again.';
   return {
     executionId,
     cellId,
     status: 'aborted',
-    outputs: [
-      {
-        output_type: 'error',
-        ename: 'DaemonRestarted',
-        evalue: 'The daemon stopped before this execution finished; run the cell again.',
-        traceback: [],
-      },
-    ],
+    outputs: [{ output_type: 'error', ename: 'DaemonRestarted', evalue, traceback: [] }],
     executionCount: null,
   };
 }

@@ -46,6 +46,7 @@ beforeEach(async () => {
       return admitNotebook(catalog, frame);
     },
     control: () => undefined,
+    refusal: () => undefined,
     closed: () => undefined,
   };
   server = createServer({ allowHalfOpen: true }, (socket) => connections.push(new DaemonConnection(socket, host)));

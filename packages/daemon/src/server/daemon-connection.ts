@@ -53,6 +53,12 @@ export interface DaemonConnectionHost {
   admitNotebook(frame: Record<string, unknown>): Promise<NotebookAdmission>;
   /** Answers one request of a control session (see {@link DaemonConnection.acceptRequest}). */
   control(connection: DaemonConnection, request: Record<string, unknown>): void;
+  /**
+   * Why this daemon must not act on any request now (it is stopping, or another daemon took its
+   * socket or lock), or `undefined`: asked before every request, which is then refused
+   * (`shutting_down`, nothing done) instead of served.
+   */
+  refusal(): string | undefined;
   /** The connection closed. */
   closed(connection: DaemonConnection): void;
 }
@@ -176,6 +182,19 @@ export class DaemonConnection {
     }
   }
 
+  /** Answers `request` `shutting_down`, nothing done, when the daemon must not act (see {@link DaemonConnectionHost.refusal}). */
+  private refused(request: Record<string, unknown>): boolean {
+    const why = this.#host.refusal();
+    if (why === undefined) return false;
+    this.sendSmall({
+      type: 'error',
+      ...(typeof request.id === 'number' ? { id: request.id } : {}),
+      code: 'shutting_down',
+      message: `This daemon did not apply the request: ${why}.`,
+    });
+    return true;
+  }
+
   /** The one place the state changes; `false` (and no change) when `next` is not a move from here. */
   private enter(next: DaemonConnectionState): boolean {
     if (!transitions[this.#state].includes(next)) return false;
@@ -272,7 +291,9 @@ export class DaemonConnection {
   private handshake(frame: Record<string, unknown>): boolean {
     clearTimeout(this.#handshakeTimer);
     if (frame.channel === 'control' && checkWire(wireControlHandshakeSchema, frame).ok) {
-      this.#serve = (request) => this.#host.control(this, request);
+      this.#serve = (request) => {
+        if (!this.refused(request)) this.#host.control(this, request);
+      };
       this.enter('admitted');
       this.send({ type: 'hello', ...this.#host.info } satisfies WireControlHello);
       return true;
@@ -339,6 +360,7 @@ export class DaemonConnection {
         this.end();
         return;
       }
+      if (this.refused(request)) return;
       const accepted = this.acceptRequest(checkClientRequest('notebook', request), 'notebook');
       if (accepted === undefined) return;
       const { id } = accepted;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   encodeRuntimedFrame,
   type RuntimedConnection,
@@ -113,6 +113,57 @@ describe('runtimed (real process)', { timeout: 60_000 }, () => {
     expect([error.kind, error.code]).toEqual(['daemonRefused', 'notebook_unavailable']);
     expect(error.code).toBe('notebook_unavailable');
     expect(await rooms(d)).toEqual(before);
+  });
+
+  it('applies nothing once another daemon holds its lock or socket: the request is refused, the daemon stops', async () => {
+    const d = await daemon();
+    const path = join(d.dir, 'taken.ipynb');
+    const a = await peer(d, { channel: 'notebook', mode: 'open', path, peer_label: 'a' });
+    await a.connection.request({ type: 'insert_cell', source: 'before = 1' });
+    // A successor took the lock (as one does after a holder that stopped answering): another nonce.
+    const lockPath = join(dirname(d.socketPath), 'daemon.lock');
+    const lock = JSON.parse(readFileSync(lockPath, 'utf8'));
+    writeFileSync(lockPath, JSON.stringify({ ...lock, pid: process.pid, nonce: 'a-successor' }));
+    // The ownership check runs at most every 200 ms: the request after that is refused.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const refused = await rejection(a.connection.request({ type: 'insert_cell', source: 'after = 2' }));
+    expect(refused.code).toBe('shutting_down');
+    expect(refused.message).toContain('did not apply the request');
+    expect(refused.message).toContain('another daemon');
+    await until(
+      async () => d.process.exitCode !== null || d.process.signalCode !== null,
+      (exited) => exited,
+      'the superseded daemon to exit',
+    );
+    // It left the successor's lock alone, and saved nothing of the refused request.
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).nonce).toBe('a-successor');
+    expect(readFileSync(path, 'utf8')).not.toContain('after = 2');
+  });
+
+  it('applies none of the requests that waited while its process was stopped; later ones it serves', async () => {
+    const d = await daemon([...fast, '--stall-refusal-ms', '1500']);
+    const path = join(d.dir, 'stalled.ipynb');
+    const a = await peer(d, { channel: 'notebook', mode: 'open', path, peer_label: 'a' });
+    const pid = d.process.pid as number;
+    process.kill(pid, 'SIGSTOP');
+    const waited = rejection(a.connection.request({ type: 'insert_cell', source: 'waited = 1' }));
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    process.kill(pid, 'SIGCONT');
+    const refused = await waited;
+    expect(refused.code).toBe('shutting_down');
+    expect(refused.message).toMatch(/stopped or stalled for \d+ s/);
+    const served = await until(
+      () =>
+        a.connection.request({ type: 'insert_cell', source: 'later = 2' }).then(
+          () => true,
+          () => false,
+        ),
+      (ok) => ok,
+      'a request served again',
+    );
+    expect(served).toBe(true);
+    const { cells } = (await a.connection.request({ type: 'get_cells' })) as { cells: { source: string }[] };
+    expect(cells.map((cell) => cell.source)).toEqual(['later = 2']);
   });
 
   it('broadcasts changes to the other peers with the document version', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ import { type ReaperSettings, RoomCatalog } from '../room/room-catalog.js';
 import type { RoomSettings } from '../room/room-settings.js';
 import { admitNotebook, kernelClientOf } from './admit-notebook.js';
 import { DaemonConnection, type DaemonConnectionHost } from './daemon-connection.js';
+import { parseDaemonLockRecord } from './daemon-lock-record.js';
 import { acquireDaemonSingleton, type DaemonSingleton } from './daemon-singleton.js';
 import { errorFrame } from './error-frame.js';
 import { type SocketPathWatch, watchSocketPath } from './watch-socket-path.js';
@@ -53,6 +55,13 @@ export interface RuntimedServerOptions {
    */
   readonly socketCheckMs?: number;
   /**
+   * A stall of the daemon's process this long (stopped by SIGSTOP, or its event loop blocked):
+   * the requests read right after it waited meanwhile, and their senders have given up on them
+   * ("outcome unknown") and may have moved to a successor, so they are refused, nothing applied
+   * (default 20 000 ms, beyond a client's heartbeat).
+   */
+  readonly stallRefusalMs?: number;
+  /**
    * The web page (see `PageServer`) on 127.0.0.1: its port (default 0, a free one), or `false` for
    * none. Its address and token go to `page.json` (0600) beside the socket; `get_page` answers its
    * address and a one-time launch address (never the token).
@@ -61,6 +70,13 @@ export interface RuntimedServerOptions {
 }
 
 const defaultSocketCheckMs = 1000;
+/** How often, at most, a request makes the daemon check that its socket and lock are still its own. */
+const ownershipCheckMs = 200;
+/** How often the stall ticker runs (see {@link RuntimedServerOptions.stallRefusalMs}). */
+const stallTickMs = 1000;
+const defaultStallRefusalMs = 20_000;
+/** After a stall ends, how long requests read are still taken as having waited through it. */
+const stallAftermathMs = 1000;
 
 /**
  * The daemon's socket server: holds the singleton locks, the room catalog and the connections
@@ -77,6 +93,18 @@ export class RuntimedServer {
   readonly #connectionHost: DaemonConnectionHost;
   #stopping: Promise<void> | undefined;
   #socketWatch: SocketPathWatch | undefined;
+  /** When {@link refusal} last checked that the socket and lock are still ours (performance.now()). */
+  #ownershipCheckedAt = Number.NEGATIVE_INFINITY;
+  /** When the stall ticker last ran (performance.now()): a late tick is a stall of the process. */
+  #lastTick = performance.now();
+  /** The last stall the ticker saw: when it ended and how long it was. */
+  #stall = { endedAt: Number.NEGATIVE_INFINITY, ms: 0 };
+  readonly #ticker = setInterval(() => {
+    const now = performance.now();
+    const gap = now - this.#lastTick - stallTickMs;
+    if (gap >= (this.#options.stallRefusalMs ?? defaultStallRefusalMs)) this.#stall = { endedAt: now, ms: gap };
+    this.#lastTick = now;
+  }, stallTickMs).unref();
   #page: PageServer | undefined;
   #stopped = false;
   #markStarted: () => void = () => undefined;
@@ -103,6 +131,7 @@ export class RuntimedServer {
       handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
       admitNotebook: (frame) => admitNotebook(this.#catalog, frame),
       control: (connection, request) => this.control(connection, request),
+      refusal: () => this.refusal(),
       closed: (connection) => {
         this.#connections.delete(connection);
         this.#subscribers.delete(connection);
@@ -182,6 +211,48 @@ export class RuntimedServer {
     return this.#catalog;
   }
 
+  /**
+   * Why this daemon must not act now, or `undefined`. It stops; or it was superseded: its socket
+   * path or its lock file is another daemon's now (a daemon stopped by SIGSTOP and taken over,
+   * then resumed, must apply nothing it reads; it stops at once). Checked at most every
+   * {@link ownershipCheckMs} (a stat and a small read), and at the first request after that.
+   */
+  private refusal(): string | undefined {
+    if (this.#stopping) return 'it is stopping';
+    const now = performance.now();
+    // Right after a stall, the requests that waited in the socket are read either before the late
+    // tick (the stall is still being measured) or just after it (the stall just ended).
+    const ongoing = now - this.#lastTick - stallTickMs;
+    const threshold = this.#options.stallRefusalMs ?? defaultStallRefusalMs;
+    const stallMs = ongoing >= threshold ? ongoing : now - this.#stall.endedAt < stallAftermathMs ? this.#stall.ms : 0;
+    if (stallMs > 0) {
+      return `its process was stopped or stalled for ${Math.round(stallMs / 1000)} s, and the request waited in its socket meanwhile; send it again`;
+    }
+    if (now - this.#ownershipCheckedAt < ownershipCheckMs) return undefined;
+    this.#ownershipCheckedAt = now;
+    const lost = this.superseded();
+    if (lost === undefined) return undefined;
+    this.#options.logger.warn('another daemon took over; this one stops without acting', { why: lost });
+    void this.stop(lost);
+    return lost;
+  }
+
+  /** Whether another daemon holds our socket path or our lock now (synchronous: asked before a request). */
+  private superseded(): string | undefined {
+    const { layout } = this.#options;
+    if (this.#socketWatch !== undefined && !this.#socketWatch.isOursNow()) {
+      return `its socket ${layout.socketPath} is another daemon's now`;
+    }
+    let nonce: string | undefined;
+    try {
+      nonce = parseDaemonLockRecord(readFileSync(layout.lockPath, 'utf8'))?.nonce;
+    } catch {
+      return `its lock ${layout.lockPath} is gone`;
+    }
+    if (nonce !== this.#singleton.record.nonce) return `its lock ${layout.lockPath} is another daemon's now`;
+    return undefined;
+  }
+
   /** Calls `listener` once the daemon has stopped (at once if it already has). */
   public onStopped(listener: () => void): void {
     if (this.#stopped) listener();
@@ -213,6 +284,7 @@ export class RuntimedServer {
     // Remove only what is still ours: a replaced socket or daemon.json may belong to a successor.
     await Promise.all([socketIsOurs ? rm(layout.socketPath, { force: true }) : undefined, this.removeInfoIfOurs()]);
     await this.#singleton.release();
+    clearInterval(this.#ticker);
     this.#stopped = true;
     for (const listener of this.#stoppedListeners) listener();
   }

@@ -1,4 +1,4 @@
-import { type FSWatcher, type Stats, watch } from 'node:fs';
+import { type FSWatcher, lstatSync, type Stats, watch } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -6,6 +6,8 @@ import { dirname } from 'node:path';
 export interface SocketPathWatch {
   /** Whether `path` is still the very file we bound (same device and inode). */
   isOurs(): Promise<boolean>;
+  /** {@link isOurs}, synchronously (a stat): for a check that must come before acting. */
+  isOursNow(): boolean;
   dispose(): void;
 }
 
@@ -73,5 +75,13 @@ export async function watchSocketPath(
       watcher = undefined;
     }
   }
-  return { isOurs: async () => (await state()) === 'ours', dispose };
+  const isOursNow = (): boolean => {
+    try {
+      return identify(lstatSync(path)) === bound;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return !(code === 'ENOENT' || code === 'ENOTDIR');
+    }
+  };
+  return { isOurs: async () => (await state()) === 'ours', isOursNow, dispose };
 }
