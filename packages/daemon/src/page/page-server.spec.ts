@@ -14,12 +14,15 @@ let dir: string;
 let catalog: RoomCatalog;
 let page: PageServer;
 const token = 'c'.repeat(64);
+/** What the daemon answers the page server's refusal check with (`undefined`: it acts). */
+let refusing: string | undefined;
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'page-'));
   const logger = new RecordingLogger();
   catalog = await createKernellessCatalog(dir, logger);
-  page = await PageServer.start({ catalog, logger, token });
+  refusing = undefined;
+  page = await PageServer.start({ catalog, logger, token, refusal: () => refusing });
 });
 
 afterEach(async () => {
@@ -302,6 +305,33 @@ describe(PageServer, () => {
     expect(absent.status).toBe(404);
     expect(room.peerCount).toBe(before);
     stream.close();
+  });
+
+  it("refuses a person's edit, nothing done, while the daemon must not act (stopping, superseded, just stalled)", async () => {
+    const { room } = await openRoom();
+    const session = await openSession();
+    const hello = await helloOf(await listen(room.notebookId, session, 'Ada'));
+    const path = `/api/notebooks/${room.notebookId}/requests`;
+    refusing = 'it is stopping';
+    const refused = await post(
+      path,
+      { type: 'insert_cell', source: 'x = 1', idempotency_key: 'r-1' },
+      asPage(session, hello.peer_id),
+    );
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body)).toEqual({
+      code: 'shutting_down',
+      message: 'This daemon did not apply the request: it is stopping.',
+    });
+    expect(room.cells()).toEqual([]);
+    refusing = undefined;
+    const made = await post(
+      path,
+      { type: 'insert_cell', source: 'x = 1', idempotency_key: 'r-1' },
+      asPage(session, hello.peer_id),
+    );
+    expect(made.status, made.body).toBe(200);
+    expect(room.cells().map((cell) => cell.source)).toEqual(['x = 1']);
   });
 
   it("takes a person's edit as the page's own peer of the room (named), through the room's journaled requests", async () => {

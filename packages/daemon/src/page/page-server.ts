@@ -48,6 +48,11 @@ export interface PageServerOptions {
   readonly token?: string;
   /** Where the live page's client files are; default `dist/page/` of this package (see {@link PageAssets}). */
   readonly assetsDir?: string;
+  /**
+   * Why the daemon must not act on a request now (it stops, was superseded or just stalled), or
+   * `undefined`: a person's request is then refused (503), nothing done, as an agent's is.
+   */
+  readonly refusal?: () => string | undefined;
 }
 
 /**
@@ -324,6 +329,14 @@ export class PageServer {
   ): Promise<void> {
     const posted = await this.posted(request, response, notebookId, session);
     if (!posted) return;
+    const refused = this.options.refusal?.();
+    if (refused !== undefined) {
+      this.json(response, 503, {
+        code: 'shutting_down',
+        message: `This daemon did not apply the request: ${refused}.`,
+      });
+      return;
+    }
     const { pagePeer, room, body } = posted;
     const checked = checkClientRequest('notebook', { id: 0, ...(body as object) });
     if (checked.kind !== 'ok') {

@@ -349,14 +349,15 @@ export class RuntimedServer {
     const previous = await readPreviousPage(layout.pagePath);
     const logger = this.#options.logger.child('page');
     const catalog = this.#catalog;
+    const refusal = () => this.refusal();
     const wanted = page?.port ?? 0;
     const token = previous?.token;
     this.#page =
       wanted === 0 && previous !== undefined
-        ? await PageServer.start({ catalog, logger, port: previous.port, token }).catch(() =>
-            PageServer.start({ catalog, logger, token }),
+        ? await PageServer.start({ catalog, logger, refusal, port: previous.port, token }).catch(() =>
+            PageServer.start({ catalog, logger, refusal, token }),
           )
-        : await PageServer.start({ catalog, logger, port: wanted, ...(token === undefined ? {} : { token }) });
+        : await PageServer.start({ catalog, logger, refusal, port: wanted, ...(token === undefined ? {} : { token }) });
     await this.writePageRecord(this.#page);
     this.#options.logger.info('web page served', { url: this.#page.baseUrl });
   }
