@@ -18,7 +18,7 @@ export function findSecretLeaks(
   const leaks: string[] = [];
   for (const [i, outcome] of outcomes.entries()) if (has(JSON.stringify(outcome.raw))) leaks.push(`result ${i}`);
   if (has(session.stderr())) leaks.push('stderr of the proxy and the child');
-  for (const file of filesUnder(session.dirs.root)) if (has(readFileSync(file, 'latin1'))) leaks.push(file);
+  for (const file of filesUnder(session.dirs.root)) if (has(readIfThere(file))) leaks.push(file);
   const child = session.pids.child();
   if (child !== undefined) {
     const environment = readFileSync(`/proc/${child}/environ`, 'utf8');
@@ -38,4 +38,14 @@ function filesUnder(dir: string): string[] {
     else if (entry.isFile() && statSync(path).size < 50_000_000) out.push(path);
   }
   return out;
+}
+
+/** A file's text, or '' when it went between the listing and the read (a temp file renamed into place). */
+function readIfThere(file: string): string {
+  try {
+    return readFileSync(file, 'latin1');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
 }
