@@ -217,15 +217,8 @@ async function status(options: RuntimedOptions, io: RuntimedIo): Promise<number>
  * no daemon runs, 1 when it serves no page (or is too old to give launch addresses) or the
  * notebook is not open.
  */
-async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
-  const { socketPath } = layoutOf(options, io);
-  const opened = await openControl(socketPath);
-  if (!opened) {
-    io.stderr.write(`runtimed: no daemon runs at ${socketPath} ('runtimed start' starts one)\n`);
-    return 3;
-  }
-  try {
-    const { connection } = opened;
+function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  return withDaemon(options, io, async (connection, socketPath) => {
     let notebookId: string | undefined;
     if (options.target !== undefined) {
       const { rooms } = await connection.requestControl({ type: 'list_rooms' });
@@ -271,6 +264,26 @@ async function openPage(options: RuntimedOptions, io: RuntimedIo): Promise<numbe
       }
     }
     return 0;
+  });
+}
+
+/**
+ * Runs `use` on a control connection to the daemon of `options`' socket, closed after it; exits 3,
+ * saying so, when no daemon runs there.
+ */
+async function withDaemon(
+  options: RuntimedOptions,
+  io: RuntimedIo,
+  use: (connection: RuntimedConnection, socketPath: string) => Promise<number>,
+): Promise<number> {
+  const { socketPath } = layoutOf(options, io);
+  const opened = await openControl(socketPath);
+  if (!opened) {
+    io.stderr.write(`runtimed: no daemon runs at ${socketPath} ('runtimed start' starts one)\n`);
+    return 3;
+  }
+  try {
+    return await use(opened.connection, socketPath);
   } finally {
     opened.connection.close();
   }
@@ -339,15 +352,9 @@ function escapeHtml(text: string): string {
  * `runtimed page --rotate`: the page gets a new token, so every page open so far and every launch
  * address given so far stops working. Exits 3 when no daemon runs, 1 when it serves no page.
  */
-async function rotatePageToken(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
-  const { socketPath } = layoutOf(options, io);
-  const opened = await openControl(socketPath);
-  if (!opened) {
-    io.stderr.write(`runtimed: no daemon runs at ${socketPath} ('runtimed start' starts one)\n`);
-    return 3;
-  }
-  try {
-    const answer = await opened.connection.requestControl({ type: 'rotate_page_token' }).catch((error: unknown) => {
+function rotatePageToken(options: RuntimedOptions, io: RuntimedIo): Promise<number> {
+  return withDaemon(options, io, async (connection) => {
+    const answer = await connection.requestControl({ type: 'rotate_page_token' }).catch((error: unknown) => {
       if (RuntimedProtocolError.is(error, 'daemonRefused') && error.code === 'unknown_request') return undefined;
       throw error;
     });
@@ -365,9 +372,7 @@ async function rotatePageToken(options: RuntimedOptions, io: RuntimedIo): Promis
     }
     io.stdout.write("The page's token was rotated: every page open so far must be opened again (runtimed open).\n");
     return 0;
-  } finally {
-    opened.connection.close();
-  }
+  });
 }
 
 /** How long `stop` waits for each step of a daemon's shutdown: its connection closing, its socket going silent, its exit. */
