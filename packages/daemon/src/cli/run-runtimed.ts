@@ -68,6 +68,7 @@ function layoutOf(options: RuntimedOptions, io: RuntimedIo) {
 async function startForeground(options: RuntimedOptions, io: RuntimedIo, version: string): Promise<number> {
   const layout = layoutOf(options, io);
   const logger: Logger = new StderrLogger(process.stderr).child('runtimed');
+  const probeCache = new PythonProbeCache({ file: layout.probeCachePath, logger: logger.child('kernelspec') });
   const launcher = new JupyterKernelLauncher({
     logger,
     records: new KernelRecords(layout.kernelsDir, logger.child('kernels'), layout.connectionsDir),
@@ -77,7 +78,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
       ...(options.python ? { pythonCandidates: [options.python] } : {}),
       ...(options.kernelspecDir ? { searchDirs: [options.kernelspecDir] } : {}),
     },
-    probeCache: new PythonProbeCache({ file: layout.probeCachePath, logger: logger.child('kernelspec') }),
+    probeCache,
   });
   const server = await RuntimedServer.start({
     layout,
@@ -113,6 +114,7 @@ async function startForeground(options: RuntimedOptions, io: RuntimedIo, version
   // Keep the event loop alive while serving (the clock's timers are unref'd).
   const keepAlive = setInterval(() => undefined, 1 << 30);
   await stopped;
+  probeCache.close();
   clearInterval(keepAlive);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -73,12 +73,13 @@ const stderrTailLines = 20;
 const launchAttempts = 2;
 
 /**
- * One life of one kernel process: its connection file, its ZeroMQ sockets (shell and control
- * DEALER, iopub SUB; stdin and heartbeat are not used: requests say `allow_stdin: false`, and
- * liveness comes from the child process itself) and the request/reply bookkeeping.
+ * One life of one kernel process: its connection file, its ZeroMQ sockets (shell, control and
+ * stdin DEALER, iopub SUB; heartbeat is not used: liveness comes from the child process itself)
+ * and the request/reply bookkeeping.
  *
- * Guarantees: `launch` resolves only once the kernel answered `kernel_info_request` on shell and
- * iopub delivers messages to us (so no output of a later request is lost to a late subscription);
+ * Guarantees: `launch` resolves only once the kernel answered `kernel_info_request` on shell,
+ * iopub delivers messages to us (so no output of a later request is lost to a late subscription)
+ * and our stdin socket is known to the kernel (so no `input_request` is lost);
  * otherwise it kills the process, cleans up and rejects with `kernelStartFailed`. Messages with a
  * bad signature are dropped. `stop` always ends with the process gone (shutdown_request, then
  * SIGTERM, then SIGKILL to its process group), the sockets closed and the connection file removed.
@@ -107,6 +108,14 @@ export class KernelProcess {
   private markExited: (exit: KernelProcessExit) => void = () => undefined;
   private iopubSeen = false;
   private onIopubSeen: () => void = () => undefined;
+  /**
+   * Settles once our stdin socket finished its ZMTP handshake with the kernel: until then the
+   * kernel's stdin ROUTER does not know our identity and drops an `input_request` meant for us
+   * (the code waiting on `input()` would then wait for ever).
+   */
+  private readonly stdinReady = new Promise<void>((resolve) => {
+    this.stdin.events.on('handshake', () => resolve());
+  });
   private stopping: Promise<void> | undefined;
   private closed = false;
 
@@ -422,8 +431,9 @@ export class KernelProcess {
           delay(iopubNudgeMs).then(() => this.iopubSeen),
           failure,
         ]);
-        if (ready && reply !== undefined) return;
+        if (ready && reply !== undefined) break;
       }
+      await Promise.race([this.stdinReady, failure]);
     } finally {
       clearTimeout(timer);
       this.logger?.debug('Kernel handshake finished', { kernel: spec.name, pid: this.pid });

@@ -158,4 +158,40 @@ describe(PythonProbeCache, () => {
     expect(again).toEqual(first);
     expect(await py.runCount()).toBe(runs);
   });
+
+  it('ends a probe under way with the processes it started when closed, and starts none after', async () => {
+    // A shim as pyenv's is: a shell script whose own children do the work.
+    const dir = await mkdtemp(join(tmpdir(), 'probe-cache-'));
+    tempDirs.push(dir);
+    const python = join(dir, 'python3');
+    const pids = join(dir, 'pids');
+    await writeFile(python, `#!/bin/sh\nsleep 600 &\necho $! >> '${pids}'\nwait\n`);
+    await chmod(python, 0o755);
+    const cache = new PythonProbeCache();
+    const asked = cache.sysPrefix(python, env);
+    const grandchild = await waitForPid(pids);
+    cache.close();
+    expect(await asked).toBeUndefined();
+    await expect.poll(() => isAlive(grandchild), { timeout: 10_000 }).toBe(false);
+    expect(await cache.sysPrefix(python, env)).toBeUndefined();
+    expect((await readFile(pids, 'utf8')).trim().split('\n')).toHaveLength(1);
+  });
 });
+
+async function waitForPid(file: string): Promise<number> {
+  for (;;) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    const pid = Number.parseInt(text, 10);
+    if (Number.isInteger(pid) && pid > 0) return pid;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

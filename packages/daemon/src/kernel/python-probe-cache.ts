@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute } from 'node:path';
@@ -93,6 +93,9 @@ export class PythonProbeCache implements PythonProbes {
   /** Probes in flight, shared by concurrent lookups. */
   readonly #inFlight = new Map<string, Promise<Answer | undefined>>();
   #writing: Promise<void> = Promise.resolve();
+  /** Interpreters asked right now (each its own process group). */
+  readonly #running = new Set<ChildProcess>();
+  #closed = false;
 
   /** `file`: where answers persist (`undefined`: in this process only). */
   public constructor(options: { readonly file?: string; readonly logger?: Logger } = {}) {
@@ -130,6 +133,17 @@ export class PythonProbeCache implements PythonProbes {
     return changed;
   }
 
+  /**
+   * Ends the probes under way with their process groups (a pyenv shim is a shell script that
+   * starts more processes), and has later questions answered "no" without starting anything: the
+   * daemon calls it as it stops, so that no probe outlives it.
+   */
+  public close(): void {
+    this.#closed = true;
+    for (const child of this.#running) killGroup(child);
+    this.#running.clear();
+  }
+
   private async answer(kind: Answer['kind'], interpreter: string, env: Env): Promise<Answer | undefined> {
     const envHash = hashEnv(env);
     const key = JSON.stringify([kind, interpreter, envHash]);
@@ -161,8 +175,9 @@ export class PythonProbeCache implements PythonProbes {
   private async probe(kind: Answer['kind'], interpreter: string, env: Env): Promise<Answer | undefined> {
     const script =
       kind === 'prefix' ? 'import sys; print(sys.prefix)' : 'import ipykernel; print(ipykernel.__file__ or "")';
-    const printed = await run(interpreter, script, env);
-    if (printed === undefined) return undefined;
+    if (this.#closed) return undefined;
+    const printed = await run(interpreter, script, env, this.#running);
+    if (printed === undefined || this.#closed) return undefined;
     if (kind === 'prefix' && !isAbsolute(printed)) return undefined;
     const own = await markOf(interpreter);
     if (!own) return undefined;
@@ -226,13 +241,40 @@ export const uncachedPythonProbes: PythonProbes = {
   importsIpykernel: async (interpreter, env) => (await run(interpreter, 'import ipykernel', env)) !== undefined,
 };
 
-/** What `interpreter -c script` printed (trimmed), or `undefined` when it failed or timed out. */
-function run(interpreter: string, script: string, env: Env): Promise<string | undefined> {
+/**
+ * What `interpreter -c script` printed (trimmed), or `undefined` when it failed, was killed or timed
+ * out. It runs in its own process group, which a timeout kills whole; while it runs it is in `running`.
+ */
+function run(interpreter: string, script: string, env: Env, running?: Set<ChildProcess>): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(interpreter, ['-c', script], { env, timeout: probeTimeoutMs, windowsHide: true }, (error, stdout) =>
-      resolve(error === null ? String(stdout).trim() : undefined),
-    );
+    const child = spawn(interpreter, ['-c', script], {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
+      windowsHide: true,
+    });
+    running?.add(child);
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const timer = setTimeout(() => killGroup(child), probeTimeoutMs);
+    const settle = (printed: string | undefined): void => {
+      clearTimeout(timer);
+      running?.delete(child);
+      resolve(printed);
+    };
+    child.once('error', () => settle(undefined));
+    child.once('close', (code) => settle(code === 0 ? Buffer.concat(chunks).toString('utf8').trim() : undefined));
   });
+}
+
+/** SIGKILL to the child's process group (to the child alone when the group is gone). */
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
 }
 
 /** Whether the file starts with `#!`. */
