@@ -397,7 +397,11 @@ export class PageServer {
     const peerId = request.headers['x-runtimed-peer'];
     const pagePeer = typeof peerId === 'string' ? this.#peers.get(peerId) : undefined;
     if (!pagePeer || pagePeer.notebookId !== notebookId || pagePeer.session !== session) {
-      this.answer(response, 409, 'text/plain', 'Open the notebook page first (its stream names the peer).');
+      // Not joined (yet): a page whose stream reconnects to a restarted daemon sends again once it has.
+      this.json(response, 409, {
+        code: 'page_not_joined',
+        message: 'Open the notebook page first (its stream names the peer).',
+      });
       return undefined;
     }
     const room = this.options.catalog.get(notebookId);

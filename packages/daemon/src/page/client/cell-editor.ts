@@ -10,17 +10,19 @@ import {
   LanguageSupport,
   syntaxHighlighting,
 } from '@codemirror/language';
-import { Annotation, Compartment, EditorState, type Extension, Prec } from '@codemirror/state';
-import { EditorView, keymap, placeholder } from '@codemirror/view';
+import { Annotation, Compartment, EditorState, type Extension, Prec, StateEffect, StateField } from '@codemirror/state';
+import { Decoration, type DecorationSet, EditorView, keymap, placeholder, WidgetType } from '@codemirror/view';
 import { classHighlighter, tags } from '@lezer/highlight';
 import { minimalSetup } from 'codemirror';
+import { mergeSource } from './merge-source.js';
+import { labelKind } from './peer-chip.js';
 
 /** The language a cell's editor highlights. */
 export type CellLanguage = 'python' | 'markdown' | 'plain';
 
 /** What a cell's editor tells its cell. */
 export interface CellEditorHandlers {
-  /** The person changed the text (not a remote change put in by {@link CellEditor.replaceText}). */
+  /** The person changed the text (not another peer's change put in by {@link CellEditor.merge}). */
   readonly onEdit: () => void;
   readonly onFocus: () => void;
   readonly onBlur: () => void;
@@ -30,6 +32,54 @@ export interface CellEditorHandlers {
 
 /** Marks the transactions that put another peer's text into the editor. */
 const remoteChange = Annotation.define<boolean>();
+
+/** How long another peer's mark stays where its last change ended. */
+const peerMarkMs = 4000;
+
+/** Where another peer's last change ended, and its label (`null`: no mark). */
+const setPeerMark = StateEffect.define<{ readonly at: number; readonly label: string } | null>();
+
+/** Another peer's caret: a bar where its change ended, with its label. */
+class PeerMarkWidget extends WidgetType {
+  public constructor(private readonly label: string) {
+    super();
+  }
+
+  public override eq(other: PeerMarkWidget): boolean {
+    return other.label === this.label;
+  }
+
+  public override toDOM(): HTMLElement {
+    // The label is drawn by CSS from the attribute: no text of it in the document (the cell's text, find, copy).
+    const mark = document.createElement('span');
+    mark.className = `cm-peer-mark ${labelKind(this.label)}`;
+    mark.dataset.label = this.label;
+    mark.setAttribute('aria-label', `${this.label} edited here`);
+    return mark;
+  }
+
+  public override ignoreEvent(): boolean {
+    return true;
+  }
+}
+
+/** The other peer's mark, moved along with every change of the text. */
+const peerMark = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(marks, transaction) {
+    let next = marks.map(transaction.changes);
+    for (const effect of transaction.effects) {
+      if (!effect.is(setPeerMark)) continue;
+      next = effect.value
+        ? Decoration.set([
+            Decoration.widget({ widget: new PeerMarkWidget(effect.value.label), side: 1 }).range(effect.value.at),
+          ])
+        : Decoration.none;
+    }
+    return next;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
 
 /** The colours of a Jupyter front end's light theme, by highlighting tag. */
 const notebookHighlightStyle = HighlightStyle.define([
@@ -100,13 +150,15 @@ function languageSupport(language: CellLanguage): Extension {
 
 /**
  * A cell's source as a CodeMirror editor: highlighting for Python or markdown (and `tok-*` classes
- * on the tokens), brackets closed and matched, Tab indents, the whole text kept by the person while
- * they edit (another peer's text comes in through {@link CellEditor.replaceText} only).
+ * on the tokens), brackets closed and matched, Tab indents; another peer's text comes in through
+ * {@link CellEditor.merge}, at the character level, the person's own changes and caret kept, with
+ * that peer's mark where its change ended.
  */
 export class CellEditor {
   readonly #view: EditorView;
   readonly #language = new Compartment();
   #current: CellLanguage;
+  #markTimer: ReturnType<typeof setTimeout> | undefined;
 
   public constructor(parent: HTMLElement, text: string, language: CellLanguage, handlers: CellEditorHandlers) {
     this.#current = language;
@@ -137,6 +189,7 @@ export class CellEditor {
           notebookTheme,
           EditorView.lineWrapping,
           this.#language.of(languageSupport(language)),
+          peerMark,
           EditorView.updateListener.of((update) => {
             if (update.docChanged && !update.transactions.some((tr) => tr.annotation(remoteChange))) handlers.onEdit();
             if (update.focusChanged) (update.view.hasFocus ? handlers.onFocus : handlers.onBlur)();
@@ -175,25 +228,27 @@ export class CellEditor {
     this.#view.dispatch({ effects: this.#language.reconfigure(languageSupport(language)) });
   }
 
-  /** Puts another peer's text in, changing only the part that differs (the view keeps its scroll). */
-  public replaceText(text: string): void {
-    const old = this.text;
-    if (old === text) return;
-    let from = 0;
-    while (from < old.length && from < text.length && old[from] === text[from]) from++;
-    let oldEnd = old.length;
-    let newEnd = text.length;
-    while (oldEnd > from && newEnd > from && old[oldEnd - 1] === text[newEnd - 1]) {
-      oldEnd--;
-      newEnd--;
-    }
+  /**
+   * Puts the room's `remote` text in over `base` (the room's text the editor's changes were made
+   * over), keeping the person's changes and caret (see {@link mergeSource}); `by`, the peer that
+   * made it, is marked where its change ended for a few seconds.
+   */
+  public merge(base: string, remote: string, by?: string): void {
+    const { changes, changedTo } = mergeSource(base, this.text, remote);
+    if (changes.empty) return;
+    const mark = by !== undefined && changedTo !== undefined;
     this.#view.dispatch({
-      changes: { from, to: oldEnd, insert: text.slice(from, newEnd) },
+      changes,
       annotations: remoteChange.of(true),
+      ...(mark ? { effects: setPeerMark.of({ at: changedTo, label: by }) } : {}),
     });
+    if (!mark) return;
+    clearTimeout(this.#markTimer);
+    this.#markTimer = setTimeout(() => this.#view.dispatch({ effects: setPeerMark.of(null) }), peerMarkMs);
   }
 
   public destroy(): void {
+    clearTimeout(this.#markTimer);
     this.#view.destroy();
   }
 }

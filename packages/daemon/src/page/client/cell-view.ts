@@ -7,6 +7,7 @@ import type { PageRequest } from './page-api.js';
 import { peerChip } from './peer-chip.js';
 import { showMarkdown } from './render-markdown.js';
 import { renderOutput } from './render-output.js';
+import { type SourceSendOutcome, SourceSync, type SourceSyncState } from './source-sync.js';
 import { syncChildren } from './sync-children.js';
 
 /** Where a cell stands in the notebook and the room, besides its own content. */
@@ -26,23 +27,33 @@ export interface CellPlace {
 export interface CellHost {
   /** Sends a person's request; its answer, or `undefined` when it was refused (the page says why). */
   send(request: PageRequest): Promise<unknown>;
+  /**
+   * Sends the person's text of a cell written over the cell's `expectedVersion` (refused `stale`
+   * when it changed since), with an idempotency `key` (a resend applies once).
+   */
+  sendSource(
+    cellId: string,
+    text: string,
+    expectedVersion: string | undefined,
+    key: string,
+  ): Promise<SourceSendOutcome>;
+  /** Says something to the person (the page's notice). */
+  notice(message: string): void;
   /** The person's caret entered or left this cell's editor. */
   focusChanged(cellId: string, focused: boolean): void;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
   outputFrameUrl(cellId: string, index: number, version: string): string;
 }
 
-/** How long typing pauses before the text is sent (the other peers see it then). */
-const saveAfterMs = 700;
-
 type Action = 'run' | 'interrupt' | 'edit' | 'toggle-type' | 'move-up' | 'move-down' | 'add-below' | 'delete';
 
 /**
  * One cell of the page, kept while it is drawn (near the viewport, or edited) and updated in place:
  * its source shows as plain text until its editor is made (see {@link CellView.makeEditor}), once
- * (only its language changes with the cell type); while the person edits
- * it (or their text is on its way) it keeps their text and caret, otherwise another peer's change
- * appears at once; outputs are drawn again only when they changed (each output kept when it is the
+ * (only its language changes with the cell type); the person's text and the room's are kept in
+ * step by a {@link SourceSync}: another peer's change appears at once, merged into what the person
+ * is typing, and the person's text goes to the room as they pause (the cell says when it could not,
+ * and a Run waits for it); outputs are drawn again only when they changed (each output kept when it is the
  * same). A markdown cell shows its rendered text unless it is being edited (double-click or Edit;
  * Shift+Enter or leaving it renders it again).
  */
@@ -62,17 +73,8 @@ export class CellView {
 
   #cell: SnapshotCell;
   #place: CellPlace;
-  /** The text the room has for the cell (the last snapshot's). */
-  #serverSource: string;
-  /** The text last sent from here (not sent again). */
-  #lastSent: string | undefined;
-  /**
-   * The cell's version the editor's text was written over (sent as `seen_version`: the room then
-   * says when the person's edit replaced another peer's change made since).
-   */
-  #baseVersion: string | undefined;
-  #saving: Promise<void> | undefined;
-  #saveTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #sync: SourceSync;
+  readonly #syncState = el('span', { className: 'sync-state', attrs: { role: 'status' } });
   #editingMarkdown = false;
   #renderedText: string | undefined;
   #outputKeys: string[] = [];
@@ -85,8 +87,19 @@ export class CellView {
   ) {
     this.#cell = cell;
     this.#place = place;
-    this.#serverSource = cell.source;
-    this.#baseVersion = cell.version;
+    this.#sync = new SourceSync(
+      { text: cell.source, version: cell.version, editedBy: cell.edited_by },
+      {
+        localText: () => this.#editor?.text ?? this.#sync.roomText,
+        merge: (base, remote) => {
+          if (this.#editor) this.#editor.merge(base, remote.text, remote.editedBy);
+          else this.#static.textContent = remote.text;
+        },
+        send: (text, expectedVersion, key) => this.host.sendSource(this.#cell.id, text, expectedVersion, key),
+        stateChanged: (state, message) => this.showSyncState(state, message),
+      },
+    );
+    this.#syncState.hidden = true;
     this.element = el('section', { className: 'cell', id: `cell-${cell.id}` });
     this.element.dataset.cellId = cell.id;
     const tools = el('div', { className: 'tools', attrs: { role: 'toolbar', 'aria-label': 'Cell' } }, [
@@ -116,7 +129,7 @@ export class CellView {
         this.#source,
         this.#rendered,
         this.#outputs,
-        el('div', { className: 'cell-foot' }, [this.#author, this.#presence]),
+        el('div', { className: 'cell-foot' }, [this.#syncState, this.#author, this.#presence]),
       ]),
     );
     this.draw();
@@ -141,7 +154,7 @@ export class CellView {
     if (this.#destroyed) return undefined;
     if (this.#editor) return this.#editor;
     const editor = new Editor(this.#source, this.text, languageOf(this.#cell), {
-      onEdit: () => this.scheduleSave(),
+      onEdit: () => this.#sync.edited(),
       onFocus: () => this.host.focusChanged(this.#cell.id, true),
       onBlur: () => this.left(),
       onRun: () => void this.runFromKeyboard(),
@@ -153,40 +166,40 @@ export class CellView {
 
   /** The text in the editor (the room's when it has none yet). */
   private get text(): string {
-    return this.#editor?.text ?? this.#serverSource;
+    return this.#editor?.text ?? this.#sync.roomText;
+  }
+
+  /** The person's text is not all in the room yet (on its way, or kept while the daemon does not answer). */
+  public get unsaved(): boolean {
+    return this.#sync.pending;
   }
 
   /** The person is on this cell (its editor has the caret, their text is on its way, its markdown is open): it stays drawn. */
   public get busy(): boolean {
-    return (
-      this.#editor?.hasFocus === true ||
-      this.#saving !== undefined ||
-      this.#saveTimer !== undefined ||
-      this.#editingMarkdown
-    );
+    return this.#editor?.hasFocus === true || this.#sync.pending || this.#editingMarkdown;
   }
 
-  /** Takes the cell as the room has it now, and its place. */
+  /** Takes the cell as the room has it now (in the room's order), and its place. */
   public update(cell: SnapshotCell, place: CellPlace): void {
     this.#cell = cell;
     this.#place = place;
-    if (cell.source !== this.#serverSource) {
-      this.#serverSource = cell.source;
-      const editor = this.#editor;
-      if (!editor) this.#static.textContent = cell.source;
-      const editingHere = editor?.hasFocus || this.#saving !== undefined || this.#saveTimer !== undefined;
-      if (editor && !editingHere && editor.text !== cell.source) {
-        editor.replaceText(cell.source);
-        this.#lastSent = undefined;
-      }
-    }
-    if (this.text === cell.source) this.#baseVersion = cell.version;
+    this.#sync.roomChanged({ text: cell.source, version: cell.version, editedBy: cell.edited_by });
     this.draw();
   }
 
+  /**
+   * Takes the cell off the page: it left the drawn range, or it is gone from the notebook; then the
+   * person's text not in the room yet is lost with it, and the page says so, with the text.
+   */
   public destroy(): void {
     this.#destroyed = true;
-    clearTimeout(this.#saveTimer);
+    if (this.#sync.pending) {
+      const text = this.text;
+      this.host.notice(
+        `Cell ${this.#cell.id} was deleted before your edit reached the notebook; your text was not saved:\n${text.length > 500 ? `${text.slice(0, 500)}…` : text}`,
+      );
+    }
+    this.#sync.close();
     this.#editor?.destroy();
     this.element.remove();
   }
@@ -294,8 +307,7 @@ export class CellView {
     const { order, index } = this.#place;
     switch (action) {
       case 'run':
-        await this.save();
-        await this.host.send({ type: 'execute_cell', cell_id: cell.id });
+        await this.runSaved();
         return;
       case 'interrupt':
         await this.host.send({ type: 'interrupt' });
@@ -304,7 +316,7 @@ export class CellView {
         this.editMarkdown();
         return;
       case 'toggle-type':
-        await this.save();
+        if (!(await this.#sync.flush())) return;
         await this.host.send({
           type: 'update_cell',
           cell_id: cell.id,
@@ -323,8 +335,8 @@ export class CellView {
         await this.host.send({ type: 'insert_cell', source: '', cell_type: 'code', index: index + 1 });
         return;
       case 'delete':
-        clearTimeout(this.#saveTimer);
-        this.#saveTimer = undefined;
+        // Deleting the cell is what the person asks: their text in it goes with it, said nothing of.
+        this.#sync.close();
         await this.host.send({ type: 'delete_cell', cell_id: cell.id });
         return;
     }
@@ -337,36 +349,15 @@ export class CellView {
     void this.makeEditor().then((editor) => editor?.focus());
   }
 
-  private scheduleSave(): void {
-    clearTimeout(this.#saveTimer);
-    this.#saveTimer = setTimeout(() => void this.save(), saveAfterMs);
-  }
-
-  /** Sends the person's text when it differs from the room's and from what was sent last. */
-  private save(): Promise<void> {
-    clearTimeout(this.#saveTimer);
-    this.#saveTimer = undefined;
-    const text = this.text;
-    if (text === this.#serverSource || text === this.#lastSent) return this.#saving ?? Promise.resolve();
-    this.#lastSent = text;
-    const saving = (this.#saving ?? Promise.resolve())
-      .then(() =>
-        this.host.send({
-          type: 'update_cell',
-          cell_id: this.#cell.id,
-          source: text,
-          ...(this.#baseVersion === undefined ? {} : { seen_version: this.#baseVersion }),
-        }),
-      )
-      .then((answer) => {
-        const version = (answer as { cell?: { version?: string } } | undefined)?.cell?.version;
-        if (version !== undefined) this.#baseVersion = version;
-      });
-    this.#saving = saving;
-    void saving.finally(() => {
-      if (this.#saving === saving) this.#saving = undefined;
-    });
-    return saving;
+  /** Runs the cell once the person's text is in the room (a run of another text than the one shown would be a lie). */
+  private async runSaved(): Promise<void> {
+    if (!(await this.#sync.flush())) {
+      this.host.notice(
+        'Not run: your text in this cell is not saved yet (the cell says why); run it again once it is.',
+      );
+      return;
+    }
+    await this.host.send({ type: 'execute_cell', cell_id: this.#cell.id });
   }
 
   private async runFromKeyboard(): Promise<void> {
@@ -374,16 +365,29 @@ export class CellView {
       this.#editingMarkdown = false;
       this.draw();
       this.#editor?.blur();
-      await this.save();
+      await this.#sync.flush();
       return;
     }
-    await this.save();
-    if (this.#cell.cell_type === 'code') await this.host.send({ type: 'execute_cell', cell_id: this.#cell.id });
+    if (this.#cell.cell_type === 'code') await this.runSaved();
+    else await this.#sync.flush();
   }
 
-  /** The caret left the editor: the text goes to the room, a markdown cell is rendered again. */
+  /** Shows how the person's text stands when it is not simply saved or on its way. */
+  private showSyncState(state: SourceSyncState, message?: string): void {
+    const said =
+      state === 'waiting'
+        ? `Not saved yet (${message ?? 'no answer'}): your text is kept here and sent when the daemon answers.`
+        : state === 'refused'
+          ? `Not saved: ${message ?? 'refused'}`
+          : '';
+    setText(this.#syncState, said);
+    setClass(this.#syncState, `sync-state ${state}`);
+    this.#syncState.hidden = said === '';
+  }
+
+  /** The caret left the editor: the text goes to the room at once, a markdown cell is rendered again. */
   private left(): void {
-    void this.save();
+    void this.#sync.flush();
     if (this.#editingMarkdown) {
       this.#editingMarkdown = false;
       this.draw();

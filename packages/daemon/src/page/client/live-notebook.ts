@@ -6,6 +6,7 @@ import { NotebookView } from './notebook-view.js';
 import { PageApi, type PageRequest } from './page-api.js';
 import { followOutputFrameHeights } from './render-output.js';
 import { RoomStream, type StreamFrame } from './room-stream.js';
+import type { SourceSendOutcome } from './source-sync.js';
 
 /** How long a refused request's message stays on screen. */
 const noticeMs = 8000;
@@ -70,6 +71,10 @@ export class LiveNotebook implements CellHost {
 
   public start(): void {
     followOutputFrameHeights();
+    // Leaving the page with a person's text not in the room yet asks first (the browser's own prompt).
+    addEventListener('beforeunload', (event) => {
+      if (this.#view.hasUnsavedText()) event.preventDefault();
+    });
     const params = new URLSearchParams(location.search);
     const name = params.get('name') ?? localStorage.getItem('runtimed-name') ?? 'human';
     const stream = new RoomStream(
@@ -154,6 +159,44 @@ export class LiveNotebook implements CellHost {
       this.notify(`Your edit replaced a change ${answer.replaced.by} made to the cell meanwhile.`);
     } else if (typeof answer?.warning === 'string') this.notify(answer.warning);
     return result.answer;
+  }
+
+  /**
+   * Sends the person's text of a cell over the version it was written on; the answer's cell is
+   * applied like an event (before this resolves). Only a refusal for good is said here: the cell
+   * shows the rest.
+   */
+  public async sendSource(
+    cellId: string,
+    text: string,
+    expectedVersion: string | undefined,
+    key: string,
+  ): Promise<SourceSendOutcome> {
+    const request: PageRequest = {
+      type: 'update_cell',
+      cell_id: cellId,
+      source: text,
+      idempotency_key: key,
+      ...(expectedVersion === undefined ? {} : { expected_version: expectedVersion }),
+    };
+    this.#editing++;
+    const result = await this.#api.send(request).finally(() => {
+      this.#editing--;
+    });
+    if (result.ok) {
+      const event = answerEvent(request, result.answer);
+      if (event) this.take(event);
+      return { kind: 'applied', version: (result.answer as WireNotebookAnswer<'update_cell'>).cell.version };
+    }
+    this.catchUp();
+    if (result.code === 'stale_cell') return { kind: 'stale' };
+    if (result.unanswered) return { kind: 'unknown', message: result.message };
+    this.notify(`Your edit of cell ${cellId} was not saved: ${result.message}`);
+    return { kind: 'refused', message: result.message };
+  }
+
+  public notice(message: string): void {
+    this.notify(message);
   }
 
   public focusChanged(cellId: string, focused: boolean): void {

@@ -118,6 +118,12 @@ export class NotebookView {
     this.orderChanged();
   }
 
+  /** Some cell holds a person's text not in the room yet. */
+  public hasUnsavedText(): boolean {
+    for (const view of this.#views.values()) if (view.unsaved) return true;
+    return false;
+  }
+
   /** Cells came, went or moved. */
   public orderChanged(): void {
     this.#tops = undefined;

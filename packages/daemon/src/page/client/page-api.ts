@@ -10,10 +10,14 @@ export type PageRequest = Extract<
   }
 >;
 
-/** How a request ended: done, or refused with the server's reason. */
+/**
+ * How a request ended: done, or not, with the server's reason and code; `unanswered` when nothing
+ * says whether it was applied (no answer: the daemon down or restarting) or it was not applied and may
+ * be asked again (the daemon stopping): the same request, with its key, may be sent again.
+ */
 export type PageRequestResult =
   | { readonly ok: true; readonly answer: unknown }
-  | { readonly ok: false; readonly message: string };
+  | { readonly ok: false; readonly message: string; readonly code?: string; readonly unanswered: boolean };
 
 /**
  * The page server's HTTP API for one page: reading the notebook, its activity and the room list, and a person's
@@ -49,20 +53,31 @@ export class PageApi {
     return readActivity(await answer.json());
   }
 
-  /** Sends one request through the room, with an idempotency key (a retried request applies once). */
+  /**
+   * Sends one request through the room, with an idempotency key (its own, or a new one): a request
+   * sent again with its key applies once.
+   */
   public async send(request: PageRequest): Promise<PageRequestResult> {
     const body =
-      request.type === 'interrupt' ? request : { ...request, idempotency_key: `page-${crypto.randomUUID()}` };
+      request.type === 'interrupt'
+        ? request
+        : { ...request, idempotency_key: request.idempotency_key ?? `page-${crypto.randomUUID()}` };
     try {
       const answer = await sessionFetch(`/api/notebooks/${this.notebookId}/requests`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Runtimed-Peer': this.peerId ?? '' },
         body: JSON.stringify(body),
       });
-      if (!answer.ok) return { ok: false, message: await readProblem(answer) };
+      if (!answer.ok) {
+        const problem = await readProblem(answer);
+        // Not applied, and may be asked again: the daemon stopping, or restarted and not yet joined by this page's stream.
+        const unanswered =
+          answer.status >= 502 || problem.code === 'shutting_down' || problem.code === 'page_not_joined';
+        return { ok: false, message: problem.message, ...(problem.code ? { code: problem.code } : {}), unanswered };
+      }
       return { ok: true, answer: await answer.json() };
     } catch (error) {
-      return { ok: false, message: error instanceof Error ? error.message : String(error) };
+      return { ok: false, message: error instanceof Error ? error.message : String(error), unanswered: true };
     }
   }
 
@@ -82,13 +97,15 @@ export class PageApi {
   }
 }
 
-async function readProblem(answer: Response): Promise<string> {
-  const text = await answer.text();
+async function readProblem(answer: Response): Promise<{ message: string; code?: string }> {
+  const text = await answer.text().catch(() => '');
   try {
-    const parsed = JSON.parse(text) as { message?: unknown };
-    if (typeof parsed.message === 'string') return parsed.message;
+    const parsed = JSON.parse(text) as { message?: unknown; code?: unknown };
+    if (typeof parsed.message === 'string') {
+      return { message: parsed.message, ...(typeof parsed.code === 'string' ? { code: parsed.code } : {}) };
+    }
   } catch {
     // Plain text: said as it is.
   }
-  return text || `HTTP ${answer.status}`;
+  return { message: text || `HTTP ${answer.status}` };
 }
