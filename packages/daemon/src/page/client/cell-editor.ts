@@ -26,8 +26,8 @@ export interface CellEditorHandlers {
   readonly onEdit: () => void;
   readonly onFocus: () => void;
   readonly onBlur: () => void;
-  /** Shift+Enter or Ctrl/Cmd+Enter. */
-  readonly onRun: () => void;
+  /** Shift+Enter (`advance`: then on to the next cell) or Ctrl/Cmd+Enter (stays). */
+  readonly onRun: (advance: boolean) => void;
 }
 
 /** Marks the transactions that put another peer's text into the editor. */
@@ -162,8 +162,8 @@ export class CellEditor {
 
   public constructor(parent: HTMLElement, text: string, language: CellLanguage, handlers: CellEditorHandlers) {
     this.#current = language;
-    const run = (): boolean => {
-      handlers.onRun();
+    const run = (advance: boolean) => (): boolean => {
+      handlers.onRun(advance);
       return true;
     };
     this.#view = new EditorView({
@@ -173,8 +173,8 @@ export class CellEditor {
         extensions: [
           Prec.highest(
             keymap.of([
-              { key: 'Shift-Enter', run },
-              { key: 'Mod-Enter', run },
+              { key: 'Shift-Enter', run: run(true) },
+              { key: 'Mod-Enter', run: run(false) },
             ]),
           ),
           minimalSetup,

@@ -1,4 +1,4 @@
-import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
+import type { WireInputRequestEvent, WireOutput } from '@nteract-mcp/runtimed-protocol';
 import type { CellEditor, CellLanguage } from './cell-editor.js';
 import { el, type IconName, icon } from './element.js';
 import { loadCellEditor, loadedCellEditor } from './load-cell-editor.js';
@@ -21,6 +21,8 @@ export interface CellPlace {
   /** The labels of the other peers on this cell, and of those whose execution of it runs. */
   readonly presentLabels: readonly string[];
   readonly runningLabels: readonly string[];
+  /** The code of this cell's run waits for a line from the person (`input()`). */
+  readonly input?: WireInputRequestEvent | undefined;
 }
 
 /** What a cell needs of the page. */
@@ -39,6 +41,10 @@ export interface CellHost {
   ): Promise<SourceSendOutcome>;
   /** Says something to the person (the page's notice). */
   notice(message: string): void;
+  /** Gives the code's `input()` the person's line. */
+  answerInput(request: WireInputRequestEvent, value: string): Promise<void>;
+  /** Moves the person to the next cell (adding one after the last). */
+  focusAfter(cellId: string): Promise<void>;
   /** The person's caret entered or left this cell's editor. */
   focusChanged(cellId: string, focused: boolean): void;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
@@ -75,6 +81,10 @@ export class CellView {
   #place: CellPlace;
   readonly #sync: SourceSync;
   readonly #syncState = el('span', { className: 'sync-state', attrs: { role: 'status' } });
+  /** Where the code's `input()` asks the person (shown while it waits). */
+  readonly #inputRow = el('form', { className: 'input-request' });
+  #inputShown: string | undefined;
+  #deleteTimer: ReturnType<typeof setTimeout> | undefined;
   #editingMarkdown = false;
   #renderedText: string | undefined;
   #outputKeys: string[] = [];
@@ -100,6 +110,8 @@ export class CellView {
       },
     );
     this.#syncState.hidden = true;
+    this.#outputs.hidden = true;
+    this.#inputRow.hidden = true;
     this.element = el('section', { className: 'cell', id: `cell-${cell.id}` });
     this.element.dataset.cellId = cell.id;
     const tools = el('div', { className: 'tools', attrs: { role: 'toolbar', 'aria-label': 'Cell' } }, [
@@ -129,6 +141,7 @@ export class CellView {
         this.#source,
         this.#rendered,
         this.#outputs,
+        this.#inputRow,
         el('div', { className: 'cell-foot' }, [this.#syncState, this.#author, this.#presence]),
       ]),
     );
@@ -157,7 +170,7 @@ export class CellView {
       onEdit: () => this.#sync.edited(),
       onFocus: () => this.host.focusChanged(this.#cell.id, true),
       onBlur: () => this.left(),
-      onRun: () => void this.runFromKeyboard(),
+      onRun: (advance) => void this.runFromKeyboard(advance),
     });
     this.#editor = editor;
     this.#static.remove();
@@ -176,7 +189,9 @@ export class CellView {
 
   /** The person is on this cell (its editor has the caret, their text is on its way, its markdown is open): it stays drawn. */
   public get busy(): boolean {
-    return this.#editor?.hasFocus === true || this.#sync.pending || this.#editingMarkdown;
+    return (
+      this.#editor?.hasFocus === true || this.#sync.pending || this.#editingMarkdown || this.#place.input !== undefined
+    );
   }
 
   /** Takes the cell as the room has it now (in the room's order), and its place. */
@@ -200,6 +215,7 @@ export class CellView {
       );
     }
     this.#sync.close();
+    clearTimeout(this.#deleteTimer);
     this.#editor?.destroy();
     this.element.remove();
   }
@@ -244,6 +260,34 @@ export class CellView {
     this.#rendered.hidden = !rendered;
     if (rendered) this.drawMarkdown();
     this.drawOutputs(cell.outputs);
+    this.drawInput(place.input);
+  }
+
+  /** The code's `input()` as a line to type (a password hidden), sent with Enter; drawn once per request. */
+  private drawInput(request: WireInputRequestEvent | undefined): void {
+    if (request?.input_id === this.#inputShown) return;
+    this.#inputShown = request?.input_id;
+    this.#inputRow.hidden = request === undefined;
+    if (!request) {
+      this.#inputRow.replaceChildren();
+      return;
+    }
+    const field = el('input', {
+      type: request.password ? 'password' : 'text',
+      className: 'input-field',
+      attrs: { 'aria-label': request.prompt || 'Input', autocomplete: 'off' },
+    });
+    this.#inputRow.replaceChildren(
+      el('label', { className: 'input-prompt', textContent: request.prompt || 'input:' }),
+      field,
+      el('span', { className: 'input-hint', textContent: 'Enter sends it to the code' }),
+    );
+    this.#inputRow.onsubmit = (event) => {
+      event.preventDefault();
+      field.disabled = true;
+      void this.host.answerInput(request, field.value);
+    };
+    field.focus();
   }
 
   private drawMarkdown(): void {
@@ -262,13 +306,22 @@ export class CellView {
   private drawOutputs(outputs: readonly WireOutput[]): void {
     const keys = outputs.map((output) => JSON.stringify(output));
     if (keys.length === this.#outputKeys.length && keys.every((key, index) => key === this.#outputKeys[index])) return;
+    const before = this.#outputNodes;
     this.#outputNodes = outputs.map((output, index) =>
       keys[index] === this.#outputKeys[index]
-        ? (this.#outputNodes[index] as HTMLElement)
+        ? (before[index] as HTMLElement)
         : renderOutput(output, index, (at, version) => this.host.outputFrameUrl(this.#cell.id, at, version)),
     );
+    // A long text output redrawn (a stream growing) stays at its end when the person was there.
+    const following = this.#outputNodes.map((node, index) => {
+      const old = before[index];
+      return old !== undefined && old !== node && old.scrollTop + old.clientHeight >= old.scrollHeight - 4;
+    });
     this.#outputKeys = keys;
     syncChildren(this.#outputs, this.#outputNodes);
+    this.#outputNodes.forEach((node, index) => {
+      if (following[index]) node.scrollTop = node.scrollHeight;
+    });
     this.#outputs.hidden = outputs.length === 0;
   }
 
@@ -334,11 +387,24 @@ export class CellView {
       case 'add-below':
         await this.host.send({ type: 'insert_cell', source: '', cell_type: 'code', index: index + 1 });
         return;
-      case 'delete':
+      case 'delete': {
+        // The first click asks (the cell and its outputs go for good), the second deletes.
+        const button = this.button('delete');
+        if (!button.classList.contains('armed')) {
+          button.classList.add('armed');
+          button.title = 'Click again to delete the cell';
+          this.#deleteTimer = setTimeout(() => {
+            button.classList.remove('armed');
+            button.title = 'Delete the cell';
+          }, 4000);
+          return;
+        }
+        clearTimeout(this.#deleteTimer);
         // Deleting the cell is what the person asks: their text in it goes with it, said nothing of.
         this.#sync.close();
         await this.host.send({ type: 'delete_cell', cell_id: cell.id });
         return;
+      }
     }
   }
 
@@ -357,19 +423,23 @@ export class CellView {
       );
       return;
     }
-    await this.host.send({ type: 'execute_cell', cell_id: this.#cell.id });
+    await this.host.send({ type: 'execute_cell', cell_id: this.#cell.id, allow_input: true });
   }
 
-  private async runFromKeyboard(): Promise<void> {
+  /** Shift+Enter (`advance`: then to the next cell) or Ctrl/Cmd+Enter (stays): runs code, renders markdown. */
+  private async runFromKeyboard(advance: boolean): Promise<void> {
     if (this.#cell.cell_type === 'markdown') {
       this.#editingMarkdown = false;
       this.draw();
       this.#editor?.blur();
       await this.#sync.flush();
+    } else if (this.#cell.cell_type === 'code') {
+      const run = this.runSaved();
+      if (advance) await this.host.focusAfter(this.#cell.id);
+      await run;
       return;
-    }
-    if (this.#cell.cell_type === 'code') await this.runSaved();
-    else await this.#sync.flush();
+    } else await this.#sync.flush();
+    if (advance) await this.host.focusAfter(this.#cell.id);
   }
 
   /** Shows how the person's text stands when it is not simply saved or on its way. */

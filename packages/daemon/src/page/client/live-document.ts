@@ -71,6 +71,11 @@ export class LiveDocument {
     return this.#cells[index];
   }
 
+  /** The cells in order, as they are now (a copy of the list). */
+  public cells(): readonly SnapshotCell[] {
+    return this.#cells.slice();
+  }
+
   /** Applies `event` when it makes the next version (an `execution_done` without a version changes nothing). */
   public apply(event: DocumentEvent): ApplyResult {
     const version = event.document_version;

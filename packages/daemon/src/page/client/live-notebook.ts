@@ -1,4 +1,9 @@
-import type { WireNotebookAnswer, WireRoomCondition, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type {
+  WireInputRequestEvent,
+  WireNotebookAnswer,
+  WireRoomCondition,
+  WireRuntimeState,
+} from '@nteract-mcp/runtimed-protocol';
 import type { CellHost } from './cell-view.js';
 import { el } from './element.js';
 import { type DocumentEvent, LiveDocument } from './live-document.js';
@@ -88,6 +93,8 @@ export class LiveNotebook implements CellHost {
           if (this.#focused !== null) this.sendPresence();
           this.#joinedAt = peer.document_version;
           this.catchUp();
+          // The room has this page among its peers from now on (a read made before did not).
+          this.readActivity();
         },
         onReopen: () => this.read(),
         onFrame: (frame) => this.receive(frame),
@@ -199,6 +206,21 @@ export class LiveNotebook implements CellHost {
     this.notify(message);
   }
 
+  public async answerInput(request: WireInputRequestEvent, value: string): Promise<void> {
+    const answer = (await this.send({
+      type: 'input_reply',
+      execution_id: request.execution_id,
+      input_id: request.input_id,
+      value,
+    })) as { accepted?: boolean } | undefined;
+    if (answer && answer.accepted === false) this.notify('The code no longer waited for that input.');
+    this.#view.inputDone(request.execution_id);
+  }
+
+  public focusAfter(cellId: string): Promise<void> {
+    return this.#view.focusAfter(cellId);
+  }
+
   public focusChanged(cellId: string, focused: boolean): void {
     if (focused) this.#focused = cellId;
     else if (this.#focused === cellId) this.#focused = null;
@@ -219,6 +241,7 @@ export class LiveNotebook implements CellHost {
     if (frame.type !== 'broadcast' || frame.event === undefined) return;
     if (documentEvents.has(frame.event)) {
       const event = frame as unknown as DocumentEvent;
+      if (event.event === 'execution_done') this.#view.inputDone(event.execution_id);
       // A cell updated with its source as it was is a run beginning (its outputs cleared); a run
       // ending changes what runs: the page reads who runs what (the room sends no event for a queue).
       if (
@@ -246,6 +269,9 @@ export class LiveNotebook implements CellHost {
         return;
       case 'saved':
         this.#view.title(String(frame.notebook_path), this.notebookId);
+        return;
+      case 'input_request':
+        this.#view.inputRequest(frame as unknown as WireInputRequestEvent);
         return;
     }
   }

@@ -1,6 +1,12 @@
-import type { WireRoomCondition, WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
+import type {
+  WireExecutionState,
+  WireInputRequestEvent,
+  WireRoomCondition,
+  WireRuntimeState,
+} from '@nteract-mcp/runtimed-protocol';
 import { type CellHost, type CellPlace, CellView } from './cell-view.js';
 import { el, icon } from './element.js';
+import { KernelBar } from './kernel-bar.js';
 import type { LiveDocument } from './live-document.js';
 import { loadCellEditor, loadedCellEditor } from './load-cell-editor.js';
 import type { SnapshotCell, SnapshotPeer } from './notebook-snapshot.js';
@@ -40,6 +46,9 @@ export class NotebookView {
   readonly #peers = document.getElementById('peers') as HTMLElement;
   readonly #connection = el('span', { className: 'connection connecting', textContent: 'connecting…' });
   readonly #kernel = el('span', { className: 'kernel' });
+  readonly #kernelBar: KernelBar;
+  /** The code's `input()` waiting for the person, by cell (the page's own runs only). */
+  readonly #inputs = new Map<string, WireInputRequestEvent>();
   readonly #conditions = el('div', { className: 'conditions', attrs: { role: 'status' } });
   readonly #cells = el('div', { className: 'cells' });
   readonly #empty = el('p', { className: 'empty-notebook', textContent: 'No cells yet: add one below.' });
@@ -60,7 +69,28 @@ export class NotebookView {
     content: HTMLElement,
     private readonly host: CellHost,
   ) {
-    this.#status.replaceChildren(this.#connection, this.#kernel);
+    this.#kernelBar = new KernelBar({
+      interrupt: async () => {
+        await this.host.send({ type: 'interrupt' });
+      },
+      restart: async () => {
+        if (await this.host.send({ type: 'restart_kernel' }))
+          this.host.notice('The kernel restarted: its variables are gone.');
+      },
+      runAll: () => this.runAll(),
+      clearOutputs: async () => {
+        for (const cell of this.#document?.cells() ?? []) {
+          if (cell.cell_type === 'code' && cell.outputs.length > 0) {
+            await this.host.send({ type: 'clear_outputs', cell_id: cell.id });
+          }
+        }
+      },
+      save: async () => {
+        const saved = (await this.host.send({ type: 'save' })) as { notebook_path?: string } | undefined;
+        if (saved?.notebook_path) this.host.notice(`Saved to ${saved.notebook_path}`);
+      },
+    });
+    this.#status.replaceChildren(this.#connection, this.#kernel, this.#kernelBar.element);
     const add = (label: string, cellType: 'code' | 'markdown') => {
       const button = el(
         'button',
@@ -188,6 +218,68 @@ export class NotebookView {
     this.#kernel.className = `kernel ${state.replace(/\s/g, '-')}`;
     this.#kernel.textContent = `kernel ${state}`;
     this.#kernel.title = runtime.reason ?? '';
+    this.#kernelBar.runtime(runtime);
+  }
+
+  /** The code of a cell this page ran asks for a line (`input()`, `getpass()`): the cell asks the person. */
+  public inputRequest(request: WireInputRequestEvent): void {
+    this.#inputs.set(request.cell_id, request);
+    this.cellChanged(request.cell_id);
+    // A cell far from the viewport is drawn (a waiting input keeps it drawn).
+    this.schedule(true);
+  }
+
+  /** Execution `executionId` no longer waits for input (answered, or it ended). */
+  public inputDone(executionId: string): void {
+    for (const [cellId, request] of this.#inputs) {
+      if (request.execution_id !== executionId) continue;
+      this.#inputs.delete(cellId);
+      this.cellChanged(cellId);
+    }
+  }
+
+  /**
+   * Moves the person to the cell after `cellId` (Shift+Enter), its editor focused and in view; after
+   * the last cell, a new code cell is added there first, as a Jupyter front end does.
+   */
+  public async focusAfter(cellId: string): Promise<void> {
+    const document = this.#document;
+    if (!document) return;
+    let next = document.cellAt(document.indexOf(cellId) + 1)?.id;
+    if (next === undefined) {
+      const added = (await this.host.send({ type: 'insert_cell', source: '', cell_type: 'code' })) as
+        | { cell?: { id?: string } }
+        | undefined;
+      next = added?.cell?.id;
+    }
+    if (next === undefined) return;
+    const target = next;
+    this.#tops = undefined;
+    this.draw(true);
+    const view = this.#views.get(target);
+    if (!view) return;
+    view.element.scrollIntoView({ block: 'nearest' });
+    const editor = await view.makeEditor();
+    editor?.focus();
+  }
+
+  /**
+   * Runs every code cell in order, each after the one before ended well (the room stops the chain
+   * at the first failure: the rest end aborted, not run).
+   */
+  private async runAll(): Promise<void> {
+    let previous: string | undefined;
+    for (const cell of this.#document?.cells() ?? []) {
+      if (cell.cell_type !== 'code') continue;
+      const started = (await this.host.send({
+        type: 'execute_cell',
+        cell_id: cell.id,
+        allow_input: true,
+        ...(previous === undefined ? {} : { run_after: previous }),
+      })) as WireExecutionState | undefined;
+      if (!started) return;
+      previous = started.execution_id;
+    }
   }
 
   /** Draws again at the next frame (a scroll, a resize, a cell no longer edited). */
@@ -233,6 +325,7 @@ export class NotebookView {
         .filter((peer) => (peer.peerId === null || peer.peerId !== this.#myPeerId) && peer.cellId === cell.id)
         .map((peer) => peer.label),
       runningLabels: peers.filter((peer) => peer.runningCellId === cell.id).map((peer) => peer.label),
+      input: this.#inputs.get(cell.id),
     };
   }
 

@@ -6,9 +6,29 @@ import { sessionFetch } from './page-session.js';
 export type PageRequest = Extract<
   WireNotebookRequest,
   {
-    type: 'insert_cell' | 'update_cell' | 'delete_cell' | 'move_cell' | 'execute_cell' | 'interrupt' | 'clear_outputs';
+    type:
+      | 'insert_cell'
+      | 'update_cell'
+      | 'delete_cell'
+      | 'move_cell'
+      | 'execute_cell'
+      | 'interrupt'
+      | 'clear_outputs'
+      | 'restart_kernel'
+      | 'save'
+      | 'input_reply';
   }
 >;
+
+/** The requests that carry an idempotency key (an edit or a run: sent again, it applies once). */
+const keyedRequests: ReadonlySet<PageRequest['type']> = new Set([
+  'insert_cell',
+  'update_cell',
+  'delete_cell',
+  'move_cell',
+  'execute_cell',
+  'clear_outputs',
+]);
 
 /**
  * How a request ended: done, or not, with the server's reason and code; `unanswered` when nothing
@@ -58,10 +78,8 @@ export class PageApi {
    * sent again with its key applies once.
    */
   public async send(request: PageRequest): Promise<PageRequestResult> {
-    const body =
-      request.type === 'interrupt'
-        ? request
-        : { ...request, idempotency_key: request.idempotency_key ?? `page-${crypto.randomUUID()}` };
+    const key = (request as { idempotency_key?: string | null }).idempotency_key ?? `page-${crypto.randomUUID()}`;
+    const body = keyedRequests.has(request.type) ? { ...request, idempotency_key: key } : request;
     try {
       const answer = await sessionFetch(`/api/notebooks/${this.notebookId}/requests`, {
         method: 'POST',

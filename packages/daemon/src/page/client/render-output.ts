@@ -74,6 +74,36 @@ const mimeRank = [
  * to this page), loaded from the page server, which serves that document under its own CSP.
  */
 export function renderOutput(output: WireOutput, index: number, frameUrl: OutputFrameUrl): HTMLElement {
+  const node = renderValue(output, index, frameUrl);
+  // A result shows its `Out[n]:` as a Jupyter front end does (drawn by CSS from the attribute).
+  if (output.output_type === 'execute_result' && typeof output.execution_count === 'number') {
+    node.dataset.prompt = `Out[${output.execution_count}]:`;
+  }
+  return node;
+}
+
+/**
+ * An image output's size as its metadata gives it (`width`/`height` under the MIME type or at the
+ * top): a retina plot is twice its shown size in pixels, and says so there.
+ */
+function imageSize(output: WireOutput, mime: string): { width?: number; height?: number } {
+  const metadata = (output.metadata ?? {}) as Record<string, unknown>;
+  const own = (metadata[mime] ?? metadata) as { width?: unknown; height?: unknown };
+  const size: { width?: number; height?: number } = {};
+  if (typeof own.width === 'number' && own.width > 0) size.width = Math.round(own.width);
+  if (typeof own.height === 'number' && own.height > 0) size.height = Math.round(own.height);
+  return size;
+}
+
+function image(output: WireOutput, mime: string, src: string, kind: string): HTMLElement {
+  const img = el('img', { src, alt: mime, decoding: 'async' });
+  const { width, height } = imageSize(output, mime);
+  if (width !== undefined) img.width = width;
+  if (height !== undefined) img.height = height;
+  return el('div', { className: `output ${kind} image` }, [img]);
+}
+
+function renderValue(output: WireOutput, index: number, frameUrl: OutputFrameUrl): HTMLElement {
   const type = output.output_type;
   if (type === 'stream') {
     const name = typeof output.name === 'string' ? output.name : 'stdout';
@@ -96,9 +126,7 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
       case 'image/png':
       case 'image/jpeg':
       case 'image/gif':
-        return el('div', { className: `output ${kind} image` }, [
-          el('img', { src: value.runtimed_output_ref, alt: mime, decoding: 'async' }),
-        ]);
+        return image(output, mime, value.runtimed_output_ref, kind);
       case 'text/markdown':
         return referencedText('div', `output ${kind} markdown-body`, value, showMarkdown);
       case 'text/latex':
@@ -115,9 +143,7 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
     case 'image/png':
     case 'image/jpeg':
     case 'image/gif':
-      return el('div', { className: `output ${kind} image` }, [
-        el('img', { src: `data:${mime};base64,${body.replace(/\s/g, '')}`, alt: mime }),
-      ]);
+      return image(output, mime, `data:${mime};base64,${body.replace(/\s/g, '')}`, kind);
     case 'text/markdown': {
       const node = el('div', { className: `output ${kind} markdown-body` });
       showMarkdown(node, body);

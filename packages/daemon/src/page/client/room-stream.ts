@@ -68,6 +68,8 @@ export class RoomStream {
       headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
       body: JSON.stringify(this.body),
     });
+    // A request the daemon refuses as such (a name it does not take) is refused again every time.
+    if (answer.status === 400) throw new SessionRefusedError(`The page cannot join: ${await answer.text()}`);
     if (!answer.ok || answer.body === null) throw new Error(`HTTP ${answer.status}`);
     this.#retryMs = 500;
     this.handlers.onState('live');
