@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,5 +199,60 @@ describe('the live page for a Jupyter user', () => {
     const refused = await pageFor(session, 'Ada <script>');
     await expect.poll(() => refused.locator('#notice').textContent()).toContain('cannot join');
     expect(await refused.locator('#status .connection').textContent()).toBe('not open to you');
+  });
+
+  it('shows a markdown cell’s attached image and a web image, and keeps the attachment in the saved file', {
+    timeout: 120_000,
+  }, async () => {
+    const session = await startUserSession();
+    sessions.push(session);
+    // A 2×1 PNG, as Jupyter keeps an image pasted into a markdown cell.
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAYAgH/1hRCuQAAAABJRU5ErkJggg==';
+    const path = join(session.dirs.project, 'pasted.ipynb');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        cells: [
+          {
+            cell_type: 'markdown',
+            id: 'notes',
+            metadata: {},
+            source: [
+              'Pasted: ![the plot](attachment:plot.png)\n',
+              '\n',
+              'From the web: ![logo](https://example.invalid/logo.png)',
+            ],
+            attachments: { 'plot.png': { 'image/png': png } },
+          },
+        ],
+        metadata: {},
+        nbformat: 4,
+        nbformat_minor: 5,
+      }),
+    );
+    const opened = await session.call('connect_notebook', { path });
+    expect(opened.isError, opened.text).toBe(false);
+    const page = await pageFor(session, 'Ada');
+    const pasted = page.locator('#cell-notes .rendered img[alt="the plot"]');
+    await pasted.waitFor();
+    expect(await pasted.getAttribute('src')).toBe(`data:image/png;base64,${png}`);
+    await expect
+      .poll(() => pasted.evaluate((node) => (node as unknown as { naturalWidth: number }).naturalWidth))
+      .toBe(2);
+    expect(await page.locator('#cell-notes .rendered img[alt="logo"]').getAttribute('src')).toBe(
+      'https://example.invalid/logo.png',
+    );
+    // An edit and a save keep the attachment in the file.
+    const edited = await session.call('replace_in_cell', {
+      cell_id: 'notes',
+      find: 'Pasted:',
+      replace: 'Pasted here:',
+    });
+    expect(edited.isError, edited.text).toBe(false);
+    const saved = await session.call('save_notebook', {});
+    expect(saved.isError, saved.text).toBe(false);
+    const file = JSON.parse(readFileSync(path, 'utf8')) as { cells: { source: string[]; attachments?: unknown }[] };
+    expect(file.cells[0]?.source[0]).toBe('Pasted here: ![the plot](attachment:plot.png)\n');
+    expect(file.cells[0]?.attachments).toEqual({ 'plot.png': { 'image/png': png } });
   });
 });

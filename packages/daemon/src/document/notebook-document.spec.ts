@@ -44,6 +44,39 @@ describe(NotebookDocument, () => {
     expect(NotebookDocument.fromIpynb(document.toIpynb(), 'again').cells()).toEqual(document.cells());
   });
 
+  it('keeps the attachments of a markdown cell through a load, a replayed change and a save, and writes none for a code cell', () => {
+    const pasted = { 'plot.png': { 'image/png': 'iVBORw0KGgo=' } };
+    const text = JSON.stringify({
+      cells: [
+        {
+          cell_type: 'markdown',
+          id: 'notes',
+          metadata: {},
+          source: '![plot](attachment:plot.png)',
+          attachments: pasted,
+        },
+      ],
+      metadata: {},
+      nbformat: 4,
+      nbformat_minor: 5,
+    });
+    const document = NotebookDocument.fromIpynb(text, 'a.ipynb');
+    expect(document.cell('notes').attachments).toEqual(pasted);
+    expect(JSON.parse(document.toIpynb()).cells[0].attachments).toEqual(pasted);
+    // A change the journal replays (the cell as it is after it) keeps them too.
+    const replayed = NotebookDocument.fromIpynb(text, 'b.ipynb');
+    replayed.apply({ op: 'set', cell: { ...document.cell('notes'), source: 'edited ![plot](attachment:plot.png)' } });
+    expect(JSON.parse(replayed.toIpynb()).cells[0]).toMatchObject({
+      source: ['edited ![plot](attachment:plot.png)'],
+      attachments: pasted,
+    });
+    // As code (nbformat allows none there) they are not written, and come back with the markdown type.
+    document.update('notes', { cellType: 'code' });
+    expect(JSON.parse(document.toIpynb()).cells[0].attachments).toBeUndefined();
+    document.update('notes', { cellType: 'markdown' });
+    expect(JSON.parse(document.toIpynb()).cells[0].attachments).toEqual(pasted);
+  });
+
   it('counts a version per change and moves, updates and clears cells', () => {
     const document = NotebookDocument.empty();
     const a = document.insert({ source: 'a', cellType: 'code' }).cell;

@@ -25,6 +25,11 @@ interface MutableCell {
   outputs: NotebookOutput[];
   executionCount: number | null;
   metadata: Record<string, unknown>;
+  /**
+   * nbformat's `attachments` of a markdown or raw cell (files pasted into it, by name, as MIME
+   * bundles), kept as read: written back for those cell types, kept (not written) while the cell is code.
+   */
+  attachments?: Record<string, unknown>;
   /** The peer label that last inserted the cell or changed its source or type (not in the file). */
   editedBy?: string;
   /** `cellContentVersion` of the type and source, computed when first asked after a change. */
@@ -142,6 +147,7 @@ export class NotebookDocument {
         outputs: outputs.map(normaliseOutput),
         executionCount: typeof count === 'number' ? count : null,
         metadata: isRecord(value.metadata) ? { ...value.metadata } : {},
+        ...(isRecord(value.attachments) ? { attachments: { ...value.attachments } } : {}),
       });
     }
     return document;
@@ -151,7 +157,8 @@ export class NotebookDocument {
   public toIpynb(): string {
     const cells = this.#cells.map((cell) => {
       const base = { cell_type: cell.cellType, id: cell.id, metadata: cell.metadata, source: splitLines(cell.source) };
-      return cell.cellType === 'code' ? { ...base, execution_count: cell.executionCount, outputs: cell.outputs } : base;
+      if (cell.cellType === 'code') return { ...base, execution_count: cell.executionCount, outputs: cell.outputs };
+      return cell.attachments === undefined ? base : { attachments: cell.attachments, ...base };
     });
     return `${JSON.stringify({ cells, metadata: this.#metadata, nbformat: 4, nbformat_minor: 5 }, null, 1)}\n`;
   }
@@ -366,6 +373,7 @@ function toWire(cell: MutableCell): WireCell {
     outputs: cell.outputs,
     execution_count: cell.executionCount,
     metadata: cell.metadata,
+    ...(cell.attachments === undefined ? {} : { attachments: cell.attachments }),
     version: cell.version,
     ...(cell.editedBy === undefined ? {} : { edited_by: cell.editedBy }),
   };
@@ -387,6 +395,7 @@ function fromWire(cell: WireCell): MutableCell {
     outputs: [...copy.outputs],
     executionCount: copy.execution_count,
     metadata: { ...copy.metadata },
+    ...(copy.attachments === undefined ? {} : { attachments: { ...copy.attachments } }),
     ...(copy.edited_by === undefined ? {} : { editedBy: copy.edited_by }),
   };
 }

@@ -16,7 +16,7 @@ import { renderPageShell } from './render-page-shell.js';
 /** The headers every answer carries: nothing inline runs, nothing is framed or cached, no Referer. */
 const securityHeaders: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; " +
     "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',

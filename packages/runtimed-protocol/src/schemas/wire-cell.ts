@@ -44,6 +44,11 @@ export const wireCellSchema = z.object({
   outputs: z.array(wireOutputSchema),
   execution_count: z.number().nullable(),
   metadata: wireMetadataSchema,
+  /**
+   * nbformat's `attachments` of a markdown or raw cell (pasted files by name, each a MIME bundle),
+   * passed through as they are; absent when it has none, and from daemons before they were kept.
+   */
+  attachments: wireMetadataSchema.optional(),
   version: z.string().min(1).optional(),
   edited_by: z.string().min(1).optional(),
 });

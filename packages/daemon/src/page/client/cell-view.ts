@@ -87,6 +87,7 @@ export class CellView {
   #deleteTimer: ReturnType<typeof setTimeout> | undefined;
   #editingMarkdown = false;
   #renderedText: string | undefined;
+  #renderedAttachments: Readonly<Record<string, unknown>> | undefined;
   #outputKeys: string[] = [];
   #outputNodes: HTMLElement[] = [];
 
@@ -292,15 +293,16 @@ export class CellView {
 
   private drawMarkdown(): void {
     const text = this.text;
-    if (text === this.#renderedText) return;
+    if (text === this.#renderedText && this.#cell.attachments === this.#renderedAttachments) return;
     this.#renderedText = text;
+    this.#renderedAttachments = this.#cell.attachments;
     if (text.trim() === '') {
       this.#rendered.replaceChildren(
         el('p', { className: 'empty', textContent: 'Empty markdown cell: double-click to write.' }),
       );
       return;
     }
-    showMarkdown(this.#rendered, text);
+    showMarkdown(this.#rendered, text, this.#cell.attachments);
   }
 
   private drawOutputs(outputs: readonly WireOutput[]): void {

@@ -77,7 +77,34 @@ const inlineMath: TokenizerAndRendererExtension = {
   renderer: (token) => renderTex((token as MathToken).text, (token as MathToken).display),
 };
 
-const markdown = new Marked({ gfm: true, extensions: [blockMath, inlineMath] });
+/** What an `attachment:<name>` image stands for while a cell's text is rendered (its `attachments`). */
+let attachmentsNow: Readonly<Record<string, unknown>> | undefined;
+
+/**
+ * A cell attachment as a `data:` URL (its first image type), from the cell's `attachments`
+ * (nbformat: a MIME bundle by file name); `undefined` when there is none such.
+ */
+function attachmentUrl(href: string): string | undefined {
+  if (!href.startsWith('attachment:')) return undefined;
+  const bundle = attachmentsNow?.[decodeURIComponent(href.slice('attachment:'.length))];
+  if (typeof bundle !== 'object' || bundle === null) return undefined;
+  for (const [mime, value] of Object.entries(bundle)) {
+    if (/^image\/(png|jpeg|gif|webp)$/.test(mime) && typeof value === 'string') {
+      return `data:${mime};base64,${value.replace(/\s/g, '')}`;
+    }
+  }
+  return undefined;
+}
+
+const markdown = new Marked({
+  gfm: true,
+  extensions: [blockMath, inlineMath],
+  walkTokens: (token) => {
+    if (token.type !== 'image') return;
+    const resolved = attachmentUrl((token as Tokens.Image).href);
+    if (resolved !== undefined) (token as Tokens.Image).href = resolved;
+  },
+});
 
 /**
  * Sanitised HTML as nodes of this document. DOMPurify keeps HTML, SVG and MathML and drops
@@ -112,10 +139,17 @@ function renderLatex(text: string): DocumentFragment {
 
 /**
  * Shows a markdown text (a cell, a `text/markdown` output) in `node`, replacing what it showed, with
- * `$…$` / `$$…$$` math.
+ * `$…$` / `$$…$$` math; a cell's `attachments` give its `attachment:<name>` images.
  */
-export function showMarkdown(node: Element, text: string): void {
-  show(node, text, renderMarkdown);
+export function showMarkdown(node: Element, text: string, attachments?: Readonly<Record<string, unknown>>): void {
+  show(node, text, (markdownText) => {
+    attachmentsNow = attachments;
+    try {
+      return renderMarkdown(markdownText);
+    } finally {
+      attachmentsNow = undefined;
+    }
+  });
 }
 
 /** Shows a `text/latex` output in `node`, replacing what it showed (see {@link renderLatex}). */
