@@ -2,6 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cellContentVersion } from '@nteract-mcp/foundation';
 import type { WireCell, WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
+import { BlobText, blobsOfOutputs, serializeBlobTextsAs } from '../persistence/blob-text.js';
+import { IpynbText } from './ipynb-text.js';
 
 export type CellKind = WireCell['cell_type'];
 /** An nbformat output: what the wire carries (an object with a string `output_type`). */
@@ -53,6 +55,8 @@ export class NotebookDocument {
   readonly #byId = new Map<string, MutableCell>();
   #metadata: Record<string, unknown>;
   #version = 0;
+  /** Where large output values go (see {@link NotebookDocument.keepLargeOutputs}); none: kept as strings. */
+  #spill: ((outputs: readonly NotebookOutput[]) => readonly NotebookOutput[]) | undefined;
 
   private constructor(metadata: Record<string, unknown>) {
     this.#metadata = metadata;
@@ -153,14 +157,47 @@ export class NotebookDocument {
     return document;
   }
 
+  /**
+   * From now on, the outputs of finished runs, of loaded and replayed cells and of every cell now go
+   * through `spill` (which puts large values in a blob store and gives {@link BlobText}s in their
+   * place); a running cell's outputs ({@link NotebookDocument.setRunningOutputs}) do not, until
+   * its run ends. Not a change of the document: its version stays.
+   */
+  public keepLargeOutputs(spill: (outputs: readonly NotebookOutput[]) => readonly NotebookOutput[]): void {
+    this.#spill = spill;
+    for (const cell of this.#cells) cell.outputs = [...spill(cell.outputs)];
+  }
+
+  /** The blobs the cells' outputs hold (their shas), added to `into`. */
+  public blobsHeld(into: Set<string>): void {
+    for (const cell of this.#cells) blobsOfOutputs(cell.outputs, into);
+  }
+
   /** The notebook as `.ipynb` text (nbformat 4.5, one-space indent, sources split into lines). */
   public toIpynb(): string {
+    return this.ipynbText().text();
+  }
+
+  /**
+   * {@link NotebookDocument.toIpynb}'s text as it is now, with the values kept in blobs left
+   * there until the text is written (see {@link IpynbText}).
+   */
+  public ipynbText(): IpynbText {
     const cells = this.#cells.map((cell) => {
       const base = { cell_type: cell.cellType, id: cell.id, metadata: cell.metadata, source: splitLines(cell.source) };
       if (cell.cellType === 'code') return { ...base, execution_count: cell.executionCount, outputs: cell.outputs };
       return cell.attachments === undefined ? base : { attachments: cell.attachments, ...base };
     });
-    return `${JSON.stringify({ cells, metadata: this.#metadata, nbformat: 4, nbformat_minor: 5 }, null, 1)}\n`;
+    const blobs: BlobText[] = [];
+    const nonce = randomBytes(16).toString('hex');
+    const skeleton = serializeBlobTextsAs(
+      (blob) => `nteract-blob-${nonce}-${blobs.push(blob) - 1}`,
+      () => `${JSON.stringify({ cells, metadata: this.#metadata, nbformat: 4, nbformat_minor: 5 }, null, 1)}\n`,
+    );
+    if (blobs.length === 0) return new IpynbText([skeleton]);
+    // The skeleton split at its placeholders: the text between them, then a placeholder's index.
+    const parts = skeleton.split(new RegExp(`"nteract-blob-${nonce}-(\\d+)"`));
+    return new IpynbText(parts.map((part, index) => (index % 2 === 0 ? part : (blobs[Number(part)] as BlobText))));
   }
 
   public get version(): number {
@@ -276,7 +313,7 @@ export class NotebookDocument {
     executionCount: number | null,
   ): WireCell {
     const cell = this.lookup(cellId);
-    cell.outputs = [...outputs];
+    cell.outputs = [...(this.#spill?.(outputs) ?? outputs)];
     cell.executionCount = executionCount;
     this.#version += 1;
     return toWire(cell);
@@ -291,12 +328,12 @@ export class NotebookDocument {
       case 'insert': {
         if (this.#byId.has(change.cell.id))
           throw new DaemonError('badRequest', `Cannot insert cell ${change.cell.id}: it exists`);
-        this.place(clamp(change.index, 0, this.#cells.length), fromWire(change.cell));
+        this.place(clamp(change.index, 0, this.#cells.length), this.spilled(fromWire(change.cell)));
         break;
       }
       case 'set': {
         const { index } = this.find(change.cell.id);
-        const cell = fromWire(change.cell);
+        const cell = this.spilled(fromWire(change.cell));
         this.#cells[index] = cell;
         this.#byId.set(cell.id, cell);
         break;
@@ -329,6 +366,11 @@ export class NotebookDocument {
     for (const change of changes) this.apply(change);
     this.#metadata = structuredClone(other.#metadata);
     return changes;
+  }
+
+  private spilled(cell: MutableCell): MutableCell {
+    if (this.#spill !== undefined) cell.outputs = [...this.#spill(cell.outputs)];
+    return cell;
   }
 
   /** The cell of this id, without a scan; throws `cellNotFound` for an unknown id. */
@@ -387,7 +429,7 @@ function derivedCellId(text: string, index: number, taken: ReadonlySet<string>):
 }
 
 function fromWire(cell: WireCell): MutableCell {
-  const copy = structuredClone(cell) as WireCell;
+  const copy = copyKeepingBlobs(cell) as WireCell;
   return {
     id: copy.id,
     cellType: copy.cell_type,
@@ -398,6 +440,23 @@ function fromWire(cell: WireCell): MutableCell {
     ...(copy.attachments === undefined ? {} : { attachments: { ...copy.attachments } }),
     ...(copy.edited_by === undefined ? {} : { editedBy: copy.edited_by }),
   };
+}
+
+/**
+ * A deep copy of a JSON-like value (as `structuredClone` makes one) that keeps each {@link BlobText}
+ * as it is: it is immutable, and a copy of it would lose its store.
+ */
+function copyKeepingBlobs(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof BlobText) return value;
+  if (Array.isArray(value)) return value.map(copyKeepingBlobs);
+  if (!hasBlob(value)) return structuredClone(value);
+  return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, copyKeepingBlobs(field)]));
+}
+
+function hasBlob(value: unknown): boolean {
+  if (value instanceof BlobText) return true;
+  if (value === null || typeof value !== 'object') return false;
+  return (Array.isArray(value) ? value : Object.values(value)).some(hasBlob);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { WireCell, WireOutput } from '@nteract-mcp/runtimed-protocol';
+import { BlobText } from '../persistence/blob-text.js';
 
 /**
  * The largest output value (one MIME type's data, in characters) the page receives inline; a
@@ -21,10 +22,22 @@ export interface OutputReference {
 /** The hash of each large value, by the output's `data` object (the room keeps an output's objects as they are until it replaces them). */
 const hashes = new WeakMap<object, Map<string, { readonly chars: number; readonly hash: string }>>();
 
-/** A value of an output's `data` as its text (nbformat multiline text is a list of strings). */
+/**
+ * A value of an output's `data` as its text (nbformat multiline text is a list of strings; a value
+ * kept in a blob is read from it).
+ */
 export function outputValueText(value: unknown): string {
+  if (value instanceof BlobText) return value.text();
   if (Array.isArray(value)) return value.join('');
   return typeof value === 'string' ? value : JSON.stringify(value ?? null);
+}
+
+/**
+ * The content hash of a value kept in a blob, without reading it: its blob is named by the SHA-256
+ * of its UTF-8, as {@link outputValueHash} hashes a string.
+ */
+export function blobValueHash(value: BlobText): string {
+  return Buffer.from(value.sha, 'hex').toString('base64url').slice(0, 22);
 }
 
 /** The content hash of an output value, as its URL names it (SHA-256, base64url, 128 bits). */
@@ -59,7 +72,14 @@ export function referenceOutput(
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return output;
   let referenced: Record<string, unknown> | undefined;
   for (const [mime, value] of Object.entries(data)) {
-    const chars = typeof value === 'string' ? value.length : Array.isArray(value) ? sumLengths(value) : 0;
+    const chars =
+      typeof value === 'string'
+        ? value.length
+        : Array.isArray(value)
+          ? sumLengths(value)
+          : value instanceof BlobText
+            ? value.chars
+            : 0;
     if (chars <= inlineOutputLimit) continue;
     referenced ??= { ...data };
     referenced[mime] = {
@@ -105,6 +125,7 @@ export function referenceFrame(
 }
 
 function hashOf(data: object, mime: string, value: unknown): string {
+  if (value instanceof BlobText) return blobValueHash(value);
   const text = outputValueText(value);
   let known = hashes.get(data);
   const cached = known?.get(mime);

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@nteract-mcp/foundation';
 import { checkClientRequest } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
+import { BlobText } from '../persistence/blob-text.js';
 import type { RoomCatalog } from '../room/room-catalog.js';
 import type { RoomPeer } from '../room/room-peers.js';
 import { errorFrame } from '../server/error-frame.js';
-import { outputValueHash, outputValueText, referenceCell, referenceFrame } from './output-references.js';
+import { blobValueHash, outputValueHash, outputValueText, referenceCell, referenceFrame } from './output-references.js';
 import { PageAccess, sessionPath } from './page-access.js';
 import { PageAssets } from './page-assets.js';
 import { outputFrameHeaders, renderOutputFrame } from './render-output-frame.js';
@@ -436,7 +438,7 @@ export class PageServer {
       this.answer(response, 404, 'text/plain', `No HTML or SVG output ${index} in cell ${cellId}.`);
       return;
     }
-    const text = Array.isArray(markup) ? markup.join('') : String(markup);
+    const text = outputValueText(markup);
     response.writeHead(200, { ...outputFrameHeaders, 'Content-Type': 'text/html; charset=utf-8' });
     response.end(renderOutputFrame(text));
   }
@@ -468,9 +470,11 @@ export class PageServer {
     const cell = room.cells().find((candidate) => candidate.id === id);
     const output = /^\d{1,6}$/.test(index) ? cell?.outputs[Number(index)] : undefined;
     const value = ((output?.data ?? {}) as Record<string, unknown>)[mime];
-    const text = value === undefined ? undefined : outputValueText(value);
-    const hash = text === undefined ? undefined : outputValueHash(text);
-    if (text === undefined || hash !== wanted) {
+    // A value kept in a blob is hashed by its name and read only to answer.
+    const text = value === undefined || value instanceof BlobText ? undefined : outputValueText(value);
+    const hash =
+      value instanceof BlobText ? blobValueHash(value) : text === undefined ? undefined : outputValueHash(text);
+    if (value === undefined || hash !== wanted) {
       this.answer(response, 404, 'text/plain', `No such output value ${index}/${mime} in cell ${cellId} (any more).`);
       return;
     }
@@ -486,8 +490,31 @@ export class PageServer {
       return;
     }
     const image = /^image\/(png|jpeg|gif|webp)$/.test(mime);
+    if (value instanceof BlobText && !image) {
+      // A text in a blob goes out as the blob's bytes (its UTF-8), streamed from the file.
+      this.streamBlob(response, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }, value);
+      return;
+    }
+    const whole = text ?? outputValueText(value);
     response.writeHead(200, { ...headers, 'Content-Type': image ? mime : 'text/plain; charset=utf-8' });
-    response.end(image ? Buffer.from(text, 'base64') : text);
+    response.end(image ? Buffer.from(whole, 'base64') : whole);
+  }
+
+  /** Answers `value`'s blob file as the body (a missing blob: the text saying it is lost). */
+  private streamBlob(response: ServerResponse, headers: Record<string, string>, value: BlobText): void {
+    const file = createReadStream(value.path);
+    file.once('open', () => {
+      response.writeHead(200, headers);
+      file.pipe(response);
+    });
+    file.once('error', () => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      response.writeHead(200, headers);
+      response.end(value.text());
+    });
   }
 
   private json(response: ServerResponse, status: number, body: unknown): void {

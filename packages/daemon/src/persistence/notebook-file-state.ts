@@ -11,15 +11,22 @@ export interface NotebookFileState {
   readonly sha256: string;
 }
 
-/** The file's state after reading or writing `text` there (`stat` taken now unless given; `text` gives the hash). */
-export function notebookFileState(path: string, text: string, stat: Stats = statSync(path)): NotebookFileState {
+/**
+ * The file's state after reading or writing `text` there (`stat` taken now unless given; `text`
+ * gives the hash, or its hash is given as `{ sha256 }` when the text was written in pieces).
+ */
+export function notebookFileState(
+  path: string,
+  text: string | { readonly sha256: string },
+  stat: Stats = statSync(path),
+): NotebookFileState {
   return {
     path,
     ino: stat.ino,
     size: stat.size,
     mtimeMs: stat.mtimeMs,
     mode: stat.mode & 0o7777,
-    sha256: sha256(text),
+    sha256: typeof text === 'string' ? sha256(text) : text.sha256,
   };
 }
 

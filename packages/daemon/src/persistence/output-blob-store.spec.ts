@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { blobReferenceKey, OutputBlobStore } from './output-blob-store.js';
+import { BlobText } from './blob-text.js';
+import { blobReferenceKey, OutputBlobStore, type SpillableOutput } from './output-blob-store.js';
 
 let root: string;
 let store: OutputBlobStore;
@@ -24,7 +25,10 @@ describe(OutputBlobStore, () => {
     const text = JSON.stringify(value, store.replacer);
     expect(JSON.parse(text).small).toBe('exactly10!');
     expect(JSON.parse(text).big).toEqual({ [blobReferenceKey]: sha('é'.repeat(11)), chars: 11 });
-    expect(JSON.parse(text, store.reviver)).toEqual(value);
+    const revived = JSON.parse(text, store.reviver);
+    expect(revived.small).toBe('exactly10!');
+    expect(revived.big).toBeInstanceOf(BlobText);
+    expect([revived.big.text(), revived.list[0].text(), revived.list[1]]).toEqual(['é'.repeat(11), 'x'.repeat(20), 3]);
     expect(OutputBlobStore.referencesIn(text)).toEqual(new Set([sha('é'.repeat(11)), sha('x'.repeat(20))]));
   });
 
@@ -72,5 +76,43 @@ describe(OutputBlobStore, () => {
     const text = JSON.stringify({ big: 'z'.repeat(30) }, store.replacer);
     store.sweep(new Set());
     expect(JSON.parse(text, store.reviver).big).toMatch(/^\[output data lost: its blob [0-9a-f]{64} is missing/);
+  });
+
+  it('spills the values of outputs over its threshold (text, data, a list of strings) and leaves the rest as they are', () => {
+    const small = { output_type: 'stream', name: 'stdout', text: 'short' };
+    expect(store.spillOutputs([small])).toEqual([small]);
+    const untouched = [small];
+    expect(store.spillOutputs(untouched)).toBe(untouched);
+    const big = { output_type: 'stream', name: 'stdout', text: 's'.repeat(11) };
+    const display = {
+      output_type: 'display_data',
+      data: { 'text/plain': ['l'.repeat(6), 'l'.repeat(6)], 'text/html': '<b>' },
+      metadata: {},
+    };
+    const [stream, shown, kept] = store.spillOutputs<SpillableOutput>([big, display, small]);
+    expect(stream?.text).toBeInstanceOf(BlobText);
+    expect((stream?.text as BlobText | undefined)?.text()).toBe('s'.repeat(11));
+    const data = (shown?.data ?? {}) as Record<string, unknown>;
+    expect((data['text/plain'] as BlobText).text()).toBe('l'.repeat(12));
+    expect(data['text/html']).toBe('<b>');
+    expect(kept).toBe(small);
+    // The given outputs are not changed, and spilling again stores nothing new.
+    expect(big.text).toBe('s'.repeat(11));
+    const put = vi.spyOn(store, 'put');
+    expect(store.spillOutputs([stream, shown].filter((output) => output !== undefined))[0]).toBe(stream);
+    expect(put).not.toHaveBeenCalled();
+  });
+
+  it('never sweeps a blob a holder references, until it lets go', () => {
+    const held = store.put('h'.repeat(50));
+    const free = store.put('f'.repeat(50));
+    const release = store.hold(() => [held]);
+    expect(store.sweep(new Set())).toBe(1);
+    expect(readdirSync(store.dir)).toEqual([held]);
+    expect(store.sweep(new Set(), new Set([held]))).toBe(0);
+    release();
+    expect(store.sweep(new Set(), new Set([held]))).toBe(1);
+    expect(readdirSync(store.dir)).toEqual([]);
+    expect(free).not.toBe(held);
   });
 });

@@ -12,6 +12,13 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { BlobText } from './blob-text.js';
+
+/** An nbformat output, as far as spilling its large values needs to know it. */
+export interface SpillableOutput {
+  readonly output_type: string;
+  readonly [field: string]: unknown;
+}
 
 /** Where blobs live and from what size a text goes there. */
 export interface OutputBlobSettings {
@@ -43,8 +50,11 @@ const isSha = (name: string): boolean => /^[0-9a-f]{64}$/.test(name);
  *   reader never sees a torn blob; the same text is one blob however often it is put.
  * - `replacer`/`reviver` turn the large strings of a value into references and back, for
  *   `JSON.stringify`/`JSON.parse`.
- * - `sweep(referenced)` removes every blob not in `referenced` and every temp file left by a
- *   crash; the caller passes what every journal still references (blobs outlive nothing else).
+ * - `spillOutputs` puts an output's large values (a stream's text, a MIME type's data) into
+ *   blobs and gives the output with a {@link BlobText} in their place: what a room keeps.
+ * - `sweep(referenced)` removes every blob not in `referenced` and not held (see `hold`: what open
+ *   rooms reference) and every temp file left by a crash; the caller passes what every journal
+ *   still references.
  *
  * Synchronous, as the journal that uses it: a blob is on disk before the line naming it is
  * written. One daemon owns the directory (the data dir's lock).
@@ -66,6 +76,85 @@ export class OutputBlobStore {
 
   public get dir(): string {
     return this.#settings.dir;
+  }
+
+  public get thresholdChars(): number {
+    return this.#settings.thresholdChars;
+  }
+
+  /** Where blob `sha` is (whether or not it is there). */
+  public pathOf(sha: string): string {
+    if (!isSha(sha)) throw new Error(`not a blob name: ${sha}`);
+    return join(this.#settings.dir, sha);
+  }
+
+  /** What stands for the value of a blob that is gone (removed by hand, or a disk that lost it). */
+  public lostText(sha: string): string {
+    return `[output data lost: its blob ${sha} is missing from ${this.#settings.dir}]`;
+  }
+
+  /** A {@link BlobText} of `text`, stored now (unless a blob of it is there already). */
+  public blobText(text: string): BlobText {
+    return new BlobText(this, this.put(text), text.length);
+  }
+
+  /**
+   * `outputs` with each value over the threshold (a stream's `text`, a `data` value, a list of
+   * strings counted joined) stored as a blob and replaced by its {@link BlobText}: new objects
+   * where something was stored, the same array when nothing was (so a caller can tell). Values
+   * already {@link BlobText}s stay as they are.
+   */
+  public spillOutputs<T extends SpillableOutput>(outputs: readonly T[]): readonly T[] {
+    let changed: T[] | undefined;
+    outputs.forEach((output, index) => {
+      const spilled = this.#spillOutput(output);
+      if (spilled === output) return;
+      changed ??= outputs.slice();
+      changed[index] = spilled;
+    });
+    return changed ?? outputs;
+  }
+
+  #spillOutput<T extends SpillableOutput>(output: T): T {
+    let copy: Record<string, unknown> | undefined;
+    const text = this.#large(output.text);
+    if (text !== undefined) copy = { ...output, text: this.blobText(text) };
+    const data = output.data;
+    if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+      let spilledData: Record<string, unknown> | undefined;
+      for (const [mime, value] of Object.entries(data)) {
+        const large = this.#large(value);
+        if (large === undefined) continue;
+        spilledData ??= { ...(data as Record<string, unknown>) };
+        spilledData[mime] = this.blobText(large);
+      }
+      if (spilledData !== undefined) copy = { ...(copy ?? output), data: spilledData };
+    }
+    return (copy as T | undefined) ?? output;
+  }
+
+  /** `value`'s text when it is a string (or a list of strings) over the threshold. */
+  #large(value: unknown): string | undefined {
+    const limit = this.#settings.thresholdChars;
+    if (typeof value === 'string') return value.length > limit ? value : undefined;
+    if (!Array.isArray(value) || !value.every((part) => typeof part === 'string')) return undefined;
+    let chars = 0;
+    for (const part of value as string[]) chars += part.length;
+    return chars > limit ? (value as string[]).join('') : undefined;
+  }
+
+  /** What hold a blob against {@link OutputBlobStore.sweep}: each gives the shas it references now. */
+  readonly #holders = new Set<() => Iterable<string>>();
+
+  /**
+   * Keeps every blob `referenced()` names (asked at each sweep) from being swept, until the
+   * returned function is called: an open room holds what its document and executions reference.
+   */
+  public hold(referenced: () => Iterable<string>): () => void {
+    this.#holders.add(referenced);
+    return () => {
+      this.#holders.delete(referenced);
+    };
   }
 
   /** Stores `text` (unless a blob of it is there already) and returns its sha256. */
@@ -127,16 +216,19 @@ export class OutputBlobStore {
     return { [blobReferenceKey]: sha, chars: text.length };
   }
 
-  /** For `JSON.parse`: a reference becomes its blob's text again. */
+  /** For `JSON.parse`: a reference becomes a {@link BlobText} of its blob (its text read when needed). */
   public readonly reviver = (_key: string, value: unknown): unknown => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
     const sha = (value as Record<string, unknown>)[blobReferenceKey];
     if (typeof sha !== 'string' || Object.keys(value).length !== 2) return value;
+    const chars = (value as Record<string, unknown>).chars;
+    // Left in its blob: read when its bytes are needed (a missing one then says it is lost).
+    if (isSha(sha) && typeof chars === 'number' && this.has(sha)) return new BlobText(this, sha, chars);
     try {
       return this.read(sha);
     } catch {
       // Removed by hand, or a disk that lost it: the rest of the record stands, saying so.
-      return `[output data lost: its blob ${sha} is missing from ${this.#settings.dir}]`;
+      return this.lostText(sha);
     }
   };
 
@@ -158,13 +250,15 @@ export class OutputBlobStore {
     } catch {
       return 0;
     }
+    const held = new Set<string>();
+    for (const referencedNow of this.#holders) for (const sha of referencedNow()) held.add(sha);
     let removed = 0;
     for (const name of names) {
       if (name.endsWith('.tmp') && !candidates) {
         rmSync(join(this.#settings.dir, name), { force: true });
         continue;
       }
-      if (!isSha(name) || referenced.has(name)) continue;
+      if (!isSha(name) || referenced.has(name) || held.has(name)) continue;
       rmSync(join(this.#settings.dir, name), { force: true });
       removed += 1;
     }

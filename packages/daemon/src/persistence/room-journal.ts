@@ -16,6 +16,7 @@ import {
 import { join } from 'node:path';
 import type { WireExecutionState } from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange } from '../document/notebook-document.js';
+import { serializeBlobTextsAs } from './blob-text.js';
 import { OutputBlobStore } from './output-blob-store.js';
 
 /** Where a room's journal lives and how hard it writes. */
@@ -99,6 +100,17 @@ export interface JournalReplay {
   readonly ledger: readonly LedgerRecord[];
   /** The last journaled state of each execution, oldest first. */
   readonly executions: readonly WireExecutionState[];
+}
+
+/**
+ * `value` as one journal line's JSON: a value the room keeps in a blob (a {@link BlobText}) as its
+ * reference, a string over the threshold stored as a blob and referenced.
+ */
+function journalLine(value: unknown, blobs: OutputBlobStore | undefined): string {
+  return serializeBlobTextsAs(
+    (blob) => blob.reference(),
+    () => JSON.stringify(value, blobs?.replacer),
+  );
 }
 
 export function sha256(text: string | Buffer): string {
@@ -372,7 +384,7 @@ export class RoomJournal {
 
   private write(record: JournalRecord, saving: boolean): void {
     if (this.#fd === undefined) throw new Error(`journal ${this.#file} is closed`);
-    const text = `${JSON.stringify(record, this.#settings.blobs?.replacer)}\n`;
+    const text = `${journalLine(record, this.#settings.blobs)}\n`;
     const bytes = Buffer.byteLength(text);
     if (this.#settings.blobs) for (const sha of OutputBlobStore.referencesIn(text)) this.#references.add(sha);
     writeSync(this.#fd, text);
@@ -396,7 +408,7 @@ export class RoomJournal {
       ledger,
       ...(executions.length > 0 ? { executions } : {}),
     };
-    const headerText = `${JSON.stringify(header, this.#settings.blobs?.replacer)}\n`;
+    const headerText = `${journalLine(header, this.#settings.blobs)}\n`;
     const text = `${headerText}${keep.map((line) => line.text).join('')}`;
     const temp = `${this.#file}.${process.pid}.tmp`;
     writeFileSync(temp, text, { mode: 0o600 });
@@ -438,7 +450,7 @@ export class RoomJournal {
     const journal = new RoomJournal(settings, contents.header.notebook_id, last);
     const lines = contents.records.map((record) => ({
       seq: record.seq,
-      text: `${JSON.stringify(record, settings.blobs?.replacer)}\n`,
+      text: `${journalLine(record, settings.blobs)}\n`,
       saving: record.saving !== undefined,
     }));
     // Rewritten rather than appended to: a torn last line must not precede the next edit.

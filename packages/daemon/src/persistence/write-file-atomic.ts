@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { DaemonError } from '../daemon-error.js';
 
 /**
- * Writes `text` so that readers see the old content or the new, never a torn file: a temp file in
+ * Writes `text` (a string, or its pieces in order: a large text is never one string) so that readers see the old content or the new, never a torn file: a temp file in
  * the same directory, fsync, rename over the target, then fsync of the directory.
  *
  * The file stays the user's: when the target exists, the new file gets its permission bits, and
@@ -17,7 +17,7 @@ import { DaemonError } from '../daemon-error.js';
  * that compares the file later compares it with what it wrote, not with whatever is there by the
  * time this resolves.
  */
-export async function writeFileAtomic(path: string, text: string, mode = 0o644): Promise<Stats> {
+export async function writeFileAtomic(path: string, text: string | Iterable<string>, mode = 0o644): Promise<Stats> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const existing = await stat(path).catch((error: NodeJS.ErrnoException) => {
@@ -38,7 +38,8 @@ export async function writeFileAtomic(path: string, text: string, mode = 0o644):
     const file = await open(temp, 'wx', existing ? 0o600 : mode);
     try {
       if (existing) await keepOwnership(file, existing);
-      await file.writeFile(text, 'utf8');
+      if (typeof text === 'string') await file.writeFile(text, 'utf8');
+      else for (const chunk of text) await file.write(chunk, null, 'utf8');
       await file.sync();
       written = await file.stat();
     } finally {

@@ -11,9 +11,9 @@ import type {
   WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
-import type { NotebookDocument } from '../document/notebook-document.js';
+import type { NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
 import type { NotebookFileState } from '../persistence/notebook-file-state.js';
-import type { JournalSettings, LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
+import { type JournalSettings, type LedgerRecord, RoomJournal } from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
@@ -109,6 +109,8 @@ export class NotebookRoom {
   #peerlessSince: number | undefined;
   #reservations = 0;
   #closed = false;
+  /** Lets the blob store sweep what this room references (set while the room is open). */
+  #releaseBlobs: (() => void) | undefined;
   /** Said once to the next edit: a journal of this room could not be replayed. */
   #notice: string | undefined;
 
@@ -116,6 +118,11 @@ export class NotebookRoom {
     this.#init = init;
     this.notebookId = init.notebookId;
     this.#document = init.document;
+    // Large output values live in the blob store, the room keeping references (held against sweeps).
+    const blobs = init.journalSettings?.blobs;
+    const spill = blobs ? (outputs: readonly NotebookOutput[]) => blobs.spillOutputs(outputs) : undefined;
+    if (spill) init.document.keepLargeOutputs(spill);
+    this.#releaseBlobs = blobs?.hold(() => this.blobsHeld());
     this.createdAt = init.clock.now();
     this.#peerlessSince = this.createdAt;
     const { notebookId, clock, logger } = init;
@@ -181,6 +188,7 @@ export class NotebookRoom {
       changed: (event) => this.changed(event),
       journal: (change) => this.#journal.append(change, undefined),
       journalExecution: (state) => this.#journal.appendExecution(state),
+      ...(spill ? { spill } : {}),
       finished: (record) => {
         this.#inputs.executionEnded(record.executionId);
         if (record.peerLabel !== undefined && record.scratch !== true)
@@ -489,7 +497,21 @@ export class NotebookRoom {
    * and the room goes away: reaped or shut down) the journal file is deleted.
    */
   public dispose(discardJournal: boolean): void {
+    const held = this.blobsHeld();
+    this.#releaseBlobs?.();
+    this.#releaseBlobs = undefined;
     this.#file.dispose(discardJournal);
+    // What only this room referenced (a large output of a file it loaded) goes now, not at the next start.
+    const settings = this.#init.journalSettings;
+    if (settings) RoomJournal.sweepBlobs(settings, held);
+  }
+
+  /** The blobs the room's cells and kept executions reference. */
+  private blobsHeld(): Set<string> {
+    const held = new Set<string>();
+    this.#document.blobsHeld(held);
+    this.#executions?.blobsHeld(held);
+    return held;
   }
 
   /**

@@ -11,6 +11,7 @@ import {
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
+import { blobsOfOutputs, resolveBlobTexts } from '../persistence/blob-text.js';
 import type { LedgerRecord } from '../persistence/room-journal.js';
 import { type ExecutionRecord, executionDoneEvent, executionState, scratchCellId } from './execution-record.js';
 import type { RoomKernel } from './kernel-launcher.js';
@@ -57,6 +58,11 @@ export interface RoomExecutionsInit {
   readonly journalExecution?: (state: WireExecutionState) => void;
   /** An execution of a cell ended (after its `execution_done` broadcast). */
   readonly finished?: (record: ExecutionRecord) => void;
+  /**
+   * Where a finished run's large output values go (a blob store; see `NotebookDocument.keepLargeOutputs`):
+   * its record and its cell keep them there, not in the heap. None: kept as strings.
+   */
+  readonly spill?: (outputs: readonly NotebookOutput[]) => readonly NotebookOutput[];
   /** Asks the peer of an execution that allows input for a line (the code's `input()`). */
   readonly askInput?: (record: ExecutionRecord, prompt: string, password: boolean) => Promise<string>;
 }
@@ -150,7 +156,8 @@ export class RoomExecutions {
     const record = this.#executions.get(executionId);
     if (!record) throw new DaemonError('badRequest', `Execution not found: ${executionId}`);
     if (!page) return executionState(record);
-    const document = new OutputsDocument(record.outputs);
+    // Values kept in blobs are read for this page only (dropped with the document below).
+    const document = new OutputsDocument(resolveBlobTexts(record.outputs));
     const outputsPage = document.page(page.offset, page.length, page.budget_bytes) ?? {
       offset: page.offset,
       length: 0,
@@ -282,6 +289,11 @@ export class RoomExecutions {
     }
   }
 
+  /** The blobs the kept executions' outputs reference, added to `into`. */
+  public blobsHeld(into: Set<string>): void {
+    for (const record of this.#executions.values()) blobsOfOutputs(record.outputs, into);
+  }
+
   /** The most recent executions as the journal keeps them across a rotation (see {@link durableExecutionCount}). */
   public snapshot(): WireExecutionState[] {
     return [...this.#executions.values()].slice(-durableExecutionCount).map(executionState);
@@ -363,7 +375,7 @@ export class RoomExecutions {
       });
       coalescer?.flush();
       record.status = result.status;
-      record.outputs = result.outputs;
+      record.outputs = this.#init.spill?.(result.outputs) ?? result.outputs;
       record.executionCount = result.executionCount;
       if (result.status === 'aborted' && kernels.current !== kernel && kernels.kernelGone !== undefined) {
         // The kernel died under this run (its exit was handled before this continuation).

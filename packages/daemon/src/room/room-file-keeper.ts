@@ -9,7 +9,6 @@ import {
   notebookFileState,
   readNotebookFileIfChanged,
 } from '../persistence/notebook-file-state.js';
-import { sha256 } from '../persistence/room-journal.js';
 import type { UntitledStore } from '../persistence/untitled-store.js';
 import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import type { RoomJournalWriter } from './room-journal-writer.js';
@@ -181,13 +180,14 @@ export class RoomFileKeeper {
     if (target !== previous) {
       // Transactional: the room moves to the new file only once the file is written; a failed
       // write leaves the path, the registry, the watcher and autosave as they were.
-      const text = this.#document.toIpynb();
+      const text = this.#document.ipynbText();
       let written: NotebookFileState | undefined;
       try {
         await this.#init.bindPath(target, async () => {
-          written = notebookFileState(target, text, await writeFileAtomic(target, text, 0o644));
+          const hash = text.sha256();
+          written = notebookFileState(target, { sha256: hash }, await writeFileAtomic(target, text.chunks(), 0o644));
         });
-        releaseLargeTransient(text.length);
+        releaseLargeTransient(text.inlineChars);
       } catch (error) {
         if (DaemonError.is(error)) throw error;
         const kept = previous === undefined ? 'it stays untitled' : `it is still saved to ${previous}`;
@@ -405,12 +405,17 @@ export class RoomFileKeeper {
     this.#dirty = false;
     this.#dirtySince = undefined;
     if (target === undefined) return;
-    const text = this.#document.toIpynb();
-    const hash = sha256(text);
+    // Taken now (later edits are the next save's); values kept in blobs are read as it is written.
+    const text = this.#document.ipynbText();
+    const hash = text.sha256();
     const mark = this.#init.journal.markSaving(hash);
     const toFile = target === this.#path;
     // A new file: the conflict copy takes the notebook's mode; untitled store files are private.
-    const write = writeFileAtomic(target, text, this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644));
+    const write = writeFileAtomic(
+      target,
+      text.chunks(),
+      this.#conflict?.mode ?? (this.#path === undefined ? 0o600 : 0o644),
+    );
     if (toFile) {
       this.#writingSha = hash;
       this.#writing = write.catch(() => undefined);
@@ -418,12 +423,12 @@ export class RoomFileKeeper {
     let state: NotebookFileState | undefined;
     let failure: unknown;
     try {
-      state = notebookFileState(target, text, await write);
+      state = notebookFileState(target, { sha256: hash }, await write);
     } catch (error) {
       failure = error;
     }
-    // The notebook's text was the size of its outputs: given back soon.
-    releaseLargeTransient(text.length);
+    // The notebook's text held in memory was the size of its inline outputs: given back soon.
+    releaseLargeTransient(text.inlineChars);
     // Unsaved again when it failed, before a deferred change is judged (a conflict, not a reload).
     if (state === undefined) this.#dirty = true;
     if (toFile) {
