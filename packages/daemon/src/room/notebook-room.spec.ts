@@ -15,7 +15,9 @@ import { type NbformatOutput, OutputsDocument } from '@nteract-mcp/output-shapin
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DaemonError } from '../daemon-error.js';
 import { NotebookDocument } from '../document/notebook-document.js';
+import { BlobText } from '../persistence/blob-text.js';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
+import { OutputBlobStore } from '../persistence/output-blob-store.js';
 import { RoomJournal } from '../persistence/room-journal.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
 import type { KernelLauncher } from './kernel-launcher.js';
@@ -85,7 +87,7 @@ let clock: ManualClock;
 const catalogs: RoomCatalog[] = [];
 
 /** A catalog over `dir`, as one daemon life sees it (a second one on the same dir = after a crash). */
-async function daemonLife(): Promise<RoomCatalog> {
+async function daemonLife(blobs?: OutputBlobStore): Promise<RoomCatalog> {
   const logger = new RecordingLogger();
   const catalog = new RoomCatalog({
     settings: {
@@ -102,7 +104,7 @@ async function daemonLife(): Promise<RoomCatalog> {
     launcher,
     registry: await NotebookRegistry.load(join(dir, 'data', 'registry.json'), logger),
     untitled: new UntitledStore(join(dir, 'data', 'untitled')),
-    journal: { dir: join(dir, 'data', 'journal'), fsync: false, maxBytes: 1 << 20 },
+    journal: { dir: join(dir, 'data', 'journal'), fsync: false, maxBytes: 1 << 20, ...(blobs ? { blobs } : {}) },
     clock,
     logger,
     emit: () => undefined,
@@ -525,6 +527,63 @@ describe('NotebookRoom journal', () => {
     const back = await second.attach(room.notebookId);
     back.release();
     expect(back.room.cells().map((cell) => cell.source)).toEqual(['untitled edit']);
+  });
+});
+
+describe('NotebookRoom large outputs', () => {
+  const blobStore = () => new OutputBlobStore({ dir: join(dir, 'data', 'blobs'), thresholdChars: 100, fsync: false });
+  const outputsIn = (path: string) =>
+    NotebookDocument.fromIpynb(readFileSync(path, 'utf8'), path)
+      .cells()
+      .map((cell) => cell.outputs);
+
+  it("keeps a finished run's large output in a blob, answers peers with its text, pages it and saves it whole", async () => {
+    launcher = echoKernels;
+    const path = join(dir, 'large.ipynb');
+    const blobs = blobStore();
+    const life = await daemonLife(blobs);
+    const received: Record<string, unknown>[] = [];
+    const { room, peer: p } = await join_(life, path, received);
+    const code = 'y'.repeat(300);
+    const made = await room.handle(p, { type: 'insert_cell', source: code });
+    const cellId = (made.cell as { id: string }).id;
+    const started = await room.handle(p, { type: 'execute_cell', cell_id: cellId });
+    await vi.waitFor(() => expect(received.some((frame) => frame.event === 'execution_done')).toBe(true));
+    const text = room.cells()[0]?.outputs[0]?.text;
+    expect(text).toBeInstanceOf(BlobText);
+    expect(readdirSync(blobs.dir)).toContain((text as BlobText).sha);
+    // What a peer receives (the wire is JSON): the text itself.
+    const answer = JSON.parse(JSON.stringify(await room.handle(p, { type: 'get_cell', cell_id: cellId })));
+    expect(answer.cell.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: `${code}\n` }]);
+    const page = await room.handle(p, {
+      type: 'get_execution',
+      execution_id: String(started.execution_id),
+      outputs_page: { offset: 290, length: 20, budget_bytes: 100_000 },
+    });
+    const inMemory = new OutputsDocument([{ output_type: 'stream', name: 'stdout', text: `${code}\n` }]);
+    expect(page.outputs_page).toEqual(inMemory.page(290, 20, 100_000));
+    await saved(room);
+    expect(outputsIn(path)).toEqual([[{ output_type: 'stream', name: 'stdout', text: `${code}\n` }]]);
+  });
+
+  it("holds the blobs of an open room's outputs against every sweep, and lets them go when the room closes", async () => {
+    const path = join(dir, 'loaded.ipynb');
+    const big = 'z'.repeat(500);
+    const file = NotebookDocument.empty();
+    const { cell } = file.insert({ source: 'print(z)', cellType: 'code' });
+    file.setExecutionState(cell.id, [{ output_type: 'display_data', data: { 'text/plain': big }, metadata: {} }], 1);
+    writeFileSync(path, file.toIpynb());
+    const blobs = blobStore();
+    const life = await daemonLife(blobs);
+    const { room } = await join_(life, path);
+    const value = ((room.cells()[0]?.outputs[0]?.data ?? {}) as Record<string, unknown>)['text/plain'];
+    expect(value).toBeInstanceOf(BlobText);
+    // A daemon start's sweep (no journal names the blob: only the room does) leaves it.
+    RoomJournal.sweepBlobs({ dir: join(dir, 'data', 'journal'), fsync: false, maxBytes: 1 << 20, blobs });
+    expect((value as BlobText).text()).toBe(big);
+    await life.closeAll('test over');
+    expect(readdirSync(blobs.dir)).toEqual([]);
+    expect(outputsIn(path)).toEqual([[{ output_type: 'display_data', data: { 'text/plain': big }, metadata: {} }]]);
   });
 });
 
