@@ -3,7 +3,11 @@
 
 const colours = ['#4c72b0', '#dd8452', '#55a868', '#c44e52', '#8172b3', '#937860'];
 
-/** `sets`: `{ name: number[] }` (one unit, e.g. µs). Empty sets are left out. */
+/**
+ * `sets`: `{ name: number[] }` (one unit, e.g. µs). Empty sets are left out. A sample of 0 or less
+ * (a page that showed a cell before the agent had its answer) is drawn at the axis' left end: a
+ * log axis has no 0, and leaving it out would draw a set of such samples as none.
+ */
 export function distributionChart(title, unit, sets) {
   const named = Object.entries(sets).filter(([, samples]) => samples.length > 0);
   const width = 720;
@@ -12,7 +16,10 @@ export function distributionChart(title, unit, sets) {
   const right = 20;
   const top = 40;
   const bottom = 50;
-  const all = named.flatMap(([, samples]) => samples).filter((value) => value > 0);
+  const samples = named.flatMap(([, values]) => values);
+  const positive = samples.filter((value) => value > 0);
+  const floor = positive.length > 0 ? Math.min(...positive) : 1e-3;
+  const all = samples.map((value) => (value > 0 ? value : floor));
   if (all.length === 0)
     return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="60"><text x="10" y="30">${title}: no samples</text></svg>\n`;
   const low = Math.log10(Math.min(...all));

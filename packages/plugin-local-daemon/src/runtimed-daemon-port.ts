@@ -34,7 +34,12 @@ import { toDaemonInfo, toKernelInfo, toRoomInfo } from './runtimed-wire-readers.
 import { rethrowAsCoreError } from './to-core-error.js';
 
 const defaultHeartbeatMs = 10_000;
-const defaultConnectTimeoutMs = 5_000;
+/**
+ * How long a daemon that accepted the connection has to answer: one busy (a loaded machine, a room
+ * writing a large output) answers late, and 5 s failed opens that would have worked; an absent
+ * daemon is known at once (its socket refuses), a hung one by the heartbeat.
+ */
+const defaultConnectTimeoutMs = 15_000;
 /** How long `list_kernels` may take (the daemon runs each Python kernel's interpreter once). */
 const listKernelsTimeoutMs = 60_000;
 /** How long an auto-started daemon has to answer. */
