@@ -121,7 +121,7 @@ describe('the live page for a Jupyter user', () => {
     await expect.poll(() => page.locator('#notice').textContent()).toContain('controls.ipynb');
   });
 
-  it('moves on with Shift+Enter (a new cell after the last), asks before deleting, links terminal hyperlinks, sizes retina images, scrolls long outputs, and says when it refuses a name', {
+  it('moves on with Shift+Enter (a new cell after the last), asks before deleting, opens an HTML output’s link in a new tab, links terminal hyperlinks, sizes retina images, scrolls long outputs, and says when it refuses a name', {
     timeout: 240_000,
   }, async () => {
     const { session, page } = await openPage('keys.ipynb', "Ada O'Brien");
@@ -162,6 +162,25 @@ describe('the live page for a Jupyter user', () => {
     expect(await link.getAttribute('target')).toBe('_blank');
     expect(await link.textContent()).toBe('the docs');
     expect(await page.locator(`#cell-${linked} .outputs`).textContent()).toBe('see the docs now\n');
+
+    // A link in an HTML output opens in a new tab.
+    const html = await agentCell(
+      session,
+      'from IPython.display import HTML\nHTML(\'<a id="go" href="https://example.invalid/docs">the docs</a>\')',
+      true,
+    );
+    // (The machine has no network: the linked site is answered here.)
+    await page
+      .context()
+      .route('https://example.invalid/**', (route) =>
+        route.fulfill({ contentType: 'text/html', body: '<title>the docs</title>' }),
+      );
+    const frame = page.frameLocator(`#cell-${html} iframe.rich`);
+    await frame.locator('#go').waitFor();
+    const [opened] = await Promise.all([page.context().waitForEvent('page'), frame.locator('#go').click()]);
+    await expect.poll(() => opened.url()).toBe('https://example.invalid/docs');
+    await expect.poll(() => opened.title()).toBe('the docs');
+    await opened.close();
 
     // A retina image shows at the size its metadata gives (half its pixels).
     const retina = await agentCell(

@@ -574,7 +574,8 @@ describe(PageServer, () => {
     expect(frame.status).toBe(200);
     expect(frame.headers['content-type']).toBe('text/html; charset=utf-8');
     const csp = String(frame.headers['content-security-policy']);
-    expect(csp).toContain('sandbox allow-scripts;');
+    expect(csp).toContain('sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox;');
+    expect(csp).not.toContain('allow-same-origin');
     expect(csp).not.toContain('allow-same-origin');
     expect(csp).toContain("frame-ancestors 'self'");
     expect(csp).toContain("script-src 'unsafe-inline'");

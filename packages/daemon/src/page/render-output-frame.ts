@@ -2,11 +2,12 @@
  * The headers of an output's frame document. Its own CSP, not the page's: the output's scripts and
  * styles run (inline, or from https: CDNs as plotly, bokeh or vega load them), and the `sandbox`
  * directive gives the document an opaque origin even when it is opened on its own (no cookie, no
- * access to the page or the page server's API); only the page itself may frame it.
+ * access to the page or the page server's API); only the page itself may frame it. Its links open
+ * in a new tab (`allow-popups`, the tab not sandboxed: it is the linked site's own page).
  */
 export const outputFrameHeaders: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
-    "sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' https:; " +
+    "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox; default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' https:; " +
     "style-src 'unsafe-inline' https:; img-src data: blob: https:; font-src data: https:; media-src data: blob: https:; " +
     "base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
   'X-Content-Type-Options': 'nosniff',

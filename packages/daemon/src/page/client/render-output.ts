@@ -70,8 +70,9 @@ const mimeRank = [
  * images are `data:` URLs, or the page server's URL for a large one (a value the server sent as a
  * reference: it is loaded once, by URL, and cached; a large text is read the same way); markdown
  * and LaTeX are sanitised; HTML and SVG go into a frame
- * sandboxed with `allow-scripts` only (its scripts run with an opaque origin: no cookie, no access
- * to this page), loaded from the page server, which serves that document under its own CSP.
+ * sandboxed with `allow-scripts` and popups (its scripts run with an opaque origin: no cookie, no
+ * access to this page; its links open in a new tab), loaded from the page server, which serves that
+ * document under its own CSP.
  */
 export function renderOutput(output: WireOutput, index: number, frameUrl: OutputFrameUrl): HTMLElement {
   const node = renderValue(output, index, frameUrl);
@@ -166,7 +167,8 @@ function outputFrame(mime: 'text/html' | 'image/svg+xml', src: string): HTMLIFra
   const frame = el('iframe', {
     className: 'output rich',
     title: mime === 'text/html' ? 'HTML output' : 'SVG output',
-    attrs: { sandbox: 'allow-scripts' },
+    // Its links open in a new tab (the linked page is not sandboxed: it is that site's own).
+    attrs: { sandbox: 'allow-scripts allow-popups allow-popups-to-escape-sandbox' },
   });
   frame.src = src;
   return frame;
