@@ -153,6 +153,56 @@ describe('hosted notebooks on a real Jupyter Server, through the shipped proxy',
     expectNoToken(session, seen, false);
   });
 
+  it('run_code runs scratch code in the notebook’s kernel: it sees the cells’ variables, adds nothing to the notebook, leaves the execution count alone; past its wait it says running and interrupt_kernel stops it', {
+    timeout: 180_000,
+  }, async () => {
+    const server = await serverWithNotebook('scratch.ipynb');
+    const url = server.notebookUrl('scratch.ipynb');
+    const session = await userSession();
+    const seen: ToolOutcome[] = [];
+    const call = async (name: string, args: Record<string, unknown> = {}) => {
+      const outcome = await session.call(name, args);
+      seen.push(outcome);
+      return outcome;
+    };
+    expect((await call('connect_notebook', { url })).isError).toBe(false);
+    const defined = await call('create_cell', { source: 'x = 41', and_run: true });
+    expect(defined.isError, defined.text).toBe(false);
+
+    const ran = await call('run_code', { code: 'y = x * 2\nprint("scratch sees", x + 1)' });
+    expect(ran.isError, ran.text).toBe(false);
+    expect(ran.json).toMatchObject({ status: 'ok' });
+    expect(ran.text).toContain('scratch sees 42');
+    const failed = await call('run_code', { code: '1 / 0' });
+    expect(failed.json).toMatchObject({ status: 'error' });
+    expect(failed.text).toContain('ZeroDivisionError');
+
+    // The scratch run set y in the kernel, and the next cell's count follows the first cell's.
+    const next = await call('create_cell', { source: 'print("y is", y)', and_run: true });
+    expect(next.text).toContain('y is 82');
+    const saved = (await server.api('GET', 'api/contents/scratch.ipynb')).json as {
+      content: { cells: { source: string; execution_count?: number | null }[] };
+    };
+    expect(saved.content.cells.map((cell) => cell.source)).toEqual(['# Hosted', 'x = 41', 'print("y is", y)']);
+    expect(saved.content.cells.map((cell) => cell.execution_count ?? null)).toEqual([null, 1, 2]);
+
+    // Past its wait: running, and the code goes on until interrupt_kernel stops it.
+    const slow = await call('run_code', {
+      code: 'import time\nprint("started", flush=True)\ntime.sleep(60)',
+      timeout_secs: 1,
+    });
+    expect(slow.isError, slow.text).toBe(false);
+    expect(slow.json).toMatchObject({ status: 'running' });
+    expect(slow.text).toContain('interrupt_kernel');
+    const interrupted = await call('interrupt_kernel');
+    expect(interrupted.isError, interrupted.text).toBe(false);
+    expect(interrupted.json).toMatchObject({ interrupted: true });
+    const after = await call('run_code', { code: 'print("still", y)' });
+    expect(after.text).toContain('still 82');
+    expect(server.kernels()).toHaveLength(1);
+    expectNoToken(session, seen);
+  });
+
   it('creates on the server; a restarted server is rejoined on the retry timer with the kernel-lost note; a server gone for good is given up after the bound with a clear reason', {
     timeout: 180_000,
   }, async () => {

@@ -123,6 +123,25 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
     expectNoTokens(bob, b.seen);
   });
 
+  it('run_code on a Hub notebook runs in its kernel, sees the cells’ variables and adds nothing to the notebook', {
+    timeout: 120_000,
+  }, async () => {
+    const url = await notebookOf('bob', 'scratch.ipynb');
+    const bob = await agentOf('bob');
+    const { seen, call } = recorder(bob);
+    expect((await call('connect_notebook', { url })).isError).toBe(false);
+    expect((await call('create_cell', { source: 'x = 41', and_run: true })).isError).toBe(false);
+    const ran = await call('run_code', { code: 'import os\nprint(x + 1, os.environ["HOME"])' });
+    expect(ran.isError, ran.text).toBe(false);
+    expect(ran.json).toMatchObject({ status: 'ok' });
+    expect(ran.text).toMatch(/42 .*homes\/bob/);
+    const saved = await hub.userApi('bob', tokens.bob as string, 'GET', 'api/contents/scratch.ipynb');
+    const cells = (saved.json as { content: { cells: { source: string; execution_count: number | null }[] } }).content
+      .cells;
+    expect(cells.map((cell) => [cell.source, cell.execution_count])).toEqual([['x = 41', 1]]);
+    expectNoTokens(bob, seen);
+  });
+
   it('a kernel culled for idleness: the session comes back by itself on a new kernel, the next answer names the lost variables, restore_state brings x back', {
     timeout: 180_000,
   }, async () => {

@@ -16,17 +16,18 @@ function setup() {
     nbformat: 4,
     nbformat_minor: 5,
   });
+  const clock = new ManualClock();
   const container = createTestContainer({
     plugins: [createHostedPlugin({ env: { JUPYTER_TOKEN: 's3cret' }, connector: server })],
   })
-    .override(Clock, new ManualClock())
+    .override(Clock, clock)
     .build();
   const resolver = container.get(NotebookTargetResolver);
   const target = resolver.resolve(url, { cwd: '/' }) as HostedUrlTarget;
   const backend = resolver.backendFor(target);
   const connect = async () => (await backend.connect(target, { peerLabel: 'agent', signal })) as HostedNotebookHandle;
   const reopen = async () => (await backend.reopen?.(target, { peerLabel: 'agent', signal })) as HostedNotebookHandle;
-  return { server, backend, target, connect, reopen };
+  return { server, clock, backend, target, connect, reopen };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<CoreError> {
@@ -215,6 +216,77 @@ describe(HostedNotebookHandle, () => {
     const result = await again.executeCell(check.id);
     expect(result.outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: '42\n' }]);
     expect(result.kernelNotice).toBeUndefined();
+  });
+
+  it('runs scratch code in the session’s kernel: it sees and sets its variables; the notebook is neither changed nor saved; the kernel keeps it out of its history', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'x = 41', cellType: 'code' });
+    await handle.executeCell(cell.id);
+    const changes: unknown[] = [];
+    handle.onDidChangeCells((change) => changes.push(change));
+    const before = t.server.files.get('work/a.ipynb')?.lastModified;
+
+    const run = await handle.runScratch('y = 1\nprint(x + 1)');
+    expect(run).toEqual({ status: 'ok', outputs: [{ output_type: 'stream', name: 'stdout', text: '42\n' }] });
+    const failed = await handle.runScratch('print(nope + 1)');
+    expect(failed).toMatchObject({ status: 'error', outputs: [{ output_type: 'error', ename: 'NameError' }] });
+
+    expect(t.server.executed.slice(-2)).toEqual([
+      { code: 'y = 1\nprint(x + 1)', storeHistory: false },
+      { code: 'print(nope + 1)', storeHistory: false },
+    ]);
+    expect(changes).toEqual([]);
+    expect(t.server.files.get('work/a.ipynb')?.lastModified).toBe(before);
+    expect((await handle.listCells()).map((c) => c.source)).toEqual(['# Title', 'x = 41']);
+    // The scratch run set y in the kernel; the cell's next run counts on from 1, not from 3.
+    const next = await handle.insertCell({ source: 'print(y + 1)', cellType: 'code' });
+    expect(await handle.executeCell(next.id)).toMatchObject({ status: 'ok', executionCount: 2 });
+  });
+
+  it('a scratch run past its wait answers timeout with its outputs so far and goes on; kept as an execution it is read to its end', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    let release: () => void = () => undefined;
+    t.server.held.set(
+      'slow()',
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    const stream = (text: string) => ({ msgType: 'stream', content: { name: 'stdout', text } });
+    t.server.scripted.set('slow()', [stream('started\n'), stream('done\n')]);
+
+    const waiting = handle.runScratch('slow()', { timeoutMs: 2_000 });
+    await expect.poll(() => t.server.executed.length).toBe(1);
+    await t.clock.advanceAndSettle(2_000);
+    expect(await waiting).toEqual({
+      status: 'timeout',
+      outputs: [{ output_type: 'stream', name: 'stdout', text: 'started\n' }],
+    });
+
+    const kept = await handle.startScratch('slow()');
+    expect(kept).toMatchObject({ cellId: 'scratch', status: 'running' });
+    release();
+    await expect.poll(async () => (await handle.getExecution(kept.executionId)).status).toBe('ok');
+    expect((await handle.getExecution(kept.executionId)).outputs).toEqual([
+      { output_type: 'stream', name: 'stdout', text: 'started\ndone\n' },
+    ]);
+    expect((await handle.listCells()).map((c) => c.source)).toEqual(['# Title']);
+  });
+
+  it('a scratch run is where the agent hears its kernel was replaced, once', async () => {
+    const t = setup();
+    const first = await t.connect();
+    await first.runScratch('x = 41');
+    t.server.restart();
+    const back = await t.reopen();
+    const run = await back.runScratch('print(x + 1)');
+    expect(run.kernelNotice).toMatch(/no longer had this notebook's kernel .*: this runs in a new kernel/);
+    expect(run).toMatchObject({ status: 'error', outputs: [{ ename: 'NameError' }] });
+    expect((await back.runScratch('x = 1')).kernelNotice).toBeUndefined();
+    await back.close();
+    expect((await rejection(back.runScratch('x = 2'))).kind).toBe('handleClosed');
   });
 
   it('after a server restart the notebook comes back on a new kernel, and the first execution says so once', async () => {

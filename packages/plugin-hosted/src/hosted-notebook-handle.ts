@@ -19,6 +19,7 @@ import {
   type NotebookReadiness,
   ReadinessWaiters,
   type SavedNotebook,
+  type ScratchRun,
   type Subscription,
   type Timer,
 } from '@nteract-mcp/core';
@@ -45,6 +46,9 @@ export const kernelWatchMs = 5_000;
 
 /** How long an interrupted execution has to end before the interrupt is reported as not effective. */
 const interruptVerifyMs = 5_000;
+
+/** The `cellId` of a scratch run kept as an execution (as the local daemon names it). */
+export const scratchCellId = 'scratch';
 
 /** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
 export const maxRememberedExecutions = 256;
@@ -275,6 +279,36 @@ export class HostedNotebookHandle implements NotebookHandle {
     return stateOf(record);
   }
 
+  /**
+   * Runs `source` in the session's kernel without a cell (a scratch run, as `run_code` asks): the
+   * notebook is not touched, the kernel keeps it out of its history and its execution count does
+   * not grow (`store_history: false`); it runs after what the kernel has queued. Its outputs are
+   * answered and kept nowhere. Waits at most `timeoutMs` (then `timeout` with the outputs so far;
+   * the code goes on running, and {@link HostedNotebookHandle.interruptKernel} stops it).
+   */
+  public async runScratch(source: string, options: { readonly timeoutMs?: number } = {}): Promise<ScratchRun> {
+    const record = await this.startScratchRecord(source);
+    const result = await this.waitForExecution(
+      record,
+      options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs },
+    );
+    return {
+      status: result.status,
+      outputs: result.outputs,
+      ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
+    };
+  }
+
+  /**
+   * A scratch run kept as an execution (`run_code` as a task): started and answered at once (its
+   * id, `cellId` {@link scratchCellId}); read it with {@link HostedNotebookHandle.getExecution}.
+   * The kernel's input requests are not offered (`allowInput` is not honoured: code asking for
+   * input gets the kernel's error).
+   */
+  public async startScratch(source: string): Promise<ExecutionState> {
+    return stateOf(await this.startScratchRecord(source));
+  }
+
   public async interruptKernel(): Promise<KernelInterruptOutcome> {
     this.assertOpen();
     const running = [...this.#executions.values()].find((record) => record.status === 'running');
@@ -389,6 +423,31 @@ export class HostedNotebookHandle implements NotebookHandle {
       this.remember(record);
       return record;
     }
+    cell.outputs = [];
+    cell.executionCount = null;
+    this.#file.tellChange({ kind: 'updated', cellId });
+    return this.run(executionId, cell.source, { cellId, options });
+  }
+
+  /** A scratch run begins: no cell is touched, and the kernel keeps it out of its history. */
+  private async startScratchRecord(source: string): Promise<ExecutionRecord> {
+    this.assertOpen();
+    if (!(await this.checkKernel())) throw this.closedError();
+    return this.run(randomUUID(), source, undefined);
+  }
+
+  /**
+   * Sends `source` to the kernel as one execution, remembered from now on. With a `cell`, its
+   * outputs are written into that cell as they come and saved when it ends (it counts as done once
+   * that save settled); without one (a scratch run), `store_history` is off and nothing is written.
+   * The kernel notice waiting for the agent goes with it.
+   */
+  private run(
+    executionId: string,
+    source: string,
+    cell: { readonly cellId: string; readonly options: ExecuteOptions | undefined } | undefined,
+  ): ExecutionRecord {
+    const cellId = cell?.cellId ?? scratchCellId;
     const notice = this.#kernelNotice;
     this.#kernelNotice = undefined;
     const outputs = new OutputCollector();
@@ -405,22 +464,23 @@ export class HostedNotebookHandle implements NotebookHandle {
       }),
     };
     this.remember(record);
-    cell.outputs = [];
-    cell.executionCount = null;
-    this.#file.tellChange({ kind: 'updated', cellId });
-    const source = cell.source;
     void this.#kernel
-      .execute(source, (message) => {
-        const changes = outputs.apply(message.msgType, message.content);
-        if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
-        record.outputs = outputs.snapshot();
-        const live = this.#file.find(cellId);
-        if (live) {
-          live.outputs = record.outputs;
-          this.#file.tellChange({ kind: 'updated', cellId });
-        }
-        for (const change of changes) if (change.kind === 'output') this.tellOutput(options, change.output);
-      })
+      .execute(
+        source,
+        (message) => {
+          const changes = outputs.apply(message.msgType, message.content);
+          if (!changes.some((change) => change.kind !== 'displayUpdate')) return;
+          record.outputs = outputs.snapshot();
+          if (cell === undefined) return;
+          const live = this.#file.find(cellId);
+          if (live) {
+            live.outputs = record.outputs;
+            this.#file.tellChange({ kind: 'updated', cellId });
+          }
+          for (const change of changes) if (change.kind === 'output') this.tellOutput(cell.options, change.output);
+        },
+        cell === undefined ? { storeHistory: false } : {},
+      )
       .then(
         (reply) => ({ status: reply.status, executionCount: reply.executionCount }),
         (error: unknown) => {
@@ -430,8 +490,12 @@ export class HostedNotebookHandle implements NotebookHandle {
       )
       .then(({ status, executionCount }) => {
         record.status = status;
-        record.executionCount = executionCount;
         record.outputs = outputs.snapshot();
+        if (cell === undefined) {
+          resolveDone();
+          return;
+        }
+        record.executionCount = executionCount;
         const live = this.#file.find(cellId);
         if (live) {
           live.outputs = record.outputs;

@@ -58,6 +58,17 @@ describe('the hosted notebook backend in the child server', () => {
     expect(again).toMatchObject({ connected: true, readiness: { runtime: 'ready' } });
   });
 
+  it('run_code runs scratch code in the hosted notebook’s kernel and answers its outputs; no cell is added', async () => {
+    const server = await start();
+    await harness.callJson('connect_notebook', { url: `${base}lab/tree/a.ipynb?token=s3cret` });
+    await harness.callJson('create_cell', { source: 'x = 41', and_run: true });
+    const ran = await harness.callJson('run_code', { code: 'print(x + 1)' });
+    expect(ran).toMatchObject({ notebook_id: hostedNotebookId(`${base}lab/tree/a.ipynb`), status: 'ok' });
+    expect(JSON.stringify(ran.outputs)).toContain('42');
+    expect(server.executed.at(-1)).toEqual({ code: 'print(x + 1)', storeHistory: false });
+    expect(server.file('a.ipynb')?.cells.map((cell) => cell.source)).toEqual(['x = 41']);
+  });
+
   it('lists hosted notebooks next to the daemon’s rooms', async () => {
     await start({ env: { JUPYTER_TOKEN: 's3cret' } });
     const local = await harness.callJson('connect_notebook', { path: 'keep.ipynb' });

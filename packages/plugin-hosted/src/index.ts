@@ -8,6 +8,7 @@ export { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';
 export type {
   JupyterServerAddress,
   JupyterServerPort,
+  KernelExecuteOptions,
   KernelExecutionReply,
   KernelMessage,
   NotebookJson,

@@ -34,6 +34,15 @@ export interface KernelExecutionReply {
   readonly executionCount: number | null;
 }
 
+/** How one execution is asked of the kernel. */
+export interface KernelExecuteOptions {
+  /**
+   * Jupyter's `store_history` (default `true`). `false` for a scratch run: the kernel keeps no
+   * history of it and its execution count does not grow.
+   */
+  readonly storeHistory?: boolean;
+}
+
 /**
  * The kernel websocket of one kernel. `status` is the kernel's last reported status (`idle`,
  * `busy`, `starting`, `restarting`, `autorestarting`, `dead`, `unknown`).
@@ -47,7 +56,11 @@ export interface ServerKernelConnection {
   /** Fires once when the websocket is lost (the server went away, or the kernel is gone). */
   onConnectionLost(listener: (reason: string) => void): Subscription;
   /** Runs `code`, passing each iopub message of it to `onMessage`, and resolves with the reply. */
-  execute(code: string, onMessage: (message: KernelMessage) => void): Promise<KernelExecutionReply>;
+  execute(
+    code: string,
+    onMessage: (message: KernelMessage) => void,
+    options?: KernelExecuteOptions,
+  ): Promise<KernelExecutionReply>;
   interrupt(): Promise<void>;
   /** Restarts the kernel (its state is gone) and resolves once it is back. */
   restart(): Promise<void>;

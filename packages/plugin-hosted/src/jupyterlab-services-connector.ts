@@ -11,6 +11,7 @@ import {
   type JupyterServerAddress,
   type JupyterServerConnector,
   type JupyterServerPort,
+  type KernelExecuteOptions,
   type KernelExecutionReply,
   type KernelMessage,
   type NotebookJson,
@@ -324,8 +325,16 @@ class LabKernelConnection implements ServerKernelConnection {
     return { dispose: () => this.#listeners.lost.delete(listener) };
   }
 
-  public async execute(code: string, onMessage: (message: KernelMessage) => void): Promise<KernelExecutionReply> {
-    const future = this.kernel.requestExecute({ code, store_history: true, stop_on_error: true });
+  public async execute(
+    code: string,
+    onMessage: (message: KernelMessage) => void,
+    options: KernelExecuteOptions = {},
+  ): Promise<KernelExecutionReply> {
+    const future = this.kernel.requestExecute({
+      code,
+      store_history: options.storeHistory ?? true,
+      stop_on_error: true,
+    });
     future.onIOPub = (message: LabKernelMessage.IIOPubMessage) => {
       onMessage({ msgType: message.header.msg_type, content: message.content as Record<string, unknown> });
     };

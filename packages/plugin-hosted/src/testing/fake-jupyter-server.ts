@@ -3,6 +3,7 @@ import {
   type JupyterServerAddress,
   type JupyterServerConnector,
   type JupyterServerPort,
+  type KernelExecuteOptions,
   type KernelExecutionReply,
   type KernelMessage,
   type NotebookJson,
@@ -40,6 +41,10 @@ export class FakeJupyterServer implements JupyterServerConnector {
   /** Every address a port was opened for (to check tokens reach the server). */
   public readonly opened: JupyterServerAddress[] = [];
   public startedSessions = 0;
+  /** Every execution asked of a kernel, in order: its code and whether it was to be kept in the history. */
+  public readonly executed: { readonly code: string; readonly storeHistory: boolean }[] = [];
+  /** Code whose execution, after its first message (scripted), waits for this promise before it ends (a long run). */
+  public readonly held = new Map<string, Promise<void>>();
   /** Code whose execution sends exactly these kernel messages, then ends `ok` (any other message shape). */
   public readonly scripted = new Map<string, readonly KernelMessage[]>();
   #up = true;
@@ -267,14 +272,24 @@ class FakeKernelConnection implements ServerKernelConnection {
     return { dispose: () => this.#lost.delete(listener) };
   }
 
-  public async execute(code: string, onMessage: (message: KernelMessage) => void): Promise<KernelExecutionReply> {
+  public async execute(
+    code: string,
+    onMessage: (message: KernelMessage) => void,
+    options: KernelExecuteOptions = {},
+  ): Promise<KernelExecutionReply> {
     const kernel = this.server.kernelById(this.kernelId);
     if (!kernel || this.#lostReason !== undefined) return { status: 'aborted', executionCount: null };
-    kernel.executionCount += 1;
-    const executionCount = kernel.executionCount;
+    const storeHistory = options.storeHistory ?? true;
+    this.server.executed.push({ code, storeHistory });
+    // As Jupyter's kernels do: a run kept out of the history does not count.
+    if (storeHistory) kernel.executionCount += 1;
+    const executionCount = storeHistory ? kernel.executionCount : null;
     const script = this.server.scripted.get(code);
     if (script) {
-      for (const message of script) onMessage(message);
+      const [first, ...rest] = script;
+      if (first) onMessage(first);
+      await this.server.held.get(code);
+      for (const message of rest) onMessage(message);
       return { status: 'ok', executionCount };
     }
     for (const line of code.split('\n').filter((text) => text.trim() !== '')) {
