@@ -13,7 +13,7 @@ import {
  * Hosted notebooks on a real JupyterHub (Debian's jupyterhub, configurable-http-proxy from npm),
  * started here on loopback ports with the dummy authenticator and the simple local spawner: each
  * agent (the shipped proxy, as a user runs it, with its own user's JUPYTERHUB_API_TOKEN) on its
- * own user's notebook. alice and bob are plain users; carol's server culls kernels idle 4 s.
+ * own user's notebook. alice, bob and dave are plain users; carol's server culls kernels idle 4 s.
  */
 
 const cullIdleSecs = 4;
@@ -23,8 +23,10 @@ const sessions: UserSession[] = [];
 const startedAt = Date.now();
 
 beforeAll(async () => {
-  hub = await startJupyterHub({ users: [{ name: 'alice' }, { name: 'bob' }, { name: 'carol', cullIdleSecs }] });
-  for (const user of ['alice', 'bob', 'carol']) {
+  hub = await startJupyterHub({
+    users: [{ name: 'alice' }, { name: 'bob' }, { name: 'carol', cullIdleSecs }, { name: 'dave' }],
+  });
+  for (const user of ['alice', 'bob', 'carol', 'dave']) {
     tokens[user] = await hub.tokenFor(user);
     await hub.startServer(user);
   }
@@ -140,6 +142,24 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
       .cells;
     expect(cells.map((cell) => [cell.source, cell.execution_count])).toEqual([['x = 41', 1]]);
     expectNoTokens(bob, seen);
+  });
+
+  it('another user’s token on a stopped server is refused as such, naming the user and the scopes; the server is not started and nobody is told to create the notebook', {
+    timeout: 120_000,
+  }, async () => {
+    const url = await notebookOf('dave', 'his.ipynb');
+    await hub.stopServer('dave');
+    const alice = await agentOf('alice');
+    const { seen, call } = recorder(alice);
+    const refused = await call('connect_notebook', { url });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("The JupyterHub refused this API token for the server of user 'dave'");
+    expect(refused.text).toContain('nor start it while it is stopped');
+    expect(refused.text).toContain('access:servers!user=dave and servers!user=dave');
+    expect(refused.text).not.toContain('has no notebook');
+    expect(refused.text).not.toContain('create_notebook');
+    expect(await hub.serverState('dave')).toBeUndefined();
+    expectNoTokens(alice, seen);
   });
 
   it('a kernel culled for idleness: the session comes back by itself on a new kernel, the next answer names the lost variables, restore_state brings x back', {

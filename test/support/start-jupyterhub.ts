@@ -35,20 +35,31 @@ export type HubAnswer = TokenApiAnswer;
 export interface JupyterHubUnderTest {
   /** `http://127.0.0.1:<port>/` (the proxy: what users open). */
   readonly baseUrl: string;
-  /** `baseUrl` + `user/<name>/lab/tree/<path>`. */
-  notebookUrl(user: string, path: string): string;
+  /** `baseUrl` + `user/<name>/[<server>/]lab/tree/<path>` (`server`: a named server; default: the user's default server). */
+  notebookUrl(user: string, path: string, server?: string): string;
   /** A new API token of `user`, with the user's own permissions (made through the Hub API). */
   tokenFor(user: string): Promise<string>;
   /** A call to the Hub API (`hub/api/<path>`) with the test's admin service token. */
   hubApi(method: string, path: string, body?: unknown): Promise<HubAnswer>;
-  /** A call to `user`'s server (`user/<name>/<path>`) with `token`, through the proxy. */
-  userApi(user: string, token: string, method: string, path: string, body?: unknown): Promise<HubAnswer>;
-  /** Starts `user`'s server through the Hub API and resolves once the Hub says it is ready. */
-  startServer(user: string): Promise<void>;
-  /** Stops `user`'s server through the Hub API and resolves once the Hub says it stopped. */
-  stopServer(user: string): Promise<void>;
-  /** The ids of the kernels `user`'s server runs (`GET api/kernels`). */
-  kernelIds(user: string, token: string): Promise<string[]>;
+  /** A call to the Hub API (`hub/api/<path>`) with `token`. */
+  hubApiAs(token: string, method: string, path: string, body?: unknown): Promise<HubAnswer>;
+  /** A call to `user`'s server (`user/<name>/[<server>/]<path>`) with `token`, through the proxy. */
+  userApi(
+    user: string,
+    token: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    server?: string,
+  ): Promise<HubAnswer>;
+  /** Starts `user`'s server (or named `server`) through the Hub API and resolves once the Hub says it is ready. */
+  startServer(user: string, server?: string): Promise<void>;
+  /** Stops `user`'s server (or named `server`) through the Hub API and resolves once the Hub says it stopped. */
+  stopServer(user: string, server?: string): Promise<void>;
+  /** The state of `user`'s server (or named `server`) as the Hub says it, `undefined` when it is not running. */
+  serverState(user: string, server?: string): Promise<{ ready?: boolean; pending?: string | null } | undefined>;
+  /** The ids of the kernels `user`'s server (or named `server`) runs (`GET api/kernels`). */
+  kernelIds(user: string, token: string, server?: string): Promise<string[]>;
   /** The kernel processes of `user`'s server (found by the user's HOME). */
   kernelProcesses(user: string): number[];
   /** The Hub's and the proxy's output so far. */
@@ -91,6 +102,7 @@ c.JupyterHub.pid_file = root + '/hub/hub.pid'
 c.JupyterHub.db_url = 'sqlite:///' + root + '/hub/hub.sqlite'
 c.JupyterHub.cookie_secret_file = root + '/hub/cookie_secret'
 c.JupyterHub.cleanup_servers = True
+c.JupyterHub.allow_named_servers = True
 c.JupyterHub.authenticator_class = 'jupyterhub.auth.DummyAuthenticator'
 c.Authenticator.allowed_users = set(${JSON.stringify(options.users.map((user) => user.name))})
 c.JupyterHub.spawner_class = 'jupyterhub.spawner.SimpleLocalProcessSpawner'
@@ -134,8 +146,18 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 
   const hubApi = (method: string, path: string, body?: unknown) =>
     requestWithToken(`${baseUrl}hub/api/${path}`, serviceToken, method, body);
-  const serverOf = async (user: string) =>
-    ((await hubApi('GET', `users/${user}`)).json as { servers?: Record<string, { ready?: boolean }> }).servers?.[''];
+  const serverOf = async (user: string, server = '') =>
+    (
+      (await hubApi('GET', `users/${user}`)).json as {
+        servers?: Record<string, { ready?: boolean; pending?: string | null }>;
+      }
+    ).servers?.[server];
+  /** `user/<name>/` or `user/<name>/<server>/`. */
+  const userPath = (user: string, server = '') =>
+    `user/${encodeURIComponent(user)}/${server === '' ? '' : `${encodeURIComponent(server)}/`}`;
+  /** The Hub API's route of a user's default server or of a named one. */
+  const serverRoute = (user: string, server = '') =>
+    server === '' ? `users/${user}/server` : `users/${user}/servers/${encodeURIComponent(server)}`;
 
   const dispose = async (): Promise<void> => {
     if (hub.pid !== undefined && hub.exitCode === null && hub.signalCode === null) {
@@ -166,8 +188,8 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 
   return {
     baseUrl,
-    notebookUrl: (user, path) =>
-      `${baseUrl}user/${encodeURIComponent(user)}/lab/tree/${path.split('/').map(encodeURIComponent).join('/')}`,
+    notebookUrl: (user, path, server) =>
+      `${baseUrl}${userPath(user, server)}lab/tree/${path.split('/').map(encodeURIComponent).join('/')}`,
     tokenFor: async (user) => {
       const answer = await hubApi('POST', `users/${user}/tokens`, { note: 'nteract-mcp test' });
       const token = (answer.json as { token?: string }).token;
@@ -175,23 +197,33 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
       return token;
     },
     hubApi,
-    userApi: (user, token, method, path, body) =>
-      requestWithToken(`${baseUrl}user/${encodeURIComponent(user)}/${path}`, token, method, body),
-    startServer: async (user) => {
-      const answer = await hubApi('POST', `users/${user}/server`);
+    hubApiAs: (token, method, path, body) => requestWithToken(`${baseUrl}hub/api/${path}`, token, method, body),
+    userApi: (user, token, method, path, body, server) =>
+      requestWithToken(`${baseUrl}${userPath(user, server)}${path}`, token, method, body),
+    startServer: async (user, server) => {
+      const answer = await hubApi('POST', serverRoute(user, server));
       if (answer.status >= 300 && answer.status !== 400)
-        throw new Error(`could not start ${user}'s server: ${answer.status}`);
-      await waitFor(`the server of ${user}`, async () => (await serverOf(user))?.ready === true, { timeoutMs: 90_000 });
+        throw new Error(`could not start ${user}'s server '${server ?? ''}': ${answer.status}`);
+      await waitFor(
+        `the server '${server ?? ''}' of ${user}`,
+        async () => (await serverOf(user, server))?.ready === true,
+        {
+          timeoutMs: 90_000,
+        },
+      );
     },
-    stopServer: async (user) => {
-      const answer = await hubApi('DELETE', `users/${user}/server`);
-      if (answer.status >= 300) throw new Error(`could not stop ${user}'s server: ${answer.status}`);
-      await waitFor(`the server of ${user} to stop`, async () => (await serverOf(user)) === undefined, {
-        timeoutMs: 60_000,
-      });
+    stopServer: async (user, server) => {
+      const answer = await hubApi('DELETE', serverRoute(user, server));
+      if (answer.status >= 300) throw new Error(`could not stop ${user}'s server '${server ?? ''}': ${answer.status}`);
+      await waitFor(
+        `the server '${server ?? ''}' of ${user} to stop`,
+        async () => (await serverOf(user, server)) === undefined,
+        { timeoutMs: 60_000 },
+      );
     },
-    kernelIds: async (user, token) => {
-      const answer = await requestWithToken(`${baseUrl}user/${encodeURIComponent(user)}/api/kernels`, token, 'GET');
+    serverState: (user, server) => serverOf(user, server),
+    kernelIds: async (user, token, server) => {
+      const answer = await requestWithToken(`${baseUrl}${userPath(user, server)}api/kernels`, token, 'GET');
       return answer.status === 200 ? (answer.json as { id: string }[]).map((kernel) => kernel.id) : [];
     },
     kernelProcesses: (user) =>

@@ -26,6 +26,7 @@ import {
 } from './jupyter-server-port.js';
 import {
   type HubUserServer,
+  hubForbiddenCode,
   hubLocationOf,
   hubServerNotRunningCode,
   hubUserServerUrl,
@@ -193,6 +194,25 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   /**
+   * Whether the Hub says the user's server runs (`true`: a "not found" from it is the server's
+   * own). `false` when it is stopped (the "not found" was the Hub's: it is started then). Rejects
+   * with the refusal of a token the Hub does not let see the user's servers (a stopped server of
+   * another user answers "not found" to it), and with `notFound` when the Hub does not answer
+   * (whether the file exists is then not known).
+   */
+  private async hubServerRuns(server: HubUserServer, target: HostedUrlTarget, notFound: CoreError): Promise<boolean> {
+    try {
+      const state = await new JupyterHubApi(server.hubApiUrl, target.token, this.options.hubFetch).serverState(
+        server.user,
+      );
+      return state.ready;
+    } catch (error) {
+      if (CoreError.is(error) && error.code === hubForbiddenCode) throw hubStartRefusal(server, target, error);
+      throw notFound;
+    }
+  }
+
+  /**
    * `where` with the token to use: its own (from `?token=`), else the one kept for its server (it
    * opened a notebook there before, maybe in an earlier child), else the plugin's default.
    */
@@ -219,10 +239,22 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
         load().catch(async (error: unknown) => {
           if (!hubServer) throw error;
           if (CoreError.is(error) && error.code === unauthorizedErrorCode) throw hubRefusal(hubServer, target, error);
-          if (!CoreError.is(error) || (error.code !== hubServerNotRunningCode && error.code !== 'http_503'))
+          if (CoreError.is(error, 'notebookUnavailable')) {
+            // The server's own "no such file" (its root directory is there), or the Hub's answer
+            // for a stopped server of a user this token may not see: the Hub says which.
+            if (await rootAnswers(server)) throw error;
+            if (await this.hubServerRuns(hubServer, target, error)) throw error;
+          } else if (!CoreError.is(error) || (error.code !== hubServerNotRunningCode && error.code !== 'http_503')) {
             throw error;
+          }
           // The user's server is stopped: the Hub starts it (when the token may), and it is waited for.
-          hubStarted = await this.hubStarter.ensureRunning(hubServer, target.token, context.signal);
+          hubStarted = await this.hubStarter
+            .ensureRunning(hubServer, target.token, context.signal)
+            .catch((refused: unknown) => {
+              if (CoreError.is(refused) && refused.code === hubForbiddenCode)
+                throw hubStartRefusal(hubServer, target, refused);
+              throw refused;
+            });
           return load();
         }),
       ).catch((error: unknown) => {
@@ -290,12 +322,33 @@ function hubRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreE
   );
 }
 
+/**
+ * A Hub user server the token may not reach while it is stopped: the Hub neither shows it to the
+ * token nor starts it for it. Which user's server, and what would be let in.
+ */
+function hubStartRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreError): CoreError {
+  return new CoreError(
+    'daemonUnavailable',
+    `The JupyterHub refused this API token for the server of user '${server.user}' (${target.serverUrl}): the Hub does not let this token use that user's server, nor start it while it is stopped. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scopes access:servers!user=${server.user} and servers!user=${server.user} (to start it).`,
+    { code: unauthorizedErrorCode, cause },
+  );
+}
+
 /** Runs one step of a connect unless the attempt was abandoned (then rejects with the signal's reason). */
 async function step<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
   signal.throwIfAborted();
   const result = await run();
   signal.throwIfAborted();
   return result;
+}
+
+/** Whether the server answers for its root directory (it runs, and lets the token in). */
+async function rootAnswers(server: JupyterServerPort): Promise<boolean> {
+  try {
+    return (await server.lastModified('')) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function disposeQuietly(server: JupyterServerPort): void {

@@ -1,3 +1,4 @@
+import { CoreError } from '@nteract-mcp/core';
 import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
@@ -32,7 +33,11 @@ function fakeHub(server: FakeJupyterServer, options: { holdStart?: Promise<void>
     calls.push(`${init.method} ${url.slice(`${hub}hub/api/`.length)}`);
     const token = init.headers.Authorization;
     const answer = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
-    if (token !== 'token alice-token') return answer(403, { message: 'Forbidden' });
+    if (token !== 'token alice-token') {
+      // As JupyterHub does: a user the token may not see is "not found".
+      if (/\/users\/[^/]+$/.test(url)) return answer(404, { message: 'No access to resources or resources not found' });
+      return answer(403, { message: 'Forbidden' });
+    }
     if (url.endsWith('/api/user')) return answer(200, { name: 'alice' });
     if (url.endsWith('/users/alice') && init.method === 'GET') {
       return answer(200, { name: 'alice', servers: server.isUp ? { '': { ready: true, pending: null } } : {} });
@@ -104,5 +109,30 @@ describe('JupyterHub user servers', () => {
     expect(refused).toContain("The JupyterHub refused this API token for the server of user 'alice'");
     expect(refused).toContain('access:servers!user=alice');
     expect(refused).not.toContain('bob-token');
+  });
+
+  it('another user’s token on a stopped server (the Hub answers "not found" for it) is refused as such, naming the user and the scopes; nothing is started', async () => {
+    const { server, calls } = await start();
+    server.stop();
+    server.whileDown = (address) =>
+      address.token?.reveal() === 'alice-token' ? undefined : new CoreError('notebookUnavailable', 'not found');
+    const refused = await toolError(
+      harness.call('connect_notebook', { url: `${hub}user/alice/lab/tree/x.ipynb?token=bob-token` }),
+    );
+    expect(refused).toContain("The JupyterHub refused this API token for the server of user 'alice'");
+    expect(refused).toContain('nor start it while it is stopped');
+    expect(refused).toContain('access:servers!user=alice and servers!user=alice');
+    expect(refused).not.toContain('has no notebook');
+    expect(refused).not.toContain('create_notebook');
+    expect(refused).not.toContain('bob-token');
+    expect(calls).toEqual(['GET users/alice']);
+    expect(server.isUp).toBe(false);
+  });
+
+  it('a notebook missing on a running user server is said missing; the Hub is not asked', async () => {
+    const { calls } = await start();
+    const missing = await toolError(harness.call('connect_notebook', { url: `${hub}user/alice/lab/tree/nope.ipynb` }));
+    expect(missing).toContain('has no notebook nope.ipynb');
+    expect(calls).toEqual([]);
   });
 });

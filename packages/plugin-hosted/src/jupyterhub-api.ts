@@ -3,6 +3,9 @@ import { CoreError, type SecretToken } from '@nteract-mcp/core';
 /** The `code` of the `CoreError` for a Hub user server that is not running (the Hub answered 424, or 503 through its proxy). */
 export const hubServerNotRunningCode = 'hub_server_not_running';
 
+/** The `code` of the `CoreError` for a Hub API call refused for the token (HTTP 401/403, or 404 for a user the token may not see). */
+export const hubForbiddenCode = 'hub_forbidden';
+
 /** A single-user server of a JupyterHub, as its URL names it. */
 export interface HubUserServer {
   /** `http(s)://host[:port][/prefix]/hub/api/` */
@@ -70,7 +73,8 @@ export type HubFetch = (
  * A client of a JupyterHub's REST API (`…/hub/api/`) with one API token (in the `Authorization`
  * header only, never in a URL or a message). Errors are `CoreError`s that name the Hub and the
  * user, never the token: `daemonUnavailable` when the Hub does not answer or answers 5xx
- * (transient), `invalidRequest` when it refuses (`code`: `hub_forbidden` for 401/403).
+ * (transient), `invalidRequest` when it refuses (`code`: {@link hubForbiddenCode} for 401/403, and for
+ * a 404 on a user: the Hub answers so for a user the token may not see, as for one that does not exist).
  */
 export class JupyterHubApi {
   public constructor(
@@ -93,6 +97,8 @@ export class JupyterHubApi {
   public async serverState(user: string): Promise<HubServerState> {
     const what = `read the state of the server of user '${user}'`;
     const { status, body } = await this.call('GET', `users/${encodeURIComponent(user)}`, what);
+    // JupyterHub answers 404 for a user the token may not see, as for one that does not exist.
+    if (status === 404) throw this.refusal(403, what, body, 404);
     if (status !== 200) throw this.refusal(status, what, body);
     const model = body as { servers?: Record<string, { ready?: unknown; pending?: unknown }> } | undefined;
     const server = model?.servers?.[''];
@@ -142,14 +148,15 @@ export class JupyterHubApi {
     return { status: response.status, body };
   }
 
-  private refusal(status: number, what: string, body: unknown): CoreError {
+  /** The Hub's refusal as a `CoreError`; `answered` is the HTTP status the Hub gave, when `status` is how it is read. */
+  private refusal(status: number, what: string, body: unknown, answered = status): CoreError {
     const said = (body as { message?: unknown } | undefined)?.message;
     const reason = typeof said === 'string' && said.trim() !== '' ? `: ${said.trim()}` : '';
     if (status === 401 || status === 403) {
       return new CoreError(
         'invalidRequest',
-        `Could not ${what}: the JupyterHub at ${this.hubApiUrl} refused this API token (HTTP ${status}${reason}). Its scopes do not allow it; use a token of that user (JUPYTERHUB_API_TOKEN or ?token=…) or one with the scope the Hub names.`,
-        { code: 'hub_forbidden' },
+        `Could not ${what}: the JupyterHub at ${this.hubApiUrl} refused this API token (HTTP ${answered}${reason}). Its scopes do not allow it; use a token of that user (JUPYTERHUB_API_TOKEN or ?token=…) or one with the scope the Hub names.`,
+        { code: hubForbiddenCode },
       );
     }
     return new CoreError(

@@ -56,6 +56,13 @@ export class FakeJupyterServer implements JupyterServerConnector {
   /** The `code` of the error a call gets while the server is stopped (e.g. a JupyterHub's `hub_server_not_running`). */
   public downCode: string | undefined;
 
+  /**
+   * The error a call with `address` gets while the server is stopped, when it is not the one
+   * {@link FakeJupyterServer.downCode} makes (a JupyterHub answers "not found" to the token of a
+   * user it does not let see the server). `undefined`: that one.
+   */
+  public whileDown: ((address: JupyterServerAddress) => CoreError | undefined) | undefined;
+
   public constructor(public readonly token: string | undefined = 'fake-token') {}
 
   public get isUp(): boolean {
@@ -136,6 +143,8 @@ export class FakeJupyterServer implements JupyterServerConnector {
   /** @internal */
   public check(address: JupyterServerAddress): void {
     if (!this.#up) {
+      const answer = this.whileDown?.(address);
+      if (answer) throw answer;
       throw new CoreError(
         'daemonUnavailable',
         `the Jupyter Server at ${address.serverUrl} does not answer.`,
@@ -187,7 +196,8 @@ class FakeServerPort implements JupyterServerPort {
 
   public async lastModified(path: string): Promise<string | undefined> {
     this.server.check(this.address);
-    return this.server.files.get(path)?.lastModified;
+    // The root directory is always there.
+    return path === '' ? new Date(Date.UTC(2026, 0, 1)).toISOString() : this.server.files.get(path)?.lastModified;
   }
 
   public async saveNotebook(path: string, content: NotebookJson): Promise<string> {
