@@ -52,11 +52,11 @@ const notebook = {
   },
 };
 
-/** Puts an empty notebook `path` on `user`'s server and returns its URL (no token in it). */
-async function notebookOf(user: string, path: string): Promise<string> {
-  const put = await hub.userApi(user, tokens[user] as string, 'PUT', `api/contents/${path}`, notebook);
+/** Puts an empty notebook `path` on `user`'s server (or its named `server`) and returns its URL (no token in it). */
+async function notebookOf(user: string, path: string, server?: string): Promise<string> {
+  const put = await hub.userApi(user, tokens[user] as string, 'PUT', `api/contents/${path}`, notebook, server);
   expect(put.status, JSON.stringify(put.json)).toBeLessThan(300);
-  return hub.notebookUrl(user, path);
+  return hub.notebookUrl(user, path, server);
 }
 
 /** An agent of `user`: its MCP client config gives it the user's Hub API token. */
@@ -239,6 +239,56 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
     expect(restored.json).toMatchObject({ status: 'done' });
     const back = await call('create_cell', { source: 'print(x * 6)', and_run: true });
     expect(back.text).toContain('42');
+    expectNoTokens(alice, seen);
+  });
+  it('a named server: the token given for the user’s default server opens it; stopped through the Hub API, it is started again through the Hub’s named-server route (said by name in session_status) and the agent’s next call runs on it', {
+    timeout: 240_000,
+  }, async () => {
+    const defaultUrl = await notebookOf('alice', 'default.ipynb');
+    await hub.startServer('alice', 'work');
+    const url = await notebookOf('alice', 'named.ipynb', 'work');
+    expect(url).toBe(`${hub.baseUrl}user/alice/work/lab/tree/named.ipynb`);
+    // No JUPYTERHUB_API_TOKEN: the token is given once, in the default server's URL.
+    const alice = await agentOf('alice', { JUPYTERHUB_API_TOKEN: '' });
+    const { seen, call } = recorder(alice);
+    const first = await call('connect_notebook', { url: `${defaultUrl}?token=${tokens.alice}` });
+    expect(first.isError, first.text).toBe(false);
+    const named = await call('connect_notebook', { url });
+    expect(named.isError, named.text).toBe(false);
+    expect(named.json).toMatchObject({ path: url, connected: true });
+    expect((await call('create_cell', { source: 'x = 7', and_run: true })).isError).toBe(false);
+    const onWork = async () =>
+      (
+        (await hub.userApi('alice', tokens.alice as string, 'GET', 'api/sessions', undefined, 'work')).json as {
+          path: string;
+        }[]
+      ).map((session) => session.path);
+    expect(await onWork()).toContain('named.ipynb');
+
+    let waitingSeen = false;
+    const watching = waitFor(
+      'the Hub to have the named server ready again',
+      async () => {
+        const status = await alice.call('session_status');
+        const starts = (status.json?.hosted as { hub_server_starts?: { user: string; server?: string }[] } | undefined)
+          ?.hub_server_starts;
+        if (starts?.some((start) => start.user === 'alice' && start.server === 'work')) waitingSeen = true;
+        return alice.stderr().includes('the JupyterHub user server is ready');
+      },
+      { timeoutMs: 120_000, intervalMs: 50 },
+    );
+    await hub.stopServer('alice', 'work');
+    await watching;
+    expect(waitingSeen).toBe(true);
+    expect((await hub.serverState('alice', 'work'))?.ready).toBe(true);
+
+    const next = await call('create_cell', { source: 'print(x)', and_run: true });
+    expect(next.isError, next.text).toBe(false);
+    expect(next.text).toContain("JupyterHub server 'work' of user 'alice'");
+    expect(next.text).toContain('had stopped and was started again');
+    expect(next.json?.lost_state).toMatchObject({ variables: ['x'] });
+    expect(await onWork()).toContain('named.ipynb');
+    expect(await hub.kernelIds('alice', tokens.alice as string, 'work')).toHaveLength(1);
     expectNoTokens(alice, seen);
   });
 });

@@ -28,6 +28,7 @@ import {
   type HubUserServer,
   hubForbiddenCode,
   hubLocationOf,
+  hubServerLabel,
   hubServerNotRunningCode,
   hubUserServerUrl,
   JupyterHubApi,
@@ -163,9 +164,13 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     return {
       hub_server_starts: this.hubStarter.waits().map((wait) => ({
         user: wait.user,
+        ...(wait.serverName === '' ? {} : { server: wait.serverName }),
         hub: wait.hub,
         waited_secs: Math.round((now - wait.since) / 1000),
-        message: `The server of JupyterHub user '${wait.user}' was stopped; the Hub was asked to start it and it is awaited (at most ${Math.round(this.options.hubStartTimeoutMs / 1000)} s); the notebook comes back by itself then.`,
+        message:
+          wait.serverName === ''
+            ? `The server of JupyterHub user '${wait.user}' was stopped; the Hub was asked to start it and it is awaited (at most ${Math.round(this.options.hubStartTimeoutMs / 1000)} s); the notebook comes back by itself then.`
+            : `The server '${wait.serverName}' of JupyterHub user '${wait.user}' was stopped; the Hub was asked to start it and it is awaited (at most ${Math.round(this.options.hubStartTimeoutMs / 1000)} s); the notebook comes back by itself then.`,
       })),
     };
   }
@@ -189,7 +194,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     const hub = hubLocationOf(target.serverUrl);
     if (hub?.kind !== 'user-redirect') return target;
     const user = await new JupyterHubApi(hub.hubApiUrl, target.token, this.options.hubFetch).whoAmI();
-    const serverUrl = hubUserServerUrl(hub.prefix, user);
+    const serverUrl = hubUserServerUrl(hub.prefix, user, hub.serverName);
     return Object.freeze({ ...target, serverUrl, url: `${serverUrl}lab/tree/${encodePath(target.notebookPath)}` });
   }
 
@@ -204,6 +209,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     try {
       const state = await new JupyterHubApi(server.hubApiUrl, target.token, this.options.hubFetch).serverState(
         server.user,
+        server.serverName,
       );
       return state.ready;
     } catch (error) {
@@ -220,10 +226,17 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
     where: T,
   ): T {
     if (where.token) return where;
-    const fallback = hubLocationOf(where.serverUrl)
+    const hub = hubLocationOf(where.serverUrl);
+    const fallback = hub
       ? (this.options.hubToken ?? this.options.defaultToken)
       : (this.options.defaultToken ?? this.options.hubToken);
-    const token = this.credentials.find(where.serverUrl) ?? fallback;
+    // A token that opened one of a Hub user's servers is that user's (or may reach its servers): it is
+    // tried for the user's other servers, named or default, before the plugin's default.
+    const userScope = hub?.kind === 'user-server' ? hubUserScope(hub.server) : undefined;
+    const token =
+      this.credentials.find(where.serverUrl) ??
+      (userScope === undefined ? undefined : this.credentials.find(userScope)) ??
+      fallback;
     return token ? Object.freeze({ ...where, token }) : where;
   }
 
@@ -291,7 +304,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
         ...(lost
           ? {
               kernelNotice: hubStarted
-                ? `The JupyterHub server of user '${hubServer?.user}' (${target.serverUrl}) had stopped and was started again, with a new kernel for this notebook; the notebook was reloaded from the server`
+                ? `The JupyterHub ${hubServerLabel(hubServer ?? { user: '', serverName: '' }).slice('the '.length)} (${target.serverUrl}) had stopped and was started again, with a new kernel for this notebook; the notebook was reloaded from the server`
                 : `The Jupyter Server at ${target.serverUrl} no longer had this notebook's kernel (the server restarted, or the kernel was shut down, e.g. culled for idleness); the notebook was reloaded from the server`,
             }
           : {}),
@@ -304,6 +317,11 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       if (target.token) {
         this.credentials.keep(target.serverUrl, target.token);
         if (asked.serverUrl !== target.serverUrl) this.credentials.keep(asked.serverUrl, target.token);
+        // Kept for the user's other servers too, unless a token was kept for the user already.
+        const userScope = hubServer ? hubUserScope(hubServer) : undefined;
+        if (userScope !== undefined && this.credentials.find(userScope) === undefined) {
+          this.credentials.keep(userScope, target.token);
+        }
       }
       return handle;
     } catch (error) {
@@ -317,7 +335,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
 function hubRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreError): CoreError {
   return new CoreError(
     'daemonUnavailable',
-    `The JupyterHub refused this API token for the server of user '${server.user}' (${target.serverUrl}): the token does not give access to that user's server. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scope access:servers!user=${server.user}.`,
+    `The JupyterHub refused this API token for ${hubServerLabel(server)} (${target.serverUrl}): the token does not give access to that user's server. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scope access:servers!user=${server.user}${namedScopeHint(server, 'access:servers')}.`,
     { code: unauthorizedErrorCode, cause },
   );
 }
@@ -329,9 +347,21 @@ function hubRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreE
 function hubStartRefusal(server: HubUserServer, target: HostedUrlTarget, cause: CoreError): CoreError {
   return new CoreError(
     'daemonUnavailable',
-    `The JupyterHub refused this API token for the server of user '${server.user}' (${target.serverUrl}): the Hub does not let this token use that user's server, nor start it while it is stopped. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scopes access:servers!user=${server.user} and servers!user=${server.user} (to start it).`,
+    `The JupyterHub refused this API token for ${hubServerLabel(server)} (${target.serverUrl}): the Hub does not let this token use that user's server, nor start it while it is stopped. Use a token of user '${server.user}' (JUPYTERHUB_API_TOKEN, or ?token=… in the URL), or one with the scopes access:servers!user=${server.user} and servers!user=${server.user} (to start it).`,
     { code: unauthorizedErrorCode, cause },
   );
+}
+
+/** `, or access:servers!server=alice/work` for a named server (the scope of that server alone). */
+function namedScopeHint(server: HubUserServer, scope: string): string {
+  return server.serverName === ''
+    ? ''
+    : ` (or ${scope}!server=${server.user}/${server.serverName} for that server alone)`;
+}
+
+/** The scope a Hub user's token is kept under for all of its servers: the URL of its default server. */
+function hubUserScope(server: HubUserServer): string {
+  return hubUserServerUrl(server.hubApiUrl.slice(0, -'hub/api/'.length), server.user);
 }
 
 /** Runs one step of a connect unless the attempt was abandoned (then rejects with the signal's reason). */

@@ -1,5 +1,5 @@
 import { type Clock, CoreError, type Logger, type SecretToken } from '@nteract-mcp/core';
-import { type HubFetch, type HubUserServer, JupyterHubApi } from './jupyterhub-api.js';
+import { type HubFetch, type HubUserServer, hubServerLabel, JupyterHubApi } from './jupyterhub-api.js';
 
 /** How long a Hub user server may take to start before the attempt gives up (the rejoin retry may try again). */
 export const defaultHubStartTimeoutMs = 120_000;
@@ -10,16 +10,20 @@ const hubPollMs = 500;
 /** A start this process is waiting for, as `session_status` shows it. */
 export interface HubServerStartWait {
   readonly user: string;
+  /** The named server's name; `''` for the user's default server. */
+  readonly serverName: string;
   readonly hub: string;
   readonly since: number;
 }
 
 /**
- * Brings a JupyterHub user's default server up when it is stopped: asks the Hub to start it
- * (`POST /hub/api/users/<name>/server`, when the token's scopes allow) and waits, bounded
- * ({@link defaultHubStartTimeoutMs} unless configured), polling `GET /hub/api/users/<name>` until
- * the Hub says it is ready. While it waits, {@link HubServerStarter.waits} says so (for
- * `session_status`). One start per user at a time: a second caller waits for the first.
+ * Brings a JupyterHub user's server (its default one, or a named one) up when it is stopped: asks
+ * the Hub to start it (`POST /hub/api/users/<name>/server`, or `…/servers/<server>` for a named
+ * server, when the token's scopes allow) and waits, bounded ({@link defaultHubStartTimeoutMs}
+ * unless configured), polling `GET /hub/api/users/<name>` until the Hub says that server is ready.
+ * While it waits, {@link HubServerStarter.waits} says so (for `session_status`). One start per
+ * server at a time: a second caller waits for the first. A start the Hub refuses with 400 (e.g. the
+ * user has as many named servers as it allows) is an error with the Hub's words, at once.
  */
 export class HubServerStarter {
   readonly #waits = new Map<string, { readonly wait: HubServerStartWait; readonly done: Promise<boolean> }>();
@@ -42,10 +46,15 @@ export class HubServerStarter {
    * token that may not start it), or `daemonUnavailable` when it is not ready in time.
    */
   public ensureRunning(server: HubUserServer, token: SecretToken | undefined, signal: AbortSignal): Promise<boolean> {
-    const key = `${server.hubApiUrl} ${server.user}`;
+    const key = `${server.hubApiUrl} ${server.user} ${server.serverName}`;
     const running = this.#waits.get(key);
     if (running) return running.done;
-    const wait: HubServerStartWait = { user: server.user, hub: server.hubApiUrl, since: this.clock.now() };
+    const wait: HubServerStartWait = {
+      user: server.user,
+      serverName: server.serverName,
+      hub: server.hubApiUrl,
+      since: this.clock.now(),
+    };
     const done = this.start(server, token, signal);
     this.#waits.set(key, { wait, done });
     const forget = () => this.#waits.delete(key);
@@ -55,30 +64,43 @@ export class HubServerStarter {
 
   private async start(server: HubUserServer, token: SecretToken | undefined, signal: AbortSignal): Promise<boolean> {
     const api = new JupyterHubApi(server.hubApiUrl, token, this.fetch);
-    let state = await api.serverState(server.user);
+    const { user, serverName } = server;
+    const where = { hub: server.hubApiUrl, user, ...(serverName === '' ? {} : { server: serverName }) };
+    let state = await api.serverState(user, serverName);
     if (state.ready) return false;
     const deadline = this.clock.now() + this.timeoutMs;
     // A stop in progress ends first; then the start is asked for.
     while (state.pending === 'stop' && this.clock.now() < deadline) {
       await this.sleep(signal);
-      state = await api.serverState(server.user);
+      state = await api.serverState(user, serverName);
     }
     if (state.pending !== 'spawn' && !state.ready) {
-      this.logger.info('asking the JupyterHub to start the user server', { hub: server.hubApiUrl, user: server.user });
-      await api.startServer(server.user);
+      this.logger.info('asking the JupyterHub to start the user server', where);
+      const asked = await api.startServer(user, serverName);
+      if (!asked.accepted) {
+        // 400: already running or starting (read below), or refused for the reason the Hub gives.
+        state = await api.serverState(user, serverName);
+        if (!state.ready && state.pending === null) {
+          throw new CoreError(
+            'invalidRequest',
+            `The JupyterHub at ${server.hubApiUrl} did not start ${hubServerLabel(server)}${asked.message === undefined ? '' : `: ${asked.message}`} (see ${server.hubHomeUrl}).`,
+            { code: 'hub_start_refused' },
+          );
+        }
+      }
     }
     while (!state.ready) {
       if (this.clock.now() >= deadline) {
         throw new CoreError(
           'daemonUnavailable',
-          `The JupyterHub at ${server.hubApiUrl} did not have the server of user '${server.user}' ready within ${Math.round(this.timeoutMs / 1000)} s (see ${server.hubHomeUrl}).`,
+          `The JupyterHub at ${server.hubApiUrl} did not have ${hubServerLabel(server)} ready within ${Math.round(this.timeoutMs / 1000)} s (see ${server.hubHomeUrl}).`,
           { code: 'hub_start_timeout' },
         );
       }
       await this.sleep(signal);
-      state = await api.serverState(server.user);
+      state = await api.serverState(user, serverName);
     }
-    this.logger.info('the JupyterHub user server is ready', { hub: server.hubApiUrl, user: server.user });
+    this.logger.info('the JupyterHub user server is ready', where);
     return true;
   }
 

@@ -1,4 +1,4 @@
-import { CoreError } from '@nteract-mcp/core';
+import { CoreError, KeptCredentials } from '@nteract-mcp/core';
 import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
@@ -9,11 +9,22 @@ const hub = 'http://hub.test:8000/';
 const notebook = { cells: [], metadata: { kernelspec: { name: 'python3' } }, nbformat: 4, nbformat_minor: 5 };
 
 describe(hubLocationOf, () => {
-  it('knows a user server, the user-redirect of the token’s user, and nothing else', () => {
+  it('knows a user server (default or named), the user-redirect of the token’s user, and nothing else', () => {
     expect(hubLocationOf(`${hub}user/al%20ice/`)).toEqual({
       kind: 'user-server',
-      server: { hubApiUrl: `${hub}hub/api/`, hubHomeUrl: `${hub}hub/home`, user: 'al ice' },
+      server: { hubApiUrl: `${hub}hub/api/`, hubHomeUrl: `${hub}hub/home`, user: 'al ice', serverName: '' },
     });
+    expect(hubLocationOf(`${hub}user/alice/my%20work/`)).toEqual({
+      kind: 'user-server',
+      server: { hubApiUrl: `${hub}hub/api/`, hubHomeUrl: `${hub}hub/home`, user: 'alice', serverName: 'my work' },
+    });
+    expect(hubLocationOf(`${hub}hub/user-redirect/work/`)).toEqual({
+      kind: 'user-redirect',
+      hubApiUrl: `${hub}hub/api/`,
+      prefix: hub,
+      serverName: 'work',
+    });
+    expect(hubLocationOf(`${hub}user/alice/work/extra/`)).toBeUndefined();
     expect(hubLocationOf(`${hub}prefix/user/bob/`)).toMatchObject({
       server: { hubApiUrl: `${hub}prefix/hub/api/`, user: 'bob' },
     });
@@ -21,13 +32,25 @@ describe(hubLocationOf, () => {
       kind: 'user-redirect',
       hubApiUrl: `${hub}hub/api/`,
       prefix: hub,
+      serverName: '',
     });
     expect(hubLocationOf('http://127.0.0.1:8888/')).toBeUndefined();
   });
 });
 
+/** What the fake Hub does: which of alice's servers the fake Jupyter Server is, and how a start goes. */
+interface FakeHubOptions {
+  readonly holdStart?: Promise<void>;
+  /** The fake Jupyter Server is alice's server of this name (default `''`: her default server). */
+  readonly serverName?: string;
+  /** A start is refused with 400 and this message (e.g. the named-server limit). */
+  readonly refuseStart?: string;
+}
+
 /** A JupyterHub REST API in memory: alice's server (the fake Jupyter Server) starts when asked. */
-function fakeHub(server: FakeJupyterServer, options: { holdStart?: Promise<void> } = {}) {
+function fakeHub(server: FakeJupyterServer, options: FakeHubOptions = {}) {
+  const serverName = options.serverName ?? '';
+  const startRoute = serverName === '' ? '/users/alice/server' : `/users/alice/servers/${serverName}`;
   const calls: string[] = [];
   const fetch: HubFetch = async (url, init) => {
     calls.push(`${init.method} ${url.slice(`${hub}hub/api/`.length)}`);
@@ -40,9 +63,13 @@ function fakeHub(server: FakeJupyterServer, options: { holdStart?: Promise<void>
     }
     if (url.endsWith('/api/user')) return answer(200, { name: 'alice' });
     if (url.endsWith('/users/alice') && init.method === 'GET') {
-      return answer(200, { name: 'alice', servers: server.isUp ? { '': { ready: true, pending: null } } : {} });
+      return answer(200, {
+        name: 'alice',
+        servers: server.isUp ? { [serverName]: { ready: true, pending: null } } : {},
+      });
     }
-    if (url.endsWith('/users/alice/server') && init.method === 'POST') {
+    if (url.endsWith(startRoute) && init.method === 'POST') {
+      if (options.refuseStart !== undefined) return answer(400, { message: options.refuseStart });
       await options.holdStart;
       server.start();
       return answer(201, {});
@@ -58,7 +85,7 @@ describe('JupyterHub user servers', () => {
     await harness.close();
   });
 
-  async function start(options: { holdStart?: Promise<void> } = {}) {
+  async function start(options: FakeHubOptions & { env?: Record<string, string> } = {}) {
     const server = new FakeJupyterServer('alice-token');
     server.writeFile('x.ipynb', notebook);
     server.downCode = hubServerNotRunningCode;
@@ -66,7 +93,7 @@ describe('JupyterHub user servers', () => {
     harness = await startChildServerTestHarness({
       plugins: [
         createHostedPlugin({
-          env: { JUPYTERHUB_API_TOKEN: 'alice-token', JUPYTER_TOKEN: 'other' },
+          env: options.env ?? { JUPYTERHUB_API_TOKEN: 'alice-token', JUPYTER_TOKEN: 'other' },
           connector: server,
           hubFetch: fake.fetch,
         }),
@@ -134,5 +161,60 @@ describe('JupyterHub user servers', () => {
     const missing = await toolError(harness.call('connect_notebook', { url: `${hub}user/alice/lab/tree/nope.ipynb` }));
     expect(missing).toContain('has no notebook nope.ipynb');
     expect(calls).toEqual([]);
+  });
+  it('a stopped named server is started through the Hub’s named-server route and waited for, said by name in session_status; the kernel notice names it', async () => {
+    let release: () => void = () => undefined;
+    const { server, calls } = await start({
+      serverName: 'work',
+      holdStart: new Promise<void>((resolve) => (release = resolve)),
+    });
+    server.stop();
+    const connecting = harness.callJson('connect_notebook', { url: `${hub}user/alice/work/lab/tree/x.ipynb` });
+    await expect.poll(() => calls).toContain('POST users/alice/servers/work');
+    expect(calls).not.toContain('POST users/alice/server');
+    const status = await harness.callJson('session_status');
+    expect(status.hosted).toMatchObject({ hub_server_starts: [{ user: 'alice', server: 'work' }] });
+    expect(JSON.stringify(status.hosted)).toContain("The server 'work' of JupyterHub user 'alice' was stopped");
+    release();
+    expect(await connecting).toMatchObject({ connected: true, path: `${hub}user/alice/work/lab/tree/x.ipynb` });
+    const ran = await harness.callJson('create_cell', { source: 'x = 1', and_run: true });
+    expect(ran.kernel_notice).toMatch(/JupyterHub server 'work' of user 'alice' .* had stopped and was started again/);
+  });
+
+  it('a token given for a user’s default server is used for the user’s named servers (and kept for a restarted child)', async () => {
+    const { calls } = await start({ serverName: 'work', env: {} });
+    const first = await harness.callJson('connect_notebook', {
+      url: `${hub}user/alice/lab/tree/x.ipynb?token=alice-token`,
+    });
+    expect(first).toMatchObject({ connected: true });
+    const named = await harness.callJson('connect_notebook', { url: `${hub}user/alice/work/lab/tree/x.ipynb` });
+    expect(named).toMatchObject({ connected: true, path: `${hub}user/alice/work/lab/tree/x.ipynb` });
+    const kept = harness.container.get(KeptCredentials).list();
+    expect(kept.map((credential) => credential.scope).sort()).toEqual([`${hub}user/alice/`, `${hub}user/alice/work/`]);
+    expect(calls).toEqual([]);
+  });
+
+  it('a named server the Hub will not start (400) is an error with the Hub’s words at once, not a wait', async () => {
+    const { server } = await start({
+      serverName: 'extra',
+      refuseStart: 'alice already has the maximum of 1 named servers.',
+    });
+    server.stop();
+    const refused = await toolError(
+      harness.call('connect_notebook', { url: `${hub}user/alice/extra/lab/tree/x.ipynb` }),
+    );
+    expect(refused).toContain(
+      "did not start the server 'extra' of user 'alice': alice already has the maximum of 1 named servers.",
+    );
+    expect((await harness.callJson('session_status')).hosted).toMatchObject({ hub_server_starts: [] });
+  });
+
+  it('another user’s token on a named server is refused naming that server and the scopes', async () => {
+    await start({ serverName: 'work' });
+    const refused = await toolError(
+      harness.call('connect_notebook', { url: `${hub}user/alice/work/lab/tree/x.ipynb?token=bob-token` }),
+    );
+    expect(refused).toContain("The JupyterHub refused this API token for the server 'work' of user 'alice'");
+    expect(refused).toContain('access:servers!user=alice (or access:servers!server=alice/work for that server alone)');
   });
 });

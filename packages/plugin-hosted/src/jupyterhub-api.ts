@@ -6,53 +6,78 @@ export const hubServerNotRunningCode = 'hub_server_not_running';
 /** The `code` of the `CoreError` for a Hub API call refused for the token (HTTP 401/403, or 404 for a user the token may not see). */
 export const hubForbiddenCode = 'hub_forbidden';
 
-/** A single-user server of a JupyterHub, as its URL names it. */
+/** A single-user server of a JupyterHub, as its URL names it: a user's default server, or one of its named servers. */
 export interface HubUserServer {
   /** `http(s)://host[:port][/prefix]/hub/api/` */
   readonly hubApiUrl: string;
   /** The Hub's page of the user's server, for people (`…/hub/home`). */
   readonly hubHomeUrl: string;
   readonly user: string;
+  /** The named server's name; `''` for the user's default server. */
+  readonly serverName: string;
 }
 
-/** Where a hosted URL's server is on a JupyterHub: a user's server, or the `user-redirect` of the token's own user. */
+/**
+ * Where a hosted URL's server is on a JupyterHub: a user's server, or the `user-redirect` of the
+ * token's own user (to its default server, or to its server `serverName`).
+ */
 export type HubLocation =
   | { readonly kind: 'user-server'; readonly server: HubUserServer }
-  | { readonly kind: 'user-redirect'; readonly hubApiUrl: string; readonly prefix: string };
+  | {
+      readonly kind: 'user-redirect';
+      readonly hubApiUrl: string;
+      readonly prefix: string;
+      readonly serverName: string;
+    };
 
 /**
  * What a Jupyter Server base URL says of a JupyterHub: `…/user/<name>/` is the default server of
- * user `<name>` (the Hub's API at `…/hub/api/`), `…/hub/user-redirect/` is the server of whoever
- * the token belongs to; anything else is not a Hub URL (`undefined`).
+ * user `<name>`, `…/user/<name>/<server>/` its named server `<server>` (the Hub's API at
+ * `…/hub/api/`); `…/hub/user-redirect/` (or `…/hub/user-redirect/<server>/`) is the server of
+ * whoever the token belongs to; anything else is not a Hub URL (`undefined`).
  */
 export function hubLocationOf(serverUrl: string): HubLocation | undefined {
   const url = new URL(serverUrl);
-  const redirect = /^(.*\/)hub\/user-redirect\/$/.exec(url.pathname);
+  const redirect = /^(.*?\/)hub\/user-redirect\/(?:([^/]+)\/)?$/.exec(url.pathname);
   if (redirect) {
+    const serverName = decodedSegment(redirect[2] ?? '');
+    if (serverName === undefined) return undefined;
     const prefix = `${url.origin}${redirect[1]}`;
-    return { kind: 'user-redirect', hubApiUrl: `${prefix}hub/api/`, prefix };
+    return { kind: 'user-redirect', hubApiUrl: `${prefix}hub/api/`, prefix, serverName };
   }
-  const user = /^(.*\/)user\/([^/]+)\/$/.exec(url.pathname);
+  const user = /^(.*?\/)user\/([^/]+)\/(?:([^/]+)\/)?$/.exec(url.pathname);
   if (!user) return undefined;
   const prefix = `${url.origin}${user[1]}`;
-  let name: string;
-  try {
-    name = decodeURIComponent(user[2] as string);
-  } catch {
-    return undefined;
-  }
+  const name = decodedSegment(user[2] as string);
+  const serverName = decodedSegment(user[3] ?? '');
+  if (name === undefined || serverName === undefined) return undefined;
   return {
     kind: 'user-server',
-    server: { hubApiUrl: `${prefix}hub/api/`, hubHomeUrl: `${prefix}hub/home`, user: name },
+    server: { hubApiUrl: `${prefix}hub/api/`, hubHomeUrl: `${prefix}hub/home`, user: name, serverName },
   };
 }
 
-/** The base URL of `user`'s default server on the Hub whose URLs start with `prefix`. */
-export function hubUserServerUrl(prefix: string, user: string): string {
-  return `${prefix}user/${encodeURIComponent(user)}/`;
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
-/** The state of a user's default server as the Hub says it. */
+/** The base URL of `user`'s default server (or of its server `serverName`) on the Hub whose URLs start with `prefix`. */
+export function hubUserServerUrl(prefix: string, user: string, serverName = ''): string {
+  return `${prefix}user/${encodeURIComponent(user)}/${serverName === '' ? '' : `${encodeURIComponent(serverName)}/`}`;
+}
+
+/** How a Hub user server is named in a sentence: `the server of user 'alice'`, `the server 'work' of user 'alice'`. */
+export function hubServerLabel(server: Pick<HubUserServer, 'user' | 'serverName'>): string {
+  return server.serverName === ''
+    ? `the server of user '${server.user}'`
+    : `the server '${server.serverName}' of user '${server.user}'`;
+}
+
+/** The state of a user's server as the Hub says it. */
 export interface HubServerState {
   /** Running and answering. */
   readonly ready: boolean;
@@ -93,15 +118,15 @@ export class JupyterHubApi {
     return name;
   }
 
-  /** The state of `user`'s default server (`GET /hub/api/users/<user>`). */
-  public async serverState(user: string): Promise<HubServerState> {
-    const what = `read the state of the server of user '${user}'`;
+  /** The state of `user`'s default server, or of its server `serverName` (`GET /hub/api/users/<user>`). */
+  public async serverState(user: string, serverName = ''): Promise<HubServerState> {
+    const what = `read the state of ${hubServerLabel({ user, serverName })}`;
     const { status, body } = await this.call('GET', `users/${encodeURIComponent(user)}`, what);
     // JupyterHub answers 404 for a user the token may not see, as for one that does not exist.
     if (status === 404) throw this.refusal(403, what, body, 404);
     if (status !== 200) throw this.refusal(status, what, body);
     const model = body as { servers?: Record<string, { ready?: unknown; pending?: unknown }> } | undefined;
-    const server = model?.servers?.[''];
+    const server = model?.servers?.[serverName];
     return {
       ready: server?.ready === true,
       pending: typeof server?.pending === 'string' ? server.pending : null,
@@ -109,13 +134,24 @@ export class JupyterHubApi {
   }
 
   /**
-   * Asks the Hub to start `user`'s default server (`POST /hub/api/users/<user>/server`); resolves
-   * when the Hub accepted (201 started, 202 starting, 400 already running or pending).
+   * Asks the Hub to start `user`'s default server (`POST /hub/api/users/<user>/server`) or its
+   * named server (`POST /hub/api/users/<user>/servers/<serverName>`, which also creates it);
+   * resolves when the Hub accepted (201 started, 202 starting) with `true`, or said 400 (`false`:
+   * already running or pending, or refused for a reason it gives: the caller reads the state
+   * again), with the Hub's message.
    */
-  public async startServer(user: string): Promise<void> {
-    const what = `start the server of user '${user}'`;
-    const { status, body } = await this.call('POST', `users/${encodeURIComponent(user)}/server`, what);
-    if (status === 201 || status === 202 || status === 400) return;
+  public async startServer(user: string, serverName = ''): Promise<{ accepted: boolean; message?: string }> {
+    const what = `start ${hubServerLabel({ user, serverName })}`;
+    const route =
+      serverName === ''
+        ? `users/${encodeURIComponent(user)}/server`
+        : `users/${encodeURIComponent(user)}/servers/${encodeURIComponent(serverName)}`;
+    const { status, body } = await this.call('POST', route, what);
+    if (status === 201 || status === 202) return { accepted: true };
+    if (status === 400) {
+      const said = (body as { message?: unknown } | undefined)?.message;
+      return { accepted: false, ...(typeof said === 'string' && said.trim() !== '' ? { message: said.trim() } : {}) };
+    }
     throw this.refusal(status, what, body);
   }
 
