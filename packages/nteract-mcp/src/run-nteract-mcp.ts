@@ -41,6 +41,10 @@ Environment:
   JUPYTERHUB_API_TOKEN   JupyterHub API token for Hub URLs without ?token=. Never logged.
   NTERACT_MCP_HOSTED_RETRY  How a lost hosted notebook is tried again after the first attempt:
                          initial_ms,max_ms,attempts (default 1000,30000,10: 1 s doubling to 30 s).
+  NTERACT_MCP_HUB_START_TIMEOUT_SECS  How long a stopped JupyterHub user server the backend asked
+                         the Hub to start is waited for (default 120).
+  NTERACT_MCP_HUB_SERVER_OPTIONS  A JSON object of spawner options sent with that start
+                         (e.g. {"profile": "gpu"}).
   NTERACT_MCP_KERNEL_ENV_DROP  Variables of this environment withheld from kernels, comma-separated
                          (NAME, or PREFIX_*); kernels get the rest, never NTERACT_MCP_* or tokens.
   NTERACT_MCP_KERNEL_ENV_KEEP  Hosted-server tokens (JUPYTER_TOKEN, ...) to pass to kernels anyway.

@@ -40,6 +40,8 @@ Environment:
   JUPYTER_TOKEN                 Token for hosted notebook URLs without ?token= (never logged).
   JUPYTERHUB_API_TOKEN          JupyterHub API token for Hub URLs without ?token= (never logged).
   NTERACT_MCP_HOSTED_RETRY      A lost hosted notebook's retries: initial_ms,max_ms,attempts (default 1000,30000,10).
+  NTERACT_MCP_HUB_START_TIMEOUT_SECS  How long a stopped JupyterHub server started by the backend is waited for (default 120).
+  NTERACT_MCP_HUB_SERVER_OPTIONS  JSON object of spawner options sent with that start (e.g. {"profile": "gpu"}).
 ${handoffEnvironmentHelp.map(([name, meaning]) => `  ${name.padEnd(30)}${meaning}`).join('\n')}
   ${pluginModulesEnvironmentVariable.padEnd(30)}More plugin modules, separated like PATH (loaded after --plugin ones).
   NTERACT_MCP_KERNEL_ENV_DROP   Variables withheld from kernels, comma-separated (NAME, or PREFIX_*).

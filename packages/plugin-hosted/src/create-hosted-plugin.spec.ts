@@ -2,7 +2,12 @@ import { inspect } from 'node:util';
 import { type HostedUrlTarget, NotebookBackend, NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer } from '@nteract-mcp/core/testing';
 import { describe, expect, it } from 'vitest';
-import { createHostedPlugin, parseRetrySchedule } from './create-hosted-plugin.js';
+import {
+  createHostedPlugin,
+  parseHubServerOptions,
+  parseHubStartTimeout,
+  parseRetrySchedule,
+} from './create-hosted-plugin.js';
 import { HostedOptions } from './hosted-options.js';
 import { hostedRetrySchedule } from './hosted-rejoin-retry.js';
 import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
@@ -84,6 +89,37 @@ describe(parseRetrySchedule, () => {
         .build()
         .get(HostedOptions).retrySchedule,
     ).toEqual(hostedRetrySchedule);
+  });
+});
+
+describe(parseHubStartTimeout, () => {
+  it('reads whole seconds as milliseconds and refuses anything else with the variable named', () => {
+    expect(parseHubStartTimeout(undefined)).toBeUndefined();
+    expect(parseHubStartTimeout(' 300 ')).toBe(300_000);
+    for (const bad of ['0', '-5', '1.5', 'ten']) {
+      expect(() => parseHubStartTimeout(bad)).toThrowError(/NTERACT_MCP_HUB_START_TIMEOUT_SECS must be a whole number/);
+    }
+    const options = createTestContainer({
+      plugins: [createHostedPlugin({ env: { NTERACT_MCP_HUB_START_TIMEOUT_SECS: '45' } })],
+    })
+      .build()
+      .get(HostedOptions);
+    expect(options.hubStartTimeoutMs).toBe(45_000);
+  });
+});
+
+describe(parseHubServerOptions, () => {
+  it('reads a JSON object and refuses anything else without repeating it', () => {
+    expect(parseHubServerOptions(undefined)).toBeUndefined();
+    expect(parseHubServerOptions('{"profile":"gpu","image":"x"}')).toEqual({ profile: 'gpu', image: 'x' });
+    for (const bad of ['[1]', '"gpu"', 'null', '{nope']) {
+      expect(() => parseHubServerOptions(bad)).toThrowError(/NTERACT_MCP_HUB_SERVER_OPTIONS must be a JSON object/);
+    }
+    expect(
+      createTestContainer({ plugins: [createHostedPlugin({ env: {} })] })
+        .build()
+        .get(HostedOptions).hubServerOptions,
+    ).toBeUndefined();
   });
 });
 

@@ -11,6 +11,8 @@ export interface HostedOptions {
   readonly hubToken: SecretToken | undefined;
   /** How long a stopped JupyterHub user server may take to start. */
   readonly hubStartTimeoutMs: number;
+  /** The spawner's user options sent when a stopped JupyterHub user server is started (e.g. `{ "profile": "gpu" }`). */
+  readonly hubServerOptions?: Readonly<Record<string, unknown>>;
   /** How the JupyterHub API is reached (tests replace it); default `fetch`. */
   readonly hubFetch?: HubFetch;
 }

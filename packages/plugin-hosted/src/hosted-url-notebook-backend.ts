@@ -85,6 +85,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       logger.child('plugin-hosted:HubServerStarter'),
       options.hubStartTimeoutMs,
       options.hubFetch,
+      options.hubServerOptions,
     );
   }
 

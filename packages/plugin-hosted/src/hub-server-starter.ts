@@ -33,6 +33,8 @@ export class HubServerStarter {
     private readonly logger: Logger,
     private readonly timeoutMs: number = defaultHubStartTimeoutMs,
     private readonly fetch?: HubFetch,
+    /** The spawner's user options sent with each start (e.g. `{ "profile": "gpu" }`); none when `undefined`. */
+    private readonly serverOptions?: Readonly<Record<string, unknown>>,
   ) {}
 
   /** The starts being waited for now. */
@@ -76,7 +78,7 @@ export class HubServerStarter {
     }
     if (state.pending !== 'spawn' && !state.ready) {
       this.logger.info('asking the JupyterHub to start the user server', where);
-      const asked = await api.startServer(user, serverName);
+      const asked = await api.startServer(user, serverName, this.serverOptions);
       if (!asked.accepted) {
         // 400: already running or starting (read below), or refused for the reason the Hub gives.
         state = await api.serverState(user, serverName);

@@ -52,8 +52,10 @@ function fakeHub(server: FakeJupyterServer, options: FakeHubOptions = {}) {
   const serverName = options.serverName ?? '';
   const startRoute = serverName === '' ? '/users/alice/server' : `/users/alice/servers/${serverName}`;
   const calls: string[] = [];
+  const bodies: (string | undefined)[] = [];
   const fetch: HubFetch = async (url, init) => {
     calls.push(`${init.method} ${url.slice(`${hub}hub/api/`.length)}`);
+    if (init.method === 'POST') bodies.push(init.body);
     const token = init.headers.Authorization;
     const answer = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
     if (token !== 'token alice-token') {
@@ -76,7 +78,7 @@ function fakeHub(server: FakeJupyterServer, options: FakeHubOptions = {}) {
     }
     return answer(404, { message: 'Not Found' });
   };
-  return { fetch, calls };
+  return { fetch, calls, bodies };
 }
 
 describe('JupyterHub user servers', () => {
@@ -99,7 +101,7 @@ describe('JupyterHub user servers', () => {
         }),
       ],
     });
-    return { server, calls: fake.calls };
+    return { server, calls: fake.calls, bodies: fake.bodies };
   }
 
   it('a stopped user server is started through the Hub API and waited for, said in session_status meanwhile; the kernel notice says so', async () => {
@@ -216,5 +218,23 @@ describe('JupyterHub user servers', () => {
     );
     expect(refused).toContain("The JupyterHub refused this API token for the server 'work' of user 'alice'");
     expect(refused).toContain('access:servers!user=alice (or access:servers!server=alice/work for that server alone)');
+  });
+  it('NTERACT_MCP_HUB_START_TIMEOUT_SECS and NTERACT_MCP_HUB_SERVER_OPTIONS: the wait said in session_status, the spawner options sent with the start', async () => {
+    let release: () => void = () => undefined;
+    const { server, calls, bodies } = await start({
+      holdStart: new Promise<void>((resolve) => (release = resolve)),
+      env: {
+        JUPYTERHUB_API_TOKEN: 'alice-token',
+        NTERACT_MCP_HUB_START_TIMEOUT_SECS: '300',
+        NTERACT_MCP_HUB_SERVER_OPTIONS: '{"profile": "gpu"}',
+      },
+    });
+    server.stop();
+    const connecting = harness.callJson('connect_notebook', { url: `${hub}user/alice/lab/tree/x.ipynb` });
+    await expect.poll(() => calls).toContain('POST users/alice/server');
+    expect(bodies).toEqual(['{"profile":"gpu"}']);
+    expect(JSON.stringify((await harness.callJson('session_status')).hosted)).toContain('(at most 300 s)');
+    release();
+    expect(await connecting).toMatchObject({ connected: true });
   });
 });

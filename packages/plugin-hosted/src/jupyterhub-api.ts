@@ -88,7 +88,7 @@ export interface HubServerState {
 /** The part of `fetch` the Hub client uses (replaced in tests). */
 export type HubFetch = (
   url: string,
-  init: { method: string; headers: Record<string, string> },
+  init: { method: string; headers: Record<string, string>; body?: string },
 ) => Promise<{
   readonly status: number;
   text(): Promise<string>;
@@ -138,15 +138,20 @@ export class JupyterHubApi {
    * named server (`POST /hub/api/users/<user>/servers/<serverName>`, which also creates it);
    * resolves when the Hub accepted (201 started, 202 starting) with `true`, or said 400 (`false`:
    * already running or pending, or refused for a reason it gives: the caller reads the state
-   * again), with the Hub's message.
+   * again), with the Hub's message. `options` (the spawner's user options, e.g. `{ "profile": "gpu" }`)
+   * go as the request's JSON body when given.
    */
-  public async startServer(user: string, serverName = ''): Promise<{ accepted: boolean; message?: string }> {
+  public async startServer(
+    user: string,
+    serverName = '',
+    options?: Readonly<Record<string, unknown>>,
+  ): Promise<{ accepted: boolean; message?: string }> {
     const what = `start ${hubServerLabel({ user, serverName })}`;
     const route =
       serverName === ''
         ? `users/${encodeURIComponent(user)}/server`
         : `users/${encodeURIComponent(user)}/servers/${encodeURIComponent(serverName)}`;
-    const { status, body } = await this.call('POST', route, what);
+    const { status, body } = await this.call('POST', route, what, options);
     if (status === 201 || status === 202) return { accepted: true };
     if (status === 400) {
       const said = (body as { message?: unknown } | undefined)?.message;
@@ -155,15 +160,22 @@ export class JupyterHubApi {
     throw this.refusal(status, what, body);
   }
 
-  private async call(method: string, path: string, what: string): Promise<{ status: number; body: unknown }> {
+  private async call(
+    method: string,
+    path: string,
+    what: string,
+    json?: unknown,
+  ): Promise<{ status: number; body: unknown }> {
     let response: Awaited<ReturnType<HubFetch>>;
     try {
       response = await this.fetch(`${this.hubApiUrl}${path}`, {
         method,
         headers: {
           Accept: 'application/json',
+          ...(json === undefined ? {} : { 'Content-Type': 'application/json' }),
           ...(this.token ? { Authorization: `token ${this.token.reveal()}` } : {}),
         },
+        ...(json === undefined ? {} : { body: JSON.stringify(json) }),
       });
     } catch {
       throw new CoreError(
