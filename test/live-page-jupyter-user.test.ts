@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { deflateSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type UserSession, waitFor } from './support/index.js';
@@ -22,6 +23,47 @@ const screenshots =
     ? fileURLToPath(new URL('../docs/screenshots/', import.meta.url))
     : mkdtempSync(join(tmpdir(), 'jupyter-user-shots-'));
 
+/** A `width`×`height` PNG of a colour gradient, base64 (an image as a person would paste it). */
+function gradientPng(width: number, height: number): string {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes: Buffer) => {
+    let c = 0xffffffff;
+    for (const byte of bytes) c = (crcTable[(c ^ byte) & 0xff] as number) ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (kind: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(kind, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([length, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      rows.set(
+        [40 + Math.round((180 * x) / width), 90 + Math.round((120 * y) / height), 200],
+        y * (width * 3 + 1) + 1 + x * 3,
+      );
+    }
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]).toString('base64');
+}
+
 const sessions: UserSession[] = [];
 const contexts: BrowserContext[] = [];
 afterEach(async () => {
@@ -38,13 +80,18 @@ async function openPage(file: string, name = 'Ada'): Promise<{ session: UserSess
   return { session, page: await pageFor(session, name) };
 }
 
-async function pageFor(session: UserSession, name: string): Promise<Page> {
+async function pageFor(
+  session: UserSession,
+  name: string,
+  prepare?: (context: BrowserContext) => Promise<void>,
+): Promise<Page> {
   const shown = await session.call('show_notebook');
   expect(shown.isError, shown.text).toBe(false);
   const url = new URL(shown.texts[0]?.split('\n')[0] ?? '');
   url.searchParams.set('name', name);
   const context = await browser().newContext({ viewport: { width: 1100, height: 900 } });
   contexts.push(context);
+  await prepare?.(context);
   const page = await context.newPage();
   await page.goto(url.toString());
   return page;
@@ -225,8 +272,8 @@ describe('the live page for a Jupyter user', () => {
   }, async () => {
     const session = await startUserSession();
     sessions.push(session);
-    // A 2×1 PNG, as Jupyter keeps an image pasted into a markdown cell.
-    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAAEElEQVR4nGP4z8DAwMDAAAAYAgH/1hRCuQAAAABJRU5ErkJggg==';
+    // A PNG as Jupyter keeps an image pasted into a markdown cell.
+    const png = gradientPng(240, 90);
     const path = join(session.dirs.project, 'pasted.ipynb');
     writeFileSync(
       path,
@@ -252,15 +299,26 @@ describe('the live page for a Jupyter user', () => {
     const opened = await session.call('connect_notebook', { path });
     expect(opened.isError, opened.text).toBe(false);
     const page = await pageFor(session, 'Ada');
+    // (The machine has no network: the web image is answered here.)
+    await page
+      .context()
+      .route('https://example.invalid/**', (route) =>
+        route.fulfill({ contentType: 'image/png', body: Buffer.from(gradientPng(60, 24), 'base64') }),
+      );
     const pasted = page.locator('#cell-notes .rendered img[alt="the plot"]');
     await pasted.waitFor();
     expect(await pasted.getAttribute('src')).toBe(`data:image/png;base64,${png}`);
     await expect
       .poll(() => pasted.evaluate((node) => (node as unknown as { naturalWidth: number }).naturalWidth))
-      .toBe(2);
-    expect(await page.locator('#cell-notes .rendered img[alt="logo"]').getAttribute('src')).toBe(
-      'https://example.invalid/logo.png',
-    );
+      .toBe(240);
+    const web = page.locator('#cell-notes .rendered img[alt="logo"]');
+    expect(await web.getAttribute('src')).toBe('https://example.invalid/logo.png');
+    // Loaded: the page's CSP lets https: images in.
+    await expect
+      .poll(() => web.evaluate((node) => (node as unknown as { naturalWidth: number }).naturalWidth))
+      .toBe(60);
+    mkdirSync(screenshots, { recursive: true });
+    await page.locator('#cell-notes').screenshot({ path: join(screenshots, 'live-page-markdown-image.png') });
     // An edit and a save keep the attachment in the file.
     const edited = await session.call('replace_in_cell', {
       cell_id: 'notes',
@@ -273,5 +331,64 @@ describe('the live page for a Jupyter user', () => {
     const file = JSON.parse(readFileSync(path, 'utf8')) as { cells: { source: string[]; attachments?: unknown }[] };
     expect(file.cells[0]?.source[0]).toBe('Pasted here: ![the plot](attachment:plot.png)\n');
     expect(file.cells[0]?.attachments).toEqual({ 'plot.png': { 'image/png': png } });
+  });
+
+  it('takes Jupyter’s command keys on the selected cell (Escape, b, m, d d, arrows, Enter) and undoes the person’s last edit with z', {
+    timeout: 180_000,
+  }, async () => {
+    const { session, page } = await openPage('commands.ipynb');
+    const first = await agentCell(session, 'p = 1');
+    const second = await agentCell(session, 'q = 2');
+    await page.waitForSelector(`#cell-${second} .cm-content`);
+    const order = async () =>
+      ((await session.call('get_all_cells', { format: 'json', include_outputs: false })).json?.cells as {
+        cell_id: string;
+        cell_type: string;
+      }[]) ?? [];
+
+    // Escape leaves the text: the cell is selected; b adds a code cell below and selects it.
+    await page.locator(`#cell-${first} .cm-content`).click();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator(`#cell-${first}`).getAttribute('class')).toContain('selected');
+    await page.keyboard.press('b');
+    const added = await waitFor('a cell below the first', async () => {
+      const cells = await order();
+      return cells.length === 3 && cells[0]?.cell_id === first ? cells[1]?.cell_id : undefined;
+    });
+    await expect.poll(() => page.locator(`#cell-${added}`).getAttribute('class')).toContain('selected');
+    // m makes it markdown; d d deletes it.
+    await page.keyboard.press('m');
+    await waitFor('the new cell as markdown', async () =>
+      (await order()).find((cell) => cell.cell_id === added)?.cell_type === 'markdown' ? true : undefined,
+    );
+    await page.keyboard.press('d');
+    await page.keyboard.press('d');
+    await waitFor('the new cell deleted', async () => ((await order()).length === 2 ? true : undefined));
+
+    // The selection moved on to the second cell; Enter edits it.
+    await expect.poll(() => page.locator(`#cell-${second}`).getAttribute('class')).toContain('selected');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('End');
+    await page.keyboard.type(' + 40');
+    await page.keyboard.press('Escape');
+    await waitFor('her edit in the room', async () => {
+      const cell = await session.call('get_cell', { cell_id: second });
+      return cell.json?.source === 'q = 2 + 40' ? true : undefined;
+    });
+
+    // The arrows move the selection.
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => page.locator(`#cell-${first}`).getAttribute('class')).toContain('selected');
+    expect(await page.locator(`#cell-${second}`).getAttribute('class')).not.toContain('selected');
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => page.locator(`#cell-${second}`).getAttribute('class')).toContain('selected');
+
+    // z undoes her last edit, in the room and on her page.
+    await page.keyboard.press('z');
+    await waitFor('her edit undone', async () => {
+      const cell = await session.call('get_cell', { cell_id: second });
+      return cell.json?.source === 'q = 2' ? true : undefined;
+    });
+    await expect.poll(() => page.locator(`#cell-${second} .cm-content`).textContent()).toBe('q = 2');
   });
 });

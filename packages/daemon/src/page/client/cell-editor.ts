@@ -28,6 +28,8 @@ export interface CellEditorHandlers {
   readonly onBlur: () => void;
   /** Shift+Enter (`advance`: then on to the next cell) or Ctrl/Cmd+Enter (stays). */
   readonly onRun: (advance: boolean) => void;
+  /** Escape: the person leaves the text for the notebook's command keys. */
+  readonly onEscape: () => void;
 }
 
 /** Marks the transactions that put another peer's text into the editor. */
@@ -175,6 +177,13 @@ export class CellEditor {
             keymap.of([
               { key: 'Shift-Enter', run: run(true) },
               { key: 'Mod-Enter', run: run(false) },
+              {
+                key: 'Escape',
+                run: () => {
+                  handlers.onEscape();
+                  return true;
+                },
+              },
             ]),
           ),
           minimalSetup,

@@ -45,6 +45,8 @@ export interface CellHost {
   answerInput(request: WireInputRequestEvent, value: string): Promise<void>;
   /** Moves the person to the next cell (adding one after the last). */
   focusAfter(cellId: string): Promise<void>;
+  /** The person left the cell's text with Escape: the cell is selected for the command keys. */
+  commandMode(cellId: string): void;
   /** The person's caret entered or left this cell's editor. */
   focusChanged(cellId: string, focused: boolean): void;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
@@ -85,6 +87,7 @@ export class CellView {
   readonly #inputRow = el('form', { className: 'input-request' });
   #inputShown: string | undefined;
   #deleteTimer: ReturnType<typeof setTimeout> | undefined;
+  #selected = false;
   #editingMarkdown = false;
   #renderedText: string | undefined;
   #renderedAttachments: Readonly<Record<string, unknown>> | undefined;
@@ -172,6 +175,10 @@ export class CellView {
       onFocus: () => this.host.focusChanged(this.#cell.id, true),
       onBlur: () => this.left(),
       onRun: (advance) => void this.runFromKeyboard(advance),
+      onEscape: () => {
+        this.#editor?.blur();
+        this.host.commandMode(this.#cell.id);
+      },
     });
     this.#editor = editor;
     this.#static.remove();
@@ -193,6 +200,18 @@ export class CellView {
     return (
       this.#editor?.hasFocus === true || this.#sync.pending || this.#editingMarkdown || this.#place.input !== undefined
     );
+  }
+
+  /** Edits the cell: its editor made and focused (a markdown cell shows its text). */
+  public edit(): void {
+    if (this.#cell.cell_type === 'markdown') this.editMarkdown();
+    else void this.makeEditor().then((editor) => editor?.focus());
+  }
+
+  /** Selected for the command keys (outlined), or not. */
+  public set selected(selected: boolean) {
+    this.#selected = selected;
+    this.element.classList.toggle('selected', selected);
   }
 
   /** Takes the cell as the room has it now (in the room's order), and its place. */
@@ -229,7 +248,7 @@ export class CellView {
     const markdown = cell.cell_type === 'markdown';
     const state = place.running ? ' running' : place.queued ? ' queued' : '';
     setText(this.#prompt, code ? `[${state ? '*' : (cell.execution_count ?? ' ')}]` : '');
-    setClass(this.element, `cell ${cell.cell_type}${state}`);
+    setClass(this.element, `cell ${cell.cell_type}${state}${this.#selected ? ' selected' : ''}`);
     setClass(this.#prompt, `prompt${state}`);
     this.#editor?.setLanguage(languageOf(cell));
 
@@ -429,7 +448,7 @@ export class CellView {
   }
 
   /** Shift+Enter (`advance`: then to the next cell) or Ctrl/Cmd+Enter (stays): runs code, renders markdown. */
-  private async runFromKeyboard(advance: boolean): Promise<void> {
+  public async runFromKeyboard(advance: boolean): Promise<void> {
     if (this.#cell.cell_type === 'markdown') {
       this.#editingMarkdown = false;
       this.draw();

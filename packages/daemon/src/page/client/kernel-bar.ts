@@ -8,16 +8,17 @@ export interface KernelBarActions {
   runAll(): Promise<void>;
   clearOutputs(): Promise<void>;
   save(): Promise<void>;
+  undo(): Promise<void>;
 }
 
 /** How long a control that asks for a second click stays armed. */
 const armedMs = 4000;
 
-type Control = 'interrupt' | 'restart' | 'run-all' | 'clear-all' | 'save';
+type Control = 'interrupt' | 'restart' | 'run-all' | 'clear-all' | 'save' | 'undo';
 
 /**
  * The notebook's kernel and file controls, as a Jupyter front end has them: interrupt, restart,
- * run all, clear all outputs, save. What cannot be undone (a restart loses the kernel's state,
+ * run all, clear all outputs, save, and undo of the person's own last change. What cannot be undone (a restart loses the kernel's state,
  * clearing loses every output) asks for a second click, saying what it will do. A stopped kernel's
  * state says so and the restart control stands out: restarting is what there is to do.
  */
@@ -36,6 +37,7 @@ export class KernelBar {
       ),
       this.button('clear-all', 'Clear outputs', 'Clear every cell’s outputs', () => actions.clearOutputs(), true),
       this.button('save', 'Save', 'Save the notebook to its file', () => actions.save()),
+      this.button('undo', 'Undo', 'Undo your last change to the notebook (z)', () => actions.undo()),
     );
   }
 

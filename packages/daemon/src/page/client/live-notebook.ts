@@ -30,6 +30,7 @@ const documentEvents: ReadonlySet<string> = new Set<DocumentEvent['event']>([
 
 /** The requests whose answer is an edit of the document the room does not tell this page of. */
 const editRequests: ReadonlySet<string> = new Set([
+  'undo',
   'insert_cell',
   'update_cell',
   'delete_cell',
@@ -159,6 +160,8 @@ export class LiveNotebook implements CellHost {
     }
     const event = answerEvent(request, result.answer);
     if (event) this.take(event);
+    // What an undo reverted is told to the other peers only: this page reads the notebook again.
+    else if (request.type === 'undo') this.read();
     else this.catchUp();
     if (!edit) this.readActivity();
     const answer = result.answer as { replaced?: { by?: unknown }; warning?: unknown } | null;
@@ -221,9 +224,16 @@ export class LiveNotebook implements CellHost {
     return this.#view.focusAfter(cellId);
   }
 
+  public commandMode(cellId: string): void {
+    this.#view.select(cellId);
+  }
+
   public focusChanged(cellId: string, focused: boolean): void {
-    if (focused) this.#focused = cellId;
-    else if (this.#focused === cellId) this.#focused = null;
+    if (focused) {
+      this.#focused = cellId;
+      // The cell being edited is the selected one (Escape leaves it selected for the command keys).
+      this.#view.select(cellId);
+    } else if (this.#focused === cellId) this.#focused = null;
     // A caret moving from one cell to another passes through "no cell": say only where it ends.
     setTimeout(() => {
       this.sendPresence();

@@ -64,6 +64,10 @@ export class NotebookView {
   #frame = 0;
   #editorsScheduled = false;
   #lastScroll = 0;
+  /** The cell the command keys act on (Jupyter's command mode), if any. */
+  #selected: string | undefined;
+  /** When `d` was last pressed (`d d` deletes). */
+  #lastD = 0;
 
   public constructor(
     content: HTMLElement,
@@ -88,6 +92,9 @@ export class NotebookView {
       save: async () => {
         const saved = (await this.host.send({ type: 'save' })) as { notebook_path?: string } | undefined;
         if (saved?.notebook_path) this.host.notice(`Saved to ${saved.notebook_path}`);
+      },
+      undo: async () => {
+        await this.host.send({ type: 'undo' });
       },
     });
     this.#status.replaceChildren(this.#connection, this.#kernel, this.#kernelBar.element);
@@ -118,6 +125,103 @@ export class NotebookView {
       { passive: true },
     );
     addEventListener('resize', () => this.schedule(true));
+    addEventListener('keydown', (event) => void this.commandKey(event));
+    // A click on a cell outside its text, buttons, inputs and frames selects it.
+    this.#cells.addEventListener('mousedown', (event) => {
+      const target = event.target as Element;
+      if (target.closest('.cm-editor, .source-static, button, input, a, iframe')) return;
+      const section = target.closest<HTMLElement>('section.cell');
+      if (section?.dataset.cellId) this.select(section.dataset.cellId);
+    });
+  }
+
+  /** Selects `cellId` for the command keys (outlined; scrolled into view when asked). */
+  public select(cellId: string, scroll = false): void {
+    if (this.#selected !== cellId) {
+      const before = this.#selected === undefined ? undefined : this.#views.get(this.#selected);
+      if (before) before.selected = false;
+      this.#selected = cellId;
+    }
+    const view = this.#views.get(cellId);
+    if (view) {
+      view.selected = true;
+      if (scroll) view.element.scrollIntoView({ block: 'nearest' });
+    }
+  }
+
+  /**
+   * Jupyter's command keys, on the selected cell while no text has the caret: Enter edits, Shift+Enter
+   * runs and moves on, Ctrl/Cmd+Enter runs, ↑/k and ↓/j move the selection, a and b add a code cell
+   * above and below, d d deletes, m and y make it markdown and code, z undoes the person's last edit.
+   */
+  private async commandKey(event: KeyboardEvent): Promise<void> {
+    const target = event.target as Element | null;
+    if (event.defaultPrevented || event.altKey || target?.closest('.cm-editor, input, textarea, select, iframe'))
+      return;
+    const document = this.#document;
+    const id = this.#selected;
+    if (!document || id === undefined || document.indexOf(id) < 0) return;
+    const index = document.indexOf(id);
+    const modified = event.ctrlKey || event.metaKey;
+    const key = event.key;
+    if (modified && key !== 'Enter') return;
+    const view = this.#views.get(id);
+    const neighbour = (step: number) => document.cellAt(index + step)?.id;
+    const act = async (): Promise<boolean> => {
+      switch (key) {
+        case 'Enter':
+          if (modified) await view?.runFromKeyboard(false);
+          else if (event.shiftKey) {
+            await view?.runFromKeyboard(false);
+            const next = neighbour(1);
+            if (next !== undefined) this.select(next, true);
+          } else view?.edit();
+          return true;
+        case 'ArrowDown':
+        case 'j':
+        case 'ArrowUp':
+        case 'k': {
+          const next = neighbour(key === 'ArrowDown' || key === 'j' ? 1 : -1);
+          if (next !== undefined) this.select(next, true);
+          return true;
+        }
+        case 'a':
+        case 'b': {
+          const added = (await this.host.send({
+            type: 'insert_cell',
+            source: '',
+            cell_type: 'code',
+            index: key === 'a' ? index : index + 1,
+          })) as { cell?: { id?: string } } | undefined;
+          if (added?.cell?.id) this.select(added.cell.id, true);
+          return true;
+        }
+        case 'd': {
+          const now = performance.now();
+          if (now - this.#lastD > 800) {
+            this.#lastD = now;
+            return true;
+          }
+          this.#lastD = 0;
+          const next = neighbour(1) ?? neighbour(-1);
+          await this.host.send({ type: 'delete_cell', cell_id: id });
+          if (next !== undefined) this.select(next, true);
+          return true;
+        }
+        case 'm':
+        case 'y':
+          await this.host.send({ type: 'update_cell', cell_id: id, cell_type: key === 'm' ? 'markdown' : 'code' });
+          return true;
+        case 'z':
+          await this.host.send({ type: 'undo' });
+          return true;
+        default:
+          return false;
+      }
+    };
+    // Handled keys do nothing else (no scroll by the arrows, no typing anywhere).
+    if (['Enter', 'ArrowDown', 'ArrowUp', 'j', 'k', 'a', 'b', 'd', 'm', 'y', 'z'].includes(key)) event.preventDefault();
+    await act();
   }
 
   /** The page's own peer of the room (from the stream's `hello`); it is not shown on cells as "another" peer. */
@@ -391,6 +495,7 @@ export class NotebookView {
       let view = this.#views.get(cell.id);
       if (!view) {
         view = new CellView(cell, this.placeOf(cell, index), this.host);
+        if (cell.id === this.#selected) view.selected = true;
         this.#views.set(cell.id, view);
         this.#resize.observe(view.element);
       }

@@ -16,7 +16,8 @@ export type PageRequest = Extract<
       | 'clear_outputs'
       | 'restart_kernel'
       | 'save'
-      | 'input_reply';
+      | 'input_reply'
+      | 'undo';
   }
 >;
 
@@ -28,6 +29,7 @@ const keyedRequests: ReadonlySet<PageRequest['type']> = new Set([
   'move_cell',
   'execute_cell',
   'clear_outputs',
+  'undo',
 ]);
 
 /**
