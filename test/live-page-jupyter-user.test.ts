@@ -83,7 +83,7 @@ async function openPage(file: string, name = 'Ada'): Promise<{ session: UserSess
 async function pageFor(
   session: UserSession,
   name: string,
-  prepare?: (context: BrowserContext) => Promise<void>,
+  prepare?: (context: BrowserContext) => Promise<unknown>,
 ): Promise<Page> {
   const shown = await session.call('show_notebook');
   expect(shown.isError, shown.text).toBe(false);
@@ -267,7 +267,7 @@ describe('the live page for a Jupyter user', () => {
     expect(await refused.locator('#status .connection').textContent()).toBe('not open to you');
   });
 
-  it('shows a markdown cell’s attached image and a web image, and keeps the attachment in the saved file', {
+  it('shows a markdown cell’s attached image, an image beside the notebook and a web image, and keeps the attachment in the saved file', {
     timeout: 120_000,
   }, async () => {
     const session = await startUserSession();
@@ -286,6 +286,8 @@ describe('the live page for a Jupyter user', () => {
             source: [
               'Pasted: ![the plot](attachment:plot.png)\n',
               '\n',
+              'Beside the notebook: ![figure](figures/result.png)\n',
+              '\n',
               'From the web: ![logo](https://example.invalid/logo.png)',
             ],
             attachments: { 'plot.png': { 'image/png': png } },
@@ -296,21 +298,27 @@ describe('the live page for a Jupyter user', () => {
         nbformat_minor: 5,
       }),
     );
+    mkdirSync(join(session.dirs.project, 'figures'));
+    writeFileSync(join(session.dirs.project, 'figures', 'result.png'), Buffer.from(gradientPng(120, 45), 'base64'));
     const opened = await session.call('connect_notebook', { path });
     expect(opened.isError, opened.text).toBe(false);
-    const page = await pageFor(session, 'Ada');
-    // (The machine has no network: the web image is answered here.)
-    await page
-      .context()
-      .route('https://example.invalid/**', (route) =>
+    // (The machine has no network: the web image is answered here, before the page asks for it.)
+    const page = await pageFor(session, 'Ada', (context) =>
+      context.route('https://example.invalid/**', (route) =>
         route.fulfill({ contentType: 'image/png', body: Buffer.from(gradientPng(60, 24), 'base64') }),
-      );
+      ),
+    );
     const pasted = page.locator('#cell-notes .rendered img[alt="the plot"]');
     await pasted.waitFor();
     expect(await pasted.getAttribute('src')).toBe(`data:image/png;base64,${png}`);
     await expect
       .poll(() => pasted.evaluate((node) => (node as unknown as { naturalWidth: number }).naturalWidth))
       .toBe(240);
+    const beside = page.locator('#cell-notes .rendered img[alt="figure"]');
+    await expect
+      .poll(() => beside.evaluate((node) => (node as unknown as { naturalWidth: number }).naturalWidth))
+      .toBe(120);
+    expect(await beside.getAttribute('src')).toMatch(/\/files\/figures\/result\.png\?cap=/);
     const web = page.locator('#cell-notes .rendered img[alt="logo"]');
     expect(await web.getAttribute('src')).toBe('https://example.invalid/logo.png');
     // Loaded: the page's CSP lets https: images in.

@@ -136,7 +136,7 @@ export class PageAccess {
       }
       return { kind: 'allow', session };
     }
-    const output = /^\/notebooks\/([^/]+)\/outputs\//.exec(path);
+    const output = /^\/notebooks\/([^/]+)\/(?:outputs|files)\//.exec(path);
     if (output) {
       const [id, signature] = (url.searchParams.get('cap') ?? '').split('.');
       if (id === undefined || signature === undefined || !this.verify(`output:${id}:${output[1]}`, signature)) {

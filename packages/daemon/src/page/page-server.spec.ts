@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -576,7 +576,6 @@ describe(PageServer, () => {
     const csp = String(frame.headers['content-security-policy']);
     expect(csp).toContain('sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox;');
     expect(csp).not.toContain('allow-same-origin');
-    expect(csp).not.toContain('allow-same-origin');
     expect(csp).toContain("frame-ancestors 'self'");
     expect(csp).toContain("script-src 'unsafe-inline'");
     expect(frame.body).toContain(html);
@@ -595,6 +594,49 @@ describe(PageServer, () => {
     const { room: other } = await openRoom();
     const otherCap = JSON.parse((await get(`/api/notebooks/${other.notebookId}`, { session })).body).output_capability;
     expect((await get(`/notebooks/${id}/outputs/rich/1?cap=${otherCap}`)).status).toBe(403);
+  });
+
+  it('serves an image beside the notebook by its relative path with the capability: images only, inside its folder only', async () => {
+    const folder = join(dir, 'project');
+    mkdirSync(join(folder, 'figures'), { recursive: true });
+    writeFileSync(join(folder, 'figures', 'plot.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]));
+    writeFileSync(
+      join(folder, 'drawing.svg'),
+      '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+    );
+    writeFileSync(join(folder, 'notes.txt'), 'not an image');
+    writeFileSync(join(dir, 'outside.png'), 'outside the folder');
+    symlinkSync(join(dir, 'outside.png'), join(folder, 'linked.png'));
+    const path = join(folder, 'images.ipynb');
+    writeFileSync(path, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [] }));
+    const admission = await catalog.open(path);
+    admission.release();
+    const id = admission.room.notebookId;
+    const session = await openSession();
+    const cap = JSON.parse((await get(`/api/notebooks/${id}`, { session })).body).output_capability as string;
+
+    const image = await get(`/notebooks/${id}/files/figures/plot.png?cap=${cap}`);
+    expect(image.status).toBe(200);
+    expect(image.headers['content-type']).toBe('image/png');
+    expect(image.headers['content-length']).toBe('7');
+    const svg = await get(`/notebooks/${id}/files/drawing.svg?cap=${cap}`);
+    expect(svg.headers['content-type']).toBe('image/svg+xml');
+    expect(String(svg.headers['content-security-policy'])).toMatch(/^sandbox; default-src 'none'/);
+    // Not an image, out of the folder (by .., by an encoded .., by a symlink), missing: not served.
+    expect((await get(`/notebooks/${id}/files/notes.txt?cap=${cap}`)).status).toBe(404);
+    expect((await get(`/notebooks/${id}/files/../outside.png?cap=${cap}`)).status).toBe(404);
+    expect((await get(`/notebooks/${id}/files/%2E%2E%2Foutside.png?cap=${cap}`)).status).toBe(404);
+    expect((await get(`/notebooks/${id}/files/figures/..%2F..%2Foutside.png?cap=${cap}`)).status).toBe(404);
+    expect((await get(`/notebooks/${id}/files/linked.png?cap=${cap}`)).status).toBe(404);
+    expect((await get(`/notebooks/${id}/files/none.png?cap=${cap}`)).status).toBe(404);
+    // No capability, the session instead, another notebook's: refused.
+    expect((await get(`/notebooks/${id}/files/figures/plot.png`)).status).toBe(403);
+    expect((await get(`/notebooks/${id}/files/figures/plot.png`, { session })).status).toBe(403);
+    const { room: other } = await openRoom();
+    const otherCap = JSON.parse((await get(`/api/notebooks/${other.notebookId}`, { session })).body).output_capability;
+    expect((await get(`/notebooks/${id}/files/figures/plot.png?cap=${otherCap}`)).status).toBe(403);
+    // An untitled notebook has no folder.
+    expect((await get(`/notebooks/${other.notebookId}/files/figures/plot.png?cap=${otherCap}`)).status).toBe(404);
   });
 
   it('sends large output values as references the page loads by URL with its capability, content-addressed and cached for good', async () => {

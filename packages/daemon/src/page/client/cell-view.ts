@@ -49,6 +49,8 @@ export interface CellHost {
   commandMode(cellId: string): void;
   /** The person's caret entered or left this cell's editor. */
   focusChanged(cellId: string, focused: boolean): void;
+  /** Where an image at `path` relative to the notebook's folder is served. */
+  fileUrl(path: string): string;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
   outputFrameUrl(cellId: string, index: number, version: string): string;
 }
@@ -321,7 +323,10 @@ export class CellView {
       );
       return;
     }
-    showMarkdown(this.#rendered, text, this.#cell.attachments);
+    showMarkdown(this.#rendered, text, {
+      attachments: this.#cell.attachments,
+      fileUrl: (path) => this.host.fileUrl(path),
+    });
   }
 
   private drawOutputs(outputs: readonly WireOutput[]): void {

@@ -246,6 +246,10 @@ export class LiveNotebook implements CellHost {
     return this.#api.outputFrameUrl(cellId, index, version);
   }
 
+  public fileUrl(path: string): string {
+    return this.#api.fileUrl(path);
+  }
+
   /** One broadcast of the room: a document event in version order, any other to its part of the page. */
   private receive(frame: StreamFrame): void {
     if (frame.type !== 'broadcast' || frame.event === undefined) return;

@@ -111,6 +111,12 @@ export class PageApi {
     }).catch(() => undefined);
   }
 
+  /** Where an image at `path` relative to the notebook's folder is served (with the page's capability). */
+  public fileUrl(path: string): string {
+    const encoded = path.split('/').map(encodeURIComponent).join('/');
+    return `/notebooks/${this.notebookId}/files/${encoded}?cap=${this.#outputCapability}`;
+  }
+
   /** Where a cell's HTML or SVG output is served for its sandboxed frame. */
   public outputFrameUrl(cellId: string, index: number, version: string): string {
     return `/notebooks/${this.notebookId}/outputs/${cellId}/${index}?v=${version}&cap=${this.#outputCapability}`;

@@ -77,8 +77,15 @@ const inlineMath: TokenizerAndRendererExtension = {
   renderer: (token) => renderTex((token as MathToken).text, (token as MathToken).display),
 };
 
-/** What an `attachment:<name>` image stands for while a cell's text is rendered (its `attachments`). */
-let attachmentsNow: Readonly<Record<string, unknown>> | undefined;
+/** Where a cell's images come from while its text is rendered (see {@link showMarkdown}). */
+export interface MarkdownImages {
+  /** The cell's `attachments`: what an `attachment:<name>` image stands for. */
+  readonly attachments?: Readonly<Record<string, unknown>> | undefined;
+  /** Where the page server serves an image at `path` relative to the notebook's folder. */
+  readonly fileUrl?: ((path: string) => string) | undefined;
+}
+
+let imagesNow: MarkdownImages | undefined;
 
 /**
  * A cell attachment as a `data:` URL (its first image type), from the cell's `attachments`
@@ -86,7 +93,7 @@ let attachmentsNow: Readonly<Record<string, unknown>> | undefined;
  */
 function attachmentUrl(href: string): string | undefined {
   if (!href.startsWith('attachment:')) return undefined;
-  const bundle = attachmentsNow?.[decodeURIComponent(href.slice('attachment:'.length))];
+  const bundle = imagesNow?.attachments?.[decodeURIComponent(href.slice('attachment:'.length))];
   if (typeof bundle !== 'object' || bundle === null) return undefined;
   for (const [mime, value] of Object.entries(bundle)) {
     if (/^image\/(png|jpeg|gif|webp)$/.test(mime) && typeof value === 'string') {
@@ -96,13 +103,30 @@ function attachmentUrl(href: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A relative image path (`figures/plot.png`: no scheme, not from the root, not a fragment) as the
+ * page server's URL for it beside the notebook; `undefined` for any other.
+ */
+function fileUrl(href: string): string | undefined {
+  const toFile = imagesNow?.fileUrl;
+  if (toFile === undefined || href === '' || /^([a-z][a-z0-9+.-]*:|\/|#)/i.test(href)) return undefined;
+  let path: string;
+  try {
+    path = decodeURI(href.split(/[?#]/)[0] ?? '');
+  } catch {
+    return undefined;
+  }
+  return toFile(path.replace(/^\.\//, ''));
+}
+
 const markdown = new Marked({
   gfm: true,
   extensions: [blockMath, inlineMath],
   walkTokens: (token) => {
     if (token.type !== 'image') return;
-    const resolved = attachmentUrl((token as Tokens.Image).href);
-    if (resolved !== undefined) (token as Tokens.Image).href = resolved;
+    const image = token as Tokens.Image;
+    const resolved = attachmentUrl(image.href) ?? fileUrl(image.href);
+    if (resolved !== undefined) image.href = resolved;
   },
 });
 
@@ -139,15 +163,16 @@ function renderLatex(text: string): DocumentFragment {
 
 /**
  * Shows a markdown text (a cell, a `text/markdown` output) in `node`, replacing what it showed, with
- * `$…$` / `$$…$$` math; a cell's `attachments` give its `attachment:<name>` images.
+ * `$…$` / `$$…$$` math; `images` give a cell's `attachment:<name>` images and its images by a path
+ * relative to the notebook.
  */
-export function showMarkdown(node: Element, text: string, attachments?: Readonly<Record<string, unknown>>): void {
+export function showMarkdown(node: Element, text: string, images?: MarkdownImages): void {
   show(node, text, (markdownText) => {
-    attachmentsNow = attachments;
+    imagesNow = images;
     try {
       return renderMarkdown(markdownText);
     } finally {
-      attachmentsNow = undefined;
+      imagesNow = undefined;
     }
   });
 }
