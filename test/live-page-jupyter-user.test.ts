@@ -153,6 +153,15 @@ describe('the live page for a Jupyter user', () => {
       return gone.text.includes('False') ? true : undefined;
     });
 
+    // A kernel that died says so, and its Restart stands out: restarting is what there is to do.
+    await session.call('run_code', { code: 'import os; os._exit(1)' });
+    await expect.poll(() => page.locator('.kernel-control.restart.wanted').count(), { timeout: 60_000 }).toBe(1);
+    expect(await page.locator('#status .kernel').textContent()).toMatch(/kernel (dead|stopped)/);
+    await restart.click();
+    await restart.click();
+    await expect.poll(() => page.locator('.kernel-control.restart.wanted').count(), { timeout: 60_000 }).toBe(0);
+    await expect.poll(() => page.locator('#status .kernel').textContent(), { timeout: 60_000 }).toBe('kernel idle');
+
     // Clear outputs asks too, then every output is gone, in the notebook as well.
     const clear = page.locator('.kernel-control.clear-all');
     await clear.click();
