@@ -156,8 +156,9 @@ export class NotebookView {
    */
   private async commandKey(event: KeyboardEvent): Promise<void> {
     const target = event.target as Element | null;
-    if (event.defaultPrevented || event.altKey || target?.closest('.cm-editor, input, textarea, select, iframe'))
-      return;
+    // Keys meant for what has the focus (a text, a field, a button, a link) are left to it.
+    if (event.defaultPrevented || event.altKey) return;
+    if (target?.closest('.cm-editor, input, textarea, select, iframe, button, a')) return;
     const document = this.#document;
     const id = this.#selected;
     if (!document || id === undefined || document.indexOf(id) < 0) return;
