@@ -266,6 +266,8 @@ describe('the live page in a real browser', () => {
       return order.length === 4 && order[0] === third ? order[1] : undefined;
     });
     await page.waitForSelector(`#cell-${added} .cm-content`);
+    // (Delete asks: a second click deletes.)
+    await page.locator(`#cell-${added} [data-action="delete"]`).click();
     await page.locator(`#cell-${added} [data-action="delete"]`).click();
     await waitFor('the deleted cell gone from the room', async () =>
       (await agentOrder(session)).join() === [third, second, first].join() ? true : undefined,
