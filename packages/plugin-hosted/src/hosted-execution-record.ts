@@ -1,4 +1,7 @@
-import type { CellOutput, ExecutionState } from '@nteract-mcp/core';
+import type { CellOutput, Clock, ExecutionResult, ExecutionState, Timer } from '@nteract-mcp/core';
+
+/** The `cellId` of a scratch run kept as an execution (as the local daemon names it). */
+export const scratchCellId = 'scratch';
 
 /** One execution of a hosted notebook's cell, from its start to its end; kept for `getExecution`. */
 export interface ExecutionRecord {
@@ -25,4 +28,58 @@ export function stateOf(record: ExecutionRecord): ExecutionState {
     ...(record.kernelNotice === undefined ? {} : { kernelNotice: record.kernelNotice }),
     ...(record.note === undefined ? {} : { note: record.note }),
   };
+}
+
+/** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
+export const maxRememberedExecutions = 256;
+
+/** Keeps `record` in `executions`, letting the oldest finished one go past {@link maxRememberedExecutions}. */
+export function rememberExecution(executions: Map<string, ExecutionRecord>, record: ExecutionRecord): void {
+  executions.set(record.executionId, record);
+  if (executions.size <= maxRememberedExecutions) return;
+  for (const [id, old] of executions) {
+    if (old.status !== 'running' && old.status !== 'queued') {
+      executions.delete(id);
+      return;
+    }
+  }
+}
+
+/**
+ * The result of `record` once it ended, or at `timeoutMs` (`timeout` while it still runs); an
+ * execution that settled without the kernel's word is `aborted`.
+ */
+export async function resultWhenDone(
+  record: ExecutionRecord,
+  clock: Clock,
+  timeoutMs: number | undefined,
+): Promise<ExecutionResult> {
+  let timedOut = false;
+  if (timeoutMs === undefined) await record.done;
+  else timedOut = !(await endsWithin(record, clock, timeoutMs));
+  const state = stateOf(record);
+  const running = state.status === 'running' || state.status === 'queued';
+  const status: ExecutionResult['status'] = timedOut && running ? 'timeout' : running ? 'aborted' : state.status;
+  return {
+    executionId: state.executionId,
+    cellId: state.cellId,
+    status,
+    outputs: state.outputs,
+    executionCount: state.executionCount,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+    ...(state.note === undefined ? {} : { note: state.note }),
+  };
+}
+
+/** Whether `record` ends within `ms` (its timer cancelled once it did). */
+export async function endsWithin(record: ExecutionRecord, clock: Clock, ms: number): Promise<boolean> {
+  let timer: Timer | undefined;
+  const ended = await Promise.race([
+    record.done.then(() => true),
+    new Promise<false>((resolve) => {
+      timer = clock.setTimer(ms, () => resolve(false));
+    }),
+  ]);
+  timer?.cancel();
+  return ended;
 }

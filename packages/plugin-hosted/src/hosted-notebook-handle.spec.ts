@@ -2,7 +2,8 @@ import { type CellOutput, Clock, CoreError, type HostedUrlTarget, NotebookTarget
 import { createTestContainer, ManualClock } from '@nteract-mcp/core/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
-import { HostedNotebookHandle, hostedNotebookId } from './hosted-notebook-handle.js';
+import { HostedNotebookHandle } from './hosted-notebook-handle.js';
+import { hostedNotebookId } from './hosted-notebook-id.js';
 import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
 
 const url = 'http://127.0.0.1:8888/lab/tree/work/a.ipynb';

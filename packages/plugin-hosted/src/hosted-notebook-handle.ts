@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   type CellOutput,
   type CellType,
@@ -25,8 +25,16 @@ import {
 } from '@nteract-mcp/core';
 import { OutputCollector } from '@nteract-mcp/output-shaping';
 import { newCell, toNotebookCell } from './hosted-cell.js';
-import { type ExecutionRecord, stateOf } from './hosted-execution-record.js';
+import {
+  type ExecutionRecord,
+  endsWithin,
+  rememberExecution,
+  resultWhenDone,
+  scratchCellId,
+  stateOf,
+} from './hosted-execution-record.js';
 import { HostedNotebookFile } from './hosted-notebook-file.js';
+import { hostedNotebookId } from './hosted-notebook-id.js';
 import type {
   JupyterServerPort,
   ServerKernelConnection,
@@ -47,12 +55,6 @@ export const kernelWatchMs = 5_000;
 /** How long an interrupted execution has to end before the interrupt is reported as not effective. */
 const interruptVerifyMs = 5_000;
 
-/** The `cellId` of a scratch run kept as an execution (as the local daemon names it). */
-export const scratchCellId = 'scratch';
-
-/** At most this many executions are remembered for `getExecution` (the oldest finished ones go first). */
-export const maxRememberedExecutions = 256;
-
 /** What a {@link HostedNotebookHandle} is made of: the loaded file, the server session and its kernel. */
 export interface HostedNotebookHandleOptions {
   readonly target: HostedUrlTarget;
@@ -65,12 +67,6 @@ export interface HostedNotebookHandleOptions {
   readonly kernelNotice?: string;
   readonly clock: Clock;
   readonly logger: Logger;
-}
-
-/** The notebook id of a hosted notebook: a UUID derived from its URL identity, so a rejoin keeps it. */
-export function hostedNotebookId(url: string): string {
-  const hex = createHash('sha256').update(`hosted-url:${url}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /**
@@ -266,7 +262,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
     return this.once(options?.idempotencyKey, () => this.startExecution(cellId, options)).then((record) =>
-      this.waitForExecution(record, options),
+      resultWhenDone(record, this.#clock, options?.timeoutMs),
     );
   }
 
@@ -288,10 +284,7 @@ export class HostedNotebookHandle implements NotebookHandle {
    */
   public async runScratch(source: string, options: { readonly timeoutMs?: number } = {}): Promise<ScratchRun> {
     const record = await this.startScratchRecord(source);
-    const result = await this.waitForExecution(
-      record,
-      options.timeoutMs === undefined ? undefined : { timeoutMs: options.timeoutMs },
-    );
+    const result = await resultWhenDone(record, this.#clock, options.timeoutMs);
     return {
       status: result.status,
       outputs: result.outputs,
@@ -314,15 +307,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     const running = [...this.#executions.values()].find((record) => record.status === 'running');
     await this.#kernel.interrupt();
     if (running === undefined) return 'nothing_running';
-    let timer: Timer | undefined;
-    const ended = await Promise.race([
-      running.done.then(() => true),
-      new Promise<false>((resolve) => {
-        timer = this.#clock.setTimer(interruptVerifyMs, () => resolve(false));
-      }),
-    ]);
-    timer?.cancel();
-    return ended ? 'interrupted' : 'still_running';
+    return (await endsWithin(running, this.#clock, interruptVerifyMs)) ? 'interrupted' : 'still_running';
   }
 
   public async restartKernel(): Promise<void> {
@@ -420,7 +405,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         executionCount: null,
         done: Promise.resolve(),
       };
-      this.remember(record);
+      rememberExecution(this.#executions, record);
       return record;
     }
     cell.outputs = [];
@@ -463,7 +448,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         resolveDone = resolve;
       }),
     };
-    this.remember(record);
+    rememberExecution(this.#executions, record);
     void this.#kernel
       .execute(
         source,
@@ -518,52 +503,11 @@ export class HostedNotebookHandle implements NotebookHandle {
     return record;
   }
 
-  private async waitForExecution(
-    record: ExecutionRecord,
-    options: ExecuteOptions | undefined,
-  ): Promise<ExecutionResult> {
-    let timer: Timer | undefined;
-    const timedOut = await Promise.race([
-      record.done.then(() => false),
-      new Promise<boolean>((resolve) => {
-        if (options?.timeoutMs !== undefined) timer = this.#clock.setTimer(options.timeoutMs, () => resolve(true));
-      }),
-    ]);
-    timer?.cancel();
-    const state = stateOf(record);
-    const status: ExecutionResult['status'] =
-      timedOut && (state.status === 'running' || state.status === 'queued')
-        ? 'timeout'
-        : state.status === 'running' || state.status === 'queued'
-          ? 'aborted'
-          : state.status;
-    return {
-      executionId: state.executionId,
-      cellId: state.cellId,
-      status,
-      outputs: state.outputs,
-      executionCount: state.executionCount,
-      ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-      ...(state.note === undefined ? {} : { note: state.note }),
-    };
-  }
-
   private tellOutput(options: ExecuteOptions | undefined, output: CellOutput): void {
     try {
       options?.onOutput?.(output);
     } catch (error) {
       this.#logger.warn('an onOutput callback threw; the execution goes on', { notebookId: this.notebookId, error });
-    }
-  }
-
-  private remember(record: ExecutionRecord): void {
-    this.#executions.set(record.executionId, record);
-    if (this.#executions.size <= maxRememberedExecutions) return;
-    for (const [id, old] of this.#executions) {
-      if (old.status !== 'running' && old.status !== 'queued') {
-        this.#executions.delete(id);
-        return;
-      }
     }
   }
 

@@ -2,7 +2,7 @@ import { KeptCredentials } from '@nteract-mcp/core';
 import { type ChildServerTestHarness, startChildServerTestHarness, toolError } from '@nteract-mcp/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHostedPlugin } from './create-hosted-plugin.js';
-import { hostedNotebookId } from './hosted-notebook-handle.js';
+import { hostedNotebookId } from './hosted-notebook-id.js';
 import { FakeJupyterServer } from './testing/fake-jupyter-server.js';
 
 const base = 'http://127.0.0.1:8888/';

@@ -1,7 +1,8 @@
 export type { CreateHostedPluginOptions } from './create-hosted-plugin.js';
 export { createHostedPlugin, hostedRetryEnvironmentVariable, parseRetrySchedule } from './create-hosted-plugin.js';
 export type { HostedNotebookHandleOptions } from './hosted-notebook-handle.js';
-export { HostedNotebookHandle, hostedNotebookId } from './hosted-notebook-handle.js';
+export { HostedNotebookHandle } from './hosted-notebook-handle.js';
+export { hostedNotebookId } from './hosted-notebook-id.js';
 export { HostedOptions } from './hosted-options.js';
 export { HostedRejoinRetry, hostedRetrySchedule } from './hosted-rejoin-retry.js';
 export { HostedUrlNotebookBackend } from './hosted-url-notebook-backend.js';

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, extname, resolve, sep } from 'node:path';
 import type { Logger } from '@nteract-mcp/foundation';
 import { checkClientRequest } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
@@ -16,6 +14,7 @@ import { PageAccess, sessionPath } from './page-access.js';
 import { PageAssets } from './page-assets.js';
 import { outputFrameHeaders, renderOutputFrame } from './render-output-frame.js';
 import { renderPageShell } from './render-page-shell.js';
+import { serveNotebookFile } from './serve-notebook-file.js';
 
 /** The headers every answer carries: nothing inline runs, nothing is framed or cached, no Referer. */
 const securityHeaders: Readonly<Record<string, string>> = {
@@ -30,17 +29,6 @@ const securityHeaders: Readonly<Record<string, string>> = {
 const notebookIdPattern = /^[0-9a-f-]{36}$/;
 /** A person's name as the page may give it: letters (with their marks), digits, spaces, `.`, `_`, `-` and apostrophes. */
 const humanNamePattern = /^[\p{L}\p{M}\p{N} ._'\u2019-]{1,40}$/u;
-/** The image types served from beside a notebook, by file extension. */
-const imageTypes: Readonly<Record<string, string>> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.svg': 'image/svg+xml',
-};
-/** The largest image served from beside a notebook. */
-const maxFileBytes = 50 * 1024 * 1024;
 /** The largest request body a page may send (a cell's source). */
 const maxBodyBytes = 1024 * 1024;
 
@@ -223,7 +211,7 @@ export class PageServer {
     }
     if (first === 'notebooks' && id !== undefined && rest === 'files') {
       const segments = path.split('/').slice(4);
-      this.withRoom(response, id, (room) => void this.notebookFile(response, room.path, segments));
+      this.withRoom(response, id, (room) => void serveNotebookFile(response, room.path, segments, securityHeaders));
       return;
     }
     if (first === 'api' && id === 'notebooks') {
@@ -434,47 +422,6 @@ export class PageServer {
     } catch (error) {
       this.answer(response, 400, 'text/plain', `The body must be one JSON request: ${(error as Error).message}`);
       return undefined;
-    }
-  }
-
-  /**
-   * An image in the notebook's folder or below it, as a markdown cell names it by a relative path
-   * (`![](figures/plot.png)`): PNG, JPEG, GIF, WebP or SVG only, the real path (symlinks followed)
-   * inside the notebook's folder, at most {@link maxFileBytes}; an SVG is served sandboxed (its
-   * scripts never run, even opened on its own). 404 for anything else, saying why.
-   */
-  private async notebookFile(
-    response: ServerResponse,
-    notebookPath: string | undefined,
-    segments: readonly string[],
-  ): Promise<void> {
-    const refuse = (message: string) => this.answer(response, 404, 'text/plain', message);
-    if (notebookPath === undefined) return refuse('An untitled notebook has no folder: save it to a file first.');
-    let relative: string;
-    try {
-      relative = segments.map((segment) => decodeURIComponent(segment)).join('/');
-    } catch {
-      return refuse('Not found.');
-    }
-    const type = imageTypes[extname(relative).toLowerCase()];
-    if (type === undefined) return refuse('Only images (PNG, JPEG, GIF, WebP, SVG) beside the notebook are served.');
-    try {
-      const folder = await realpath(dirname(notebookPath));
-      const file = await realpath(resolve(folder, relative));
-      const stats = await stat(file);
-      if (!file.startsWith(`${folder}${sep}`) || !stats.isFile()) return refuse('Not found beside the notebook.');
-      if (stats.size > maxFileBytes) return refuse(`Larger than ${maxFileBytes} bytes: not served.`);
-      response.writeHead(200, {
-        ...securityHeaders,
-        'Content-Security-Policy': "sandbox; default-src 'none'; style-src 'unsafe-inline'",
-        'Content-Type': type,
-        'Content-Length': String(stats.size),
-      });
-      createReadStream(file)
-        .on('error', () => response.destroy())
-        .pipe(response);
-    } catch {
-      refuse('Not found beside the notebook.');
     }
   }
 

@@ -5,6 +5,7 @@ import type {
   WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
 import { type CellHost, type CellPlace, CellView } from './cell-view.js';
+import { CommandKeys } from './command-keys.js';
 import { el, icon } from './element.js';
 import { KernelBar } from './kernel-bar.js';
 import type { LiveDocument } from './live-document.js';
@@ -66,8 +67,6 @@ export class NotebookView {
   #lastScroll = 0;
   /** The cell the command keys act on (Jupyter's command mode), if any. */
   #selected: string | undefined;
-  /** When `d` was last pressed (`d d` deletes). */
-  #lastD = 0;
 
   public constructor(
     content: HTMLElement,
@@ -125,7 +124,14 @@ export class NotebookView {
       { passive: true },
     );
     addEventListener('resize', () => this.schedule(true));
-    addEventListener('keydown', (event) => void this.commandKey(event));
+    const commandKeys = new CommandKeys({
+      document: () => this.#document,
+      selected: () => this.#selected,
+      view: (cellId) => this.#views.get(cellId),
+      select: (cellId) => this.select(cellId, true),
+      send: (request) => this.host.send(request),
+    });
+    addEventListener('keydown', (event) => void commandKeys.handle(event));
     // A click on a cell outside its text, buttons, inputs and frames selects it.
     this.#cells.addEventListener('mousedown', (event) => {
       const target = event.target as Element;
@@ -147,82 +153,6 @@ export class NotebookView {
       view.selected = true;
       if (scroll) view.element.scrollIntoView({ block: 'nearest' });
     }
-  }
-
-  /**
-   * Jupyter's command keys, on the selected cell while no text has the caret: Enter edits, Shift+Enter
-   * runs and moves on, Ctrl/Cmd+Enter runs, ↑/k and ↓/j move the selection, a and b add a code cell
-   * above and below, d d deletes, m and y make it markdown and code, z undoes the person's last edit.
-   */
-  private async commandKey(event: KeyboardEvent): Promise<void> {
-    const target = event.target as Element | null;
-    // Keys meant for what has the focus (a text, a field, a button, a link) are left to it.
-    if (event.defaultPrevented || event.altKey) return;
-    if (target?.closest('.cm-editor, input, textarea, select, iframe, button, a')) return;
-    const document = this.#document;
-    const id = this.#selected;
-    if (!document || id === undefined || document.indexOf(id) < 0) return;
-    const index = document.indexOf(id);
-    const modified = event.ctrlKey || event.metaKey;
-    const key = event.key;
-    if (modified && key !== 'Enter') return;
-    const view = this.#views.get(id);
-    const neighbour = (step: number) => document.cellAt(index + step)?.id;
-    const act = async (): Promise<boolean> => {
-      switch (key) {
-        case 'Enter':
-          if (modified) await view?.runFromKeyboard(false);
-          else if (event.shiftKey) {
-            await view?.runFromKeyboard(false);
-            const next = neighbour(1);
-            if (next !== undefined) this.select(next, true);
-          } else view?.edit();
-          return true;
-        case 'ArrowDown':
-        case 'j':
-        case 'ArrowUp':
-        case 'k': {
-          const next = neighbour(key === 'ArrowDown' || key === 'j' ? 1 : -1);
-          if (next !== undefined) this.select(next, true);
-          return true;
-        }
-        case 'a':
-        case 'b': {
-          const added = (await this.host.send({
-            type: 'insert_cell',
-            source: '',
-            cell_type: 'code',
-            index: key === 'a' ? index : index + 1,
-          })) as { cell?: { id?: string } } | undefined;
-          if (added?.cell?.id) this.select(added.cell.id, true);
-          return true;
-        }
-        case 'd': {
-          const now = performance.now();
-          if (now - this.#lastD > 800) {
-            this.#lastD = now;
-            return true;
-          }
-          this.#lastD = 0;
-          const next = neighbour(1) ?? neighbour(-1);
-          await this.host.send({ type: 'delete_cell', cell_id: id });
-          if (next !== undefined) this.select(next, true);
-          return true;
-        }
-        case 'm':
-        case 'y':
-          await this.host.send({ type: 'update_cell', cell_id: id, cell_type: key === 'm' ? 'markdown' : 'code' });
-          return true;
-        case 'z':
-          await this.host.send({ type: 'undo' });
-          return true;
-        default:
-          return false;
-      }
-    };
-    // Handled keys do nothing else (no scroll by the arrows, no typing anywhere).
-    if (['Enter', 'ArrowDown', 'ArrowUp', 'j', 'k', 'a', 'b', 'd', 'm', 'y', 'z'].includes(key)) event.preventDefault();
-    await act();
   }
 
   /** The page's own peer of the room (from the stream's `hello`); it is not shown on cells as "another" peer. */
