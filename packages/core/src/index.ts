@@ -148,6 +148,7 @@ export type {
   PeerOptions,
 } from './ports/daemon-port.js';
 export { DaemonPort, readDaemonStatus } from './ports/daemon-port.js';
+export { executionResultOf } from './ports/execution-result-of.js';
 export { failedChildHandle } from './ports/failed-child-handle.js';
 export type { KernelInfo } from './ports/kernel-info.js';
 export type { ListedNotebook, ListedPeer } from './ports/listed-notebook.js';

@@ -65,6 +65,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'describeNotebookTarget',
       'encodeCredentialMessage',
       'errorResult',
+      'executionResultOf',
       'failedChildHandle',
       'firstPartyIdentities',
       'formatPeerLabel',

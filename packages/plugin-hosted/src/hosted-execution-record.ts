@@ -1,4 +1,11 @@
-import type { CellOutput, Clock, ExecutionResult, ExecutionState, Timer } from '@nteract-mcp/core';
+import {
+  type CellOutput,
+  type Clock,
+  type ExecutionResult,
+  type ExecutionState,
+  executionResultOf,
+  type Timer,
+} from '@nteract-mcp/core';
 
 /** The `cellId` of a scratch run kept as an execution (as the local daemon names it). */
 export const scratchCellId = 'scratch';
@@ -60,15 +67,7 @@ export async function resultWhenDone(
   const state = stateOf(record);
   const running = state.status === 'running' || state.status === 'queued';
   const status: ExecutionResult['status'] = timedOut && running ? 'timeout' : running ? 'aborted' : state.status;
-  return {
-    executionId: state.executionId,
-    cellId: state.cellId,
-    status,
-    outputs: state.outputs,
-    executionCount: state.executionCount,
-    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-    ...(state.note === undefined ? {} : { note: state.note }),
-  };
+  return executionResultOf(state, status);
 }
 
 /** Whether `record` ends within `ms` (its timer cancelled once it did). */

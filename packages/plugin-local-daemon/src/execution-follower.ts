@@ -1,4 +1,12 @@
-import type { CellOutput, Clock, ExecuteOptions, ExecutionResult, ExecutionState, Timer } from '@nteract-mcp/core';
+import {
+  type CellOutput,
+  type Clock,
+  type ExecuteOptions,
+  type ExecutionResult,
+  type ExecutionState,
+  executionResultOf,
+  type Timer,
+} from '@nteract-mcp/core';
 import { applyOutputEdit, type OutputEdit, type WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
 import { isFinalExecutionStatus, toExecutionState } from './runtimed-wire-readers.js';
 
@@ -138,7 +146,7 @@ export class ExecutionFollower {
       if (this.#startsInFlight === 0) this.#early.clear();
     }
     this.callback(() => options?.onStarted?.(started.executionId));
-    if (isFinalExecutionStatus(started.status)) return toResult(started, started.status);
+    if (isFinalExecutionStatus(started.status)) return executionResultOf(started, started.status);
     const signal = options?.signal;
     if (!signal || !this.#options.cancelExecution) return this.watch(started.executionId, early, options);
     const cancel = (): void => {
@@ -231,10 +239,10 @@ export class ExecutionFollower {
       const end = await outcome;
       const endStatus = end === 'timeout' ? 'timeout' : isFinalExecutionStatus(end.status) ? end.status : 'aborted';
       const final = end === 'timeout' ? undefined : mirror.final(end);
-      if (final !== undefined && endStatus !== 'timeout') return toResult(final, endStatus);
+      if (final !== undefined && endStatus !== 'timeout') return executionResultOf(final, endStatus);
       const now = await this.#options.readExecution(executionId);
       const status = endStatus;
-      return toResult(now, isFinalExecutionStatus(now.status) ? now.status : status);
+      return executionResultOf(now, isFinalExecutionStatus(now.status) ? now.status : status);
     } finally {
       timer?.cancel();
       watchers.delete(registered);
@@ -264,15 +272,4 @@ export class ExecutionFollower {
     }
     return events;
   }
-}
-
-function toResult(state: ExecutionState, status: ExecutionResult['status']): ExecutionResult {
-  return {
-    executionId: state.executionId,
-    cellId: state.cellId,
-    status,
-    outputs: state.outputs,
-    executionCount: state.executionCount,
-    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-  };
 }
