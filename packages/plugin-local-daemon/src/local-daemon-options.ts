@@ -17,7 +17,10 @@ export interface LocalDaemonOptions {
   readonly autoStart?: { readonly command: string; readonly args: readonly string[] } | false;
   /** How often the event stream asks the daemon who it is (a `heartbeat` event each time). Default 10 000 ms. */
   readonly heartbeatMs?: number;
-  /** Time allowed to connect and for the daemon's first answer (and for control answers). Default 15 000 ms. */
+  /**
+   * Time allowed to connect and for the daemon's first answer, for control answers and the
+   * heartbeat. Default 5 000 ms; opening a notebook has at least 60 000 ms (the daemon reads its file).
+   */
   readonly connectTimeoutMs?: number;
   /**
    * The environment this client's kernels start from, sent to the daemon when a notebook is opened

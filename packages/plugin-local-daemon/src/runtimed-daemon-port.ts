@@ -34,12 +34,14 @@ import { toDaemonInfo, toKernelInfo, toRoomInfo } from './runtimed-wire-readers.
 import { rethrowAsCoreError } from './to-core-error.js';
 
 const defaultHeartbeatMs = 10_000;
+const defaultConnectTimeoutMs = 5_000;
 /**
- * How long a daemon that accepted the connection has to answer: one busy (a loaded machine, a room
- * writing a large output) answers late, and 5 s failed opens that would have worked; an absent
- * daemon is known at once (its socket refuses), a hung one by the heartbeat.
+ * How long the daemon has to answer the opening of a notebook: it reads the file first (a notebook
+ * with large outputs takes seconds, more on a loaded machine; 5 s failed such opens that would
+ * have worked). Control requests and the heartbeat keep the shorter bound, which is what finds a
+ * hung daemon.
  */
-const defaultConnectTimeoutMs = 15_000;
+const notebookOpenTimeoutMs = 60_000;
 /** How long `list_kernels` may take (the daemon runs each Python kernel's interpreter once). */
 const listKernelsTimeoutMs = 60_000;
 /** How long an auto-started daemon has to answer. */
@@ -292,7 +294,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
       const { connection, greeting } = await RuntimedConnection.open({
         socketPath: this.#locator.socketPath(),
         handshake,
-        timeoutMs: this.connectTimeoutMs,
+        timeoutMs: Math.max(this.connectTimeoutMs, notebookOpenTimeoutMs),
       }).catch(rethrowAsCoreError);
       try {
         return new RuntimedNotebookHandle(connection, greeting, { clock: this.#clock, logger: this.#handleLogger });
