@@ -15,6 +15,21 @@ export interface CommandKeysHost {
   send(request: PageRequest): Promise<unknown>;
 }
 
+/** The keys {@link CommandKeys.handle} takes. */
+const commandKeys: ReadonlySet<string> = new Set([
+  'Enter',
+  'ArrowDown',
+  'ArrowUp',
+  'j',
+  'k',
+  'a',
+  'b',
+  'd',
+  'm',
+  'y',
+  'z',
+]);
+
 /** Jupyter's command keys (see {@link CommandKeys.handle}). */
 export class CommandKeys {
   /** When `d` was last pressed (`d d` deletes). */
@@ -41,60 +56,56 @@ export class CommandKeys {
     if (modified && key !== 'Enter') return;
     const view = this.host.view(id);
     const neighbour = (step: number) => document.cellAt(index + step)?.id;
-    const act = async (): Promise<boolean> => {
-      switch (key) {
-        case 'Enter':
-          if (modified) await view?.runFromKeyboard(false);
-          else if (event.shiftKey) {
-            await view?.runFromKeyboard(false);
-            const next = neighbour(1);
-            if (next !== undefined) this.host.select(next);
-          } else view?.edit();
-          return true;
-        case 'ArrowDown':
-        case 'j':
-        case 'ArrowUp':
-        case 'k': {
-          const next = neighbour(key === 'ArrowDown' || key === 'j' ? 1 : -1);
+    if (!commandKeys.has(key)) return;
+    // A handled key does nothing else (no scroll by the arrows, no typing anywhere).
+    event.preventDefault();
+    switch (key) {
+      case 'Enter':
+        if (modified) await view?.runFromKeyboard(false);
+        else if (event.shiftKey) {
+          await view?.runFromKeyboard(false);
+          const next = neighbour(1);
           if (next !== undefined) this.host.select(next);
-          return true;
-        }
-        case 'a':
-        case 'b': {
-          const added = (await this.host.send({
-            type: 'insert_cell',
-            source: '',
-            cell_type: 'code',
-            index: key === 'a' ? index : index + 1,
-          })) as { cell?: { id?: string } } | undefined;
-          if (added?.cell?.id) this.host.select(added.cell.id);
-          return true;
-        }
-        case 'd': {
-          const now = performance.now();
-          if (now - this.#lastD > 800) {
-            this.#lastD = now;
-            return true;
-          }
-          this.#lastD = 0;
-          const next = neighbour(1) ?? neighbour(-1);
-          await this.host.send({ type: 'delete_cell', cell_id: id });
-          if (next !== undefined) this.host.select(next);
-          return true;
-        }
-        case 'm':
-        case 'y':
-          await this.host.send({ type: 'update_cell', cell_id: id, cell_type: key === 'm' ? 'markdown' : 'code' });
-          return true;
-        case 'z':
-          await this.host.send({ type: 'undo' });
-          return true;
-        default:
-          return false;
+        } else view?.edit();
+        break;
+      case 'ArrowDown':
+      case 'j':
+      case 'ArrowUp':
+      case 'k': {
+        const next = neighbour(key === 'ArrowDown' || key === 'j' ? 1 : -1);
+        if (next !== undefined) this.host.select(next);
+        break;
       }
-    };
-    // Handled keys do nothing else (no scroll by the arrows, no typing anywhere).
-    if (['Enter', 'ArrowDown', 'ArrowUp', 'j', 'k', 'a', 'b', 'd', 'm', 'y', 'z'].includes(key)) event.preventDefault();
-    await act();
+      case 'a':
+      case 'b': {
+        const added = (await this.host.send({
+          type: 'insert_cell',
+          source: '',
+          cell_type: 'code',
+          index: key === 'a' ? index : index + 1,
+        })) as { cell?: { id?: string } } | undefined;
+        if (added?.cell?.id) this.host.select(added.cell.id);
+        break;
+      }
+      case 'd': {
+        const now = performance.now();
+        if (now - this.#lastD > 800) {
+          this.#lastD = now;
+          break;
+        }
+        this.#lastD = 0;
+        const next = neighbour(1) ?? neighbour(-1);
+        await this.host.send({ type: 'delete_cell', cell_id: id });
+        if (next !== undefined) this.host.select(next);
+        break;
+      }
+      case 'm':
+      case 'y':
+        await this.host.send({ type: 'update_cell', cell_id: id, cell_type: key === 'm' ? 'markdown' : 'code' });
+        break;
+      case 'z':
+        await this.host.send({ type: 'undo' });
+        break;
+    }
   }
 }

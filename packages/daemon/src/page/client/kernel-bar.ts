@@ -25,6 +25,7 @@ type Control = 'interrupt' | 'restart' | 'run-all' | 'clear-all' | 'save' | 'und
 export class KernelBar {
   public readonly element = el('div', { className: 'kernel-bar', attrs: { role: 'toolbar', 'aria-label': 'Kernel' } });
   readonly #buttons = new Map<Control, HTMLButtonElement>();
+  readonly #labels = new Map<Control, string>();
   #armed: Control | undefined;
   #armTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -65,7 +66,7 @@ export class KernelBar {
     node.dataset.action = name;
     node.addEventListener('click', () => {
       if (confirm && this.#armed !== name) {
-        this.arm(name, label);
+        this.arm(name);
         return;
       }
       this.disarm();
@@ -75,18 +76,18 @@ export class KernelBar {
       });
     });
     this.#buttons.set(name, node);
+    this.#labels.set(name, label);
     return node;
   }
 
   /** The first click of a control that asks: it says what a second click does, for a few seconds. */
-  private arm(name: Control, label: string): void {
+  private arm(name: Control): void {
     this.disarm();
     const node = this.control(name);
     this.#armed = name;
     node.classList.add('armed');
-    node.textContent = `${label}? Click again`;
+    node.textContent = `${this.#labels.get(name)}? Click again`;
     this.#armTimer = setTimeout(() => this.disarm(), armedMs);
-    node.dataset.label = label;
   }
 
   private disarm(): void {
@@ -96,6 +97,6 @@ export class KernelBar {
     if (name === undefined) return;
     const node = this.control(name);
     node.classList.remove('armed');
-    node.textContent = node.dataset.label ?? node.textContent;
+    node.textContent = this.#labels.get(name) ?? '';
   }
 }
