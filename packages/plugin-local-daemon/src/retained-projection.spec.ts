@@ -189,4 +189,23 @@ describe(RetainedProjection, () => {
     snapshot.length = 0;
     expect(ids(projection)).toEqual(['s']);
   });
+
+  it('puts outputs told another way in place at its version, taking no version; anywhere else it changes nothing', () => {
+    const projection = projectionOf(3, 'a');
+    const text = { output_type: 'stream', name: 'stdout', text: 'y'.repeat(10) };
+    const reference = { output_type: 'stream', name: 'stdout', text: { $nteract_blob: 'f'.repeat(64), chars: 10 } };
+    expect(
+      projection.apply({ kind: 'outputs', cellId: 'a', edit: { kind: 'set', index: 0, output: text }, version: 4 }),
+    ).toBe('applied');
+    // Not at the copy's version, not a held cell, not a held index: nothing changes.
+    expect(projection.replaceOutputs('a', 3, [{ index: 0, output: reference }])).toBe(false);
+    expect(projection.replaceOutputs('b', 4, [{ index: 0, output: reference }])).toBe(false);
+    expect(projection.replaceOutputs('a', 4, [{ index: 1, output: reference }])).toBe(false);
+    expect(projection.find('a')?.outputs).toEqual([text]);
+    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: reference }])).toBe(true);
+    expect(projection.find('a')?.outputs).toEqual([reference]);
+    expect(projection.version).toBe(4);
+    projection.markStale();
+    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: text }])).toBe(false);
+  });
 });

@@ -111,6 +111,28 @@ export class RetainedProjection {
     return this.#stale ? 'refetch' : 'applied';
   }
 
+  /**
+   * Puts each of `outputs` in place of the held cell's output at its index, when the copy is
+   * trusted, at `version`, and holds that cell with those indexes: the same outputs told another
+   * way (blob references for texts; the daemon vouches they are the same), so no version is taken
+   * and nobody is told. `false`, changing nothing, otherwise.
+   */
+  public replaceOutputs(
+    cellId: string,
+    version: number,
+    outputs: readonly { readonly index: number; readonly output: CellOutput }[],
+  ): boolean {
+    const index = this.#stale || version !== this.#version ? -1 : this.indexOf(cellId);
+    const cell = this.#cells[index];
+    if (cell === undefined || !outputs.every((replacement) => isIndex(replacement.index, cell.outputs.length))) {
+      return false;
+    }
+    const replaced = [...cell.outputs];
+    for (const { index: at, output } of outputs) replaced[at] = output;
+    this.#cells[index] = { ...cell, outputs: replaced };
+    return true;
+  }
+
   /** Places `change` when it fits the copy (see the class guarantees); `false`, changing nothing, when not. */
   private place(change: CellChange): boolean {
     const length = this.#cells.length;

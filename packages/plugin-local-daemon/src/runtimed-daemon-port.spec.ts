@@ -243,7 +243,7 @@ describe(RuntimedDaemonPort, () => {
     expect(handle.isClosed).toBe(false);
   });
 
-  it("sends the handshake of each mode in snake_case, with this client's cwd and kernel environment", async () => {
+  it("sends the handshake of each mode in snake_case, with this client's cwd and kernel environment, asking for blob references", async () => {
     const handshakes: RuntimedFrame[] = [];
     const { socketPath } = await scriptedDaemon({
       onHandshake: (connection) => {
@@ -277,13 +277,14 @@ describe(RuntimedDaemonPort, () => {
     ];
     for (const handle of handles) await handle.close();
     expect(handshakes).toEqual([
-      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit', client },
+      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit', client, blob_references: true },
       {
         channel: 'notebook',
         mode: 'attach',
         notebook_id: '0b9f2c44-5d1e-4a7b-9c3d-2e8f6a1b7c90',
         peer_label: 'unit',
         client,
+        blob_references: true,
       },
       {
         channel: 'notebook',
@@ -293,6 +294,7 @@ describe(RuntimedDaemonPort, () => {
         ephemeral: false,
         peer_label: 'unit',
         client,
+        blob_references: true,
       },
     ]);
   });

@@ -238,6 +238,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     return this.connectNotebook({
       channel: 'notebook',
       mode: 'open',
+      blob_references: true,
       path,
       peer_label: options.peerLabel,
       client: this.client,
@@ -248,6 +249,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     return this.connectNotebook({
       channel: 'notebook',
       mode: 'attach',
+      blob_references: true,
       notebook_id: notebookId,
       peer_label: options.peerLabel,
       client: this.client,
@@ -258,6 +260,7 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     return this.connectNotebook({
       channel: 'notebook',
       mode: 'create',
+      blob_references: true,
       ...(options.runtime === undefined ? {} : { runtime: options.runtime }),
       ...(options.kernel === undefined ? {} : { kernel: options.kernel }),
       working_dir: options.workingDir,

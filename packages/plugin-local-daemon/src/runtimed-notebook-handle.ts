@@ -41,6 +41,7 @@ import {
   wireRoomEventNames,
   wireRoomEventSchema,
 } from '@nteract-mcp/runtimed-protocol';
+import { BlobReferenceResolver } from './blob-reference-resolver.js';
 import { ExecutionFollower } from './execution-follower.js';
 import { type CellChange, RetainedProjection } from './retained-projection.js';
 import { RuntimedExecutionControls } from './runtimed-execution-controls.js';
@@ -54,7 +55,7 @@ import {
   toNotebookCell,
 } from './runtimed-wire-readers.js';
 import { editFields, executeFields, mutationFields } from './runtimed-wire-writers.js';
-import { toCoreError } from './to-core-error.js';
+import { requestFailure } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
 export const leaveTimeoutMs = 1000;
@@ -80,6 +81,8 @@ export interface RuntimedNotebookHandleOptions {
  *   not place) makes the next read fetch the whole list again instead of serving a cache that may
  *   be wrong.
  * - Every mutation carries `idempotency_key` when `options.idempotencyKey` is given.
+ * - Large output values stay blob references in the copy (the daemon's blob store holds them);
+ *   every cell and execution handed out holds their texts (a {@link BlobReferenceResolver}).
  * - Every change the cell list takes (our answers, the room's broadcasts, outputs of executions,
  *   a list fetched again, told as what differs from the copy it replaced) is told to the
  *   `onDidChangeCells` listeners once the copy shows it; while any listens, a stale copy is
@@ -105,6 +108,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   /** The cells, kept by document version; a stale one is fetched again on the next read. */
   readonly #projection: RetainedProjection;
   readonly #executions: ExecutionFollower;
+  readonly #blobs: BlobReferenceResolver;
   #refreshing: Promise<void> | undefined;
   #runtime: WireRuntimeState;
   /** Counts runtime broadcasts, to tell whether an answer's runtime may be older than one we saw. */
@@ -140,6 +144,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.daemonIncarnation = toIncarnation(connected.daemon_pid, connected.daemon_started_at);
     this.#notebookPath = connected.notebook_path ?? undefined;
     this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
+    this.#blobs = new BlobReferenceResolver(connected.blob_dir);
     this.#runtime = connected.runtime;
     this.#conditions = connected.conditions ?? [];
     this.kernelName = connected.kernel_name;
@@ -244,7 +249,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     await this.#initialSync;
     if (this.#projection.isStale) await this.refreshCells();
     this.assertOpen();
-    return this.#projection.cells();
+    return this.#blobs.cells(this.#projection.cells());
   }
 
   /** From the cache when it holds the cell, else asks the daemon. Rejects `cellNotFound` (`Cell not found: <id>`). */
@@ -252,9 +257,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.assertOpen();
     await this.#initialSync;
     const cached = this.#projection.find(cellId);
-    if (cached) return cached;
+    if (cached) return this.#blobs.cell(cached);
     try {
-      return toNotebookCell((await this.request({ type: 'get_cell', cell_id: cellId })).cell);
+      return this.#blobs.cell(toNotebookCell((await this.request({ type: 'get_cell', cell_id: cellId })).cell));
     } catch (error) {
       if (CoreError.is(error, 'cellNotFound')) {
         throw new CoreError('cellNotFound', `Cell not found: ${cellId}`, { code: error.code, cause: error });
@@ -290,7 +295,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     });
     const cell = toNotebookCell(answer.cell);
     this.applyChange({ kind: 'update', cell, version: answer.document_version });
-    return answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced };
+    return this.#blobs.cell(answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced });
   }
 
   public async deleteCell(cellId: string, options?: MutationOptions): Promise<void> {
@@ -322,21 +327,16 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   }
 
   /**
-   * Asks the daemon to run the cell, then follows its `execution_output` broadcasts (each passed
-   * to `onOutput`) until `execution_done`, and returns the final state that broadcast carries (no
-   * `get_execution` read: one round trip).
-   * When `timeoutMs` passes first it resolves `timeout` with the outputs so far; the execution goes
-   * on in the daemon (read it later with {@link RuntimedNotebookHandle.getExecution}). A repeated
-   * idempotency key follows the first execution instead of starting another. The following itself
-   * is {@link ExecutionFollower}'s (which also says what it does not guarantee).
+   * Asks the daemon to run the cell and follows its output events until `execution_done` (no
+   * `get_execution` read: one round trip); at `timeoutMs` resolves `timeout` with the outputs so
+   * far (the run goes on; read it with {@link RuntimedNotebookHandle.getExecution}). A repeated
+   * idempotency key follows the first execution; see {@link ExecutionFollower} for the rest.
    */
   public async executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     this.assertOpen();
-    return this.#executions.follow(
-      async () =>
-        toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...executeFields(options) })),
-      options,
-    );
+    const start = async () =>
+      toExecutionState(await this.request({ type: 'execute_cell', cell_id: cellId, ...executeFields(options) }));
+    return this.#blobs.withOutputs(await this.#executions.follow(start, options));
   }
 
   public readonly onInputRequest = (listener: (request: InputRequest) => void) =>
@@ -345,11 +345,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   public readonly cancelExecution = (executionId: string) => this.#controls.cancelExecution(executionId);
   public readonly startScratch = (source: string, options?: { allowInput?: boolean }) =>
     this.#controls.startScratch(source, options);
-  public readonly runScratch = (source: string, options?: { timeoutMs?: number }) =>
-    this.#controls.runScratch(source, options);
+  public readonly runScratch = async (source: string, options?: { timeoutMs?: number }) =>
+    this.#blobs.withOutputs(await this.#controls.runScratch(source, options));
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
-    return toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId }));
+    return this.#blobs.withOutputs(
+      toExecutionState(await this.request({ type: 'get_execution', execution_id: executionId })),
+    );
   }
 
   public readonly getExecutionPage = (executionId: string, page: OutputsPageRequest) =>
@@ -466,6 +468,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       case 'execution_done': {
         const { cell_id: cellId, execution_count: executionCount, document_version: version } = event;
         if (version !== undefined) this.applyChange({ kind: 'count', cellId, executionCount, version });
+        // The run's large values went to the blob store: the copy holds references, not the texts.
+        if (version !== undefined && event.blob_outputs)
+          this.#projection.replaceOutputs(cellId, version, event.blob_outputs);
         this.#executions.done(event);
         return;
       }
@@ -562,11 +567,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       return await this.#connection.requestNotebook(message);
     } catch (error) {
       if (this.#closedReason !== undefined || this.#connection.isClosed) throw this.closedError(error);
-      const converted = toCoreError(error);
-      if (CoreError.is(converted)) throw converted;
-      throw new CoreError('daemonUnavailable', `Request '${message.type}' failed: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw requestFailure(message.type, error);
     }
   }
 

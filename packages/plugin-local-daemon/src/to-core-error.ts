@@ -28,3 +28,15 @@ export function toCoreError(error: unknown): unknown {
 export function rethrowAsCoreError(error: unknown): never {
   throw toCoreError(error);
 }
+
+/**
+ * Why a request to the daemon failed, as core names it: {@link toCoreError} of `error` when that is
+ * a {@link CoreError}, else `daemonUnavailable` naming the request (the connection broke under it).
+ */
+export function requestFailure(requestType: string, error: unknown): CoreError {
+  const converted = toCoreError(error);
+  if (CoreError.is(converted)) return converted;
+  return new CoreError('daemonUnavailable', `Request '${requestType}' failed: ${(error as Error).message}`, {
+    cause: error,
+  });
+}

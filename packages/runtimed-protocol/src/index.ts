@@ -1,3 +1,5 @@
+export type { BlobReference } from './blob-reference.js';
+export { blobFilePath, blobReferenceKey, isBlobReference, lostBlobText, readBlobText } from './blob-reference.js';
 export type { KernelEnvironment } from './kernel-environment-of.js';
 export {
   hostedTokenVariables,

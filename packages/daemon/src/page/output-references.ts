@@ -117,8 +117,9 @@ export function referenceFrame(
     const output = frame.output as WireOutput;
     return { ...frame, output: referenceOutput(notebookId, String(frame.cell_id), Number(frame.index), output, cap) };
   }
-  if (frame.event === 'execution_done' && frame.outputs !== undefined) {
-    const { outputs: _dropped, ...rest } = frame;
+  if (frame.event === 'execution_done' && (frame.outputs !== undefined || frame.blob_outputs !== undefined)) {
+    // The page keeps the outputs the output events built; `blob_outputs` is for agents' copies.
+    const { outputs: _dropped, blob_outputs: _blobs, ...rest } = frame;
     return rest;
   }
   return frame;

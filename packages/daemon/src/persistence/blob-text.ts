@@ -1,11 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-
-/** How a blob is named in JSON: `{ "$nteract_blob": <sha256>, "chars": n }` (the journal's reference). */
-export interface BlobReference {
-  readonly $nteract_blob: string;
-  readonly chars: number;
-}
+import type { BlobReference } from '@nteract-mcp/runtimed-protocol';
 
 /** What a {@link BlobText} needs of its store: where blob `sha` is, and what stands for one that is gone. */
 export interface BlobTextSource {
@@ -119,9 +114,9 @@ export function textOfValue(value: unknown): string | undefined {
  * needs the text, such as paging an execution's outputs); the same array when none holds a blob.
  */
 export function resolveBlobTexts<T extends { readonly [field: string]: unknown }>(outputs: readonly T[]): readonly T[] {
-  if (!outputs.some(holdsBlob)) return outputs;
+  if (!outputs.some(outputHoldsBlob)) return outputs;
   return outputs.map((output) => {
-    if (!holdsBlob(output)) return output;
+    if (!outputHoldsBlob(output)) return output;
     const copy: Record<string, unknown> = { ...output };
     if (copy.text instanceof BlobText) copy.text = copy.text.text();
     const data = copy.data;
@@ -144,7 +139,8 @@ export function blobsOfOutputs(outputs: readonly { readonly [field: string]: unk
   }
 }
 
-function holdsBlob(output: { readonly [field: string]: unknown }): boolean {
+/** Whether `output` holds a {@link BlobText} (its stream text or a MIME type's data). */
+export function outputHoldsBlob(output: { readonly [field: string]: unknown }): boolean {
   if (output.text instanceof BlobText) return true;
   const data = output.data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return false;

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { blobReferenceKey } from '@nteract-mcp/runtimed-protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { BlobText } from './blob-text.js';
-import { blobReferenceKey, OutputBlobStore, type SpillableOutput } from './output-blob-store.js';
+import { OutputBlobStore, type SpillableOutput } from './output-blob-store.js';
 
 let root: string;
 let store: OutputBlobStore;

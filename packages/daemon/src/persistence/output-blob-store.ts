@@ -12,6 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { blobFilePath, blobReferenceKey, lostBlobText } from '@nteract-mcp/runtimed-protocol';
 import { BlobText } from './blob-text.js';
 
 /** An nbformat output, as far as spilling its large values needs to know it. */
@@ -32,9 +33,6 @@ export interface OutputBlobSettings {
 
 /** Default {@link OutputBlobSettings.thresholdChars}: 1 MiB of an output's text or data value. */
 export const defaultBlobThresholdChars = 1024 * 1024;
-
-/** The key of the object that stands for a blob in JSON: `{ "$nteract_blob": <sha256>, "chars": n }`. */
-export const blobReferenceKey = '$nteract_blob';
 
 /** How a reference to a blob looks in JSON text (what {@link OutputBlobStore.referencesIn} finds). */
 const referencePattern = /"\$nteract_blob":"([0-9a-f]{64})"/g;
@@ -84,13 +82,12 @@ export class OutputBlobStore {
 
   /** Where blob `sha` is (whether or not it is there). */
   public pathOf(sha: string): string {
-    if (!isSha(sha)) throw new Error(`not a blob name: ${sha}`);
-    return join(this.#settings.dir, sha);
+    return blobFilePath(this.#settings.dir, sha);
   }
 
   /** What stands for the value of a blob that is gone (removed by hand, or a disk that lost it). */
   public lostText(sha: string): string {
-    return `[output data lost: its blob ${sha} is missing from ${this.#settings.dir}]`;
+    return lostBlobText(this.#settings.dir, sha);
   }
 
   /** A {@link BlobText} of `text`, stored now (unless a blob of it is there already). */
@@ -107,7 +104,10 @@ export class OutputBlobStore {
   public spillOutputs<T extends SpillableOutput>(outputs: readonly T[]): readonly T[] {
     let changed: T[] | undefined;
     outputs.forEach((output, index) => {
-      const spilled = this.#spillOutput(output);
+      // Outputs are never changed in place: one spilled before (as a running cell told it) is not
+      // hashed again when its run ends.
+      const spilled = (this.#spilled.get(output) as T | undefined) ?? this.#spillOutput(output);
+      if (spilled !== output) this.#spilled.set(output, spilled);
       if (spilled === output) return;
       changed ??= outputs.slice();
       changed[index] = spilled;
@@ -160,7 +160,7 @@ export class OutputBlobStore {
   /** Stores `text` (unless a blob of it is there already) and returns its sha256. */
   public put(text: string): string {
     const sha = createHash('sha256').update(text, 'utf8').digest('hex');
-    const path = join(this.#settings.dir, sha);
+    const path = this.pathOf(sha);
     if (this.has(sha)) return sha;
     mkdirSync(this.#settings.dir, { recursive: true, mode: 0o700 });
     const temp = join(this.#settings.dir, `${sha}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
@@ -180,7 +180,7 @@ export class OutputBlobStore {
 
   public has(sha: string): boolean {
     try {
-      return statSync(join(this.#settings.dir, sha)).isFile();
+      return statSync(this.pathOf(sha)).isFile();
     } catch {
       return false;
     }
@@ -188,9 +188,11 @@ export class OutputBlobStore {
 
   /** The text of blob `sha`; throws (ENOENT) when there is none. */
   public read(sha: string): string {
-    if (!isSha(sha)) throw new Error(`not a blob name: ${sha}`);
-    return readFileSync(join(this.#settings.dir, sha), 'utf8');
+    return readFileSync(this.pathOf(sha), 'utf8');
   }
+
+  /** What {@link OutputBlobStore.spillOutputs} made of each output it spilled. */
+  readonly #spilled = new WeakMap<object, object>();
 
   /** For `JSON.stringify`: a string over the threshold becomes a reference to its blob. */
   public readonly replacer: (this: unknown, key: string, value: unknown) => unknown;

@@ -1,5 +1,6 @@
 import type { WireExecutionState, WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
 import type { NotebookOutput } from '../document/notebook-document.js';
+import { outputHoldsBlob } from '../persistence/blob-text.js';
 
 /** One execution of a cell, from queued to its end; kept for `get_execution` (see `RoomExecutions`). */
 export interface ExecutionRecord {
@@ -48,6 +49,17 @@ export function executionState(record: ExecutionRecord): WireExecutionState {
 }
 
 /**
+ * For peers that read blob references (the connection drops it for the others): the outputs of a
+ * run told as edits that ended holding blobs, by index, so such a peer can hold references instead
+ * of the texts the edits built.
+ */
+function blobOutputsOf(record: ExecutionRecord): { blob_outputs?: { index: number; output: NotebookOutput }[] } {
+  if (record.outputEvents === undefined || record.endVersion === undefined) return {};
+  const blobOutputs = record.outputs.flatMap((output, index) => (outputHoldsBlob(output) ? [{ index, output }] : []));
+  return blobOutputs.length === 0 ? {} : { blob_outputs: blobOutputs };
+}
+
+/**
  * The `execution_done` broadcast of a finished execution (one still queued or running ends
  * `aborted`): how it ended, not its outputs, which its output edits told, unless it never ran in
  * its cell (cancelled, not run, no kernel): then the outputs saying why are in it.
@@ -62,5 +74,6 @@ export function executionDoneEvent(record: ExecutionRecord): WireRoomEvent {
     ...(record.endVersion === undefined ? {} : { document_version: record.endVersion }),
     ...(record.outputEvents === undefined ? { outputs: [...record.outputs] } : { output_events: record.outputEvents }),
     ...(record.kernelNotice === undefined ? {} : { kernel_notice: record.kernelNotice }),
+    ...blobOutputsOf(record),
   };
 }

@@ -83,6 +83,11 @@ export class RoomCatalog {
     return this.#rooms.get(notebookId);
   }
 
+  /** Where the rooms' large output values are kept (see `OutputBlobStore`), when they are. */
+  public get blobDir(): string | undefined {
+    return this.init.journal?.blobs?.dir;
+  }
+
   public get size(): number {
     return this.#rooms.size;
   }

@@ -409,7 +409,14 @@ export class RoomExecutions {
       return;
     }
     const first = version - edits.length + 1;
-    edits.forEach((edit, index) => {
+    // A large value of a rich output set now goes to the blob store at once (it is whole when set;
+    // a stream grows, and goes there when its run ends): peers that read references get one.
+    const spill = this.#init.spill;
+    edits.forEach((told, index) => {
+      const edit =
+        spill !== undefined && told.kind === 'set' && told.output.output_type !== 'stream'
+          ? { ...told, output: spill([told.output])[0] ?? told.output }
+          : told;
       record.outputEvents = (record.outputEvents ?? 0) + 1;
       this.#init.changed(
         outputEventOf(edit, {

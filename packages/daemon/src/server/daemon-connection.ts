@@ -19,6 +19,7 @@ import {
   type WireNotebookConnected,
   wireControlHandshakeSchema,
 } from '@nteract-mcp/runtimed-protocol';
+import { serializeBlobTextsAs } from '../persistence/blob-text.js';
 import type { PeerDeparture, RoomPeer } from '../room/room-peers.js';
 import type { NotebookAdmission } from './admit-notebook.js';
 import { errorFrame } from './error-frame.js';
@@ -49,6 +50,11 @@ export interface DaemonConnectionHost {
   /** Largest message sent or accepted after the handshake. */
   readonly maxMessageBytes: number;
   readonly handshakeTimeoutMs: number;
+  /**
+   * The blob directory of the rooms' large output values, when they are kept there: a notebook
+   * peer that reads blob references gets references in place of those values.
+   */
+  readonly blobDir?: string;
   /** Admits a notebook handshake; a refusal throws (answered as an error that ends the connection). */
   admitNotebook(frame: Record<string, unknown>): Promise<NotebookAdmission>;
   /** Answers one request of a control session (see {@link DaemonConnection.acceptRequest}). */
@@ -86,6 +92,8 @@ export class DaemonConnection {
   readonly #queued: DecodedFrame[] = [];
   /** The client ended its side of the connection. */
   #clientEnded = false;
+  /** Set for a notebook peer that reads blob references: it is sent references, not large values. */
+  #blobDir: string | undefined;
   readonly #handshakeTimer: NodeJS.Timeout;
 
   public constructor(socket: Socket, host: DaemonConnectionHost) {
@@ -122,9 +130,21 @@ export class DaemonConnection {
     return this.#state;
   }
 
-  /** Writes one message; one over the message cap is answered `oversized_message` (or, unanswerable, dropped and logged). */
+  /**
+   * Writes one message; one over the message cap is answered `oversized_message` (or, unanswerable,
+   * dropped and logged). A peer that reads blob references gets a reference for each value the
+   * rooms keep as a blob; any other peer gets the value's text and never `blob_outputs`.
+   */
   public send(frame: Readonly<Record<string, unknown>>): void {
-    sendFrame(this.#socket, frame, this.#host.maxMessageBytes, this.#host.logger);
+    const { maxMessageBytes, logger } = this.#host;
+    if (this.#blobDir === undefined) {
+      sendFrame(this.#socket, withoutBlobOutputs(frame), maxMessageBytes, logger);
+      return;
+    }
+    serializeBlobTextsAs(
+      (blob) => blob.reference(),
+      () => sendFrame(this.#socket, frame, maxMessageBytes, logger),
+    );
   }
 
   /** Ends the connection from our side (what was sent is still delivered). */
@@ -303,8 +323,9 @@ export class DaemonConnection {
       return false;
     }
     this.enter('admitting');
+    const readsBlobReferences = frame.blob_references === true;
     void this.#host.admitNotebook(frame).then(
-      (admitted) => this.admitted(admitted),
+      (admitted) => this.admitted(admitted, readsBlobReferences),
       (error: unknown) => {
         this.#queued.length = 0;
         const frameOut = errorFrame(error);
@@ -315,7 +336,7 @@ export class DaemonConnection {
   }
 
   /** A notebook handshake was let in: the peer joins its room, then what waited is served in order. */
-  private admitted({ admission, peer }: NotebookAdmission): void {
+  private admitted({ admission, peer }: NotebookAdmission, readsBlobReferences: boolean): void {
     if (this.#state === 'leaving') {
       // The connection ended while the room let it in: nobody is there to join (a peer added now
       // would never leave, and the room's kernel never be torn down).
@@ -324,6 +345,7 @@ export class DaemonConnection {
     }
     const { room } = admission;
     const { info } = this.#host;
+    if (readsBlobReferences) this.#blobDir = this.#host.blobDir;
     this.send({
       type: 'connected',
       notebook_id: room.notebookId,
@@ -337,6 +359,7 @@ export class DaemonConnection {
       peer_id: peer.id,
       daemon_pid: info.pid,
       daemon_started_at: info.started_at,
+      ...(this.#blobDir === undefined ? {} : { blob_dir: this.#blobDir }),
     } satisfies WireNotebookConnected);
     const attached: RoomPeer = {
       ...peer,
@@ -382,6 +405,13 @@ export class DaemonConnection {
  * gap makes the peer's cache stale, so it reads again); a greeting becomes an error that ends the
  * connection.
  */
+/** `frame` without what only peers that read blob references are sent (an `execution_done`'s `blob_outputs`). */
+function withoutBlobOutputs(frame: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  if (frame.blob_outputs === undefined) return frame;
+  const { blob_outputs: _, ...rest } = frame;
+  return rest;
+}
+
 function sendFrame(
   socket: Socket,
   frame: Readonly<Record<string, unknown>>,

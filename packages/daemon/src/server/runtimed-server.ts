@@ -129,6 +129,7 @@ export class RuntimedServer {
       maxFrameBytes: options.maxFrameBytes ?? defaultMaxFrameBytes,
       maxMessageBytes: options.maxMessageBytes ?? defaultMaxMessageBytes,
       handshakeTimeoutMs: options.handshakeTimeoutMs ?? 10_000,
+      ...(catalog.blobDir === undefined ? {} : { blobDir: catalog.blobDir }),
       admitNotebook: (frame) => admitNotebook(this.#catalog, frame),
       control: (connection, request) => this.control(connection, request),
       refusal: () => this.refusal(),

@@ -34,30 +34,39 @@ export const wireControlHandshakeSchema = z.object({ channel: z.literal('control
  * opening `client`'s context (see `wireClientContextSchema`): the environment and working directory
  * the room's kernel starts with.
  */
+/**
+ * What every notebook handshake may add: `blob_references`, that this peer reads output values the
+ * daemon keeps in its blob store from there (see `BlobReference`): the daemon then sends a
+ * reference in place of each such value and names the blob directory in `connected`. Without it
+ * (and from daemons before references went on the wire) every value travels as its text.
+ */
+const notebookPeerOptions = {
+  peer_label: wirePeerLabelSchema,
+  client: wireClientContextSchema.optional(),
+  blob_references: z.literal(true).optional(),
+};
+
 export const wireNotebookHandshakeSchemas = {
   open: z.object({
     channel: z.literal('notebook'),
     mode: z.literal('open'),
-    peer_label: wirePeerLabelSchema,
     path: z.string(),
-    client: wireClientContextSchema.optional(),
+    ...notebookPeerOptions,
   }),
   attach: z.object({
     channel: z.literal('notebook'),
     mode: z.literal('attach'),
-    peer_label: wirePeerLabelSchema,
     notebook_id: wireNotebookIdSchema,
-    client: wireClientContextSchema.optional(),
+    ...notebookPeerOptions,
   }),
   create: z.object({
     channel: z.literal('notebook'),
     mode: z.literal('create'),
-    peer_label: wirePeerLabelSchema,
     runtime: z.string().optional(),
     kernel: z.string().optional(),
     working_dir: z.string().optional(),
     ephemeral: z.boolean().optional(),
-    client: wireClientContextSchema.optional(),
+    ...notebookPeerOptions,
   }),
 } as const;
 

@@ -25,5 +25,10 @@ export const wireNotebookConnectedSchema = z.object({
   /** The daemon life this connection belongs to (its incarnation). */
   daemon_pid: z.int().positive(),
   daemon_started_at: z.string().min(1),
+  /**
+   * The daemon's blob directory, when it sends this peer references in place of large output
+   * values (the handshake asked for `blob_references`): where their files are. Absent otherwise.
+   */
+  blob_dir: z.string().min(1).optional(),
 });
 export type WireNotebookConnected = z.infer<typeof wireNotebookConnectedSchema>;

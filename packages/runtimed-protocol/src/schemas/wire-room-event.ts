@@ -78,6 +78,13 @@ export const wireExecutionDoneEventSchema = z.object({
   output_events: z.int().nonnegative().optional(),
   outputs: z.array(wireOutputSchema).optional(),
   kernel_notice: z.string().optional(),
+  /**
+   * Sent only to peers that read blob references: the run's outputs whose large values went to the
+   * blob store as it ended, by index, each with references in place of those values. They are the
+   * outputs the output events built (no change of the document): such a peer may hold the
+   * references instead of its copies of the texts.
+   */
+  blob_outputs: z.array(z.object({ index, output: wireOutputSchema })).optional(),
 });
 
 /** What a room's peers are told when something changes; a `type: 'broadcast'` frame carries one. */
