@@ -11,6 +11,7 @@ export {
   largeTransientBytes,
   releaseLargeTransient,
   releaseLargeTransientsNow,
+  releaseLargeTransientWhenAnswered,
 } from './release-large-transient.js';
 export type { SniffedId } from './sniff-top-level-id.js';
 export { sniffTopLevelId, sniffTrailingId } from './sniff-top-level-id.js';

@@ -25,6 +25,7 @@ describe('the public surface of @nteract-mcp/foundation', () => {
       'randomHex',
       'redactLogFields',
       'releaseLargeTransient',
+      'releaseLargeTransientWhenAnswered',
       'releaseLargeTransientsNow',
       'sniffTopLevelId',
       'sniffTrailingId',

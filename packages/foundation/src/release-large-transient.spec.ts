@@ -1,6 +1,11 @@
 import { memoryUsage } from 'node:process';
 import { describe, expect, it } from 'vitest';
-import { largeTransientBytes, releaseLargeTransient, releaseLargeTransientsNow } from './release-large-transient.js';
+import {
+  largeTransientBytes,
+  releaseLargeTransient,
+  releaseLargeTransientsNow,
+  releaseLargeTransientWhenAnswered,
+} from './release-large-transient.js';
 
 const MB = 1024 * 1024;
 
@@ -48,5 +53,22 @@ describe(releaseLargeTransient, () => {
     const deadline = performance.now() + 2000;
     while (memoryUsage().arrayBuffers - baseline >= 8 * MB && performance.now() < deadline);
     expect(memoryUsage().arrayBuffers - baseline).toBeLessThan(8 * MB);
+  });
+
+  it('keeps a transient told to wait for the answer until the answer, past a scheduled collection', async () => {
+    const baseline = baselineArrayBuffers();
+    let held: Buffer | undefined = Buffer.alloc(64 * MB, 1);
+    releaseLargeTransientWhenAnswered(64 * MB);
+    // Another transient's collection runs while the request still holds its own.
+    releaseLargeTransient(64 * MB);
+    await nextTask();
+    expect(memoryUsage().arrayBuffers - baseline).toBeGreaterThanOrEqual(56 * MB);
+    held = undefined;
+    // The answer: what waited for it is given back.
+    releaseLargeTransientsNow();
+    const deadline = performance.now() + 2000;
+    while (memoryUsage().arrayBuffers - baseline >= 8 * MB && performance.now() < deadline);
+    expect(memoryUsage().arrayBuffers - baseline).toBeLessThan(8 * MB);
+    expect(held).toBeUndefined();
   });
 });

@@ -8,6 +8,8 @@ export const largeTransientBytes = 8 * 1024 * 1024;
 let fullCollection: (() => void) | undefined | null = null;
 /** A large transient was dropped and not given back yet. */
 let pending = false;
+/** A large transient waits for the next answer to be given back. */
+let pendingAnswer = false;
 
 function collector(): (() => void) | undefined {
   if (fullCollection !== null) return fullCollection;
@@ -34,15 +36,36 @@ function collector(): (() => void) | undefined {
 export function releaseLargeTransient(bytes: number): void {
   if (bytes < largeTransientBytes || pending || !collector()) return;
   pending = true;
-  setImmediate(releaseLargeTransientsNow).unref();
+  setImmediate(releaseScheduled).unref();
 }
 
 /**
- * Gives back now what {@link releaseLargeTransient} was told of and has not given back yet: for
- * the moment a request is answered, when what handling it dropped is unreferenced, so that the
- * memory is back before anyone hears the answer. Does nothing when nothing is pending.
+ * Like {@link releaseLargeTransient}, for a large transient that the request being handled holds
+ * until its answer is made (a value read for it, shaped into a small answer over several tasks):
+ * nothing is scheduled, and the next {@link releaseLargeTransientsNow} (the answer going out)
+ * gives it back. A collection scheduled by {@link releaseLargeTransient} meanwhile does not count,
+ * since the transient may still have been held then.
+ */
+export function releaseLargeTransientWhenAnswered(bytes: number): void {
+  if (bytes < largeTransientBytes || !collector()) return;
+  pendingAnswer = true;
+}
+
+/**
+ * Gives back now what {@link releaseLargeTransient} and {@link releaseLargeTransientWhenAnswered}
+ * were told of and has not given back yet: for the moment a request is answered, when what
+ * handling it dropped is unreferenced, so that the memory is back before anyone hears the answer.
+ * Does nothing when nothing is pending.
  */
 export function releaseLargeTransientsNow(): void {
+  if (!pending && !pendingAnswer) return;
+  pending = false;
+  pendingAnswer = false;
+  fullCollection?.();
+}
+
+/** The collection {@link releaseLargeTransient} scheduled (what waits for an answer keeps waiting). */
+function releaseScheduled(): void {
   if (!pending) return;
   pending = false;
   fullCollection?.();

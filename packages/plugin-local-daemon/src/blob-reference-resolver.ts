@@ -1,4 +1,5 @@
 import type { CellOutput, NotebookCell } from '@nteract-mcp/core';
+import { releaseLargeTransient, releaseLargeTransientWhenAnswered } from '@nteract-mcp/foundation';
 import { isBlobReference, readBlobText } from '@nteract-mcp/runtimed-protocol';
 
 /**
@@ -9,7 +10,9 @@ import { isBlobReference, readBlobText } from '@nteract-mcp/runtimed-protocol';
  *
  * Guarantees: what it gives out holds no reference: each is replaced by its blob's text, read now,
  * or by a line saying the blob is lost; what holds no reference is given out as it is (no copy).
- * Without a blob directory (a daemon that sends texts) everything is given out as it is.
+ * Without a blob directory (a daemon that sends texts) everything is given out as it is. A large
+ * text it reads is a transient of the request being answered: given back when the answer goes out
+ * (V8 would keep it until its next full collection, which an idle process may not reach for long).
  */
 export class BlobReferenceResolver {
   public constructor(
@@ -35,21 +38,38 @@ export class BlobReferenceResolver {
   public outputs(outputs: readonly CellOutput[]): readonly CellOutput[] {
     const dir = this.dir;
     if (dir === undefined || !outputs.some(holdsReference)) return outputs;
-    return outputs.map((output) => {
+    let chars = 0;
+    const read = (value: unknown): unknown => {
+      if (!isBlobReference(value)) return value;
+      chars += value.chars;
+      return readBlobText(dir, value);
+    };
+    const resolved = outputs.map((output) => {
       if (!holdsReference(output)) return output;
-      const copy: Record<string, unknown> = { ...output };
-      if (isBlobReference(copy.text)) copy.text = readBlobText(dir, copy.text);
-      const data = copy.data;
-      if (isRecord(data)) {
-        copy.data = Object.fromEntries(
-          Object.entries(data).map(([mime, value]) => [
-            mime,
-            isBlobReference(value) ? readBlobText(dir, value) : value,
-          ]),
-        );
+      const copy: Record<string, unknown> = { ...output, text: read(output.text) };
+      if (output.text === undefined) delete copy.text;
+      if (isRecord(output.data)) {
+        copy.data = Object.fromEntries(Object.entries(output.data).map(([mime, value]) => [mime, read(value)]));
       }
       return copy as CellOutput;
     });
+    releaseLargeTransientWhenAnswered(chars);
+    return resolved;
+  }
+
+  /**
+   * The texts `outputs` held were dropped (the copy of the cells took references in their place):
+   * their memory is given back soon, and at the latest with the answer that may still use them.
+   */
+  public dropped(outputs: readonly CellOutput[]): void {
+    let chars = 0;
+    for (const output of outputs) {
+      if (typeof output.text === 'string') chars += output.text.length;
+      if (isRecord(output.data))
+        for (const value of Object.values(output.data)) if (typeof value === 'string') chars += value.length;
+    }
+    releaseLargeTransient(chars);
+    releaseLargeTransientWhenAnswered(chars);
   }
 }
 

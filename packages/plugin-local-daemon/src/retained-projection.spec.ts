@@ -198,14 +198,15 @@ describe(RetainedProjection, () => {
       projection.apply({ kind: 'outputs', cellId: 'a', edit: { kind: 'set', index: 0, output: text }, version: 4 }),
     ).toBe('applied');
     // Not at the copy's version, not a held cell, not a held index: nothing changes.
-    expect(projection.replaceOutputs('a', 3, [{ index: 0, output: reference }])).toBe(false);
-    expect(projection.replaceOutputs('b', 4, [{ index: 0, output: reference }])).toBe(false);
-    expect(projection.replaceOutputs('a', 4, [{ index: 1, output: reference }])).toBe(false);
+    expect(projection.replaceOutputs('a', 3, [{ index: 0, output: reference }])).toBeUndefined();
+    expect(projection.replaceOutputs('b', 4, [{ index: 0, output: reference }])).toBeUndefined();
+    expect(projection.replaceOutputs('a', 4, [{ index: 1, output: reference }])).toBeUndefined();
+    expect(projection.replaceOutputs('a', 4, undefined)).toBeUndefined();
     expect(projection.find('a')?.outputs).toEqual([text]);
-    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: reference }])).toBe(true);
+    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: reference }])).toEqual([text]);
     expect(projection.find('a')?.outputs).toEqual([reference]);
     expect(projection.version).toBe(4);
     projection.markStale();
-    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: text }])).toBe(false);
+    expect(projection.replaceOutputs('a', 4, [{ index: 0, output: text }])).toBeUndefined();
   });
 });

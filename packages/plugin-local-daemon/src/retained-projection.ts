@@ -115,22 +115,23 @@ export class RetainedProjection {
    * Puts each of `outputs` in place of the held cell's output at its index, when the copy is
    * trusted, at `version`, and holds that cell with those indexes: the same outputs told another
    * way (blob references for texts; the daemon vouches they are the same), so no version is taken
-   * and nobody is told. `false`, changing nothing, otherwise.
+   * and nobody is told. Answers the outputs it replaced; `undefined`, changing nothing, otherwise
+   * (also for no `outputs`).
    */
   public replaceOutputs(
     cellId: string,
     version: number,
-    outputs: readonly { readonly index: number; readonly output: CellOutput }[],
-  ): boolean {
-    const index = this.#stale || version !== this.#version ? -1 : this.indexOf(cellId);
+    outputs: readonly { readonly index: number; readonly output: CellOutput }[] | undefined,
+  ): CellOutput[] | undefined {
+    const index = this.#stale || version !== this.#version || outputs === undefined ? -1 : this.indexOf(cellId);
     const cell = this.#cells[index];
-    if (cell === undefined || !outputs.every((replacement) => isIndex(replacement.index, cell.outputs.length))) {
-      return false;
+    if (cell === undefined || !outputs?.every((replacement) => isIndex(replacement.index, cell.outputs.length))) {
+      return undefined;
     }
     const replaced = [...cell.outputs];
     for (const { index: at, output } of outputs) replaced[at] = output;
     this.#cells[index] = { ...cell, outputs: replaced };
-    return true;
+    return outputs.map(({ index: at }) => cell.outputs[at] as CellOutput);
   }
 
   /** Places `change` when it fits the copy (see the class guarantees); `false`, changing nothing, when not. */

@@ -469,8 +469,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         const { cell_id: cellId, execution_count: executionCount, document_version: version } = event;
         if (version !== undefined) this.applyChange({ kind: 'count', cellId, executionCount, version });
         // The run's large values went to the blob store: the copy holds references, not the texts.
-        if (version !== undefined && event.blob_outputs)
-          this.#projection.replaceOutputs(cellId, version, event.blob_outputs);
+        const replaced = version !== undefined && this.#projection.replaceOutputs(cellId, version, event.blob_outputs);
+        if (replaced) this.#blobs.dropped(replaced);
         this.#executions.done(event);
         return;
       }

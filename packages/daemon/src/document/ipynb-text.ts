@@ -53,6 +53,16 @@ export class IpynbText {
     return chars;
   }
 
+  /**
+   * The characters a write reads through (held, and read from blobs piece by piece): what a write
+   * leaves behind as garbage is of this order, each piece read and escaped once per pass.
+   */
+  public get chars(): number {
+    let chars = 0;
+    for (const part of this.#parts) chars += typeof part === 'string' ? part.length : part.chars;
+    return chars;
+  }
+
   /** Whether any value is in a blob (else the text is one string: {@link IpynbText.text} costs nothing more). */
   public get holdsBlobs(): boolean {
     return this.#parts.some((part) => part instanceof BlobText);

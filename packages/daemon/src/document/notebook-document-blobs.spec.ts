@@ -67,6 +67,12 @@ describe('NotebookDocument with large outputs kept in blobs', () => {
     expect(kept.toIpynb()).toBe(inMemory.toIpynb());
     expect([...text.chunks()].join('')).toBe(inMemory.toIpynb());
     expect(text.inlineChars).toBeLessThan(inMemory.toIpynb().length - 200);
+    // What a write reads through: the held text and every value read from its blob.
+    const blobChars = [
+      stream?.text,
+      (display?.data as Record<string, unknown> | undefined)?.['text/plain'],
+    ].reduce<number>((sum, value) => sum + (value as BlobText).chars, 0);
+    expect(text.chars).toBe(text.inlineChars + blobChars);
   });
 
   it('keeps the outputs of a finished run and of replayed changes in blobs, sharing them as they are', () => {

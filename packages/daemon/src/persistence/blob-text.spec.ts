@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BlobText, resolveBlobTexts, serializeBlobTextsAs } from './blob-text.js';
+import { BlobText, blobCharsOf, outputHoldsBlob, resolveBlobTexts, serializeBlobTextsAs } from './blob-text.js';
 import { OutputBlobStore } from './output-blob-store.js';
 
 let root: string;
@@ -57,5 +57,9 @@ describe(BlobText, () => {
     expect(resolveBlobTexts([spilled as never])).toEqual([
       { output_type: 'display_data', data: { 'text/plain': 'p'.repeat(30) }, text: 't'.repeat(30) },
     ]);
+    // What the outputs hold in blobs, counted without reading them; a plain output holds none.
+    expect(blobCharsOf([spilled as never, ...plain])).toBe(60);
+    expect(outputHoldsBlob(spilled as never)).toBe(true);
+    expect(outputHoldsBlob(plain[0] as never)).toBe(false);
   });
 });

@@ -139,6 +139,18 @@ export function blobsOfOutputs(outputs: readonly { readonly [field: string]: unk
   }
 }
 
+/** The characters of the {@link BlobText}s `outputs` hold. */
+export function blobCharsOf(outputs: readonly { readonly [field: string]: unknown }[]): number {
+  let chars = 0;
+  for (const output of outputs) {
+    if (output.text instanceof BlobText) chars += output.text.chars;
+    const data = output.data;
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) continue;
+    for (const value of Object.values(data)) if (value instanceof BlobText) chars += value.chars;
+  }
+  return chars;
+}
+
 /** Whether `output` holds a {@link BlobText} (its stream text or a MIME type's data). */
 export function outputHoldsBlob(output: { readonly [field: string]: unknown }): boolean {
   if (output.text instanceof BlobText) return true;

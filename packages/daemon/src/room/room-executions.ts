@@ -11,7 +11,7 @@ import {
 } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument, NotebookOutput } from '../document/notebook-document.js';
-import { blobsOfOutputs, resolveBlobTexts } from '../persistence/blob-text.js';
+import { blobCharsOf, blobsOfOutputs, resolveBlobTexts } from '../persistence/blob-text.js';
 import type { LedgerRecord } from '../persistence/room-journal.js';
 import { type ExecutionRecord, executionDoneEvent, executionState, scratchCellId } from './execution-record.js';
 import type { RoomKernel } from './kernel-launcher.js';
@@ -376,6 +376,8 @@ export class RoomExecutions {
       coalescer?.flush();
       record.status = result.status;
       record.outputs = this.#init.spill?.(result.outputs) ?? result.outputs;
+      // The texts the run built, now in blobs, are garbage once this run is told: given back soon.
+      releaseLargeTransient(blobCharsOf(record.outputs));
       record.executionCount = result.executionCount;
       if (result.status === 'aborted' && kernels.current !== kernel && kernels.kernelGone !== undefined) {
         // The kernel died under this run (its exit was handled before this continuation).

@@ -187,7 +187,7 @@ export class RoomFileKeeper {
           const hash = text.sha256();
           written = notebookFileState(target, { sha256: hash }, await writeFileAtomic(target, text.chunks(), 0o644));
         });
-        releaseLargeTransient(text.inlineChars);
+        releaseLargeTransient(text.chars);
       } catch (error) {
         if (DaemonError.is(error)) throw error;
         const kept = previous === undefined ? 'it stays untitled' : `it is still saved to ${previous}`;
@@ -427,8 +427,8 @@ export class RoomFileKeeper {
     } catch (error) {
       failure = error;
     }
-    // The notebook's text held in memory was the size of its inline outputs: given back soon.
-    releaseLargeTransient(text.inlineChars);
+    // The notebook's text held in memory and the pieces read from its blobs: given back soon.
+    releaseLargeTransient(text.chars);
     // Unsaved again when it failed, before a deferred change is judged (a conflict, not a reload).
     if (state === undefined) this.#dirty = true;
     if (toFile) {
