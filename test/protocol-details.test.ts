@@ -180,7 +180,32 @@ describe('JSON-RPC error messages (issue 49, 3)', () => {
         expect(line.error?.code, JSON.stringify(line)).toBe(-32602);
         expect(line.error?.message, JSON.stringify(line)).toMatch(/^Task not found: no-such-task\b/);
       }
+      // The other errors a client meets: an unknown tool (the child's registry), bad params found by
+      // the SDK's schemas in the child (its McpError), and by the proxy itself (a call without a name).
+      const refusals = [
+        ['unknown-tool', 'tools/call', { name: 'no_such_tool', arguments: {} }, /^Unknown tool: no_such_tool$/],
+        ['no-uri', 'resources/read', {}, /^Invalid params for resources\/read: params\.uri: /],
+        ['no-task-id', 'tasks/get', {}, /^Invalid params for tasks\/get: params\.taskId: /],
+        ['bad-cursor', 'resources/templates/list', { cursor: 7 }, /^Invalid params for resources\/templates\/list: /],
+        ['no-name', 'tools/call', { arguments: {} }, /^Invalid params: tools\/call needs params\.name\b/],
+      ] as const;
+      for (const [id, method, params] of refusals) request(id, method, params);
+      for (const [id, , , message] of refusals) {
+        const { line } = await peer.answer(id);
+        expect(line.error?.code, JSON.stringify(line)).toBe(-32602);
+        expect(line.error?.message, JSON.stringify(line)).toMatch(message);
+      }
       if (era === 'native') {
+        // The tasks methods 2026-07-28 dropped, refused by the child's era gate with an McpError.
+        for (const method of ['result', 'list'])
+          request(`gone-${method}`, `tasks/${method}`, method === 'result' ? { taskId: 'no-such-task' } : {});
+        for (const method of ['result', 'list']) {
+          const { line } = await peer.answer(`gone-${method}`);
+          expect(line.error, JSON.stringify(line)).toEqual({
+            code: -32601,
+            message: `Method not found: tasks/${method} is not part of this protocol era`,
+          });
+        }
         // The child's own McpError (a capability the request did not declare): plain too, its data kept.
         peer.send({
           jsonrpc: '2.0',
