@@ -10,6 +10,7 @@ import {
 import { ChildLineReader } from './child-line-reader.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
 import type { InFlightRequest } from './in-flight-requests.js';
+import { rewriteRequestId } from './rewrite-request-id.js';
 import type { ScannedAnswer } from './scan-child-answer.js';
 import { toProxyWireError } from './to-proxy-wire-error.js';
 import { TurnWriter, type WriteTurn } from './turn-writer.js';
@@ -148,20 +149,30 @@ export class ChildConnection {
 
   /**
    * Forwards a request under a new child id: `beforeWrite(childId)` runs first (the answer may
-   * come at once), then the line is written. Throws (writing nothing) when it cannot be serialized.
+   * come at once), then the line is written. `clientLine`, the client's bytes of the request when
+   * nothing in it was changed, goes on with only its id rewritten when it can be (see
+   * {@link rewriteRequestId}); else the request is serialized. Throws (writing nothing) when it
+   * cannot be serialized.
    */
-  public forward(pending: InFlightRequest<ChildConnection>, beforeWrite: (childId: number) => void): void {
+  public forward(
+    pending: InFlightRequest<ChildConnection>,
+    beforeWrite: (childId: number) => void,
+    clientLine?: Buffer,
+  ): void {
     const childId = this.#options.nextId();
-    // The request was parsed for the proxy alone: its id is swapped for the child's while it is
-    // written out (no copy of it is made), and put back.
     const request = pending.request as { id: JsonRpcId };
     const upstreamId = request.id;
-    let line: string;
-    request.id = childId;
-    try {
-      line = serializeJsonRpcLine(pending.request);
-    } finally {
-      request.id = upstreamId;
+    let line: string | Buffer | undefined =
+      clientLine === undefined ? undefined : rewriteRequestId(clientLine, upstreamId, childId);
+    if (line === undefined) {
+      // The request was parsed for the proxy alone: its id is swapped for the child's while it is
+      // written out (no copy of it is made), and put back.
+      request.id = childId;
+      try {
+        line = serializeJsonRpcLine(pending.request);
+      } finally {
+        request.id = upstreamId;
+      }
     }
     beforeWrite(childId);
     this.#stdin.write(line);

@@ -212,7 +212,7 @@ export class McpProxy {
           if (frame.kind === 'error') {
             const { code, message } = frame.response.error;
             this.upstream({ ...frame.response, error: toProxyWireError({ kind: 'unreadable_line', code, message }) });
-          } else this.safelyFromUpstream(frame.message);
+          } else this.safelyFromUpstream(frame.message, frame.line);
         }
       } finally {
         this.#turn.end();
@@ -239,10 +239,13 @@ export class McpProxy {
     this.#options.onExit(code);
   }
 
-  /** One upstream message; a fault in handling it answers the request (if any) and never stops the proxy. */
-  private safelyFromUpstream(message: JsonRpcMessage): void {
+  /**
+   * One upstream message, with the line it came on; a fault in handling it answers the request
+   * (if any) and never stops the proxy.
+   */
+  private safelyFromUpstream(message: JsonRpcMessage, line: Buffer): void {
     try {
-      this.fromUpstream(message);
+      this.fromUpstream(message, line);
     } catch (error) {
       this.#options.logger.error('handling an upstream message failed', { error });
       const id = (message as { id?: unknown }).id;
@@ -255,9 +258,9 @@ export class McpProxy {
     }
   }
 
-  private fromUpstream(message: JsonRpcMessage): void {
+  private fromUpstream(message: JsonRpcMessage, line: Buffer): void {
     if ('method' in message && 'id' in message) {
-      this.upstreamRequest(message as JsonRpcRequest);
+      this.upstreamRequest(message as JsonRpcRequest, line);
       return;
     }
     if ('method' in message) {
@@ -318,7 +321,8 @@ export class McpProxy {
       .catch((error: unknown) => this.#options.logger.error('the child did not start', { error }));
   }
 
-  private upstreamRequest(request: JsonRpcRequest): void {
+  /** `line`: the client's bytes of `request`, passed on to a ready child when the proxy changes nothing in it. */
+  private upstreamRequest(request: JsonRpcRequest, line: Buffer): void {
     const idInUse = this.#requests.has(request.id) || this.heldElsewhere(request.id);
     const refusal = upstreamRequestRefusal(request, idInUse);
     if (refusal !== undefined) {
@@ -392,11 +396,11 @@ export class McpProxy {
     }
     // Parsed from the client's line for the proxy alone, the request is stamped in place. A call
     // to a tool the known list says only reads has nothing for a key to keep from running twice.
-    if (toolName !== undefined && tools.find(toolName)?.annotations?.readOnlyHint !== true) {
-      this.#idempotencyKeys.stamp(params);
-    }
+    const stamped = toolName !== undefined && tools.find(toolName)?.annotations?.readOnlyHint !== true;
+    if (stamped) this.#idempotencyKeys.stamp(params);
     const pending = this.#requests.add(request, toolName, this.#options.clock.now());
-    this.#delivery.deliver(pending, this.#child, coldToolList);
+    // Unstamped, the request is the client's line as it came: its bytes go on with the id replaced.
+    this.#delivery.deliver(pending, this.#child, coldToolList, stamped ? undefined : line);
   }
 
   /** `id` belongs to a request the proxy answers itself or holds open as a stream. */

@@ -45,11 +45,12 @@ export class RequestDelivery {
   /**
    * A new request: to `child` when it is ready, else it waits for one. A `coldToolList` (a
    * `tools/list` while no list is known at all) that has to wait is answered with the known list
-   * (possibly `reconnect` alone) when the child's own is late.
+   * (possibly `reconnect` alone) when the child's own is late. `line`: the client's bytes of the
+   * request when the proxy changed nothing in it (see `ChildConnection.forward`).
    */
-  public deliver(pending: Pending, child: ChildConnection | undefined, coldToolList = false): void {
+  public deliver(pending: Pending, child: ChildConnection | undefined, coldToolList = false, line?: Buffer): void {
     if (child?.ready) {
-      this.#send(pending, child);
+      this.#send(pending, child, line);
       return;
     }
     if (coldToolList) this.#fallBackToKnownTools(pending);
@@ -141,14 +142,14 @@ export class RequestDelivery {
     }
   }
 
-  #send(pending: Pending, child: ChildConnection): void {
+  #send(pending: Pending, child: ChildConnection, line?: Buffer): void {
     if (!child.writable) {
       // The child is already gone: the write would not reach it, so the request stays unsent.
       this.#waitForChild(pending);
       return;
     }
     try {
-      child.forward(pending, (childId) => this.#options.requests.markSent(pending, child, childId));
+      child.forward(pending, (childId) => this.#options.requests.markSent(pending, child, childId), line);
     } catch (error) {
       // JSON.parse took it, JSON.stringify cannot write it back (nested thousands of levels deep).
       this.#options.relay.reply(
