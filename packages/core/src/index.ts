@@ -7,8 +7,7 @@ export { defineChildTool, errorResult, jsonResult, textResult } from './child-se
 export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
 export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
 export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
-export { GuardedStdioTransport, messageTooLargeErrorCode } from './child-server/guarded-stdio-transport.js';
-export { notebookResourceMimeType, notebookResourceUriPrefix } from './child-server/notebook-resources.js';
+export { GuardedStdioTransport } from './child-server/guarded-stdio-transport.js';
 export { contributionPoints } from './composition/contribution-points.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { McpContainerOptions } from './composition/create-plugin-container.js';
@@ -64,28 +63,22 @@ export { formatPeerLabel } from './handoff/format-peer-label.js';
 export type { ChildHandoff } from './handoff/handoff-contract.js';
 export {
   childExitCodes,
-  formatServerTitle,
   handoffEnvironment,
   handoffEnvironmentHelp,
   handoffFromEnvironment,
   handoffToEnvironment,
   honorsIdempotency,
   idempotencyHonored,
-  idempotencyHonoredMeta,
   idempotencyMetaKey,
   rejoinTargetWithoutCredentials,
   restoredSubscriptionMetaKey,
 } from './handoff/handoff-contract.js';
 export {
-  defaultChildInputBufferBytes,
-  defaultMaxChildMessageBytes,
   defaultMaxUpstreamMessageBytes,
-  defaultToolResultBudgetBytes,
   describeMiB,
-  mcpClientBufferBytes,
 } from './handoff/mcp-message-limits.js';
 export type { RejoinReport, RejoinReportOutcome, SessionReport } from './handoff/session-report.js';
-export { readSessionReport, sessionReportMetaKey, withSessionReport } from './handoff/session-report.js';
+export { readSessionReport, sessionReportMetaKey } from './handoff/session-report.js';
 export type {
   JsonRpcErrorObject,
   JsonRpcErrorResponse,
@@ -101,10 +94,7 @@ export type {
   JsonRpcValidation,
 } from './json-rpc/json-rpc-line-framer.js';
 export {
-  defaultMaxJsonRpcLineBytes,
   JsonRpcLineFramer,
-  jsonRpcInvalidRequestCode,
-  jsonRpcParseErrorCode,
   serializeJsonRpcLine,
   validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
@@ -124,13 +114,9 @@ export type {
   TargetSessionView,
 } from './notebook-target/notebook-target.js';
 export {
-  bindTargetIdentity,
   describeNotebookTarget,
   firstPartyIdentities,
-  identityOfTarget,
   isHostedUrlTarget,
-  isLocalPathTarget,
-  isNotebookIdTarget,
   isSameNotebookTarget,
 } from './notebook-target/notebook-target.js';
 export { SecretToken } from './notebook-target/secret-token.js';
@@ -158,7 +144,6 @@ export { CredentialMessageReader } from './ports/node/credential-message-reader.
 export type { JoinCredentialChannelOptions } from './ports/node/join-credential-channel.js';
 export { defaultCredentialWaitMs, joinCredentialChannel } from './ports/node/join-credential-channel.js';
 export { NodeChildProcessPort } from './ports/node/node-child-process-port.js';
-export { NodeSourceFileProbe } from './ports/node/node-source-file-probe.js';
 export type {
   CellActivity,
   CellActivityPage,
@@ -194,8 +179,8 @@ export { BoundedRetryRecovery, defaultRecoveryRetrySchedule } from './recovery/b
 export type { ChildLifecycleContext, RecoveryHandoff, RecoveryLoopOptions } from './recovery/recovery-loop.js';
 export { RecoveryLoop } from './recovery/recovery-loop.js';
 export type { RetrySchedule } from './recovery/retry-timer.js';
-export { RetryTimer, retryDelay } from './recovery/retry-timer.js';
-export { KeptCredentials, maxKeptCredentials } from './session/kept-credentials.js';
+export { retryDelay } from './recovery/retry-timer.js';
+export { KeptCredentials } from './session/kept-credentials.js';
 export type { NotebookSession, SessionOrigin } from './session/notebook-session.js';
 export { isSessionFor, sessionRecoveryTarget } from './session/notebook-session.js';
 export type { RejoinRequest, RejoinResult } from './session/rejoin-coordinator.js';
@@ -203,7 +188,6 @@ export { RejoinCoordinator } from './session/rejoin-coordinator.js';
 export type { ActivationRequest } from './session/session-activation.js';
 export { SessionActivation } from './session/session-activation.js';
 export type { SessionDropInfo, SessionDropReason } from './session/session-drop-info.js';
-export { noSessionMessage, notRejoinedMessage } from './session/session-drop-info.js';
 export { SessionRecoveryState } from './session/session-recovery-state.js';
 export type {
   ConnectedNotebook,
