@@ -134,6 +134,17 @@ describe('the package graph', () => {
     expect([...(graph.get(example.name) ?? [])].filter((dep) => dep.includes('plugin'))).toEqual([]);
   });
 
+  it('ships each bin from one package (two would clash in one global install)', () => {
+    const shipped = new Map<string, string[]>();
+    for (const pkg of packages) {
+      const manifest = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as { bin?: unknown };
+      const bins = typeof manifest.bin === 'string' ? [pkg.name] : Object.keys((manifest.bin ?? {}) as object);
+      for (const bin of bins) shipped.set(bin, [...(shipped.get(bin) ?? []), pkg.name]);
+    }
+    expect([...shipped].filter(([, owners]) => owners.length > 1)).toEqual([]);
+    expect(shipped.get('runtimed')).toEqual(['nteract-mcp']);
+  });
+
   it('keeps core at most 35% of the non-test source lines', () => {
     const counted = packages.filter((pkg) => pkg.dir.startsWith(join(repoRoot, 'packages')));
     const lines = (pkg: (typeof packages)[number]) => {
