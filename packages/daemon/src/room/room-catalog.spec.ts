@@ -6,10 +6,18 @@ import { ManualClock, RecordingLogger } from '@nteract-mcp/foundation/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NotebookRegistry } from '../persistence/notebook-registry.js';
 import { UntitledStore } from '../persistence/untitled-store.js';
+import { writeFileAtomic } from '../persistence/write-file-atomic.js';
 import { testRoomSettings } from '../testing/test-room-settings.js';
 import type { KernelClient, KernelLaunch, KernelLauncher, KernelRequest, RoomKernel } from './kernel-launcher.js';
 import type { RoomPeer } from './notebook-room.js';
 import { RoomCatalog } from './room-catalog.js';
+
+// Every file the rooms write, counted (the writes themselves are the real ones).
+vi.mock('../persistence/write-file-atomic.js', async (original) => {
+  const actual = await original<typeof import('../persistence/write-file-atomic.js')>();
+  return { ...actual, writeFileAtomic: vi.fn(actual.writeFileAtomic) };
+});
+const writesTo = (path: string) => vi.mocked(writeFileAtomic).mock.calls.filter(([target]) => target === path).length;
 
 /** A kernel whose shutdown the test finishes by hand, to hold the destructive latch open. */
 class ScriptedKernel implements RoomKernel {
@@ -580,6 +588,22 @@ describe('a save to another path', () => {
     await room.handle(a, { type: 'save', path: second });
     expect(room.path).toBe(second);
     expect(readFileSync(second, 'utf8')).toContain('y = 2');
+  });
+
+  it('writes the new file once, and leaves the room saved there: no edit, no second write', async () => {
+    const { room, a } = await openWithCell('once.ipynb');
+    const moved = join(dir, 'moved.ipynb');
+    await room.handle(a, { type: 'save', path: moved });
+    expect(writesTo(moved)).toBe(1);
+    clock.advance(60_000);
+    await room.flush();
+    expect(writesTo(moved)).toBe(1);
+    // The next edit is autosaved there as usual.
+    await room.handle(a, { type: 'insert_cell', source: 'after = 3' });
+    clock.advance(50);
+    await room.flush();
+    expect(writesTo(moved)).toBe(2);
+    expect(readFileSync(moved, 'utf8')).toContain('after = 3');
   });
 });
 

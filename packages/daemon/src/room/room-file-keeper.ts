@@ -180,11 +180,14 @@ export class RoomFileKeeper {
     if (target !== previous) {
       // Transactional: the room moves to the new file only once the file is written; a failed
       // write leaves the path, the registry, the watcher and autosave as they were.
+      const version = this.#document.version;
       const text = this.#document.ipynbText();
       let written: NotebookFileState | undefined;
+      let mark = Number.POSITIVE_INFINITY;
       try {
         await this.#init.bindPath(target, async () => {
           const hash = text.sha256();
+          mark = this.#init.journal.markSaving(hash);
           written = notebookFileState(target, { sha256: hash }, await writeFileAtomic(target, text.chunks(), 0o644));
         });
         releaseLargeTransient(text.chars);
@@ -201,10 +204,19 @@ export class RoomFileKeeper {
       this.#init.onRebound(target);
       this.#fileState = written;
       this.watchFile();
+      this.#conflict = undefined;
+      // The new file has every edit made before its text was taken: written once, not again below
+      // (edits made while it was written are the flush's).
+      if (written !== undefined && this.#document.version === version) {
+        this.#dirty = false;
+        this.#dirtySince = undefined;
+        this.savedAs(written, mark);
+      }
+    } else {
+      // An explicit save writes the room's version over a conflict.
+      this.#conflict = undefined;
+      this.#dirty = true;
     }
-    // An explicit save writes the room's version over a conflict.
-    this.#conflict = undefined;
-    this.#dirty = true;
     try {
       await this.flush();
     } catch (error) {
@@ -452,6 +464,14 @@ export class RoomFileKeeper {
       }
       throw failure;
     }
+    this.savedAs(state, mark);
+  }
+
+  /** What a successful write of the notebook's file (or its untitled or conflict copy) settles: conditions, the journal. */
+  private savedAs(state: NotebookFileState, mark: number): void {
+    const { logger, signals } = this.#init;
+    const target = state.path;
+    const toFile = target === this.#path;
     this.#saveRetryMs = 0;
     const failing = signals.hasCondition('autosave_failing') || signals.hasCondition('file_read_only');
     signals.setCondition('autosave_failing', undefined);
