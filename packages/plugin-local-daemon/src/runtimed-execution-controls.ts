@@ -107,7 +107,7 @@ export class RuntimedExecutionControls {
     return answer.accepted;
   }
 
-  public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'> {
+  public async cancelExecution(executionId: string): Promise<'dequeued' | 'interrupted' | 'still_running' | 'none'> {
     return (await this.#request({ type: 'cancel_execution', execution_id: executionId })).cancelled;
   }
 

@@ -93,6 +93,25 @@ describe('executions as tasks (legacy task augmentation)', () => {
     ).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
   });
 
+  it('does not call cancelled a task whose code ignores the interrupt: it goes on, and the refusal says how to stop it', async () => {
+    harness = await startChildServerTestHarness();
+    const handle = await harness.createNotebook();
+    const cellId = String((await harness.callJson('create_cell', { source: 'hold' })).cell_id);
+    const { task } = await startTask('execute_cell', { cell_id: cellId });
+    handle.interruptOutcome = 'still_running';
+    const refused = await harness.client
+      .request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, GetTaskResultSchema)
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).message).toMatch(/was not cancelled: .* still running .* restart_kernel stops it/);
+    expect(await getTask(task.taskId)).toMatchObject({ status: 'working' });
+    // Once the code does stop, a cancel is what it says.
+    handle.interruptOutcome = 'interrupted';
+    expect(
+      await harness.client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, GetTaskResultSchema),
+    ).toMatchObject({ status: 'cancelled' });
+  });
+
   it('refuses an unknown task id with invalid params', async () => {
     await cellWith('x = 1');
     const refused = await getTask('no-such-execution').catch((error: unknown) => error);

@@ -199,12 +199,20 @@ export class ExecutionTasks {
       return {};
     }
     const handle = this.handleFor(this.executionIds(taskId)[0] as string);
+    let goesOn = false;
     for (const executionId of this.executionIds(taskId).reverse()) {
       if (!handle?.cancelExecution) {
-        await handle?.interruptKernel();
+        goesOn = (await handle?.interruptKernel()) === 'still_running';
         break;
       }
-      await handle.cancelExecution(executionId);
+      if ((await handle.cancelExecution(executionId)) === 'still_running') goesOn = true;
+    }
+    // An execution that ignores the interrupt was not cancelled: the task goes on, and says so.
+    if (goesOn) {
+      throw new McpError(
+        ErrorCode.InternalError,
+        `Task ${taskId} was not cancelled: its code was interrupted and is still running (it ignores the interrupt). The task goes on; restart_kernel stops it (the kernel's variables are lost).`,
+      );
     }
     const entry = this.entry(taskId);
     entry.cancelled = true;

@@ -291,10 +291,11 @@ export interface NotebookHandle {
   getExecutionPage?(executionId: string, page: OutputsPageRequest): Promise<ExecutionPage | undefined>;
   /**
    * Stops one execution of this notebook, by anyone's id (a task's, after a restart): a queued one
-   * never runs (`dequeued`), the running one is interrupted (`interrupted`), a finished one is left
-   * alone (`none`). Absent on backends that cannot name an execution to stop.
+   * never runs (`dequeued`), the running one is interrupted (`interrupted` once it ended;
+   * `still_running` when it goes on, the code ignoring the interrupt), a finished one is left alone
+   * (`none`). Absent on backends that cannot name an execution to stop.
    */
-  cancelExecution?(executionId: string): Promise<'dequeued' | 'interrupted' | 'none'>;
+  cancelExecution?(executionId: string): Promise<'dequeued' | 'interrupted' | 'still_running' | 'none'>;
   /**
    * Calls `listener` with each input request of an execution this peer started with `allowInput`
    * (also one the notebook's owner asks again after this peer took the place of an earlier one of

@@ -241,7 +241,8 @@ export class RoomExecutions {
 
   /**
    * Stops one execution: a queued one never runs (it ends `aborted` now), the running one is
-   * interrupted (it ends as the kernel reports it), a finished one is left alone. Other executions
+   * interrupted (it ends as the kernel reports it; `still_running` when it has not ended some
+   * seconds later, the code ignoring the interrupt), a finished one is left alone. Other executions
    * are not touched: a running execution is interrupted only when it is the one named.
    */
   public async cancel(executionId: string): Promise<WireNotebookAnswer<'cancel_execution'>> {
@@ -257,12 +258,14 @@ export class RoomExecutions {
     }
     const kernel = this.#init.kernel.current;
     if (record.status !== 'running' || !kernel) return { execution_id: executionId, cancelled: 'none' };
-    await kernel.interrupt();
+    const outcome = await kernel.interrupt();
     this.#init.logger.info('kernel interrupted to cancel an execution', {
       pid: this.#init.kernel.current?.pid,
       executionId,
+      outcome,
     });
-    return { execution_id: executionId, cancelled: 'interrupted' };
+    // Said as it is: an execution that goes on after the interrupt was not cancelled.
+    return { execution_id: executionId, cancelled: outcome === 'still_running' ? 'still_running' : 'interrupted' };
   }
 
   /**

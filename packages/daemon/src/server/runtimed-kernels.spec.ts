@@ -368,6 +368,30 @@ describe('runtimed with real ipykernel kernels', () => {
   });
 });
 
+describe('cancelling code that ignores the interrupt', () => {
+  it('answers still_running, not interrupted: the code goes on', { timeout: 180_000 }, async () => {
+    const d = await startTestDaemon(['--keep-alive-ms', '60000']);
+    daemons.push(d);
+    const connection = await open(d, join(d.dir, 'stubborn.ipynb'));
+    const { cell } = (await connection.request({
+      type: 'insert_cell',
+      source:
+        'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint("started", flush=True)\ntime.sleep(600)',
+    })) as { cell: { id: string } };
+    const stubborn = await connection.request({ type: 'execute_cell', cell_id: cell.id });
+    const state = () => connection.request({ type: 'get_execution', execution_id: stubborn.execution_id });
+    await waitFor(
+      state,
+      (e) => e.status === 'running' && JSON.stringify(e.outputs).includes('started'),
+      'the cell to ignore SIGINT',
+    );
+    expect(await connection.request({ type: 'cancel_execution', execution_id: stubborn.execution_id })).toMatchObject({
+      cancelled: 'still_running',
+    });
+    expect((await state()).status).toBe('running');
+  });
+});
+
 /** A kernelspec dir: `py-alt` (ipykernel on /usr/bin/python3, with an env of its own) and `broken-r` (a missing R). */
 function kernelspecDir(): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'rtd-specs-')));

@@ -69,10 +69,15 @@ export const wireNotebookAnswerSchemas = {
     /** Set when the code ran in a new kernel: why the one that ran earlier code is gone. */
     kernel_notice: z.string().optional(),
   }),
-  /** `cancelled`: what was done (`dequeued`, `interrupted`, or `none` for an execution already finished). */
+  /**
+   * `cancelled`: what was done: `dequeued` (it never runs), `interrupted` (it ended after the
+   * interrupt), `still_running` (interrupted, and it still runs some seconds later: the code ignores
+   * the interrupt; only a restart stops it), or `none` (it had already finished). Daemons before
+   * `still_running` answered `interrupted` then.
+   */
   cancel_execution: z.object({
     execution_id: z.string().min(1),
-    cancelled: z.enum(['dequeued', 'interrupted', 'none']),
+    cancelled: z.enum(['dequeued', 'interrupted', 'still_running', 'none']),
   }),
   /**
    * `outcome`: the running execution ended after the interrupt (`interrupted`), nothing was running
