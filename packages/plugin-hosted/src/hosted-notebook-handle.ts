@@ -33,6 +33,7 @@ import {
   scratchCellId,
   stateOf,
 } from './hosted-execution-record.js';
+import type { HostedIdempotencyLedger } from './hosted-idempotency-ledger.js';
 import { HostedNotebookFile } from './hosted-notebook-file.js';
 import { hostedNotebookId } from './hosted-notebook-id.js';
 import type {
@@ -67,6 +68,8 @@ export interface HostedNotebookHandleOptions {
   readonly kernelNotice?: string;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** What calls with an idempotency key did, shared by every handle of the notebook (a new one after a loss too). */
+  readonly ledger: HostedIdempotencyLedger;
 }
 
 /**
@@ -92,8 +95,9 @@ export interface HostedNotebookHandleOptions {
  * - Outputs are built from the kernel's messages by `OutputCollector` (`@nteract-mcp/output-shaping`),
  *   as the local daemon builds them (streams merged with `\r` applied, `clear_output`, display
  *   updates); an output passed to `onOutput` or returned is never changed afterwards.
- * - A mutation or execution with an idempotency key already seen by this handle returns the first
- *   result without applying again.
+ * - A mutation or execution with an idempotency key already seen for this notebook (by this handle
+ *   or an earlier one of it in this process: see {@link HostedIdempotencyLedger}) returns the
+ *   first result without applying again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
  *   gone (the handle was opened on a new kernel after a loss, or the kernel restarted by itself).
  * - `onDidChangeCells` listeners are told of this handle's own changes: an edit once it is saved,
@@ -102,8 +106,8 @@ export interface HostedNotebookHandleOptions {
  *   the kernel websocket is lost (the server went away); then every call rejects `handleClosed`.
  *
  * Does not guarantee: changes made by anyone else (the Jupyter Server tells no one of edits to a
- * file; they are seen after a reconnect); idempotency across handles (a restarted child has a new handle and an empty
- * ledger, so a mutation replayed into it may apply twice); that a change made on the server
+ * file; they are seen after a reconnect); idempotency across processes (a restarted child starts
+ * with an empty ledger, so a mutation replayed into it may apply twice); that a change made on the server
  * between the check and the write is seen (the contents API has no conditional write); outputs
  * of an execution that was running when the connection was lost (it is `aborted` here, though the
  * kernel may finish it).
@@ -121,7 +125,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   #restartingOnRequest = false;
   #closing = false;
   #closedReason: NotebookHandleCloseReason | undefined;
-  readonly #ledger = new Map<string, Promise<unknown>>();
+  readonly #ledger: HostedIdempotencyLedger;
   readonly #executions = new Map<string, ExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new ReadinessWaiters(
@@ -138,6 +142,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     this.#kernel = options.kernel;
     this.#clock = options.clock;
     this.#logger = options.logger;
+    this.#ledger = options.ledger;
     this.#file = new HostedNotebookFile({
       target: options.target,
       server: options.server,
@@ -261,9 +266,9 @@ export class HostedNotebookHandle implements NotebookHandle {
    */
   public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
-    return this.once(options?.idempotencyKey, () => this.startExecution(cellId, options)).then((record) =>
-      resultWhenDone(record, this.#clock, options?.timeoutMs),
-    );
+    return this.#ledger
+      .once(this.notebookId, options?.idempotencyKey, () => this.startExecution(cellId, options))
+      .then((record) => resultWhenDone(record, this.#clock, options?.timeoutMs));
   }
 
   public async getExecution(executionId: string): Promise<ExecutionState> {
@@ -373,19 +378,9 @@ export class HostedNotebookHandle implements NotebookHandle {
   /** Applies a change, saves it (the conflict rule), and undoes it when the save fails; tells it once saved. */
   private mutate<R>(options: MutationOptions | undefined, change: () => R): Promise<R> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
-    return this.once(options?.idempotencyKey, () => this.#file.edit(change, () => this.assertOpen()));
-  }
-
-  /** `run`'s promise, or the first one of an earlier call with the same idempotency key. */
-  private once<R>(key: string | undefined, run: () => Promise<R>): Promise<R> {
-    if (key === undefined) return run();
-    const known = this.#ledger.get(key) as Promise<R> | undefined;
-    if (known) return known;
-    const result = run();
-    this.#ledger.set(key, result);
-    // A refused call may be tried again with the same key.
-    result.catch(() => this.#ledger.delete(key));
-    return result;
+    return this.#ledger.once(this.notebookId, options?.idempotencyKey, () =>
+      this.#file.edit(change, () => this.assertOpen()),
+    );
   }
 
   private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {

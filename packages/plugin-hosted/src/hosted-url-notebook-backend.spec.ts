@@ -58,6 +58,20 @@ describe('the hosted notebook backend in the child server', () => {
     expect(again).toMatchObject({ connected: true, readiness: { runtime: 'ready' } });
   });
 
+  it('answers a keyed call replayed into a new handle of the notebook with the first one: applied once', async () => {
+    const server = await start();
+    const url = `${base}lab/tree/a.ipynb?token=s3cret`;
+    await harness.callJson('connect_notebook', { url });
+    const first = await harness.callJson('create_cell', { source: 'once = 1' }, 'key-once');
+    // The session's handle goes away (as after a culled kernel) and the notebook is opened again.
+    await harness.call('disconnect_notebook');
+    await harness.callJson('connect_notebook', { url });
+    const replayed = await harness.callJson('create_cell', { source: 'once = 1' }, 'key-once');
+    expect(replayed.cell_id).toBe(first.cell_id);
+    const saved = server.files.get('a.ipynb')?.content as { cells: { source: string | string[] }[] };
+    expect(saved.cells.map((cell) => [cell.source].flat().join(''))).toEqual(['once = 1']);
+  });
+
   it('run_code runs scratch code in the hosted notebook’s kernel and answers its outputs; no cell is added', async () => {
     const server = await start();
     await harness.callJson('connect_notebook', { url: `${base}lab/tree/a.ipynb?token=s3cret` });

@@ -15,6 +15,7 @@ import {
   SessionCredentials,
 } from '@nteract-mcp/core';
 import { inject, injectable } from 'inversify';
+import { HostedIdempotencyLedger } from './hosted-idempotency-ledger.js';
 import { HostedNotebookHandle } from './hosted-notebook-handle.js';
 import { HostedOptions } from './hosted-options.js';
 import { HubServerStarter } from './hub-server-starter.js';
@@ -67,6 +68,8 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   readonly #open = new Set<HostedNotebookHandle>();
   /** The kernel id last seen per URL identity, to tell a kernel that changed under us. */
   readonly #kernels = new Map<string, string>();
+  /** What keyed calls did, per notebook, for every handle this backend opens (one after a loss too). */
+  readonly #ledger = new HostedIdempotencyLedger();
   readonly #logger: Logger;
   readonly #handleLogger: Logger;
   private readonly hubStarter: HubServerStarter;
@@ -311,6 +314,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
           : {}),
         clock: this.clock,
         logger: this.#handleLogger,
+        ledger: this.#ledger,
       });
       this.#open.add(handle);
       handle.onDidClose(() => this.#open.delete(handle));
