@@ -312,6 +312,22 @@ describe(HostedNotebookHandle, () => {
     expect(back.kernelNotice).toBeUndefined();
   });
 
+  it('notices a kernel restarted from elsewhere that says only starting (a classic notebook server), and says so once', async () => {
+    const t = setup();
+    const handle = await t.connect();
+    const cell = await handle.insertCell({ source: 'x = 41', cellType: 'code' });
+    expect((await handle.executeCell(cell.id)).kernelNotice).toBeUndefined();
+    t.server.restartKernelElsewhere('work/a.ipynb');
+    const check = await handle.insertCell({ source: 'print(x + 1)', cellType: 'code' });
+    const result = await handle.executeCell(check.id);
+    expect(result.kernelNotice).toMatch(/^The kernel on the Jupyter Server restarted .*: this runs in a new kernel/);
+    expect(result.outputs).toMatchObject([{ output_type: 'error', ename: 'NameError' }]);
+    expect((await handle.executeCell(check.id)).kernelNotice).toBeUndefined();
+    // A restart the agent asked for is said by restart_kernel itself, not again here.
+    await handle.restartKernel();
+    expect((await handle.executeCell(check.id)).kernelNotice).toBeUndefined();
+  });
+
   it('a connect that finds another kernel than the one seen for the URL carries the notice too; a first connect does not', async () => {
     const t = setup();
     const first = await t.connect();

@@ -123,6 +123,8 @@ export class HostedNotebookHandle implements NotebookHandle {
   readonly #file: HostedNotebookFile;
   #kernelNotice: string | undefined;
   #restartingOnRequest = false;
+  /** The kernel was seen idle or busy since this handle was made: a `starting` then is a new process. */
+  #kernelRan = false;
   #closing = false;
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #ledger: HostedIdempotencyLedger;
@@ -151,6 +153,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       notebookId: this.notebookId,
     });
     this.#kernelNotice = options.kernelNotice;
+    this.#kernelRan = options.kernel.status === 'idle' || options.kernel.status === 'busy';
     this.#subscriptions.push(
       options.kernel.onStatus((status) => this.onKernelStatus(status)),
       options.kernel.onConnectionLost((reason) => this.finish('disconnected', reason)),
@@ -539,9 +542,14 @@ export class HostedNotebookHandle implements NotebookHandle {
       this.finish('disconnected', 'the kernel on the Jupyter Server is dead');
       return;
     }
-    if ((status === 'restarting' || status === 'autorestarting') && !this.#restartingOnRequest) {
+    // A restart this handle did not ask for: announced as `restarting` by JupyterLab's servers, or
+    // seen only as the new process `starting` after the kernel ran (a classic notebook server).
+    const restarted =
+      status === 'restarting' || status === 'autorestarting' || (status === 'starting' && this.#kernelRan);
+    if (restarted && !this.#restartingOnRequest) {
       this.#kernelNotice = 'The kernel on the Jupyter Server restarted (it died, or was restarted from elsewhere)';
     }
+    if (status === 'idle' || status === 'busy') this.#kernelRan = true;
     this.wakeReadiness();
   }
 

@@ -121,6 +121,21 @@ export class FakeJupyterServer implements JupyterServerConnector {
     this.sessions.delete(path);
   }
 
+  /**
+   * The kernel of `path` is restarted from another client (the classic notebook's Kernel menu, a
+   * REST call): its variables are gone, and the websockets see the new process's `starting`, then
+   * `idle`, with no `restarting` before.
+   */
+  public restartKernelElsewhere(path: string): void {
+    const kernel = this.sessions.get(path)?.kernel;
+    if (!kernel) throw new Error(`no session for ${path}`);
+    kernel.namespace.clear();
+    kernel.executionCount = 0;
+    for (const connection of [...this.#connections]) {
+      if (connection.kernelId === kernel.id) connection.restartedElsewhere();
+    }
+  }
+
   /** Stopped and started again: files kept, sessions and kernels gone. */
   public restart(): void {
     this.stop();
@@ -339,6 +354,12 @@ class FakeKernelConnection implements ServerKernelConnection {
   public dispose(): void {
     this.#disposed = true;
     this.server.untrack(this);
+  }
+
+  /** @internal What a websocket sees of a restart it did not ask for. */
+  public restartedElsewhere(): void {
+    this.setStatus('starting');
+    this.setStatus('idle');
   }
 
   /** @internal */
