@@ -542,8 +542,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       this.finish('disconnected', 'the kernel on the Jupyter Server is dead');
       return;
     }
-    // A restart this handle did not ask for: announced as `restarting` by JupyterLab's servers, or
-    // seen only as the new process `starting` after the kernel ran (a classic notebook server).
+    // A restart not asked for here: `restarting`, or only the new process `starting` (classic notebook).
     const restarted =
       status === 'restarting' || status === 'autorestarting' || (status === 'starting' && this.#kernelRan);
     if (restarted && !this.#restartingOnRequest) {
