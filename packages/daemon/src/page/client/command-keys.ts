@@ -32,8 +32,11 @@ const commandKeys: ReadonlySet<string> = new Set([
 
 /** Jupyter's command keys (see {@link CommandKeys.handle}). */
 export class CommandKeys {
-  /** When `d` was last pressed (`d d` deletes). */
-  #lastD = 0;
+  /**
+   * When `d` was last pressed (`d d` deletes). Never, at first: the page's clock starts at 0 when it
+   * loads, so a 0 here made a single `d` in the page's first 800 ms delete the cell.
+   */
+  #lastD = Number.NEGATIVE_INFINITY;
 
   public constructor(private readonly host: CommandKeysHost) {}
 
@@ -93,7 +96,7 @@ export class CommandKeys {
           this.#lastD = now;
           break;
         }
-        this.#lastD = 0;
+        this.#lastD = Number.NEGATIVE_INFINITY;
         const next = neighbour(1) ?? neighbour(-1);
         await this.host.send({ type: 'delete_cell', cell_id: id });
         if (next !== undefined) this.host.select(next);
