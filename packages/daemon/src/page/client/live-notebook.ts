@@ -4,9 +4,11 @@ import type {
   WireRoomCondition,
   WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
+import { answerEvent } from './answer-event.js';
 import type { CellHost } from './cell-view.js';
+import { DocumentFollower } from './document-follower.js';
 import { el } from './element.js';
-import { type DocumentEvent, LiveDocument } from './live-document.js';
+import type { DocumentEvent } from './live-document.js';
 import { NotebookView } from './notebook-view.js';
 import { PageApi, type PageRequest } from './page-api.js';
 import { followOutputFrameHeights } from './render-output.js';
@@ -41,10 +43,7 @@ const editRequests: ReadonlySet<string> = new Set([
 /**
  * A notebook page, live. It reads the notebook as it opens its event stream (again when the read
  * is older than the stream's start, and after each reconnect), then applies the room's events in
- * place, by cell id, one document version at a time: an event is applied when it makes the page's
- * version + 1; one further ahead waits for the versions before it (the page's own edits come back
- * as answers to its requests, not as events), and when none of the page's requests is on its way
- * the gap is closed by reading the notebook again, as is an event that does not fit. What the page
+ * place, by cell id, one document version at a time (see {@link DocumentFollower}): what the page
  * shows never silently differs from the room. It sends the person's requests and their presence
  * (the cell their caret is in) as the page's own peer of the room.
  */
@@ -52,15 +51,7 @@ export class LiveNotebook implements CellHost {
   readonly #api: PageApi;
   readonly #view: NotebookView;
   readonly #notice = document.getElementById('notice') as HTMLElement;
-  #document: LiveDocument | undefined;
-  /** Events that came ahead of the page's version (or during a read), by the version they make. */
-  readonly #waiting = new Map<number, DocumentEvent[]>();
-  /** The page's edit requests not answered yet. */
-  #editing = 0;
-  #reading = false;
-  #readAgain = false;
-  /** The document's version when the page's stream joined the room: the page must have it at least. */
-  #joinedAt = 0;
+  readonly #follower: DocumentFollower;
   #activityReading = false;
   #activityAgain = false;
   #noticeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -73,6 +64,19 @@ export class LiveNotebook implements CellHost {
   ) {
     this.#api = new PageApi(notebookId);
     this.#view = new NotebookView(content, this);
+    this.#follower = new DocumentFollower({
+      snapshot: () => this.#api.snapshot(),
+      showSnapshot: (snapshot, document) => {
+        this.#view.title(snapshot.path, snapshot.notebookId);
+        this.#view.runtime(snapshot.runtime);
+        this.#view.conditions(snapshot.conditions);
+        this.#view.activity(snapshot);
+        this.#view.showDocument(document);
+      },
+      readFailed: (error) => this.notify(`Could not read the notebook: ${(error as Error).message ?? error}`),
+      orderChanged: () => this.#view.orderChanged(),
+      cellChanged: (cellId) => this.#view.cellChanged(cellId),
+    });
   }
 
   public start(): void {
@@ -92,8 +96,7 @@ export class LiveNotebook implements CellHost {
           this.#view.myPeerId = peer.peer_id;
           this.#presenceSent = null;
           if (this.#focused !== null) this.sendPresence();
-          this.#joinedAt = peer.document_version;
-          this.catchUp();
+          this.#follower.joined(peer.document_version);
           // The room has this page among its peers from now on (a read made before did not).
           this.readActivity();
         },
@@ -117,28 +120,7 @@ export class LiveNotebook implements CellHost {
    * made during a read make one more read after it.
    */
   public read(): void {
-    if (this.#reading) {
-      this.#readAgain = true;
-      return;
-    }
-    this.#reading = true;
-    this.#readAgain = false;
-    this.#api
-      .snapshot()
-      .then((snapshot) => {
-        this.#document = new LiveDocument(snapshot.documentVersion, snapshot.cells);
-        this.#view.title(snapshot.path, snapshot.notebookId);
-        this.#view.runtime(snapshot.runtime);
-        this.#view.conditions(snapshot.conditions);
-        this.#view.activity(snapshot);
-        this.#view.showDocument(this.#document);
-      })
-      .catch((error: unknown) => this.notify(`Could not read the notebook: ${(error as Error).message ?? error}`))
-      .finally(() => {
-        this.#reading = false;
-        if (this.#readAgain) this.read();
-        else this.catchUp();
-      });
+    this.#follower.read();
   }
 
   /**
@@ -149,20 +131,17 @@ export class LiveNotebook implements CellHost {
    */
   public async send(request: PageRequest): Promise<unknown> {
     const edit = editRequests.has(request.type);
-    if (edit) this.#editing++;
-    const result = await this.#api.send(request).finally(() => {
-      if (edit) this.#editing--;
-    });
+    const result = await (edit ? this.#follower.editing(() => this.#api.send(request)) : this.#api.send(request));
     if (!result.ok) {
       this.notify(`Not done (${request.type.replace('_', ' ')}): ${result.message}`);
-      this.catchUp();
+      this.#follower.catchUp();
       return undefined;
     }
     const event = answerEvent(request, result.answer);
-    if (event) this.take(event);
+    if (event) this.#follower.take(event);
     // What an undo reverted is told to the other peers only: this page reads the notebook again.
     else if (request.type === 'undo') this.read();
-    else this.catchUp();
+    else this.#follower.catchUp();
     if (!edit) this.readActivity();
     const answer = result.answer as { replaced?: { by?: unknown }; warning?: unknown } | null;
     if (typeof answer?.replaced?.by === 'string') {
@@ -189,16 +168,13 @@ export class LiveNotebook implements CellHost {
       idempotency_key: key,
       ...(expectedVersion === undefined ? {} : { expected_version: expectedVersion }),
     };
-    this.#editing++;
-    const result = await this.#api.send(request).finally(() => {
-      this.#editing--;
-    });
+    const result = await this.#follower.editing(() => this.#api.send(request));
     if (result.ok) {
       const event = answerEvent(request, result.answer);
-      if (event) this.take(event);
+      if (event) this.#follower.take(event);
       return { kind: 'applied', version: (result.answer as WireNotebookAnswer<'update_cell'>).cell.version };
     }
-    this.catchUp();
+    this.#follower.catchUp();
     if (result.code === 'stale_cell') return { kind: 'stale' };
     if (result.unanswered) return { kind: 'unknown', message: result.message };
     this.notify(`Your edit of cell ${cellId} was not saved: ${result.message}`);
@@ -260,11 +236,11 @@ export class LiveNotebook implements CellHost {
       // ending changes what runs: the page reads who runs what (the room sends no event for a queue).
       if (
         event.event === 'execution_done' ||
-        (event.event === 'cell_updated' && this.#document?.cell(event.cell.id)?.source === event.cell.source)
+        (event.event === 'cell_updated' && this.#follower.document?.cell(event.cell.id)?.source === event.cell.source)
       ) {
         this.readActivity();
       }
-      this.take(event);
+      this.#follower.take(event);
       return;
     }
     switch (frame.event) {
@@ -288,51 +264,6 @@ export class LiveNotebook implements CellHost {
         this.#view.inputRequest(frame as unknown as WireInputRequestEvent);
         return;
     }
-  }
-
-  /** Applies `event` when it makes the next version, keeps it when it is ahead, reads again when it does not fit. */
-  private take(event: DocumentEvent): void {
-    const document = this.#document;
-    if (this.#reading || !document) {
-      this.wait(event);
-      return;
-    }
-    const result = document.apply(event);
-    if (result.kind === 'misfit') {
-      this.read();
-      return;
-    }
-    if (result.kind === 'ahead') this.wait(event);
-    if (result.kind === 'applied') {
-      if (result.change === 'order') this.#view.orderChanged();
-      else this.#view.cellChanged(result.change.cellId);
-    }
-    this.catchUp();
-  }
-
-  private wait(event: DocumentEvent): void {
-    const version = event.document_version;
-    if (version === undefined) return;
-    const waiting = this.#waiting.get(version);
-    if (waiting) waiting.push(event);
-    else this.#waiting.set(version, [event]);
-  }
-
-  /**
-   * Applies the events kept for the versions that now follow; when some are still ahead and no
-   * edit of the page's is on its way (whose answer would fill the gap), reads the notebook again.
-   */
-  private catchUp(): void {
-    const document = this.#document;
-    if (this.#reading || !document) return;
-    for (const version of this.#waiting.keys()) if (version <= document.version) this.#waiting.delete(version);
-    const next = this.#waiting.get(document.version + 1);
-    if (next) {
-      this.#waiting.delete(document.version + 1);
-      for (const event of next) this.take(event);
-      return;
-    }
-    if ((this.#waiting.size > 0 && this.#editing === 0) || document.version < this.#joinedAt) this.read();
   }
 
   /** Reads who is where and what runs; coalesced like {@link read}. */
@@ -366,30 +297,5 @@ export class LiveNotebook implements CellHost {
     this.#noticeTimer = setTimeout(() => {
       this.#notice.hidden = true;
     }, noticeMs);
-  }
-}
-
-/** The edit an answer to the page's own request made, as the event the room told the other peers. */
-function answerEvent(request: PageRequest, answer: unknown): DocumentEvent | undefined {
-  switch (request.type) {
-    case 'insert_cell': {
-      const { cell, index, document_version } = answer as WireNotebookAnswer<'insert_cell'>;
-      return { event: 'cell_inserted', document_version, index, cell };
-    }
-    case 'update_cell':
-    case 'clear_outputs': {
-      const { cell, document_version } = answer as WireNotebookAnswer<'update_cell'>;
-      return { event: 'cell_updated', document_version, cell };
-    }
-    case 'delete_cell': {
-      const { document_version } = answer as WireNotebookAnswer<'delete_cell'>;
-      return { event: 'cell_deleted', document_version, cell_id: request.cell_id };
-    }
-    case 'move_cell': {
-      const { document_version, index } = answer as WireNotebookAnswer<'move_cell'>;
-      return { event: 'cell_moved', document_version, cell_id: request.cell_id, index };
-    }
-    default:
-      return undefined;
   }
 }
