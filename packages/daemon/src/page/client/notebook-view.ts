@@ -6,6 +6,7 @@ import type {
 } from '@nteract-mcp/runtimed-protocol';
 import { type CellHost, type CellPlace, CellView } from './cell-view.js';
 import { CommandKeys } from './command-keys.js';
+import { cellGapPx, cellTops, drawnRange, estimateHeight } from './drawn-range.js';
 import { el, icon } from './element.js';
 import { KernelBar } from './kernel-bar.js';
 import type { LiveDocument } from './live-document.js';
@@ -22,14 +23,8 @@ export interface NotebookActivity {
   readonly queued: readonly string[];
 }
 
-/** A notebook of at most this many cells is drawn whole (a person finds any cell with the browser's search). */
-const drawAllUpTo = 100;
-/** How far above and below the viewport cells are kept in the document (px). */
-const overscanPx = 700;
 /** How long the page waits after the last scroll before it makes editors (ms): none is made mid-scroll. */
 const editorsAfterScrollMs = 150;
-/** The space below each cell (its CSS `margin-bottom`), counted in its height. */
-const cellGapPx = 18;
 
 /**
  * The notebook page: its header (title, connection, kernel, who is here) and its cells, a long
@@ -369,13 +364,8 @@ export class NotebookView {
     const document = this.#document;
     const length = document?.length ?? 0;
     if (this.#tops?.length === length + 1) return this.#tops;
-    const tops = new Float64Array(length + 1);
-    for (let index = 0; index < length; index++) {
-      const cell = document?.cellAt(index) as SnapshotCell;
-      tops[index + 1] = (tops[index] as number) + (this.#heights.get(cell.id) ?? estimateHeight(cell));
-    }
-    this.#tops = tops;
-    return tops;
+    this.#tops = document ? cellTops(document, this.#heights) : new Float64Array(1);
+    return this.#tops;
   }
 
   /**
@@ -388,11 +378,7 @@ export class NotebookView {
     const tops = this.tops();
     const length = document.length;
     const offset = this.#cells.getBoundingClientRect().top;
-    const whole = length <= drawAllUpTo;
-    const first = whole ? 0 : Math.max(0, lastAtOrBelow(tops, -offset - overscanPx, length));
-    const last = whole
-      ? length - 1
-      : Math.min(length - 1, lastAtOrBelow(tops, innerHeight - offset + overscanPx, length));
+    const [first, last] = drawnRange(tops, length, -offset, innerHeight - offset);
     if (!always && first === this.#drawn[0] && last === this.#drawn[1]) return;
     this.#drawn = [first, last];
 
@@ -499,37 +485,4 @@ export class NotebookView {
     if (shift !== 0) scrollBy(0, shift);
     this.schedule(true);
   }
-}
-
-/** The largest index `i` in `0..length` with `tops[i] <= y` (`0` when none). */
-function lastAtOrBelow(tops: Float64Array, y: number, length: number): number {
-  let low = 0;
-  let high = length;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if ((tops[mid] as number) <= y) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-/** A cell's height before it was drawn (px, with its gap): its lines of source and a rough size per output. */
-function estimateHeight(cell: SnapshotCell): number {
-  const lines = countLines(cell.source);
-  let height = cell.cell_type === 'markdown' ? 38 + lines * 24 : 38 + lines * 20;
-  for (const output of cell.outputs) {
-    if (output.output_type === 'stream') height += 10 + countLines(String(output.text ?? '')) * 19;
-    else if (output.output_type === 'error') height += 120;
-    else {
-      const data = (output.data ?? {}) as Record<string, unknown>;
-      height += data['image/png'] || data['image/jpeg'] ? 320 : data['text/html'] ? 160 : 40;
-    }
-  }
-  return height + cellGapPx;
-}
-
-function countLines(text: string): number {
-  let lines = 1;
-  for (let at = text.indexOf('\n'); at >= 0 && at < text.length - 1; at = text.indexOf('\n', at + 1)) lines++;
-  return lines;
 }
