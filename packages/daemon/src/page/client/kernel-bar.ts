@@ -1,5 +1,6 @@
 import type { WireRuntimeState } from '@nteract-mcp/runtimed-protocol';
 import { el } from './element.js';
+import { kernelWantsRestart } from './kernel-state-label.js';
 
 /** What the kernel's controls ask of the page. */
 export interface KernelBarActions {
@@ -44,7 +45,7 @@ export class KernelBar {
 
   /** The kernel's state: a stopped or unavailable kernel has its restart control stand out. */
   public runtime(runtime: WireRuntimeState): void {
-    const stopped = runtime.state === 'stopped' || runtime.kernel_status === 'dead';
+    const stopped = kernelWantsRestart(runtime);
     this.control('restart').classList.toggle('wanted', stopped);
     this.control('restart').title = stopped
       ? 'The kernel stopped: restart it to run code again'

@@ -9,6 +9,7 @@ import { CommandKeys } from './command-keys.js';
 import { cellGapPx, cellTops, drawnRange, estimateHeight } from './drawn-range.js';
 import { el, icon } from './element.js';
 import { KernelBar } from './kernel-bar.js';
+import { connectionLabel, kernelStateLabel } from './kernel-state-label.js';
 import type { LiveDocument } from './live-document.js';
 import { loadCellEditor, loadedCellEditor } from './load-cell-editor.js';
 import type { SnapshotCell, SnapshotPeer } from './notebook-snapshot.js';
@@ -158,14 +159,7 @@ export class NotebookView {
 
   public connection(state: ConnectionState): void {
     this.#connection.className = `connection ${state}`;
-    this.#connection.textContent =
-      state === 'live'
-        ? 'live'
-        : state === 'reconnecting'
-          ? 'reconnecting…'
-          : state === 'closed'
-            ? 'not open to you'
-            : 'connecting…';
+    this.#connection.textContent = connectionLabel(state);
   }
 
   /** Shows `document` (a fresh snapshot's): every drawn cell updated, gone ones removed. */
@@ -244,10 +238,10 @@ export class NotebookView {
   }
 
   public runtime(runtime: WireRuntimeState): void {
-    const state = runtime.state === 'ready' ? (runtime.kernel_status ?? 'ready') : runtime.state.replace('_', ' ');
-    this.#kernel.className = `kernel ${state.replace(/\s/g, '-')}`;
-    this.#kernel.textContent = `kernel ${state}`;
-    this.#kernel.title = runtime.reason ?? '';
+    const label = kernelStateLabel(runtime);
+    this.#kernel.className = label.className;
+    this.#kernel.textContent = label.text;
+    this.#kernel.title = label.title;
     this.#kernelBar.runtime(runtime);
   }
 
