@@ -1,23 +1,11 @@
 import type { WireOutput } from '@nteract-mcp/runtimed-protocol';
 import { el } from './element.js';
+import { type OutputText, outputChoice } from './output-choice.js';
 import { renderAnsi } from './render-ansi.js';
 import { showLatex, showMarkdown } from './render-markdown.js';
 
 /** Where an output's HTML or SVG is served for its frame (`version` changes with the content). */
 export type OutputFrameUrl = (index: number, version: string) => string;
-
-/**
- * What stands for an output value the page server did not send inline (a large one): its URL on
- * the page server (content-addressed) and its hash (see the server's `output-references.ts`).
- */
-interface OutputReference {
-  readonly runtimed_output_ref: string;
-  readonly hash: string;
-}
-
-function isReference(value: unknown): value is OutputReference {
-  return typeof (value as OutputReference | null)?.runtimed_output_ref === 'string';
-}
 
 /**
  * An element whose content is a referenced value's text, drawn by `fill` once it is read (the
@@ -26,13 +14,13 @@ function isReference(value: unknown): value is OutputReference {
 function referencedText<K extends 'pre' | 'div'>(
   tag: K,
   className: string,
-  reference: OutputReference,
+  url: string,
   fill: (node: HTMLElementTagNameMap[K], text: string) => void,
 ): HTMLElementTagNameMap[K] {
   const node = el(tag) as HTMLElementTagNameMap[K];
   node.className = className;
   node.textContent = 'loading…';
-  fetch(reference.runtimed_output_ref)
+  fetch(url)
     .then((answer) => (answer.ok ? answer.text() : Promise.reject(new Error(`HTTP ${answer.status}`))))
     .then(
       (value) => {
@@ -46,24 +34,19 @@ function referencedText<K extends 'pre' | 'div'>(
   return node;
 }
 
-/** nbformat multiline text: a string or a list of strings. */
-function text(value: unknown): string {
-  if (Array.isArray(value)) return value.join('');
-  return typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
+/** An element holding `text`, drawn by `fill` now, or once read when it is sent by URL. */
+function textual<K extends 'pre' | 'div'>(
+  tag: K,
+  className: string,
+  text: OutputText,
+  fill: (node: HTMLElementTagNameMap[K], text: string) => void,
+): HTMLElementTagNameMap[K] {
+  if ('url' in text) return referencedText(tag, className, text.url, fill);
+  const node = el(tag) as HTMLElementTagNameMap[K];
+  node.className = className;
+  fill(node, text.inline);
+  return node;
 }
-
-/** The MIME types the page draws, best first (as a Jupyter front end ranks them). */
-const mimeRank = [
-  'text/html',
-  'image/svg+xml',
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'text/markdown',
-  'text/latex',
-  'application/json',
-  'text/plain',
-] as const;
 
 /**
  * One output as elements. Text is set as text (stream and traceback colours as styled spans);
@@ -83,82 +66,29 @@ export function renderOutput(output: WireOutput, index: number, frameUrl: Output
   return node;
 }
 
-/**
- * An image output's size as its metadata gives it (`width`/`height` under the MIME type or at the
- * top): a retina plot is twice its shown size in pixels, and says so there.
- */
-function imageSize(output: WireOutput, mime: string): { width?: number; height?: number } {
-  const metadata = (output.metadata ?? {}) as Record<string, unknown>;
-  const own = (metadata[mime] ?? metadata) as { width?: unknown; height?: unknown };
-  const size: { width?: number; height?: number } = {};
-  if (typeof own.width === 'number' && own.width > 0) size.width = Math.round(own.width);
-  if (typeof own.height === 'number' && own.height > 0) size.height = Math.round(own.height);
-  return size;
-}
-
-function image(output: WireOutput, mime: string, src: string, kind: string): HTMLElement {
-  const img = el('img', { src, alt: mime, decoding: 'async' });
-  const { width, height } = imageSize(output, mime);
-  if (width !== undefined) img.width = width;
-  if (height !== undefined) img.height = height;
-  return el('div', { className: `output ${kind} image` }, [img]);
-}
-
 function renderValue(output: WireOutput, index: number, frameUrl: OutputFrameUrl): HTMLElement {
-  const type = output.output_type;
-  if (type === 'stream') {
-    const name = typeof output.name === 'string' ? output.name : 'stdout';
-    return el('pre', { className: `output stream ${name}` }, [renderAnsi(text(output.text))]);
-  }
-  if (type === 'error') {
-    const traceback = Array.isArray(output.traceback) ? output.traceback.join('\n') : '';
-    const fallback = `${text(output.ename)}: ${text(output.evalue)}`;
-    return el('pre', { className: 'output error' }, [renderAnsi(traceback || fallback)]);
-  }
-  const data = (output.data ?? {}) as Record<string, unknown>;
-  const mime = mimeRank.find((candidate) => data[candidate] !== undefined);
-  const value = mime === undefined ? '' : data[mime];
-  const kind = type === 'execute_result' ? 'result' : 'display';
-  if (isReference(value)) {
-    switch (mime) {
-      case 'text/html':
-      case 'image/svg+xml':
-        return outputFrame(mime, frameUrl(index, value.hash));
-      case 'image/png':
-      case 'image/jpeg':
-      case 'image/gif':
-        return image(output, mime, value.runtimed_output_ref, kind);
-      case 'text/markdown':
-        return referencedText('div', `output ${kind} markdown-body`, value, showMarkdown);
-      case 'text/latex':
-        return referencedText('div', `output ${kind} latex`, value, showLatex);
-      default:
-        return referencedText('pre', `output ${kind}`, value, (node, body) => node.append(renderAnsi(body)));
+  const choice = outputChoice(output);
+  switch (choice.as) {
+    case 'stream':
+      return el('pre', { className: `output stream ${choice.name}` }, [renderAnsi(choice.text)]);
+    case 'error':
+      return el('pre', { className: 'output error' }, [renderAnsi(choice.text)]);
+    case 'frame':
+      return outputFrame(choice.mime, frameUrl(index, choice.version));
+    case 'image': {
+      const img = el('img', { src: choice.src, alt: choice.mime, decoding: 'async' });
+      if (choice.width !== undefined) img.width = choice.width;
+      if (choice.height !== undefined) img.height = choice.height;
+      return el('div', { className: `output ${choice.kind} image` }, [img]);
     }
-  }
-  const body = text(value);
-  switch (mime) {
-    case 'text/html':
-    case 'image/svg+xml':
-      return outputFrame(mime, frameUrl(index, contentVersion(body)));
-    case 'image/png':
-    case 'image/jpeg':
-    case 'image/gif':
-      return image(output, mime, `data:${mime};base64,${body.replace(/\s/g, '')}`, kind);
-    case 'text/markdown': {
-      const node = el('div', { className: `output ${kind} markdown-body` });
-      showMarkdown(node, body);
-      return node;
-    }
-    case 'text/latex': {
-      const node = el('div', { className: `output ${kind} latex` });
-      showLatex(node, body);
-      return node;
-    }
-    case 'application/json':
-      return el('pre', { className: `output ${kind} json`, textContent: JSON.stringify(data[mime], null, 2) });
-    default:
-      return el('pre', { className: `output ${kind}` }, [renderAnsi(body)]);
+    case 'markdown':
+      return textual('div', `output ${choice.kind} markdown-body`, choice.text, showMarkdown);
+    case 'latex':
+      return textual('div', `output ${choice.kind} latex`, choice.text, showLatex);
+    case 'json':
+      return el('pre', { className: `output ${choice.kind} json`, textContent: choice.json });
+    case 'text':
+      return textual('pre', `output ${choice.kind}`, choice.text, (node, body) => node.append(renderAnsi(body)));
   }
 }
 
@@ -172,16 +102,6 @@ function outputFrame(mime: 'text/html' | 'image/svg+xml', src: string): HTMLIFra
   });
   frame.src = src;
   return frame;
-}
-
-/** A short hash of an output's content (FNV-1a), so its frame is loaded again only when it changed. */
-function contentVersion(body: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < body.length; i++) {
-    hash ^= body.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(36);
 }
 
 /**
