@@ -20,6 +20,23 @@ describe(terminalRuns, () => {
     ]);
   });
 
+  it('shows reversed default text light on dark, as a terminal does on this light page', () => {
+    const [run] = terminalRuns(`${ESC}[7mselected${ESC}[0m`)[0]?.runs ?? [];
+    expect(run).toEqual({
+      text: 'selected',
+      style: { color: 'rgb(255, 255, 255)', backgroundColor: 'rgb(36, 41, 47)' },
+    });
+  });
+
+  it('swaps named colours in reverse video', () => {
+    expect(terminalRuns(`${ESC}[31;42;7mx${ESC}[0m`)[0]?.runs).toEqual([
+      { text: 'x', style: { color: 'rgb(0, 187, 0)', backgroundColor: 'rgb(187, 0, 0)' } },
+    ]);
+    expect(terminalRuns(`${ESC}[31;7mx${ESC}[0m`)[0]?.runs).toEqual([
+      { text: 'x', style: { color: 'rgb(255, 255, 255)', backgroundColor: 'rgb(187, 0, 0)' } },
+    ]);
+  });
+
   it('makes an OSC 8 hyperlink to a web or mail address a link, ended by ESC \\ or BEL', () => {
     expect(terminalRuns(`see ${ESC}]8;;https://example.org/a${ESC}\\the docs${ESC}]8;;${ESC}\\ now`)).toEqual([
       { runs: [{ text: 'see ' }] },

@@ -48,7 +48,20 @@ export function terminalRuns(text: string): TerminalPiece[] {
   return pieces;
 }
 
-/** Text's runs with their ANSI colours (reverse video swaps them, dark grey standing for the default). */
+/**
+ * What anser gives a reversed run for the colours it did not name: white text (`37`'s colour) on
+ * black (`40`'s), which it then swaps, so default text reversed came out black on white, no
+ * different from plain text on this light page.
+ */
+const anserReversedDefaults = { fg: '0, 0, 0', bg: '255,255,255' } as const;
+/** Reverse video of default text on this page: white on the page's text colour (#24292f). */
+const reversedDefaults = { fg: '255, 255, 255', bg: '36, 41, 47' } as const;
+
+/**
+ * Text's runs with their ANSI colours. Anser applies reverse video itself (swapping the colours and
+ * dropping the `reverse` decoration); a colour it filled in for a reversed run is the page's own
+ * instead, so reversed default text shows light on dark, as in a terminal.
+ */
 function colouredRuns(text: string): TerminalRun[] {
   const runs: TerminalRun[] = [];
   for (const part of Anser.ansiToJson(text.replace(otherOscPattern, ''), { json: true, remove_empty: true })) {
@@ -58,11 +71,11 @@ function colouredRuns(text: string): TerminalRun[] {
       continue;
     }
     const style: RunStyle = {};
-    const reverse = part.decorations.includes('reverse');
-    const fg = part.fg_truecolor || part.fg;
-    const bg = part.bg_truecolor || part.bg;
-    const color = reverse ? bg : fg;
-    const background = reverse ? fg || '34, 34, 34' : bg;
+    const inverted = (part as { isInverted?: boolean }).isInverted === true;
+    let color = part.fg_truecolor || part.fg;
+    let background = part.bg_truecolor || part.bg;
+    if (inverted && color === anserReversedDefaults.fg) color = reversedDefaults.fg;
+    if (inverted && background === anserReversedDefaults.bg) background = reversedDefaults.bg;
     if (color) style.color = `rgb(${color})`;
     if (background) style.backgroundColor = `rgb(${background})`;
     for (const decoration of part.decorations) {
