@@ -247,3 +247,135 @@ describe('SourceSync', () => {
     expect(room.writes).toBe(0);
   });
 });
+
+/**
+ * A cell whose sends the spec answers one by one: each send is logged with its text, expected
+ * version and key, and waits for `answer(outcome)`.
+ */
+function scriptedCell(text: string, version = 'v1') {
+  let local = text;
+  const sends: { text: string; expected: string | undefined; key: string; at: number }[] = [];
+  const answers: ((outcome: SourceSendOutcome) => void)[] = [];
+  const states: SourceSyncState[] = [];
+  const sync = new SourceSync(
+    { text, version },
+    {
+      localText: () => local,
+      merge: (_base, remote) => {
+        local = remote.text;
+      },
+      send: (sent, expected, key) => {
+        sends.push({ text: sent, expected, key, at: Date.now() });
+        return new Promise((resolve) => answers.push(resolve));
+      },
+      stateChanged: (state) => states.push(state),
+    },
+    { pauseMs: 250, maxWaitMs: 1000, retryMs: [500, 1000, 2000] },
+  );
+  const type = (more: string) => {
+    local += more;
+    sync.edited();
+  };
+  /** Answers the oldest send waiting, and lets its consequences run. */
+  const answer = async (outcome: SourceSendOutcome) => {
+    answers.shift()?.(outcome);
+    await vi.advanceTimersByTimeAsync(0);
+  };
+  return { sync, sends, states, type, answer, text: () => local };
+}
+
+describe('SourceSync timing and resends', () => {
+  it('sends once the person pauses for 250 ms, over the version the text started from', async () => {
+    const cell = scriptedCell('a', 'v7');
+    const start = Date.now();
+    cell.type('b');
+    await vi.advanceTimersByTimeAsync(200);
+    cell.type('c');
+    await vi.advanceTimersByTimeAsync(249);
+    expect(cell.sends).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(cell.sends).toEqual([
+      { text: 'abc', expected: 'v7', key: expect.stringMatching(/^page-/), at: start + 450 },
+    ]);
+    expect(cell.states).toEqual(['sending']);
+  });
+
+  it('sends at most 1 s after the first unsent keystroke while typing goes on', async () => {
+    const cell = scriptedCell('');
+    const start = Date.now();
+    for (let i = 0; i < 12; i++) {
+      cell.type(String(i % 10));
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(cell.sends.map((send) => send.at - start)).toEqual([1000]);
+  });
+
+  it('has one send on its way at a time; what was typed meanwhile goes next, over the version the answer gave', async () => {
+    const cell = scriptedCell('x', 'v1');
+    cell.type('1');
+    await vi.advanceTimersByTimeAsync(250);
+    cell.type('2');
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(cell.sends).toHaveLength(1);
+    await cell.answer({ kind: 'applied', version: 'v2' });
+    await vi.advanceTimersByTimeAsync(250);
+    expect(cell.sends.map(({ text, expected }) => [text, expected])).toEqual([
+      ['x1', 'v1'],
+      ['x12', 'v2'],
+    ]);
+    expect(cell.sends[1]?.key).not.toBe(cell.sends[0]?.key);
+    await cell.answer({ kind: 'applied', version: 'v3' });
+    expect(cell.sync.state).toBe('saved');
+    expect(cell.sync.pending).toBe(false);
+  });
+
+  it('resends an unanswered text with the same key and version after 500, 1000, then 2000 ms each time', async () => {
+    const cell = scriptedCell('n', 'v1');
+    cell.type('!');
+    await vi.advanceTimersByTimeAsync(250);
+    const first = cell.sends[0];
+    for (const wait of [500, 1000, 2000, 2000]) {
+      const count = cell.sends.length;
+      await cell.answer({ kind: 'unknown', message: 'fetch failed' });
+      await vi.advanceTimersByTimeAsync(wait - 1);
+      expect(cell.sends).toHaveLength(count);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(cell.sends).toHaveLength(count + 1);
+    }
+    expect(cell.sends).toHaveLength(5);
+    expect(cell.sends.every((send) => send.key === first?.key && send.expected === 'v1' && send.text === 'n!')).toBe(
+      true,
+    );
+    expect(cell.states).toEqual(['sending', 'waiting', 'waiting', 'waiting', 'waiting']);
+    await cell.answer({ kind: 'applied', version: 'v2' });
+    expect(cell.sync.state).toBe('saved');
+  });
+
+  it('waits for the room’s newer text after a stale refusal, then merges it and sends over its version', async () => {
+    const cell = scriptedCell('base', 'v1');
+    cell.type('+mine');
+    await vi.advanceTimersByTimeAsync(250);
+    await cell.answer({ kind: 'stale' });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(cell.sends).toHaveLength(1);
+    // The other peer's change comes (its event): the fake merge takes the room's text, then the page types on.
+    cell.sync.roomChanged({ text: 'theirs', version: 'v2' });
+    expect(cell.text()).toBe('theirs');
+    cell.type('+again');
+    await vi.advanceTimersByTimeAsync(250);
+    expect(cell.sends.at(-1)).toMatchObject({ text: 'theirs+again', expected: 'v2' });
+  });
+
+  it('takes its own text coming back as an event as the room’s, merging nothing', async () => {
+    const cell = scriptedCell('a', 'v1');
+    cell.type('b');
+    await vi.advanceTimersByTimeAsync(250);
+    cell.sync.roomChanged({ text: 'ab', version: 'v2' });
+    expect(cell.text()).toBe('ab');
+    await cell.answer({ kind: 'applied', version: 'v2' });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(cell.sends).toHaveLength(1);
+    expect(cell.sync.roomText).toBe('ab');
+    expect(cell.sync.pending).toBe(false);
+  });
+});
