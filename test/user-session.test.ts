@@ -24,8 +24,12 @@ describe('startUserSession: the product as a user starts it', () => {
     const session = await startUserSession();
     sessions.push(session);
     expect(existsSync(session.socketPath)).toBe(false);
+    // Listing finds no daemon and starts none (nothing is open); the first notebook starts it.
     const rooms = await session.call('list_active_notebooks');
     expect(rooms.isError, rooms.text).toBe(false);
+    expect(rooms.text).toBe('[]');
+    expect(existsSync(session.socketPath)).toBe(false);
+    expect((await session.call('create_notebook', {})).isError).toBe(false);
     expect(existsSync(session.socketPath)).toBe(true);
 
     const status = await session.call('session_status');
@@ -63,6 +67,7 @@ describe('startUserSession: the product as a user starts it', () => {
   }, async () => {
     const session = await startUserSession({ faultHooks: true });
     sessions.push(session);
+    await session.call('create_notebook', {});
     await session.call('list_active_notebooks');
     expect(session.faults.fired()).toEqual([]);
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +104,22 @@ describe(RuntimedDaemonPort, () => {
       plugins: [createLocalDaemonPlugin({ socketPath: '/x/d.sock', autoStart: { command: 'runtimed', args: [] } })],
     }).build();
     expect(configured.get(DaemonStarter).enabled).toBe(true);
+  });
+
+  it('lists no rooms when no daemon runs, and starts none for it (an agent on hosted notebooks only)', async () => {
+    const dir = scratchDir();
+    const marker = join(dir, 'started');
+    const port = portFor(join(dir, 'd.sock'), {
+      autoStart: {
+        command: process.execPath,
+        args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, '')`],
+      },
+    });
+    expect(await port.listRooms()).toEqual([]);
+    expect(existsSync(marker)).toBe(false);
+    // The start it would have run does run (the check can fail).
+    void port.openNotebook(join(dir, 'a.ipynb'), peer).catch(() => undefined);
+    await vi.waitFor(() => expect(existsSync(marker)).toBe(true), { timeout: 4000 });
   });
 
   describe('.queryInfo', () => {

@@ -82,13 +82,13 @@ function formatCommand(command: string, args: readonly string[]): string {
  * - `attachNotebook` is attach-only: the daemon refuses an unknown id with `notebookUnavailable`
  *   (definitive) and creates nothing. Other refusals (`load_failed`, `bad_request`, …) reject
  *   `invalidRequest` with the daemon's `code`; an unreachable daemon rejects `daemonUnavailable`.
- * - With `autoStart` configured, open/attach/create/listRooms that find no daemon start it once
+ * - With `autoStart` configured, open/attach/create that find no daemon start it once
  *   (concurrent callers share the attempt), wait up to 15 s for it to answer and go on; otherwise
  *   they reject `daemonUnavailable` saying the command could not start it.
  * - Every open, attach, create and list_kernels carries this client's context (`cwd`, and the
  *   environment its kernels get; see {@link clientContextOf}), which older daemons ignore.
  * - As a {@link DaemonStarter}, `start` runs the same auto-start (shared with the calls above)
- *   and rejects `daemonUnavailable` without `autoStart`.
+ *   and rejects `daemonUnavailable` without `autoStart`. `listRooms` starts nothing: no daemon, no rooms.
  * - Only {@link CoreError}s are thrown.
  *
  * Does not guarantee: event delivery (events are hints; query after each), that a notebook stays
@@ -183,16 +183,26 @@ export class RuntimedDaemonPort implements DaemonPort, DaemonStarter {
     await this.startDaemon(autoStart);
   }
 
-  public listRooms(): Promise<readonly ListedNotebook[]> {
-    return this.withAutoStart(async () => {
-      const { connection } = await this.openControl(this.#locator.socketPath());
-      try {
-        const answer = await requestWithin(connection, { type: 'list_rooms' }, this.#clock, this.connectTimeoutMs);
-        return answer.rooms.map(toRoomInfo);
-      } finally {
-        connection.close();
-      }
-    });
+  /**
+   * The daemon's open rooms; none when no daemon runs (it is not started for this: an agent that
+   * only works on hosted notebooks lists them without a local daemon coming up).
+   */
+  public async listRooms(): Promise<readonly ListedNotebook[]> {
+    let opened: { connection: RuntimedConnection; greeting: RuntimedFrame };
+    try {
+      opened = await this.openControl(this.#locator.socketPath());
+    } catch (error) {
+      if (absenceReason(error) !== undefined) return [];
+      throw asCoreError(error, 'The daemon request failed');
+    }
+    try {
+      const answer = await requestWithin(opened.connection, { type: 'list_rooms' }, this.#clock, this.connectTimeoutMs);
+      return answer.rooms.map(toRoomInfo);
+    } catch (error) {
+      throw asCoreError(error, 'The daemon request failed');
+    } finally {
+      opened.connection.close();
+    }
   }
 
   /**
