@@ -96,6 +96,7 @@ describe('the public surface of @nteract-mcp/core', () => {
   it('exports exactly the documented names from the ./testing subpath', async () => {
     const surface = Object.keys(await import('./testing/index.js')).sort();
     expect(surface).toEqual([
+      'ContractViolation',
       'FakeChildProcess',
       'FakeChildProcessPort',
       'FakeDaemonPort',
@@ -107,6 +108,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'NotModelledError',
       'RecordingLogger',
       'createTestContainer',
+      'describeNotebookHandleContract',
       'fakeInitializeEraPlugin',
       'fakeLocalBackendsPlugin',
       'fakeReopeningBackend',
