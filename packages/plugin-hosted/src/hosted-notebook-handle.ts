@@ -263,8 +263,8 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   /**
-   * Runs the cell's source in the session's kernel; outputs are written into the cell as they
-   * come (`onOutput` is called with each) and saved when it ends. Waits at most `timeoutMs`
+   * Runs the cell's source in the session's kernel (`onStarted` is told its id as it is sent); outputs
+   * are written into the cell as they come (`onOutput` is called with each) and saved when it ends. Waits at most `timeoutMs`
    * (then `timeout` with the outputs so far; read the rest with {@link HostedNotebookHandle.getExecution}).
    */
   public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
@@ -404,6 +404,7 @@ export class HostedNotebookHandle implements NotebookHandle {
         done: Promise.resolve(),
       };
       rememberExecution(this.#executions, record);
+      options?.onStarted?.(executionId);
       return record;
     }
     cell.outputs = [];
@@ -447,6 +448,7 @@ export class HostedNotebookHandle implements NotebookHandle {
       }),
     };
     rememberExecution(this.#executions, record);
+    cell?.options?.onStarted?.(executionId);
     void this.#kernel
       .execute(
         source,
