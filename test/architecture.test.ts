@@ -44,7 +44,8 @@ const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/plugin-hosted': ['@nteract-mcp/core', '@nteract-mcp/foundation', '@nteract-mcp/output-shaping'],
   '@nteract-mcp/plugin-transport-legacy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
-  '@nteract-mcp/example-custom-rejoin-strategy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/example-custom-rejoin-rule': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/example-custom-target-kind': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   // Embedding composes its own server: core, the plugins it chose, and the daemon bin it auto-starts.
   '@nteract-mcp/example-embedding': [
     '@nteract-mcp/core',
@@ -127,12 +128,15 @@ describe('the package graph', () => {
     expect(violations).toEqual([]);
   });
 
-  it('lets the example plugin depend on @nteract-mcp/core and no first-party plugin, in code and in its manifest', () => {
-    const example = packageNamed('@nteract-mcp/example-custom-rejoin-strategy');
-    const declared = Object.keys({ ...example.manifest.dependencies, ...example.manifest.devDependencies });
-    expect(declared.filter((dep) => dep.startsWith('@nteract-mcp/plugin-') || dep === 'nteract-mcp')).toEqual([]);
-    expect([...(graph.get(example.name) ?? [])].filter((dep) => dep.includes('plugin'))).toEqual([]);
-  });
+  it.each(['@nteract-mcp/example-custom-rejoin-rule', '@nteract-mcp/example-custom-target-kind'])(
+    'lets the example plugin %s depend on @nteract-mcp/core and no first-party plugin, in code and in its manifest',
+    (name) => {
+      const example = packageNamed(name);
+      const declared = Object.keys({ ...example.manifest.dependencies, ...example.manifest.devDependencies });
+      expect(declared.filter((dep) => dep.startsWith('@nteract-mcp/plugin-') || dep === 'nteract-mcp')).toEqual([]);
+      expect([...(graph.get(example.name) ?? [])].filter((dep) => dep.includes('plugin'))).toEqual([]);
+    },
+  );
 
   it('ships each bin from one package (two would clash in one global install)', () => {
     const shipped = new Map<string, string[]>();
@@ -214,7 +218,8 @@ const processEntries = [
   'packages/daemon/src/page/client/live-page.ts',
   'packages/nteract-mcp/src/nteract-mcp.ts',
   'packages/nteract-mcp/src/runt-mcp.ts',
-  'examples/custom-rejoin-strategy/src/main.ts',
+  'examples/custom-rejoin-rule/src/main.ts',
+  'examples/custom-target-kind/src/main.ts',
   'examples/embedding/src/main.ts',
 ];
 
@@ -259,7 +264,7 @@ export function definePoint(name) { points.set(name, { name }); return Symbol(na
     ...readFileSync(join(coreSrc, 'composition', 'contribution-points.ts'), 'utf8').matchAll(/^\s+(\w+)Point,$/gm),
   ].map(([, name]) => `${(name as string)[0]?.toUpperCase()}${(name as string).slice(1)}`);
   const forThirdParties: Readonly<Record<string, string>> = {
-    NotebookBackend: 'examples/custom-rejoin-strategy',
+    NotebookBackend: 'examples/custom-target-kind',
     ChildToolContribution: 'examples/embedding',
   };
 

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startUserSession, type UserSession, waitFor } from './support/index.js';
 
 /** The example third-party plugin's module, as built (it exports `createPlugin`). */
-const examplePlugin = fileURLToPath(new URL('../examples/custom-rejoin-strategy/dist/plugin.js', import.meta.url));
+const examplePlugin = fileURLToPath(new URL('../examples/custom-rejoin-rule/dist/plugin.js', import.meta.url));
 
 const archived = {
   cells: [{ cell_type: 'code', id: 'c1', metadata: {}, source: 'answer = 41 + 1', outputs: [], execution_count: null }],

@@ -11,7 +11,7 @@ import type { Contribution, ContributionPoint } from '../di/contribution-point.j
  *
  * - `NotebookBackend`: a kind of notebook target, end to end: parse, connect, create, list, and
  *   `reopen`, its way back after a loss (core rejoins every kind through it). A new target kind is
- *   one backend (examples/custom-rejoin-strategy).
+ *   one backend (examples/custom-target-kind, with its own NotebookHandle).
  * - `RecoveryContribution`: what watches for a lost session and asks for a rejoin (the local
  *   daemon's watch loop, the hosted retry, core's bounded retry).
  * - `ProtocolAdmission`: an MCP era (initialize-based, per-request negotiation).
