@@ -49,9 +49,11 @@ await describeNotebookHandleContract(
       const put = await server.api('PUT', `api/contents/${path}`, emptyNotebook);
       if (put.status >= 300) throw new Error(`could not put ${path}: ${put.status}`);
       const url = server.notebookUrl(path);
-      return { handle: await connect(resolver(), url, 'agent:contract') };
+      const handle = await connect(resolver(), url, 'agent:contract');
+      // A hosted notebook is saved only where it is: its own URL identity.
+      return { handle, savePath: handle.notebookPath };
     },
-    execution: { source: 'print(6 * 7)', outputText: '42' },
+    execution: { source: 'print(6 * 7)', outputText: '42', slowSource: 'import time; time.sleep(30)' },
   },
   { describe, it },
 );

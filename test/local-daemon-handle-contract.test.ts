@@ -26,9 +26,10 @@ await describeNotebookHandleContract(
       return {
         handle: await port.openNotebook(path, { peerLabel: 'agent:contract:a' }),
         openPeer: () => port.openNotebook(path, { peerLabel: 'agent:contract:b' }),
+        savePath: join(daemon.dir, `contract-${notebooks}-saved.ipynb`),
       };
     },
-    execution: { source: 'print(6 * 7)', outputText: '42' },
+    execution: { source: 'print(6 * 7)', outputText: '42', slowSource: 'import time; time.sleep(30)' },
   },
   { describe, it },
 );

@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NotebookTargetResolver } from '@nteract-mcp/core';
 import { createTestContainer, describeNotebookHandleContract } from '@nteract-mcp/core/testing';
-import { describe, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { createMemoryNotebookPlugin } from './create-memory-notebook-plugin.js';
 
 /** The kind's own handle under core's NotebookHandle contract, reached through its backend as core reaches it. */
@@ -8,6 +11,9 @@ const resolver = createTestContainer({ plugins: [createMemoryNotebookPlugin()] }
   .build()
   .get(NotebookTargetResolver);
 let notebooks = 0;
+/** Where the save check writes its files. */
+const saved = mkdtempSync(join(tmpdir(), 'memory-contract-'));
+afterAll(() => rmSync(saved, { recursive: true, force: true }));
 
 function connect(name: string, peerLabel: string) {
   const target = resolver.resolve(`memory:${name}`, { cwd: '/' });
@@ -20,7 +26,11 @@ await describeNotebookHandleContract(
     open: async () => {
       notebooks += 1;
       const name = `contract-${notebooks}`;
-      return { handle: await connect(name, 'agent:contract:a'), openPeer: () => connect(name, 'agent:contract:b') };
+      return {
+        handle: await connect(name, 'agent:contract:a'),
+        openPeer: () => connect(name, 'agent:contract:b'),
+        savePath: join(saved, `${name}.ipynb`),
+      };
     },
   },
   { describe, it },

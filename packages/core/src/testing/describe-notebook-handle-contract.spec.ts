@@ -5,16 +5,22 @@ import { FakeNotebookHandle } from './fake-notebook-handle.js';
 import { ContractViolation } from './notebook-handle-contract-support.js';
 
 /** Core's fake answers `print(<expression>)` with the expression's digits, as a kernel would print them. */
-const printingExecutor = (cell: { readonly source: string }) => ({
-  status: 'ok' as const,
-  outputs: [{ output_type: 'stream', name: 'stdout', text: `${cell.source.replace(/^print\((.*)\)$/, '$1')}\n` }],
-});
+const printingExecutor = (cell: { readonly source: string }) =>
+  cell.source === 'sleep'
+    ? { status: 'running' as const, outputs: [] }
+    : {
+        status: 'ok' as const,
+        outputs: [{ output_type: 'stream', name: 'stdout', text: `${cell.source.replace(/^print\((.*)\)$/, '$1')}\n` }],
+      };
 
 await describeNotebookHandleContract(
   'core’s fake handle (with peers modelled)',
   {
-    open: async () => ({ handle: new FakeNotebookHandle({ executor: printingExecutor, peers: true }) }),
-    execution: { source: 'print(42)', outputText: '42' },
+    open: async () => ({
+      handle: new FakeNotebookHandle({ executor: printingExecutor, peers: true }),
+      savePath: '/notebooks/saved.ipynb',
+    }),
+    execution: { source: 'print(42)', outputText: '42', slowSource: 'sleep' },
   },
   { describe, it },
 );

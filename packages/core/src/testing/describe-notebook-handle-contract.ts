@@ -52,6 +52,7 @@ export async function describeNotebookHandleContract(
     undo: typeof probe.handle.undo === 'function',
     documentVersion: typeof probe.handle.documentVersion === 'number',
     peers: typeof probe.openPeer === 'function',
+    save: probe.savePath !== undefined,
   };
   await probe.handle.close();
   await probe.dispose?.();
@@ -224,6 +225,14 @@ export async function describeNotebookHandleContract(
       for (const [what, call] of calls) await ensureRejectsWith(call, 'handleClosed', `${what} after close`, settleMs);
     });
 
+    if (capabilities.save) {
+      check('saves to a path: the notebook id kept, the path bound for the next save', async ({ notebook, handle }) => {
+        const saved = await handle.save(notebook.savePath);
+        ensureEqual(saved.notebookId, handle.notebookId, 'the saved notebook’s id');
+        ensureEqual(handle.notebookPath, saved.path, 'notebookPath after the save');
+        ensureEqual((await handle.save()).path, saved.path, 'the path a save without one uses');
+      });
+    }
     if (execution) registerExecutionChecks(check, execution, capabilities);
     if (capabilities.changeEvents) registerChangeEventChecks(check);
     if (capabilities.changeLog) registerChangeLogChecks(check);
@@ -287,6 +296,25 @@ function registerExecutionChecks(
     ensureEqual(replay.executionId, first.executionId, 'the execution id a replay answers');
     ensureEqual(replay.executionCount, first.executionCount, 'the execution count a replay answers');
   });
+
+  const { slowSource } = execution;
+  if (slowSource !== undefined) {
+    check('answers timeout when the wait ends first; the execution goes on, read by its id', async ({ handle }) => {
+      const cell = await handle.insertCell({ source: slowSource, cellType: 'code' });
+      const result = await handle.executeCell(cell.id, { timeoutMs: 500 });
+      ensureEqual([result.status, result.cellId], ['timeout', cell.id], 'the result of a wait that ended first');
+      const state = await handle.getExecution(result.executionId);
+      ensure(['queued', 'running'].includes(state.status), `the execution is ${state.status}, not still running`);
+      // Ended here, so the notebook is not left running for the next check.
+      if (handle.cancelExecution) {
+        const stopped = await handle.cancelExecution(result.executionId);
+        ensure(
+          stopped === 'interrupted' || stopped === 'dequeued',
+          `cancelling a running execution answered ${stopped}`,
+        );
+      } else await handle.interruptKernel();
+    });
+  }
 
   if (capabilities.executionPage) {
     check('pages an execution’s outputs; a page past the end is empty', async ({ handle }) => {

@@ -16,6 +16,8 @@ export interface ContractNotebook {
   readonly handle: NotebookHandle;
   /** Opens another peer on the same notebook (a second connection), when the backend has peers. */
   openPeer?(): Promise<NotebookHandle>;
+  /** Where the notebook may be saved (`save(path)`), in the backend's terms; absent: no save check. */
+  readonly savePath?: string;
   /** Releases what was made for the check (files, rooms); called after the suite closed the handles. */
   dispose?(): Promise<void>;
 }
@@ -28,7 +30,12 @@ export interface NotebookHandleContractSetup {
    * A code cell the backend's kernel runs, and a text its outputs contain (Python: `print(6 * 7)`,
    * `42`); absent when the backend has no kernel: then no check that runs code is registered.
    */
-  readonly execution?: { readonly source: string; readonly outputText: string };
+  readonly execution?: {
+    readonly source: string;
+    readonly outputText: string;
+    /** Code that runs for many seconds (Python: `import time; time.sleep(30)`); absent: no timeout check. */
+    readonly slowSource?: string;
+  };
   /** Each check's time limit; default 60 s (a real kernel starts within it). */
   readonly timeoutMs?: number;
   /** How long a change told asynchronously (another peer's edit, a change event) may take; default 10 s. */
