@@ -16,10 +16,12 @@ const printingExecutor = (cell: { readonly source: string }) =>
 await describeNotebookHandleContract(
   'core’s fake handle (with peers modelled)',
   {
-    open: async () => ({
-      handle: new FakeNotebookHandle({ executor: printingExecutor, peers: true }),
-      savePath: '/notebooks/saved.ipynb',
-    }),
+    open: async () => {
+      const handle = new FakeNotebookHandle({ executor: printingExecutor, peers: true });
+      // The fake's interrupt answers what a test scripts; an idle kernel's answer is this.
+      handle.interruptOutcome = 'nothing_running';
+      return { handle, savePath: '/notebooks/saved.ipynb' };
+    },
     execution: { source: 'print(42)', outputText: '42', slowSource: 'sleep' },
   },
   { describe, it },

@@ -279,6 +279,10 @@ function registerExecutionChecks(
     },
   );
 
+  check('answers nothing_running to an interrupt while the kernel is idle', async ({ handle }) => {
+    ensureEqual(await handle.interruptKernel(), 'nothing_running', 'an interrupt of an idle kernel');
+  });
+
   check('rejects getExecution of an unknown id with invalidRequest', async ({ handle, settleMs }) => {
     await ensureRejectsWith(
       () => handle.getExecution('00000000-0000-4000-8000-000000000000'),
