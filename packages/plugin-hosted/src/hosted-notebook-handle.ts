@@ -95,9 +95,8 @@ export interface HostedNotebookHandleOptions {
  * - Outputs are built from the kernel's messages by `OutputCollector` (`@nteract-mcp/output-shaping`),
  *   as the local daemon builds them (streams merged with `\r` applied, `clear_output`, display
  *   updates); an output passed to `onOutput` or returned is never changed afterwards.
- * - A mutation or execution with an idempotency key already seen for this notebook (by this handle
- *   or an earlier one of it in this process: see {@link HostedIdempotencyLedger}) returns the
- *   first result without applying again.
+ * - A mutation or execution with an idempotency key seen for this notebook (by any of its handles
+ *   in this process: {@link HostedIdempotencyLedger}) returns the first result, not applied again.
  * - `kernelNotice` is given with the first execution after the kernel that ran earlier code is
  *   gone (the handle was opened on a new kernel after a loss, or the kernel restarted by itself).
  * - `onDidChangeCells` listeners are told of this handle's own changes: an edit once it is saved,
@@ -107,10 +106,9 @@ export interface HostedNotebookHandleOptions {
  *
  * Does not guarantee: changes made by anyone else (the Jupyter Server tells no one of edits to a
  * file; they are seen after a reconnect); idempotency across processes (a restarted child starts
- * with an empty ledger, so a mutation replayed into it may apply twice); that a change made on the server
- * between the check and the write is seen (the contents API has no conditional write); outputs
- * of an execution that was running when the connection was lost (it is `aborted` here, though the
- * kernel may finish it).
+ * with an empty ledger); that a change made on the server between the check and the write is seen
+ * (the contents API has no conditional write); outputs of an execution running when the
+ * connection was lost (`aborted` here, though the kernel may finish it).
  */
 export class HostedNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
@@ -263,9 +261,9 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   /**
-   * Runs the cell's source in the session's kernel (`onStarted` is told its id as it is sent); outputs
-   * are written into the cell as they come (`onOutput` is called with each) and saved when it ends. Waits at most `timeoutMs`
-   * (then `timeout` with the outputs so far; read the rest with {@link HostedNotebookHandle.getExecution}).
+   * Runs the cell in the session's kernel (`onStarted` told its id as it is sent); outputs go into
+   * the cell as they come (and to `onOutput`), saved at the end. Waits at most `timeoutMs` (then
+   * `timeout` with the outputs so far; the rest by {@link HostedNotebookHandle.getExecution}).
    */
   public executeCell(cellId: string, options?: ExecuteOptions): Promise<ExecutionResult> {
     if (this.#closedReason !== undefined) return Promise.reject(this.closedError());
