@@ -163,6 +163,11 @@ export class ExecutionFollower {
     }
   }
 
+  /** Whether a follow of `executionId` is waiting for its end (an execution this handle started and follows). */
+  public follows(executionId: string): boolean {
+    return this.#watchers.has(executionId);
+  }
+
   /** An output of `executionId`, whole (a daemon before the output edits). */
   public output(executionId: string, output: CellOutput): void {
     const watchers = this.#watchers.get(executionId);

@@ -209,4 +209,21 @@ describe(RetainedProjection, () => {
     projection.markStale();
     expect(projection.replaceOutputs('a', 4, [{ index: 0, output: text }])).toBeUndefined();
   });
+
+  it("counts the changes that are not the owner's own: others' changes, changing snapshots, a stale mark", () => {
+    const projection = projectionOf(3, 'a');
+    expect(projection.othersChangeCount).toBe(0);
+    projection.apply({ kind: 'update', cell: cell('a', 'mine'), version: 4 }, true);
+    projection.apply({ kind: 'insert', cell: cell('b'), index: 1, version: 5 }, true);
+    expect(projection.othersChangeCount).toBe(0);
+    projection.apply({ kind: 'update', cell: cell('a', 'theirs'), version: 6 });
+    expect(projection.othersChangeCount).toBe(1);
+    // A snapshot the copy already reflects changes nothing; one that changes the copy counts.
+    expect(projection.applySnapshot(6, [cell('a', 'theirs'), cell('b')])).toBe('reflected');
+    expect(projection.othersChangeCount).toBe(1);
+    expect(projection.applySnapshot(8, [cell('a')])).toBe('applied');
+    expect(projection.othersChangeCount).toBe(2);
+    projection.markStale();
+    expect(projection.othersChangeCount).toBe(3);
+  });
 });

@@ -43,6 +43,9 @@ export type ProjectionOutcome = 'applied' | 'reflected' | 'refetch';
  *   the copy stays stale when a newer version was named before the snapshot came (those changes
  *   were not kept).
  * - The lists it returns are copies; the lists it is given are copied.
+ * - {@link RetainedProjection.othersChangeCount} grows with every change it is given as not the
+ *   owner's own, every snapshot that changed the copy, and every {@link RetainedProjection.markStale}
+ *   (who made what the copy missed is not known), before the copy shows that change.
  *
  * Does not guarantee that a trusted copy is the daemon's current document (changes it has not yet
  * been told of exist), nor anything about cells' contents beyond what it was given.
@@ -54,6 +57,7 @@ export class RetainedProjection {
   /** The newest document version any snapshot or change has named. */
   #newestSeenVersion: number;
   #stale = false;
+  #othersChangeCount = 0;
 
   public constructor(version: number, cells: readonly NotebookCell[]) {
     this.#cells = [...cells];
@@ -64,6 +68,11 @@ export class RetainedProjection {
   /** The document version the copy reflects. */
   public get version(): number {
     return this.#version;
+  }
+
+  /** How many changes it was given that were not the owner's own, or of no known author; see the class guarantees. */
+  public get othersChangeCount(): number {
+    return this.#othersChangeCount;
   }
 
   /** Whether the copy cannot be trusted (fetch the whole list and apply it as a snapshot). */
@@ -84,11 +93,16 @@ export class RetainedProjection {
 
   /** Stops trusting the copy (e.g. a broadcast that could not be read may have changed it). */
   public markStale(): void {
+    this.#othersChangeCount += 1;
     this.#stale = true;
   }
 
-  /** Applies `change` when it is the next version and fits; see the class guarantees. */
-  public apply(change: CellChange): ProjectionOutcome {
+  /**
+   * Applies `change` when it is the next version and fits; see the class guarantees. `own`: the
+   * owner made it (its answer, or its run's outputs), so it does not count as another's.
+   */
+  public apply(change: CellChange, own = false): ProjectionOutcome {
+    if (!own) this.#othersChangeCount += 1;
     this.#newestSeenVersion = Math.max(this.#newestSeenVersion, change.version);
     if (this.#stale) return 'refetch';
     if (change.version <= this.#version) return 'reflected';
@@ -103,6 +117,7 @@ export class RetainedProjection {
   /** Takes the whole list at `version`; see the class guarantees. */
   public applySnapshot(version: number, cells: readonly NotebookCell[]): ProjectionOutcome {
     if (!this.#stale && version <= this.#version) return 'reflected';
+    this.#othersChangeCount += 1;
     this.#cells = [...cells];
     this.#version = version;
     this.#newestSeenVersion = Math.max(this.#newestSeenVersion, version);

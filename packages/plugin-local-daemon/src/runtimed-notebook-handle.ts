@@ -53,6 +53,7 @@ import {
   toExecutionState,
   toIncarnation,
   toNotebookCell,
+  toReadiness,
 } from './runtimed-wire-readers.js';
 import { editFields, executeFields, mutationFields } from './runtimed-wire-writers.js';
 import { requestFailure } from './to-core-error.js';
@@ -186,6 +187,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return this.#projection.version;
   }
 
+  /** Own: our answers, and the outputs and ends of the runs we follow (see {@link RetainedProjection}). */
+  public get othersChangeCount(): number {
+    return this.#projection.othersChangeCount;
+  }
+
   public async getChanges(since?: string): Promise<CellActivityPage> {
     const answer = await this.request({ type: 'get_changes', ...(since === undefined ? {} : { since }) });
     return {
@@ -219,25 +225,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     return this.#closedReason;
   }
 
-  /**
-   * Document `ready` (the greeting carries the whole document); runtime from the daemon's state:
-   * `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution), except a
-   * `stopped` whose kernel failed to start (`kernel_status: 'failed'`), which is `failed`;
-   * `unavailable` is `unavailable` with the daemon's reason, `not_started` and `starting` are
-   * `pending` with a reason that says so (a room just opened, e.g. after a daemon restart, starts
-   * its kernel in the background).
-   */
+  /** Document `ready` (the greeting carries the whole document); runtime from the daemon's state ({@link toReadiness}). */
   public readiness(): NotebookReadiness {
-    const { state, reason } = this.#runtime;
-    if (state === 'unavailable') {
-      return { document: 'ready', runtime: 'unavailable', reason: reason ?? 'no kernel is available' };
-    }
-    if (state === 'starting') return { document: 'ready', runtime: 'pending', reason: 'the kernel is starting' };
-    if (state === 'not_started') return { document: 'ready', runtime: 'pending', reason: 'no kernel started yet' };
-    if (state === 'stopped' && this.#runtime.kernel_status === 'failed') {
-      return { document: 'ready', runtime: 'failed', reason: reason ?? 'the kernel failed to start' };
-    }
-    return { document: 'ready', runtime: 'ready' };
+    return toReadiness(this.#runtime);
   }
 
   public waitUntilReady(signal?: AbortSignal): Promise<NotebookReadiness> {
@@ -277,7 +267,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...mutationFields(options),
     });
     const cell = toNotebookCell(answer.cell);
-    this.applyChange({ kind: 'insert', cell, index: answer.index, version: answer.document_version });
+    this.applyChange({ kind: 'insert', cell, index: answer.index, version: answer.document_version }, true);
     return cell;
   }
 
@@ -294,7 +284,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...editFields(options),
     });
     const cell = toNotebookCell(answer.cell);
-    this.applyChange({ kind: 'update', cell, version: answer.document_version });
+    this.applyChange({ kind: 'update', cell, version: answer.document_version }, true);
     return this.#blobs.cell(answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced });
   }
 
@@ -304,7 +294,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cell_id: cellId,
       ...editFields(options),
     });
-    this.applyChange({ kind: 'delete', cellId, version: answer.document_version });
+    this.applyChange({ kind: 'delete', cellId, version: answer.document_version }, true);
   }
 
   public async moveCell(cellId: string, afterCellId: string | undefined, options?: MutationOptions): Promise<void> {
@@ -314,7 +304,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       after_cell_id: afterCellId ?? null,
       ...mutationFields(options),
     });
-    this.applyChange({ kind: 'move', cellId, index: answer.index, version: answer.document_version });
+    this.applyChange({ kind: 'move', cellId, index: answer.index, version: answer.document_version }, true);
   }
 
   public async clearOutputs(cellId: string, options?: MutationOptions): Promise<void> {
@@ -323,7 +313,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       cell_id: cellId,
       ...mutationFields(options),
     });
-    this.applyChange({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version });
+    this.applyChange({ kind: 'update', cell: toNotebookCell(answer.cell), version: answer.document_version }, true);
   }
 
   /**
@@ -457,7 +447,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       case 'stream_appended':
       case 'outputs_cleared': {
         const edit = outputEditOf(event);
-        this.applyChange({ kind: 'outputs', cellId: event.cell_id, edit, version: event.document_version });
+        const own = this.#executions.follows(event.execution_id);
+        this.applyChange({ kind: 'outputs', cellId: event.cell_id, edit, version: event.document_version }, own);
         this.#executions.edited(event.execution_id, event.seq, edit);
         return;
       }
@@ -467,7 +458,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         return;
       case 'execution_done': {
         const { cell_id: cellId, execution_count: executionCount, document_version: version } = event;
-        if (version !== undefined) this.applyChange({ kind: 'count', cellId, executionCount, version });
+        const own = this.#executions.follows(event.execution_id);
+        if (version !== undefined) this.applyChange({ kind: 'count', cellId, executionCount, version }, own);
         // The run's large values went to the blob store: the copy holds references, not the texts.
         const replaced = version !== undefined && this.#projection.replaceOutputs(cellId, version, event.blob_outputs);
         if (replaced) this.#blobs.dropped(replaced);
@@ -491,9 +483,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     }
   }
 
-  /** Applies `change` to the copy; tells it when applied, fetches the list again when it could not be placed. */
-  private applyChange(change: CellChange): void {
-    const outcome = this.#projection.apply(change);
+  /** Applies `change` (`own`: ours) to the copy; tells it when applied, fetches the list again when it could not be placed. */
+  private applyChange(change: CellChange, own = false): void {
+    const outcome = this.#projection.apply(change, own);
     if (outcome === 'applied') {
       this.tellChange(toCellNotice(change));
     } else if (outcome === 'refetch') {

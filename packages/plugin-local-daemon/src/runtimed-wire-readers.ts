@@ -9,6 +9,7 @@ import {
   type ListedNotebook,
   type NotebookCell,
   type NotebookCellChange,
+  type NotebookReadiness,
 } from '@nteract-mcp/core';
 import {
   parseFromDaemon,
@@ -20,6 +21,7 @@ import {
   type WireKernelspec,
   type WireRoomEvent,
   type WireRoomInfo,
+  type WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
 import type { CellChange } from './retained-projection.js';
 import { toCoreError } from './to-core-error.js';
@@ -175,4 +177,25 @@ export function toCellNotice(change: CellChange): NotebookCellChange {
     case 'count':
       return { kind: 'updated', cellId: change.cellId };
   }
+}
+
+/**
+ * A room's readiness from the daemon's runtime state (the document is `ready`: the greeting carries
+ * it whole): `ready` and `stopped` are `ready` (a stopped kernel restarts on the next execution),
+ * except a `stopped` whose kernel failed to start (`kernel_status: 'failed'`), which is `failed`;
+ * `unavailable` is `unavailable` with the daemon's reason, `not_started` and `starting` are
+ * `pending` with a reason that says so (a room just opened, e.g. after a daemon restart, starts
+ * its kernel in the background).
+ */
+export function toReadiness(runtime: WireRuntimeState): NotebookReadiness {
+  const { state, reason } = runtime;
+  if (state === 'unavailable') {
+    return { document: 'ready', runtime: 'unavailable', reason: reason ?? 'no kernel is available' };
+  }
+  if (state === 'starting') return { document: 'ready', runtime: 'pending', reason: 'the kernel is starting' };
+  if (state === 'not_started') return { document: 'ready', runtime: 'pending', reason: 'no kernel started yet' };
+  if (state === 'stopped' && runtime.kernel_status === 'failed') {
+    return { document: 'ready', runtime: 'failed', reason: reason ?? 'the kernel failed to start' };
+  }
+  return { document: 'ready', runtime: 'ready' };
 }

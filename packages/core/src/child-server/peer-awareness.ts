@@ -3,6 +3,13 @@ import type { CellActivity, NotebookCell, NotebookHandle } from '../ports/notebo
 /** How many activities of other peers one answer's note names before it points to `get_changes`. */
 export const changeNoteLimit = 8;
 
+/**
+ * How many answers in a row may leave the change log unread while only this session changed the
+ * notebook: then it is read once, so the cursor a restarted child is handed stays close to now
+ * (its first answer reads from there; this session's own changes after it are read and dropped).
+ */
+export const quietAnswersBeforeRead = 50;
+
 /** Where this session's reading of one notebook stands. */
 interface NotebookReading {
   /** The version of each cell as this session last read or wrote it. */
@@ -10,6 +17,10 @@ interface NotebookReading {
   /** The change-log cursor of the last note, and the document version it was taken at. */
   cursor?: string;
   documentVersion?: number;
+  /** The handle's count of others' changes when the change log was last read. */
+  othersChangeCount?: number;
+  /** Answers since the change log was last read. */
+  quietAnswers: number;
 }
 
 /**
@@ -49,14 +60,25 @@ export class PeerAwareness {
 
   /**
    * The lines telling what peers other than `ownLabel` did to the notebook of `handle` since the
-   * previous call (none on the first; no request when the notebook did not change). Never throws:
-   * a change log that cannot be read now is read at the next call.
+   * previous call (none on the first). Never throws: a change log that cannot be read now is read
+   * at the next call.
+   *
+   * Asks the change log only when another peer may have changed the notebook since it was last
+   * read: on the first call (also after a handed cursor), when the handle's
+   * {@link NotebookHandle.othersChangeCount} grew (a handle without it: when `documentVersion`
+   * moved, or on every call when it has none either), and once every
+   * {@link quietAnswersBeforeRead} answers when only this session changed it. A lone agent's
+   * answers therefore cost no request; another peer's change the handle learned of before an
+   * answer is named in that answer, once (the cursor moves past it).
    */
   public async changeNote(handle: NotebookHandle | undefined, ownLabel: string): Promise<string[]> {
     if (!handle?.getChanges || handle.isClosed) return [];
     const reading = this.reading(handle.notebookId);
-    if (reading.cursor !== undefined && handle.documentVersion === reading.documentVersion) return [];
-    const documentVersion = handle.documentVersion;
+    const { documentVersion, othersChangeCount } = handle;
+    if (reading.cursor !== undefined && !mayHaveOthersChanges(reading, documentVersion, othersChangeCount)) {
+      if (documentVersion !== reading.documentVersion) reading.quietAnswers += 1;
+      return [];
+    }
     const since = reading.cursor;
     let page: Awaited<ReturnType<NonNullable<NotebookHandle['getChanges']>>>;
     try {
@@ -64,8 +86,12 @@ export class PeerAwareness {
     } catch {
       return [];
     }
+    // What the handle knew before asking: a change it learns of while the request is out is
+    // asked for at the next call (named then, unless this page already had it).
     reading.cursor = page.cursor;
     reading.documentVersion = documentVersion;
+    reading.othersChangeCount = othersChangeCount;
+    reading.quietAnswers = 0;
     if (since === undefined) return [];
     const self = agentOf(ownLabel);
     const others = page.activities.filter((activity) => agentOf(activity.by) !== self);
@@ -77,11 +103,26 @@ export class PeerAwareness {
   private reading(notebookId: string): NotebookReading {
     let reading = this.#readings.get(notebookId);
     if (!reading) {
-      reading = { seen: new Map() };
+      reading = { seen: new Map(), quietAnswers: 0 };
       this.#readings.set(notebookId, reading);
     }
     return reading;
   }
+}
+
+/**
+ * Whether the change log may hold another peer's change after the reading's cursor: see
+ * {@link PeerAwareness.changeNote}.
+ */
+function mayHaveOthersChanges(
+  reading: NotebookReading,
+  documentVersion: number | undefined,
+  othersChangeCount: number | undefined,
+): boolean {
+  if (documentVersion === undefined) return true;
+  if (othersChangeCount === undefined) return documentVersion !== reading.documentVersion;
+  if (othersChangeCount !== reading.othersChangeCount) return true;
+  return documentVersion !== reading.documentVersion && reading.quietAnswers >= quietAnswersBeforeRead;
 }
 
 /**

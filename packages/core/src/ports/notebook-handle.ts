@@ -343,6 +343,14 @@ export interface NotebookHandle {
    */
   readonly documentVersion?: number;
   /**
+   * Counts the changes this connection learned of that it did not make itself, or cannot tell it
+   * made (another peer's edit, an undo, a run it does not follow, a list fetched again): it grows
+   * before a read or an answer shows such a change, and only with them. While it stays the same,
+   * the change log has nothing of another peer's since (a change note need not ask). Optional: a
+   * backend that cannot tell leaves it out (then `documentVersion` says when to ask).
+   */
+  readonly othersChangeCount?: number;
+  /**
    * What the notebook's peers did after the cursor `since` (absent: all that is kept). Absent on
    * backends that keep no change log.
    */
