@@ -10,14 +10,16 @@ import {
 /** The `cellId` of a scratch run kept as an execution (as the local daemon names it). */
 export const scratchCellId = 'scratch';
 
-/** One execution of a hosted notebook's cell, from its start to its end; kept for `getExecution`. */
-export interface ExecutionRecord {
-  readonly executionId: string;
-  readonly cellId: string;
+/**
+ * One execution of a hosted notebook's cell, from its start to its end; kept for `getExecution`:
+ * the port's {@link ExecutionState} with its status, outputs, count and note written as the run
+ * goes ({@link stateOf} is what the port answers), and when it ended. The hosted handle's own
+ * (mutable) record: core's `ExecutionRecord` is built from what the port answers.
+ */
+export interface HostedExecutionRecord extends Pick<ExecutionState, 'executionId' | 'cellId' | 'kernelNotice'> {
   status: ExecutionState['status'];
   outputs: CellOutput[];
-  executionCount: number | null;
-  readonly kernelNotice?: string;
+  executionCount: ExecutionState['executionCount'];
   /** Set when it ended without the kernel's word (the connection was lost while it ran). */
   note?: string;
   /** Settles when it ended and its outputs are saved (or could not be). */
@@ -25,7 +27,7 @@ export interface ExecutionRecord {
 }
 
 /** The execution as core's port answers it. */
-export function stateOf(record: ExecutionRecord): ExecutionState {
+export function stateOf(record: HostedExecutionRecord): ExecutionState {
   return {
     executionId: record.executionId,
     cellId: record.cellId,
@@ -41,7 +43,7 @@ export function stateOf(record: ExecutionRecord): ExecutionState {
 export const maxRememberedExecutions = 256;
 
 /** Keeps `record` in `executions`, letting the oldest finished one go past {@link maxRememberedExecutions}. */
-export function rememberExecution(executions: Map<string, ExecutionRecord>, record: ExecutionRecord): void {
+export function rememberExecution(executions: Map<string, HostedExecutionRecord>, record: HostedExecutionRecord): void {
   executions.set(record.executionId, record);
   if (executions.size <= maxRememberedExecutions) return;
   for (const [id, old] of executions) {
@@ -57,7 +59,7 @@ export function rememberExecution(executions: Map<string, ExecutionRecord>, reco
  * execution that settled without the kernel's word is `aborted`.
  */
 export async function resultWhenDone(
-  record: ExecutionRecord,
+  record: HostedExecutionRecord,
   clock: Clock,
   timeoutMs: number | undefined,
 ): Promise<ExecutionResult> {
@@ -71,7 +73,7 @@ export async function resultWhenDone(
 }
 
 /** Whether `record` ends within `ms` (its timer cancelled once it did). */
-export async function endsWithin(record: ExecutionRecord, clock: Clock, ms: number): Promise<boolean> {
+export async function endsWithin(record: HostedExecutionRecord, clock: Clock, ms: number): Promise<boolean> {
   let timer: Timer | undefined;
   const ended = await Promise.race([
     record.done.then(() => true),

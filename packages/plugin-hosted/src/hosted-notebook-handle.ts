@@ -26,8 +26,8 @@ import {
 import { OutputCollector } from '@nteract-mcp/output-shaping';
 import { newCell, toNotebookCell } from './hosted-cell.js';
 import {
-  type ExecutionRecord,
   endsWithin,
+  type HostedExecutionRecord,
   rememberExecution,
   resultWhenDone,
   scratchCellId,
@@ -126,7 +126,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   #closing = false;
   #closedReason: NotebookHandleCloseReason | undefined;
   readonly #ledger: HostedIdempotencyLedger;
-  readonly #executions = new Map<string, ExecutionRecord>();
+  readonly #executions = new Map<string, HostedExecutionRecord>();
   readonly #closeListeners = new Set<(reason: NotebookHandleCloseReason) => void>();
   readonly #readinessWaiters = new ReadinessWaiters(
     () => this.readiness(),
@@ -384,7 +384,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     );
   }
 
-  private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<ExecutionRecord> {
+  private async startExecution(cellId: string, options: ExecuteOptions | undefined): Promise<HostedExecutionRecord> {
     this.assertOpen();
     this.#file.cell(cellId, options);
     // A kernel shut down on the server (culled) leaves the websocket open: asked first, so the
@@ -393,7 +393,7 @@ export class HostedNotebookHandle implements NotebookHandle {
     const cell = this.#file.cell(cellId, options);
     const executionId = randomUUID();
     if (cell.cellType !== 'code') {
-      const record: ExecutionRecord = {
+      const record: HostedExecutionRecord = {
         executionId,
         cellId,
         status: 'ok',
@@ -412,7 +412,7 @@ export class HostedNotebookHandle implements NotebookHandle {
   }
 
   /** A scratch run begins: no cell is touched, and the kernel keeps it out of its history. */
-  private async startScratchRecord(source: string): Promise<ExecutionRecord> {
+  private async startScratchRecord(source: string): Promise<HostedExecutionRecord> {
     this.assertOpen();
     if (!(await this.checkKernel())) throw this.closedError();
     return this.run(randomUUID(), source, undefined);
@@ -428,13 +428,13 @@ export class HostedNotebookHandle implements NotebookHandle {
     executionId: string,
     source: string,
     cell: { readonly cellId: string; readonly options: ExecuteOptions | undefined } | undefined,
-  ): ExecutionRecord {
+  ): HostedExecutionRecord {
     const cellId = cell?.cellId ?? scratchCellId;
     const notice = this.#kernelNotice;
     this.#kernelNotice = undefined;
     const outputs = new OutputCollector();
     let resolveDone: () => void = () => undefined;
-    const record: ExecutionRecord = {
+    const record: HostedExecutionRecord = {
       executionId,
       cellId,
       status: 'running',

@@ -7,12 +7,12 @@ import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
-import type { ExecutionRecord } from './execution-store.js';
+import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { imagesParameter, pagingParameters } from './output-parameters.js';
 import { outputsPageRequest, pageOfExecution, pageOfOutputs } from './page-of-outputs.js';
-import { executionJson, recordOf, runCell } from './run-cell.js';
+import { executionJson, runCell } from './run-cell.js';
 import {
   defaultCellsAnswerBytes,
   defaultCellsAnswerReason,
@@ -454,7 +454,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         if (read !== undefined) {
           const page = pageOfExecution(read);
           return jsonResult({
-            ...executionJson(recordOf(read.state, session.handle.notebookId), undefined),
+            ...executionJson(executionRecordOf(read.state, session.handle.notebookId), undefined),
             outputs_page: page,
           });
         }
@@ -462,7 +462,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       if (session && !session.handle.isClosed) {
         try {
           const state = await session.handle.getExecution(executionId);
-          const record = recordOf(state, session.handle.notebookId);
+          const record = executionRecordOf(state, session.handle.notebookId);
           deps.executions.record(record);
           return show(record);
         } catch (error) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ExecutionRecord, ExecutionStore, executionStatusOf } from './execution-store.js';
+import { type ExecutionRecord, ExecutionStore, executionRecordOf, executionStatusOf } from './execution-store.js';
 
 const record = (executionId: string, status: ExecutionRecord['status'] = 'running'): ExecutionRecord => ({
   executionId,
@@ -42,5 +42,17 @@ describe(ExecutionStore, () => {
       'queued',
       'aborted',
     ]);
+  });
+});
+
+describe(executionRecordOf, () => {
+  it("is the port's state with its notebook and the agent's status, its notice and note kept", () => {
+    const outputs = [{ output_type: 'stream', name: 'stdout', text: 'hi\n' }];
+    const state = { executionId: 'e1', cellId: 'c1', outputs, executionCount: 3 };
+    expect(executionRecordOf({ ...state, status: 'ok' }, 'nb')).toEqual({ ...state, notebookId: 'nb', status: 'done' });
+    expect(
+      executionRecordOf({ ...state, status: 'aborted', kernelNotice: 'restarted', note: 'connection lost' }, 'nb'),
+    ).toEqual({ ...state, notebookId: 'nb', status: 'aborted', kernelNotice: 'restarted', note: 'connection lost' });
+    expect(executionRecordOf({ ...state, status: 'timeout' }, 'nb').status).toBe('running');
   });
 });

@@ -1,20 +1,30 @@
-import type { CellOutput, ExecutionResult, ExecutionState } from '../ports/notebook-handle.js';
+import type { ExecutionResult, ExecutionState } from '../ports/notebook-handle.js';
 
 /** How an execution looks to an agent (the original server's words). */
 export type ExecutionStatus = 'queued' | 'running' | 'done' | 'error' | 'aborted';
 
-/** The last known state of one execution this child started or read. */
-export interface ExecutionRecord {
-  readonly executionId: string;
+/**
+ * The last known state of one execution this child started or read: the port's
+ * {@link ExecutionState} (or a finished {@link ExecutionResult}) with its notebook, and its status
+ * in the agent's words. Made by {@link executionRecordOf} (tests and a lost execution's end aside).
+ */
+export interface ExecutionRecord extends Omit<ExecutionState, 'status'> {
   readonly notebookId: string;
-  readonly cellId: string;
   readonly status: ExecutionStatus;
-  readonly outputs: readonly CellOutput[];
-  readonly executionCount: number | null;
-  /** It ran in a new kernel; why the old one (and its variables) is gone. */
-  readonly kernelNotice?: string;
-  /** What is known of an execution that ended without its kernel's word. */
-  readonly note?: string;
+}
+
+/** The record of an execution of notebook `notebookId`, as its handle answered it. */
+export function executionRecordOf(state: ExecutionState | ExecutionResult, notebookId: string): ExecutionRecord {
+  return {
+    executionId: state.executionId,
+    notebookId,
+    cellId: state.cellId,
+    status: executionStatusOf(state.status),
+    outputs: state.outputs,
+    executionCount: state.executionCount,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+    ...(state.note === undefined ? {} : { note: state.note }),
+  };
 }
 
 /** How many executions the store remembers by default. */

@@ -6,9 +6,8 @@ import { accessWhenReady } from './access-when-ready.js';
 import { tasksExtension } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext } from './child-tool-registry.js';
-import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
-import { recordOf } from './run-cell.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 
@@ -244,14 +243,7 @@ export class ExecutionTasks {
       );
     }
     const state = await handle.startScratch(code, { allowInput: context.allowInput === true });
-    this.#init.deps.executions.record({
-      executionId: state.executionId,
-      notebookId: handle.notebookId,
-      cellId: state.cellId,
-      status: executionStatusOf(state.status),
-      outputs: state.outputs,
-      executionCount: state.executionCount,
-    });
+    this.#init.deps.executions.record(executionRecordOf(state, handle.notebookId));
     return state.executionId;
   }
 
@@ -305,7 +297,7 @@ export class ExecutionTasks {
     let executionId: string | undefined;
     const settled = run.then(
       (result) => {
-        deps.executions.record(recordOf(result, handle.notebookId));
+        deps.executions.record(executionRecordOf(result, handle.notebookId));
         this.#follows.delete(result.executionId);
         this.afterSettled(result.executionId);
       },
@@ -391,15 +383,7 @@ export class ExecutionTasks {
     if (handle) {
       try {
         const state = await handle.getExecution(executionId);
-        const record: ExecutionRecord = {
-          executionId,
-          notebookId: handle.notebookId,
-          cellId: state.cellId,
-          status: executionStatusOf(state.status),
-          outputs: state.outputs,
-          executionCount: state.executionCount,
-          ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-        };
+        const record = executionRecordOf(state, handle.notebookId);
         deps.executions.record(record);
         return record;
       } catch (error) {

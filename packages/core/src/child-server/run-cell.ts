@@ -1,11 +1,10 @@
 import type { ResultShaper } from '@nteract-mcp/output-shaping';
 import { CoreError } from '../errors/core-error.js';
-import type { ExecutionResult, ExecutionState } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import type { ToolCallContext } from './child-tool-registry.js';
 import { ExecutionProgress } from './execution-progress.js';
-import { type ExecutionRecord, executionStatusOf } from './execution-store.js';
+import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { readExecutionOutputs } from './output-parameters.js';
 import { ToolError } from './to-tool-failure.js';
@@ -58,16 +57,7 @@ export async function runCell(
       ...(options.context.allowInput === true ? { allowInput: true } : {}),
     })
     .finally(() => progress.stop());
-  const record: ExecutionRecord = {
-    executionId: result.executionId,
-    notebookId: handle.notebookId,
-    cellId: result.cellId,
-    status: executionStatusOf(result.status),
-    outputs: result.outputs,
-    executionCount: result.executionCount,
-    ...(result.kernelNotice === undefined ? {} : { kernelNotice: result.kernelNotice }),
-    ...(result.note === undefined ? {} : { note: result.note }),
-  };
+  const record = executionRecordOf(result, handle.notebookId);
   deps.executions.record(record);
   const lost = deps.kernelHistory.ran(
     handle.notebookId,
@@ -85,20 +75,6 @@ export async function runCell(
     );
   }
   return { ...executionJson(record, options.shaper), ...lostStateJson(lost) };
-}
-
-/** An execution state as the execution store keeps it. */
-export function recordOf(state: ExecutionState | ExecutionResult, notebookId: string): ExecutionRecord {
-  return {
-    executionId: state.executionId,
-    notebookId,
-    cellId: state.cellId,
-    status: executionStatusOf(state.status),
-    outputs: state.outputs,
-    executionCount: state.executionCount,
-    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
-    ...(state.note === undefined ? {} : { note: state.note }),
-  };
 }
 
 /** An execution as the tools show it; its outputs shaped by `shaper`, or left out (for a page of them) without one. */
