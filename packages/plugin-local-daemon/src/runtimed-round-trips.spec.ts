@@ -80,34 +80,40 @@ class ScriptedRoom {
     this.notebookPeer?.send({ type: 'broadcast', event: 'cell_updated', document_version: this.version, cell });
   }
 
+  /** Another peer runs a cell: its output edit and its end are broadcast to this peer, its run logged. */
+  public runAsPerson(cellId: string): void {
+    this.notebookPeer?.send(...this.run(cellId, 'human:ada'));
+  }
+
   /** Answers `queued`, then (as the kernel runs) one output edit and the end, each a document version. */
   private execute(cellId: string, id: number, peer: ScriptedPeer): void {
-    this.#executions += 1;
+    const frames = this.run(cellId, 'agent:claude-code:feedc0de');
     const execution = { execution_id: `e${this.#executions}`, cell_id: cellId };
     peer.send({ type: 'ok', id, ...execution, status: 'queued', outputs: [], execution_count: null });
-    setTimeout(() => {
-      const output = { output_type: 'stream', name: 'stdout', text: 'out\n' };
-      this.version += 1;
-      const set = { event: 'output_set', document_version: this.version, ...execution, seq: 1, index: 0, output };
-      this.version += 1;
-      const done = {
-        event: 'execution_done',
-        ...execution,
-        status: 'ok',
-        execution_count: this.#executions,
-        document_version: this.version,
-        output_events: 1,
-      };
-      this.log.push({
-        document_version: this.version,
-        at: startedAt,
-        by: 'agent:claude-code:feedc0de',
-        kind: 'ran',
-        cell_id: cellId,
-        status: 'ok',
-      });
-      peer.send({ type: 'broadcast', ...set }, { type: 'broadcast', ...done });
-    }, 5);
+    setTimeout(() => peer.send(...frames), 5);
+  }
+
+  /** A run of `cellId` by `by`, ended: its output edit and end broadcasts (the document moved by both), logged. */
+  private run(cellId: string, by: string): RuntimedFrame[] {
+    this.#executions += 1;
+    const execution = { execution_id: `e${this.#executions}`, cell_id: cellId };
+    const output = { output_type: 'stream', name: 'stdout', text: 'out\n' };
+    this.version += 1;
+    const set = { event: 'output_set', document_version: this.version, ...execution, seq: 1, index: 0, output };
+    this.version += 1;
+    const done = {
+      event: 'execution_done',
+      ...execution,
+      status: 'ok',
+      execution_count: this.#executions,
+      document_version: this.version,
+      output_events: 1,
+    };
+    this.log.push({ document_version: this.version, at: startedAt, by, kind: 'ran', cell_id: cellId, status: 'ok' });
+    return [
+      { type: 'broadcast', ...set },
+      { type: 'broadcast', ...done },
+    ];
   }
 
   private record(by: string, kind: string, cellId: string): void {
@@ -198,5 +204,19 @@ describe('daemon round trips of a tool call (whole child, scripted daemon)', () 
     const texts = (answer.content as { text?: string }[]).map((item) => item.text ?? '').join('\n');
     expect(texts).toContain(`Since your last call, human:ada edited cell ${created.cell_id}.`);
     expect(await requestsOf(room, () => h.callJson('create_cell', { source: 'w' }))).toEqual(['insert_cell']);
+  });
+
+  it("another peer's run (outputs and end of a run this child does not follow): one get_changes, which names it", async () => {
+    const room = await connected();
+    const h = harness as ChildServerTestHarness;
+    const created = await h.callJson('create_cell', { source: 'x', and_run: true });
+    room.runAsPerson(String(created.cell_id));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    room.requests.splice(0);
+    const answer = await h.call('create_cell', { source: 'z' });
+    expect(room.requests.splice(0)).toEqual(['insert_cell', 'get_changes']);
+    const texts = (answer.content as { text?: string }[]).map((item) => item.text ?? '').join('\n');
+    expect(texts).toContain(`Since your last call, human:ada ran cell ${created.cell_id} (ok).`);
+    expect(texts).not.toContain('agent:claude-code');
   });
 });
