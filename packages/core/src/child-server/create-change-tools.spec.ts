@@ -86,6 +86,22 @@ describe('tools beside other peers', () => {
     expect((await harness.callJson('get_changes', { since: String(all.cursor) })).changes).toEqual([]);
   });
 
+  it("reads the change log for a note only when another peer changed the notebook: a lone agent's answers ask nothing", async () => {
+    const handle = await withNotebook();
+    const reads = () => handle.calls.filter((call) => call === 'getChanges').length;
+    const first = reads();
+    const cellId = String((await harness.callJson('create_cell', { source: 'a' })).cell_id);
+    await harness.callJson('set_cell', { cell_id: cellId, source: 'b' });
+    await harness.callJson('create_cell', { source: 'c' });
+    expect(reads()).toBe(first);
+    handle.editAsPeer('human:Ada', cellId, 'b by Ada');
+    const next = newsOf(await harness.call('create_cell', { source: 'd' }));
+    expect(next).toEqual([`${sessionNewsPrefix}Since your last call, human:Ada edited cell ${cellId}.`]);
+    expect(reads()).toBe(first + 1);
+    await harness.callJson('create_cell', { source: 'e' });
+    expect(reads()).toBe(first + 1);
+  });
+
   it('says undo is not there on a backend without it', async () => {
     await withNotebook();
     expect(await toolError(harness.call('undo'))).toBe(

@@ -113,6 +113,7 @@ export class FakeNotebookHandle implements NotebookHandle {
   readonly #peers: boolean;
   readonly #activities: CellActivity[] = [];
   #documentVersion = 0;
+  #othersChangeCount = 0;
   #nextVersion = 1;
   /** Present with the `peers` option: the change log since `since` (`fake.<document version>`). */
   public readonly getChanges?: (since?: string) => Promise<CellActivityPage>;
@@ -143,6 +144,11 @@ export class FakeNotebookHandle implements NotebookHandle {
   /** With the `peers` option: the document version, which every change raises. */
   public get documentVersion(): number | undefined {
     return this.#peers ? this.#documentVersion : undefined;
+  }
+
+  /** With the `peers` option: how many changes another peer (the `…AsPeer` methods) made. */
+  public get othersChangeCount(): number | undefined {
+    return this.#peers ? this.#othersChangeCount : undefined;
   }
 
   /** Another peer (`by`) replaces the cell's source, as a person in the live page would. */
@@ -580,6 +586,7 @@ export class FakeNotebookHandle implements NotebookHandle {
 
   private logActivity(by: string, kind: CellActivity['kind'], cellId: string): void {
     if (!this.#peers) return;
+    if (by !== this.ownLabel) this.#othersChangeCount += 1;
     this.#documentVersion += 1;
     this.#activities.push({ documentVersion: this.#documentVersion, at: new Date(0).toISOString(), by, kind, cellId });
   }
