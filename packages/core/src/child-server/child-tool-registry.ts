@@ -2,31 +2,14 @@ import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotoco
 import { boundClientText, quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
+import type { SessionRequirement } from '../session/session-slot.js';
+import type { TaskRuns } from './task-runs.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
+import type { ToolCallContext } from './tool-call-context.js';
 import { fitToolResult } from './tool-result-budget.js';
 
-/** What a tool handler knows about the call besides its arguments. */
-export interface ToolCallContext {
-  /** From the request's `_meta[idempotencyMetaKey]`; derive sub-keys (`<key>:insert`) for several mutations. */
-  readonly idempotencyKey: string | undefined;
-  /** Aborted when the client cancels the request or the connection closes. */
-  readonly signal: AbortSignal;
-  /**
-   * Aborted only when the client cancels this call (`notifications/cancelled`), not when the
-   * connection closes (the proxy may be handing the session to a new child): what stops work the
-   * call started, e.g. interrupts its execution.
-   */
-  readonly cancelled: AbortSignal;
-  /**
-   * Reports progress when the request carried `_meta.progressToken` (else does nothing). Never
-   * throws and never waits: a lost notification does not fail the tool.
-   */
-  reportProgress(progress: number, message: string): void;
-  /** The person can be asked for the code's `input()` during this call (the client declared elicitation). */
-  readonly allowInput?: boolean;
-  /** Told the id of each execution the call starts (the server answers their `input()` requests). */
-  readonly onExecution?: (executionId: string) => void;
-}
+export type { ToolCallContext } from './tool-call-context.js';
 
 /**
  * One tool of the child server. The handler receives arguments already validated by
@@ -46,15 +29,71 @@ export interface ChildTool<S extends z.ZodObject> {
    * client that did not declare them is refused -32021 before the handler runs.
    */
   readonly requiredClientCapabilities?: Readonly<Record<string, object>>;
+  /**
+   * What the tool needs of the active session (default `'none'`). Any other value makes a call
+   * made while a lost session is being brought back wait for it, and a call whose session was
+   * lost under it run once more on the session brought back (or be answered that its outcome is
+   * unknown).
+   */
+  readonly session?: ToolSessionNeed;
+  /** The tool runs as an MCP task for clients that ask (advertised as `execution.taskSupport`). */
+  readonly task?: ToolTaskDeclaration;
+  /** The code's `input()` during the call is answered through the call (2026-07-28: `input_required`). */
+  readonly inputRounds?: true;
+  /** What the person is asked before the call runs, when the client can ask. */
+  readonly confirm?: ToolConfirmation;
   readonly handler: (args: z.output<S>, context: ToolCallContext) => Promise<CallToolResult>;
+}
+
+/** What a tool needs of the active session: nothing, or a session access as `SessionSlot.access` gives it. */
+export type ToolSessionNeed = 'none' | SessionRequirement;
+
+/**
+ * A tool that runs as an MCP task. A task is the daemon's: its id names the execution(s) the call
+ * queued, so any child answers for it (see `ExecutionTasks`); `start` queues them with `runs` and
+ * answers the task id once the daemon accepted them. It receives the arguments as sent (not yet
+ * validated): a `ToolError` it throws is the call's error.
+ */
+export interface ToolTaskDeclaration {
+  readonly support: 'optional';
+  readonly start: (args: unknown, context: ToolCallContext, runs: TaskRuns) => Promise<string>;
+}
+
+/** What the person is asked before a call runs, and what the result says when nobody could be asked. */
+export interface ConfirmationQuestion {
+  readonly title: string;
+  readonly message: string;
+  /** Said with the result when the client cannot ask the person. */
+  readonly unasked: string;
+}
+
+/**
+ * Asks the person before the call runs (`PersonConfirmations`): `question` says what to ask about
+ * the active notebook (`handle`) and the call's arguments as sent, or `undefined` when this call
+ * need not be confirmed. Not asked without an active session.
+ */
+export interface ToolConfirmation {
+  readonly question: (args: unknown, handle: NotebookHandle) => Promise<ConfirmationQuestion | undefined>;
+}
+
+/** The policies a tool declares, as the call pipeline reads them. */
+export interface ToolPolicies {
+  readonly session: ToolSessionNeed;
+  readonly task?: ToolTaskDeclaration;
+  readonly inputRounds: boolean;
+  readonly confirm?: ToolConfirmation;
 }
 
 /** A tool with its argument type erased, as the registry keeps it. */
 export interface RegisteredChildTool {
   readonly definition: Tool;
   readonly requiredClientCapabilities?: Readonly<Record<string, object>>;
+  /** What the call pipeline does around the call; none (no session, no task, no input, no question) when absent. */
+  readonly policies?: ToolPolicies;
   call(args: unknown, context: ToolCallContext): Promise<CallToolResult>;
 }
+
+const noPolicies: ToolPolicies = { session: 'none', inputRounds: false };
 
 /** Erases a tool's argument type behind validation, so tools of any schema share one registry. */
 export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): RegisteredChildTool {
@@ -69,9 +108,16 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
     annotations: tool.annotations,
     ...(tool.meta ? { _meta: { ...tool.meta } } : {}),
   };
+  const policies: ToolPolicies = {
+    session: tool.session ?? 'none',
+    inputRounds: tool.inputRounds === true,
+    ...(tool.task ? { task: tool.task } : {}),
+    ...(tool.confirm ? { confirm: tool.confirm } : {}),
+  };
   return {
     definition,
     ...(tool.requiredClientCapabilities ? { requiredClientCapabilities: { ...tool.requiredClientCapabilities } } : {}),
+    policies,
     call: async (args, context) => {
       const parsed = argumentsSchema.safeParse(args ?? {});
       if (!parsed.success) {
@@ -127,9 +173,19 @@ export class ChildToolRegistry {
     return this.#tools.get(name)?.definition;
   }
 
-  /** The `tools/list` entries, in registration order. */
+  /** What tool `name` declared (none for a tool defined without {@link defineChildTool}); `undefined` when unknown. */
+  public policies(name: string): ToolPolicies | undefined {
+    const tool = this.#tools.get(name);
+    return tool ? (tool.policies ?? noPolicies) : undefined;
+  }
+
+  /** The `tools/list` entries, in registration order; a tool that runs as a task says so (`execution.taskSupport`). */
   public list(): Tool[] {
-    return [...this.#tools.values()].map((tool) => tool.definition);
+    return [...this.#tools.values()].map((tool) =>
+      tool.policies?.task
+        ? { ...tool.definition, execution: { taskSupport: tool.policies.task.support } }
+        : tool.definition,
+    );
   }
 
   /**

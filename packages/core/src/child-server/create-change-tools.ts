@@ -19,6 +19,7 @@ export const maxUndoCount = 50;
 export function createChangeTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   const getChanges = defineChildTool({
     name: 'get_changes',
+    session: 'document',
     description:
       'What the peers of the active notebook (people in the live page, other agents, you) did to its cells since a cursor, oldest first: who inserted, edited, deleted, moved, cleared or ran which cell. Without since: every change the notebook still keeps. Give the returned cursor as since next time.',
     inputSchema: z.object({
@@ -42,6 +43,7 @@ export function createChangeTools(deps: ChildServerDependencies): RegisteredChil
 
   const undo = defineChildTool({
     name: 'undo',
+    session: 'mutation',
     description:
       'Undo your own last edits of the active notebook (count of them, default 1, newest first): a cell you inserted is deleted, an edit or move is reverted, a cell you deleted comes back. Refused, changing nothing, when someone else changed one of those cells since.',
     inputSchema: z.object({

@@ -17,58 +17,51 @@ import {
   type ServerNotification,
   type ServerRequest,
   SubscribeRequestSchema,
-  type Tool,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { randomHex } from '@nteract-mcp/foundation';
 import type { Container } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
-import {
-  formatServerTitle,
-  honorsIdempotency,
-  idempotencyMetaKey,
-  restoredSubscriptionMetaKey,
-} from '../handoff/handoff-contract.js';
+import { formatServerTitle, restoredSubscriptionMetaKey } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
-import { withSessionReport } from '../handoff/session-report.js';
 import { requestIdKey } from '../json-rpc/request-id-key.js';
-import { describeNotebookTarget } from '../notebook-target/notebook-target.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
-import type { NotebookSession } from '../session/notebook-session.js';
 import { SessionActivation } from '../session/session-activation.js';
 import { SessionRecoveryState } from '../session/session-recovery-state.js';
 import { SessionSlot } from '../session/session-slot.js';
+import { answerInputRounds } from './call-pipeline/answer-input-rounds.js';
+import { askConfirmation } from './call-pipeline/ask-confirmation.js';
+import { awaitRecovery } from './call-pipeline/await-recovery.js';
+import { checkCapabilities } from './call-pipeline/check-capabilities.js';
+import { composeCallSteps } from './call-pipeline/compose-call-steps.js';
+import { createToolCall } from './call-pipeline/create-tool-call.js';
+import { reportSession } from './call-pipeline/report-session.js';
+import { retryLostSession } from './call-pipeline/retry-lost-session.js';
+import { runAsTask } from './call-pipeline/run-as-task.js';
+import { runTool } from './call-pipeline/run-tool.js';
 import { childServerCapabilities } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { ChildToolContribution } from './child-tool-contribution.js';
-import { ChildToolRegistry, errorResult, type ToolCallContext } from './child-tool-registry.js';
+import { ChildToolRegistry, type ToolCallContext } from './child-tool-registry.js';
 import { ClientCancellations } from './client-cancellations.js';
-import { coalesceProgress } from './coalesce-progress.js';
-import { createChangeTools } from './create-change-tools.js';
-import { createEditTools } from './create-edit-tools.js';
-import { createKernelTools } from './create-kernel-tools.js';
-import { createNotebookTools } from './create-notebook-tools.js';
-import { createRestoreTools } from './create-restore-tools.js';
-import { createSessionTools } from './create-session-tools.js';
 import { EraGatedTransport } from './era-gated-transport.js';
 import { ExecutionStore } from './execution-store.js';
-import { ExecutionTasks, relatedTaskMetaKey, taskTools } from './execution-tasks.js';
+import { ExecutionTasks, relatedTaskMetaKey } from './execution-tasks.js';
 import { InputRounds } from './input-rounds.js';
 import { KernelHistory } from './kernel-history.js';
 import { inputElicitation, KernelInputs, lineOf } from './kernel-inputs.js';
 import { NotebookResources, parseNotebookResourceUri } from './notebook-resources.js';
 import { PeerAwareness } from './peer-awareness.js';
-import { PersonConfirmations, withNote } from './person-confirmations.js';
+import { PersonConfirmations } from './person-confirmations.js';
 import { registerTaskHandlers } from './register-task-handlers.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
-import { SessionNews, withSessionNews } from './session-news.js';
+import { SessionNews } from './session-news.js';
 import { UnsettledCalls } from './unsettled-calls.js';
 
 /** How the child server presents itself and where it resolves paths. */
@@ -94,17 +87,6 @@ export interface ChildServerOptions {
 }
 
 const defaultRecoveryWaitMs = 15_000;
-
-/**
- * A call whose answer was lost with the daemon connection waits for the session to come back until
- * this long after it began (well under an MCP client's usual 60 s request timeout), and at least
- * {@link minLostAnswerWaitMs}; then it is answered with what is known.
- */
-const lostAnswerDeadlineMs = 45_000;
-const minLostAnswerWaitMs = 5_000;
-
-/** `MissingRequiredClientCapabilityError` (2026-07-28): the request needs a capability the client did not declare. */
-const missingClientCapabilityCode = -32021;
 
 /** The MCP server of the child process `runt-mcp`, not yet connected to a transport. */
 export interface ChildMcpServer {
@@ -199,24 +181,12 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     peerLabel,
     awareness: new PeerAwareness(options.changeCursor),
   };
-  const notebookTools = [
-    ...createNotebookTools(deps),
-    ...createEditTools(deps),
-    ...createChangeTools(deps),
-    ...createRestoreTools(deps),
-  ];
+  // Core's own tools come through the contribution point, like a plugin's: first, as it is bound first.
   const contributed = container
     .get<ContributionProvider<ChildToolContribution>>(ContributionProvider, { name: ChildToolContribution })
     .getContributions()
-    .flatMap((contribution) => contribution.tools());
-  const registry = new ChildToolRegistry(
-    [...createSessionTools(deps), ...createKernelTools(deps), ...notebookTools, ...contributed],
-    {
-      resultBudgetBytes: deps.resultBudgetBytes,
-    },
-  );
-  // Tools on the active session wait for a recovery in progress instead of failing just before it lands.
-  const waitsForRecovery = new Set([...notebookTools.map((tool) => tool.definition.name), 'save_notebook']);
+    .flatMap((contribution) => contribution.tools(deps));
+  const registry = new ChildToolRegistry(contributed, { resultBudgetBytes: deps.resultBudgetBytes });
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
   const resources = new NotebookResources(slot, () => gate.connection?.era);
   // Clients drop notifications sent before they finished initializing: announce changes only after.
@@ -245,13 +215,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const cancellations = new ClientCancellations();
   /** The transport the server is connected to, once connected. */
   let gated: EraGatedTransport | undefined;
-  const news = new SessionNews();
   const unsettled = new UnsettledCalls({ now: () => deps.clock.now() });
-  /** `session` was removed under a call so that it be brought back (not by the agent's own disconnect or switch). */
-  const lostUnderCall = (session: NotebookSession): boolean =>
-    session.handle.isClosed &&
-    recovery.watched &&
-    (session.handle.closedReason === 'disconnected' || (slot.active !== session && recovery.recovering !== undefined));
   // Executions run as tasks (both eras) for clients that ask; the kernel's input() asks the person.
   const tasks = new ExecutionTasks({
     deps,
@@ -304,132 +268,42 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       return sent ? gate.clientCapabilities(sent) : undefined;
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: registry
-      .list()
-      .map((tool) => (taskTools.has(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool)),
-  }));
-  // The one place every tool result (success or tool error) gets the session report, as of the
-  // moment the result was produced.
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
+  // Each step does what the called tool declared (see `ChildTool`'s policies), in this order;
+  // `reportSession` and `retryLostSession` act on the result on its way back.
+  const pipeline = composeCallSteps([
+    checkCapabilities(registry),
+    awaitRecovery(recovery, recoveryWaitMs),
+    reportSession({ slot, recovery, awareness: deps.awareness, news: new SessionNews(), peerLabel }),
+    runAsTask(tasks, () => gate.connection?.era),
+    askConfirmation(confirmations),
+    retryLostSession({ slot, recovery, clock: deps.clock, logger, unsettled }),
+    answerInputRounds(inputRounds),
+    runTool(registry),
+  ]);
   const callTool = async (
     request: CallToolRequest,
     extra: RequestHandlerExtra<ServerRequest, ServerNotification>,
   ): Promise<CallToolResult> => {
-    const meta = request.params._meta;
-    // A tool that needs a client capability the client did not declare (for this request, in the
-    // native era) is refused before it runs.
-    const declared =
-      gate.clientCapabilities({ method: 'tools/call', params: request.params }) ?? server.getClientCapabilities();
-    const missing = registry.missingCapabilities(request.params.name, declared);
-    if (missing !== undefined) {
-      throw new McpError(
-        missingClientCapabilityCode,
-        `Missing required client capability: ${request.params.name} needs ${Object.keys(missing).join(', ')}; declare it in the request's client capabilities.`,
-        { requiredCapabilities: missing },
-      );
-    }
     // Client cancellations are seen on the server's transport, before the SDK aborts `extra.signal`.
     if (server.transport) cancellations.watch(server.transport);
-    const name = request.params.name;
-    const args = request.params.arguments;
-    const definition = registry.definition(name);
-    const honoursKeys = honorsIdempotency(definition?._meta);
-    const given = meta?.[idempotencyMetaKey];
-    // A tool that passes keys to the daemon always has one (the proxy's, or one of our own), so a
-    // run of it once more after a lost answer is applied once; the agent's retry of a call whose
-    // outcome it was told is unknown is sent with that call's key.
-    const key = honoursKeys
-      ? (unsettled.keyOf(name, args) ?? (typeof given === 'string' && given.length > 0 ? given : randomHex(16)))
-      : undefined;
-    const progressToken = meta?.progressToken;
-    // The executions this call starts (their input() is answered through the call: see InputRounds).
-    const startedRuns = new Set<string>();
-    const rounds = inputRounds.applies(request.params.name, declared);
-    const context: ToolCallContext = {
-      idempotencyKey: key,
-      signal: extra.signal,
-      // Coalesced: a cell printing thousands of lines sends a few notifications a second, not one per output.
-      reportProgress: coalesceProgress(
-        (progress, message) => {
-          if (progressToken === undefined) return;
-          extra
-            .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
-            .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
-        },
-        () => deps.clock.now(),
-      ),
-      cancelled: cancellations.signalFor(extra.requestId),
-      // The person answers the code's input() during the call (native: through its input_required answer).
-      allowInput: declared?.elicitation !== undefined && (gate.connection?.era !== 'native' || rounds),
-      onExecution: (executionId) => startedRuns.add(executionId),
-    };
-    const onSession = waitsForRecovery.has(name);
-    const started = deps.clock.now();
-    if (onSession) await recovery.whenRecovered(recoveryWaitMs, extra.signal);
-    const taskMode = tasks.modeOf(name, request.params, declared, gate.connection?.era);
-    if (taskMode !== undefined) {
-      cancellations.release(extra.requestId);
-      const allowInput = declared?.elicitation !== undefined;
-      return (await tasks.start(name, args, { ...context, allowInput }, taskMode)) as CallToolResult;
-    }
-    // As sent: the SDK's schema strips what it does not know (a retry's `inputResponses`).
-    const sent = (gated?.served(extra.requestId)?.params as Record<string, unknown> | undefined) ?? request.params;
-    const confirmation = await confirmations.check(name, sent, declared);
-    if (confirmation.kind === 'answer') {
-      cancellations.release(extra.requestId);
-      return confirmation.result as CallToolResult;
-    }
-    const resumed = rounds ? await inputRounds.resume(sent, extra.signal) : undefined;
-    if (resumed !== undefined) {
-      cancellations.release(extra.requestId);
-      return resumed as CallToolResult;
-    }
-    // A call whose session was lost under it (the daemon died or stopped answering; the watch
-    // loop removed the session to bring it back) failed on the closed handle, but the daemon may
-    // have done it: the call waits for the rejoin and runs once more on the new session, with the
-    // same idempotency key, so a mutation that did land is answered from the daemon's ledger and
-    // not applied twice. When the session is not back in time, the answer says the outcome is
-    // unknown, never that the call failed.
-    const before = onSession ? slot.active : undefined;
-    const answered = rounds
-      ? await inputRounds.run(registry.call(name, args, context), startedRuns, extra.signal)
-      : await registry.call(name, args, context);
-    if (answered.resultType === 'input_required') {
-      cancellations.release(extra.requestId);
-      return answered as CallToolResult;
-    }
-    let result = answered as CallToolResult;
-    if (result.isError === true && before !== undefined && lostUnderCall(before)) {
-      const waitMs = Math.max(minLostAnswerWaitMs, lostAnswerDeadlineMs - (deps.clock.now() - started));
-      logger.info('the session was lost under a call; running it again once the session is back', {
-        tool: name,
-        waitMs,
-      });
-      // From now until a call with this key is done, the same call (an agent retrying, its client
-      // having given up on this one) goes with this call's key.
-      if (key !== undefined && definition?.annotations?.readOnlyHint !== true) unsettled.remember(name, args, key);
-      const back = await recovery.whenReplaced(before, waitMs, extra.signal);
-      const again = back ? slot.active : undefined;
-      if (again) result = await registry.call(name, args, context);
-      if (!again || (result.isError === true && lostUnderCall(again))) {
-        const waited = Math.round((deps.clock.now() - started) / 1000);
-        result = lostAnswerResult(name, definition, key, waited);
-      }
-    }
-    if (key !== undefined && result.isError !== true) unsettled.settle(name, args, key);
-    // Refused for want of a session while a lost one is being brought back: it did nothing, and
-    // the agent need not reconnect by hand.
-    if (result.isError === true && onSession && before === undefined && !slot.active && recovery.watched) {
-      const recovering = recovery.recovering;
-      if (recovering) result = withSessionNews(result, [recoveringNote(name, describeNotebookTarget(recovering))]);
-    }
-    cancellations.release(extra.requestId);
-    // What the other peers did since the previous call goes with every answer, after the tool ran.
-    const changes = await deps.awareness.changeNote(slot.active?.handle, peerLabel());
-    const lines = [...news.take(slot.active?.handle), ...changes];
-    const cursor = slot.active ? deps.awareness.cursorOf(slot.active.handle.notebookId) : undefined;
-    const report = cursor === undefined ? recovery.report() : { ...recovery.report(), changeCursor: cursor };
-    return withSessionReport(withSessionNews(withNote(result, confirmation.note), lines), report);
+    const call = createToolCall(
+      {
+        registry,
+        unsettled,
+        cancellations,
+        inputRounds,
+        clock: deps.clock,
+        logger,
+        declaredFor: (params) =>
+          gate.clientCapabilities({ method: 'tools/call', params }) ?? server.getClientCapabilities(),
+        sentParams: (sentBy) => gated?.served(sentBy.requestId)?.params,
+      },
+      request,
+      extra,
+    );
+    const outcome = await pipeline(call);
+    return (outcome.kind === 'result' ? outcome.result : outcome.answer) as CallToolResult;
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -551,34 +425,6 @@ function lazyJsonSchemaValidator(): jsonSchemaValidator {
       return validator.getValidator(schema);
     },
   };
-}
-
-/**
- * The answer to a call whose session was lost under it and did not come back in time: what is
- * known. A read changed nothing; a tool that passes idempotency keys may have been applied, and
- * its retry with the same arguments is matched to it; any other may or may not have run.
- */
-function lostAnswerResult(
-  name: string,
-  definition: Tool | undefined,
-  key: string | undefined,
-  waitedSecs: number,
-): CallToolResult {
-  const lost = `The connection to the notebook's daemon was lost while ${name} was in flight, and the session was not back after ${waitedSecs} s (it is being brought back).`;
-  if (definition?.annotations?.readOnlyHint) return errorResult(`${lost} Nothing was changed; call ${name} again.`);
-  if (key !== undefined) {
-    return errorResult(
-      `Outcome unknown: ${lost} The daemon may or may not have applied it. Calling ${name} again with the same arguments is safe: it is matched to this call and applied at most once (or answered with what this call did).`,
-    );
-  }
-  return errorResult(
-    `Outcome unknown: ${lost} It may or may not have taken effect: check the notebook (session_status, get_all_cells) before calling ${name} again.`,
-  );
-}
-
-/** Said with a call refused for want of a session while the lost one is being brought back. */
-function recoveringNote(name: string, target: string): string {
-  return `This ${name} did nothing: the session on ${target} was lost (its daemon stopped answering or went away) and is being brought back by itself. Call ${name} again once session_status shows it active; no connect_notebook is needed.`;
 }
 
 /** The context of a tool call the server makes itself (a task's result): nothing cancels it, nothing is reported. */

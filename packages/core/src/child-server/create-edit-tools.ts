@@ -2,9 +2,15 @@ import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
 import { CoreError } from '../errors/core-error.js';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
+import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
+import {
+  type ConfirmationQuestion,
+  defineChildTool,
+  jsonResult,
+  type RegisteredChildTool,
+} from './child-tool-registry.js';
 import { subKey } from './idempotency-sub-key.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';
 import { imagesParameter } from './output-parameters.js';
@@ -28,6 +34,7 @@ const maxPatternLength = 10_000;
 export function createEditTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   const replaceInCell = defineChildTool({
     name: 'replace_in_cell',
+    session: 'mutation',
     description:
       'Find and replace text within one cell of the active notebook (literal by default, or a JavaScript regular expression with regex=true; $1… refer to groups). Replaces every match unless count is given. Fails, changing nothing, when nothing matches.',
     inputSchema: z.object({
@@ -86,6 +93,8 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
 
   const clearOutputs = defineChildTool({
     name: 'clear_outputs',
+    session: 'mutation',
+    confirm: { question: clearAllQuestion },
     description:
       'Clear the outputs (and execution count) of one cell of the active notebook, or of every code cell when cell_id is left out.',
     inputSchema: z.object({
@@ -116,6 +125,8 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
 
   const runCode = defineChildTool({
     name: 'run_code',
+    session: 'runtime',
+    task: { support: 'optional', start: (args, context, runs) => runs.code(args, context) },
     description: `Run code in the active notebook's kernel without adding a cell (a scratch run: it sees and changes the kernel's variables, but the notebook, the kernel's history and execution count stay as they are). Returns its outputs, which are stored nowhere. Waits at most timeout_secs (default ${defaultScratchTimeoutSecs}); then it keeps running and interrupt_kernel stops it.`,
     inputSchema: z.object({
       code: z.string().describe('The code to run.'),
@@ -218,4 +229,19 @@ function expandTemplate(
       return (groups[first - 1] ?? '') + digits[1];
     return token;
   });
+}
+
+/** `clear_outputs` of every cell (no `cell_id`) asks the person first when it clears two cells or more. */
+async function clearAllQuestion(args: unknown, handle: NotebookHandle): Promise<ConfirmationQuestion | undefined> {
+  const cellId = (args as { cell_id?: unknown } | undefined)?.cell_id;
+  if (cellId !== undefined && cellId !== null) return undefined;
+  const cells = await handle.listCells().catch(() => []);
+  const cleared = cells.filter((cell) => cell.cellType === 'code' && cell.outputs.length > 0).length;
+  if (cleared < 2) return undefined;
+  return {
+    title: 'Clear all outputs',
+    message: `The agent wants to clear the outputs of ${cleared} cells of notebook ${handle.notebookId}. Clear them?`,
+    unasked:
+      'not asked: the outputs were cleared without the person confirming, since this client cannot ask (no elicitation capability)',
+  };
 }

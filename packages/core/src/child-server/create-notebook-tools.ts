@@ -2,11 +2,17 @@ import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
 import { idempotencyHonoredMeta } from '../handoff/handoff-contract.js';
 import { describeMiB } from '../handoff/mcp-message-limits.js';
-import type { CellType, ExecutionPage, NotebookCell, UpdatedCell } from '../ports/notebook-handle.js';
+import type { CellType, ExecutionPage, NotebookCell, NotebookHandle, UpdatedCell } from '../ports/notebook-handle.js';
 import type { SessionAccess } from '../session/session-slot.js';
 import { accessWhenReady } from './access-when-ready.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import {
+  type ConfirmationQuestion,
+  defineChildTool,
+  jsonResult,
+  type RegisteredChildTool,
+  textResult,
+} from './child-tool-registry.js';
 import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import { isPythonKernel, lostStateJson } from './kernel-history.js';
@@ -53,6 +59,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getCell = defineChildTool({
     name: 'get_cell',
+    session: 'document',
     description:
       'Read one cell of the active notebook: source, type, execution count and outputs (images as image content, long texts cut in the middle, many outputs summarized); with offset (and length) its outputs as one text, in pages.',
     inputSchema: z.object({
@@ -82,6 +89,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getAllCells = defineChildTool({
     name: 'get_all_cells',
+    session: 'document',
     description: `Read the cells of the active notebook. format 'summary' (default): one line per cell; 'json': cells as JSON; 'rich': sources and outputs as text. start/count select a window. Without count, an answer lists about ${defaultCellsAnswerBytes / 1024} KiB of cells (a summary at most 500 lines) and its last line or 'truncated' names the start of the next. Outputs are shaped as in get_cell.`,
     inputSchema: z.object({
       format: z.enum(['summary', 'json', 'rich']).nullish().describe("'summary' (default), 'json' or 'rich'."),
@@ -162,6 +170,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const createCell = defineChildTool({
     name: 'create_cell',
+    session: 'mutation',
+    inputRounds: true,
     description:
       'Insert a cell into the active notebook (appended unless index, after_cell_id or before_cell_id is given); with and_run=true a code cell is executed and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
@@ -215,6 +225,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const setCell = defineChildTool({
     name: 'set_cell',
+    session: 'mutation',
+    inputRounds: true,
     description:
       'Replace the source and/or type of a cell of the active notebook; with and_run=true the (code) cell is executed afterwards and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
@@ -285,6 +297,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const deleteCell = defineChildTool({
     name: 'delete_cell',
+    session: 'mutation',
     description: 'Delete a cell from the active notebook.',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
@@ -305,6 +318,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const moveCell = defineChildTool({
     name: 'move_cell',
+    session: 'mutation',
     description: 'Move a cell of the active notebook to just after another cell, or to the start (no after_cell_id).',
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell to move.'),
@@ -327,6 +341,9 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
+    session: 'runtime',
+    task: { support: 'optional', start: (args, context, runs) => runs.cell(args, context) },
+    inputRounds: true,
     description: `Execute a code cell of the active notebook and return its outputs: images as image content, HTML as Markdown, long texts cut in the middle and many outputs summarized (the cut markers name the get_results call that pages through the rest). If it runs longer than timeout_secs (default ${defaultExecuteTimeoutSecs}), the outputs so far are returned with status 'running' and an execution_id for get_results. With a progress token, progress reports each output and, every few seconds while the cell is silent, that it still runs (elapsed time, execution id). Cancelling the call stops its execution (interrupts the kernel).`,
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
@@ -354,6 +371,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const runAllCells = defineChildTool({
     name: 'run_all_cells',
+    session: 'runtime',
+    task: { support: 'optional', start: (_args, context, runs) => runs.allCells(context) },
     description: `Execute every code cell of the active notebook in order, stopping at the first error. wait=false queues them and returns their execution ids at once. timeout_secs (default ${defaultRunAllTimeoutSecs}) bounds the whole run; cells not reached are listed.`,
     inputSchema: z.object({
       timeout_secs: toolParameters.optionalPositiveNumber(
@@ -418,6 +437,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getResults = defineChildTool({
     name: 'get_results',
+    session: 'document',
     description:
       'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id, shaped like execute_cell; with offset (and length) its outputs as one text, in pages. Works without an active session.',
     inputSchema: z.object({
@@ -480,6 +500,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const interruptKernel = defineChildTool({
     name: 'interrupt_kernel',
+    session: 'runtime',
     description:
       'Interrupt the kernel of the active notebook to stop the running execution. Says whether it stopped: code that ignores the interrupt still runs (an error says so; restart_kernel stops it).',
     inputSchema: z.object({}),
@@ -500,6 +521,8 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const restartKernel = defineChildTool({
     name: 'restart_kernel',
+    session: 'runtime',
+    confirm: { question: restartQuestion },
     description: 'Restart the kernel of the active notebook: all variables are lost; cells and outputs stay.',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -552,4 +575,16 @@ async function insertionIndex(
 
 function notRunNote(cell: NotebookCell): string {
   return `Only code cells run; this ${cell.cellType} cell was not executed.`;
+}
+
+/** `restart_kernel` asks the person first when the kernel ran code: its variables are lost. */
+async function restartQuestion(_args: unknown, handle: NotebookHandle): Promise<ConfirmationQuestion | undefined> {
+  const cells = await handle.listCells().catch(() => []);
+  if (!cells.some((cell) => cell.cellType === 'code' && cell.executionCount !== null)) return undefined;
+  return {
+    title: 'Restart the kernel',
+    message: `The agent wants to restart the kernel of notebook ${handle.notebookId}: every variable and import it holds is lost (cells and outputs stay). Restart it?`,
+    unasked:
+      'not asked: the kernel was restarted without the person confirming, since this client cannot ask (no elicitation capability)',
+  };
 }

@@ -37,6 +37,7 @@ export function lostKernelStateOf(deps: ChildServerDependencies, handle: Noteboo
 export function createRestoreTools(deps: ChildServerDependencies): RegisteredChildTool[] {
   const restoreState = defineChildTool({
     name: 'restore_state',
+    session: 'runtime',
     description: `After the active notebook's kernel was replaced (culled for idleness, restarted, its server restarted: a kernel_notice says so), run again, in order, the code cells this agent had run in the lost kernel, to bring back their variables, functions and imports; from_cell_id/to_cell_id choose a range of them. Stops at the first error. timeout_secs (default ${defaultRestoreTimeoutSecs}) bounds the whole run.`,
     inputSchema: z.object({
       from_cell_id: toolParameters.optionalString(

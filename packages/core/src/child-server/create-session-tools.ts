@@ -227,6 +227,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
 
   const saveNotebook = defineChildTool({
     name: 'save_notebook',
+    session: 'mutation',
     description:
       'Save the active notebook as a .ipynb file: to path, or to its own file when it has one. The notebook_id stays the same; later rejoins use the file.',
     inputSchema: z.object({

@@ -5,9 +5,10 @@ import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
 import { tasksExtension } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { errorResult, type ToolCallContext } from './child-tool-registry.js';
-import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
+import { errorResult, type ToolCallContext, type ToolTaskDeclaration } from './child-tool-registry.js';
+import { type ExecutionRecord, executionRecordOf, executionStatusOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
+import type { TaskRuns } from './task-runs.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
 import { InvalidParamsError, ToolError, toToolFailure } from './to-tool-failure.js';
 
@@ -22,9 +23,6 @@ export const taskPollIntervalMs = 1_000;
  * long is answered with a task, one that ended sooner with the tool's result.
  */
 export const nativeTaskGraceMs = 2_000;
-
-/** The tools that run as tasks when the client asks for one: their executions are the daemon's. */
-export const taskTools: ReadonlySet<string> = new Set(['execute_cell', 'run_all_cells', 'run_code']);
 
 /** How many tasks this child remembers (when each was created, whether it was cancelled). */
 const maxRememberedTasks = 256;
@@ -75,7 +73,7 @@ export interface ExecutionTasksInit {
  * interrupted). What this child alone knows (created when, cancelled) is lost with it: a later
  * child says `createdAt` is when it first heard of the task.
  */
-export class ExecutionTasks {
+export class ExecutionTasks implements TaskRuns {
   readonly #init: ExecutionTasksInit;
   readonly #entries = new Map<string, TaskEntry>();
   /** The executions this child follows to their end, by id: settled (and removed) when each ends. */
@@ -89,16 +87,17 @@ export class ExecutionTasks {
   }
 
   /**
-   * Whether this `tools/call` runs as a task, and in which era: legacy when it carries `task`
-   * (task augmentation), native when the client declared the tasks extension for this request.
+   * Whether this `tools/call` of a tool declaring `task` runs as a task, and in which era: legacy
+   * when it carries `task` (task augmentation), native when the client declared the tasks
+   * extension for this request.
    */
   public modeOf(
-    name: string,
+    task: ToolTaskDeclaration | undefined,
     params: Readonly<Record<string, unknown>>,
     declared: Readonly<Record<string, unknown>> | undefined,
     era: string | undefined,
   ): TaskEra | undefined {
-    if (!taskTools.has(name)) return undefined;
+    if (task === undefined) return undefined;
     if (era === 'native') {
       const extensions = declared?.extensions;
       const has = typeof extensions === 'object' && extensions !== null && tasksExtension in extensions;
@@ -108,23 +107,19 @@ export class ExecutionTasks {
   }
 
   /**
-   * Starts `name` as a task: the execution is queued in the daemon (so `tasks/get` finds it)
-   * before the answer goes out. Bad arguments and refusals are the tool's error result (native)
-   * or an invalid-params error (legacy, which must answer a task or an error).
+   * Starts the call as a task (the tool's `task.start`): the execution is queued in the daemon
+   * (so `tasks/get` finds it) before the answer goes out. Bad arguments and refusals are the
+   * tool's error result (native) or an invalid-params error (legacy, which must answer a task or
+   * an error).
    */
   public async start(
-    name: string,
+    declaration: ToolTaskDeclaration,
     args: unknown,
     context: ToolCallContext,
     era: TaskEra,
   ): Promise<Record<string, unknown>> {
     try {
-      const taskId =
-        name === 'run_all_cells'
-          ? await this.startAll(context)
-          : name === 'run_code'
-            ? await this.startCode(args, context)
-            : await this.startCell(args, context);
+      const taskId = await declaration.start(args, context, this);
       this.entry(taskId).lastStatus ??= 'working';
       // Native: the server decides; a run that ends within the grace is answered as the tool would.
       if (era === 'native' && (await this.endsWithin(taskId, nativeTaskGraceMs, context.signal))) {
@@ -220,7 +215,7 @@ export class ExecutionTasks {
     return era === 'legacy' ? this.taskJson(taskId, cancelled, era) : {};
   }
 
-  private async startCell(args: unknown, context: ToolCallContext): Promise<string> {
+  public async cell(args: unknown, context: ToolCallContext): Promise<string> {
     const { cell_id: cellId, expected_version: expectedVersion } = (args ?? {}) as Record<string, unknown>;
     if (typeof cellId !== 'string' || cellId.length === 0) throw new ToolError('cell_id: a cell id is required.');
     const access = await accessWhenReady(this.#init.deps, 'runtime', context);
@@ -232,7 +227,7 @@ export class ExecutionTasks {
   }
 
   /** `run_code` as a task: a scratch run the daemon keeps as an execution (its `cell_id` is `scratch`). */
-  private async startCode(args: unknown, context: ToolCallContext): Promise<string> {
+  public async code(args: unknown, context: ToolCallContext): Promise<string> {
     const { code } = (args ?? {}) as Record<string, unknown>;
     if (typeof code !== 'string') throw new ToolError('code: the code to run is required.');
     const access = await accessWhenReady(this.#init.deps, 'runtime', context);
@@ -247,7 +242,7 @@ export class ExecutionTasks {
     return state.executionId;
   }
 
-  private async startAll(context: ToolCallContext): Promise<string> {
+  public async allCells(context: ToolCallContext): Promise<string> {
     const access = await accessWhenReady(this.#init.deps, 'runtime', context);
     const cells = (await access.handle.listCells()).filter((cell) => cell.cellType === 'code');
     if (cells.length === 0) throw new ToolError('The notebook has no code cell to run.');

@@ -3,9 +3,6 @@ import type { InputRequest } from '../ports/notebook-handle.js';
 import type { ExecutionTasks } from './execution-tasks.js';
 import { inputElicitation, type KernelInputs } from './kernel-inputs.js';
 
-/** The tools that run one cell: the ones whose call can wait on the code's `input()` (2026-07-28 era). */
-export const inputRoundTools: ReadonlySet<string> = new Set(['execute_cell', 'create_cell', 'set_cell']);
-
 /** Seconds a resumed call waits for its execution unless its `timeout_secs` says otherwise. */
 const defaultResumeSecs = 30;
 
@@ -42,9 +39,21 @@ export class InputRounds {
     this.#init = init;
   }
 
-  /** Whether this call can be answered `input_required` (native era, a one-cell tool, a client that declared elicitation). */
-  public applies(name: string, declared: Readonly<Record<string, unknown>> | undefined): boolean {
-    return this.#init.era() === 'native' && inputRoundTools.has(name) && declared?.elicitation !== undefined;
+  /**
+   * Whether this call can be answered `input_required`: native era, a tool that declared
+   * `inputRounds` (`declaredByTool`), a client that declared elicitation.
+   */
+  public applies(declaredByTool: boolean, declared: Readonly<Record<string, unknown>> | undefined): boolean {
+    return this.#init.era() === 'native' && declaredByTool && declared?.elicitation !== undefined;
+  }
+
+  /**
+   * Whether the person can be asked for the code's `input()` during a call: the client declared
+   * elicitation and, in the native era (where a server sends no requests), the call has input
+   * rounds (`rounds`, from {@link applies}).
+   */
+  public allowsInput(rounds: boolean, declared: Readonly<Record<string, unknown>> | undefined): boolean {
+    return declared?.elicitation !== undefined && (this.#init.era() !== 'native' || rounds);
   }
 
   /**

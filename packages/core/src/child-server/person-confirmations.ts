@@ -1,17 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SessionSlot } from '../session/session-slot.js';
-import { textResult } from './child-tool-registry.js';
+import { type ConfirmationQuestion, type ToolConfirmation, textResult } from './child-tool-registry.js';
 
 /** The key of the one input request a confirmation asks (2026-07-28 `inputRequests` / `inputResponses`). */
 const confirmKey = 'confirm';
-
-/** What a call that needs the person's confirmation asks, and what it says when it goes ahead unasked. */
-interface Question {
-  readonly message: string;
-  readonly title: string;
-  /** Said with the result when the client cannot ask the person. */
-  readonly unasked: string;
-}
 
 export interface PersonConfirmationsInit {
   readonly slot: SessionSlot;
@@ -27,9 +19,8 @@ export type ConfirmationOutcome =
   | { readonly kind: 'answer'; readonly result: Record<string, unknown> };
 
 /**
- * Calls that destroy what the person may want kept ask them first, when the client can ask:
- * `restart_kernel` on a kernel that ran code (its variables are lost) and `clear_outputs` of every
- * cell. The legacy era asks with `elicitation/create` during the call; the native era answers the
+ * Calls that destroy what the person may want kept ask them first, when the client can ask: the
+ * tool declares what (`confirm`, e.g. `restart_kernel` on a kernel that ran code). The legacy era asks with `elicitation/create` during the call; the native era answers the
  * call `input_required` (SEP-2322) and goes ahead on the retry that carries the person's answer. A
  * client without the elicitation capability gets today's behaviour, and the result says nobody was
  * asked. A declined or cancelled confirmation changes nothing and says so.
@@ -41,12 +32,14 @@ export class PersonConfirmations {
     this.#init = init;
   }
 
+  /** How call `name` goes on, as its tool's `confirm` (none: it runs) asks of the active notebook. */
   public async check(
     name: string,
+    confirm: ToolConfirmation | undefined,
     params: Readonly<Record<string, unknown>>,
     declared: Readonly<Record<string, unknown>> | undefined,
   ): Promise<ConfirmationOutcome> {
-    const question = await this.question(name, params.arguments);
+    const question = await this.question(confirm, params.arguments);
     if (!question) return { kind: 'run' };
     if (declared?.elicitation === undefined) return { kind: 'run', note: question.unasked };
     const elicitation = {
@@ -77,32 +70,13 @@ export class PersonConfirmations {
     return { kind: 'answer', result: textResult(`Not done: the person did not confirm ${name}; nothing was changed.`) };
   }
 
-  private async question(name: string, args: unknown): Promise<Question | undefined> {
+  private async question(
+    confirm: ToolConfirmation | undefined,
+    args: unknown,
+  ): Promise<ConfirmationQuestion | undefined> {
     const handle = this.#init.slot.active?.handle;
-    if (!handle) return undefined;
-    if (name === 'restart_kernel') {
-      const cells = await handle.listCells().catch(() => []);
-      if (!cells.some((cell) => cell.cellType === 'code' && cell.executionCount !== null)) return undefined;
-      return {
-        title: 'Restart the kernel',
-        message: `The agent wants to restart the kernel of notebook ${handle.notebookId}: every variable and import it holds is lost (cells and outputs stay). Restart it?`,
-        unasked:
-          'not asked: the kernel was restarted without the person confirming, since this client cannot ask (no elicitation capability)',
-      };
-    }
-    const cellId = (args as { cell_id?: unknown } | undefined)?.cell_id;
-    if (name === 'clear_outputs' && (cellId === undefined || cellId === null)) {
-      const cells = await handle.listCells().catch(() => []);
-      const cleared = cells.filter((cell) => cell.cellType === 'code' && cell.outputs.length > 0).length;
-      if (cleared < 2) return undefined;
-      return {
-        title: 'Clear all outputs',
-        message: `The agent wants to clear the outputs of ${cleared} cells of notebook ${handle.notebookId}. Clear them?`,
-        unasked:
-          'not asked: the outputs were cleared without the person confirming, since this client cannot ask (no elicitation capability)',
-      };
-    }
-    return undefined;
+    if (!confirm || !handle) return undefined;
+    return confirm.question(args, handle);
   }
 }
 

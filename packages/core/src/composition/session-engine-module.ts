@@ -1,4 +1,6 @@
 import { ContainerModule } from 'inversify';
+import { ChildToolContribution } from '../child-server/child-tool-contribution.js';
+import { CoreChildTools } from '../child-server/core-child-tools.js';
 import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { SessionCredentials } from '../ports/session-credentials.js';
 import { RecoveryLoop } from '../recovery/recovery-loop.js';
@@ -11,7 +13,8 @@ import { SessionSlot } from '../session/session-slot.js';
 /**
  * The child's session engine: the session slot and its activations, the rejoin coordinator and
  * recovery state, the recovery loop, the child runtime,
- * and the in-memory {@link KeptCredentials} as the session credentials. Loaded right after
+ * the in-memory {@link KeptCredentials} as the session credentials, and core's child tools
+ * ({@link CoreChildTools}, the first `ChildToolContribution`, so they lead `tools/list`). Loaded right after
  * `createCoreModule`, before any plugin, by `createMcpContainer`.
  */
 export function createSessionEngineModule(): ContainerModule {
@@ -24,5 +27,6 @@ export function createSessionEngineModule(): ContainerModule {
     options.bind(SessionCredentials).toService(KeptCredentials);
     options.bind(RecoveryLoop).toSelf().inSingletonScope();
     options.bind(ChildRuntime).toSelf().inSingletonScope();
+    options.bind(ChildToolContribution).to(CoreChildTools).inSingletonScope();
   });
 }
