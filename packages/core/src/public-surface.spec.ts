@@ -37,6 +37,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'SessionRecoveryState',
       'SessionSlot',
       'SourceFileProbe',
+      'accessWhenReady',
       'boundClientText',
       'cellChangesBetween',
       'childExitCodes',

@@ -103,3 +103,45 @@ describe(ChildToolRegistry, () => {
     await expect(rethrowing.call('get_cell', { cell_id: 'a' }, context)).rejects.toBe(chosen);
   });
 });
+
+describe('the policies a tool declares', () => {
+  const start = async (): Promise<string> => 'execution-1';
+  const question = async () => undefined;
+  const registry = new ChildToolRegistry([
+    defineChildTool({
+      name: 'plain',
+      description: 'Declares nothing.',
+      inputSchema: z.object({}),
+      annotations: { readOnlyHint: true },
+      handler: async () => textResult('plain'),
+    }),
+    defineChildTool({
+      name: 'declared',
+      description: 'Declares every policy.',
+      inputSchema: z.object({}),
+      annotations: { readOnlyHint: false },
+      session: 'runtime',
+      task: { support: 'optional', start },
+      inputRounds: true,
+      confirm: { question },
+      handler: async () => textResult('declared'),
+    }),
+  ]);
+
+  it('are kept with the tool (none by default; an unknown tool has none to give) for the call pipeline to read', () => {
+    expect(registry.policies('plain')).toEqual({ session: 'none', inputRounds: false });
+    expect(registry.policies('declared')).toEqual({
+      session: 'runtime',
+      task: { support: 'optional', start },
+      inputRounds: true,
+      confirm: { question },
+    });
+    expect(registry.policies('unknown')).toBeUndefined();
+  });
+
+  it('advertise task support in tools/list only for a tool that declared it', () => {
+    const [plain, declared] = registry.list();
+    expect(plain?.execution).toBeUndefined();
+    expect(declared?.execution).toEqual({ taskSupport: 'optional' });
+  });
+});
