@@ -46,6 +46,7 @@ const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-custom-rejoin-rule': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-custom-target-kind': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/example-declared-policies-tool': ['@nteract-mcp/core'],
   // Embedding composes its own server: core, the plugins it chose, and the daemon bin it auto-starts.
   '@nteract-mcp/example-embedding': [
     '@nteract-mcp/core',
