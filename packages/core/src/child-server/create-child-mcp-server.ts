@@ -269,8 +269,11 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
-  // Each step does what the called tool declared (see `ChildTool`'s policies), in this order;
-  // `reportSession` and `retryLostSession` act on the result on its way back.
+  // Each step does what the called tool declared (`ChildTool`'s policies), outermost first:
+  // refuse a missing capability, wait for a recovery in progress, (report, on the way back: every
+  // tool result gets the session report), start a task, ask the person, (run once more on the
+  // session brought back when it was lost under the call), answer the code's input() through the
+  // call, run the tool. The retry wraps input and run, so a run made again goes through both.
   const pipeline = composeCallSteps([
     checkCapabilities(registry),
     awaitRecovery(recovery, recoveryWaitMs),
