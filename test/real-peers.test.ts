@@ -208,7 +208,8 @@ describe('real peers: the v2 client (@modelcontextprotocol/client 2.4.0) against
 
   it('stop leaves nothing behind', { timeout: 240_000 }, async () => {
     const peer = await startPeer('pin');
-    await peer.call('list_active_notebooks', {});
+    // A notebook starts the daemon (listing finds none and starts none).
+    await peer.call('create_notebook', {});
     const daemon = await waitFor('the auto-started daemon', () => peer.environment.daemonPid());
     const started = [peer.transport.pid as number, peer.childPid() as number, daemon];
     await peer.stop();
