@@ -34,7 +34,8 @@ describe(CoreError, () => {
     expect(CoreError.is('CoreError')).toBe(false);
   });
 
-  it('recognises an error from another copy of the package, where instanceof fails', async () => {
+  // Copying the built package and importing it takes seconds on a loaded machine: the bound is a guard against a hang.
+  it('recognises an error from another copy of the package, where instanceof fails', { timeout: 60_000 }, async () => {
     const other = await loadSecondCopy();
     expect(other.CoreError).not.toBe(CoreError);
     const foreign = new other.CoreError('daemonQueryFailed', 'from the other copy');
