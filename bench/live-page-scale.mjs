@@ -11,6 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
+import { editToVisible } from './lib/edit-to-visible.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { quantile, summarizeEach, until } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -27,9 +28,6 @@ const chromiumArgs = [
 ];
 /** How long the page may take to show its first cells before the figure is given up (the page before virtualisation took minutes). */
 const firstPaintLimitMs = 180_000;
-
-/** Milliseconds on the wall clock, sub-millisecond, as `performance.timeOrigin + now()` in the page. */
-const now = () => performance.timeOrigin + performance.now();
 
 /** An nbformat 4 notebook of `count` small cells: code with a short output every third, markdown every tenth. */
 function longNotebook(count) {
@@ -156,22 +154,6 @@ function visibleCellId(page) {
   });
 }
 
-/** An agent's one-line set_cell of `cellId`: ms from its answer to the new text shown in the page. */
-async function editToVisible(peer, page, cellId, marker) {
-  const source = `${marker} = 1`;
-  await page.evaluate(
-    (want) => {
-      globalThis.__shownAt = undefined;
-      globalThis.__want = want;
-    },
-    { id: cellId, text: source },
-  );
-  await peer.call('set_cell', { cell_id: cellId, source });
-  const answeredAt = now();
-  const shownAt = await until(`${marker} in the page`, () => page.evaluate(() => globalThis.__shownAt), 30_000, 2);
-  return Math.max(0, shownAt - answeredAt);
-}
-
 /**
  * Times per frame (ms) while scrolling down by a viewport in every frame, `frames` times: the time
  * between one frame's start and the next (each frame draws what the last scroll brought into view).
@@ -220,12 +202,12 @@ export async function livePageScaleBenchmark({ dist, size }) {
       results.elementsInDom = await long.page.evaluate(() => document.getElementsByTagName('*').length);
       for (let i = 0; i < edits + 2; i++) {
         const cellId = await visibleCellId(long.page);
-        const ms = await editToVisible(long.peer, long.page, cellId, `long_edit_${i}`);
+        const ms = await editToVisible(long.peer, long.page, cellId, `long_edit_${i} = 1`);
         if (i >= 2) samples.longEditToVisible.push(ms);
       }
       samples.scrollFrame.push(...(await scrollFrames(long.page, frames)));
       const cellId = await visibleCellId(long.page);
-      samples.longEditToVisible.push(await editToVisible(long.peer, long.page, cellId, 'long_edit_scrolled'));
+      samples.longEditToVisible.push(await editToVisible(long.peer, long.page, cellId, 'long_edit_scrolled = 1'));
     }
     await long.context.close();
     await long.peer.close();
@@ -254,7 +236,7 @@ export async function livePageScaleBenchmark({ dist, size }) {
       // Bytes still arriving from the last edit (a late read) count for it, not the next one.
       await new Promise((done) => setTimeout(done, 300));
       const before = received;
-      const ms = await editToVisible(image.peer, image.page, cellId, `image_edit_${i}`);
+      const ms = await editToVisible(image.peer, image.page, cellId, `image_edit_${i} = 1`);
       await new Promise((done) => setTimeout(done, 300));
       if (i >= 2) {
         samples.imageEditToVisible.push(ms);

@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { PNG } from 'pngjs';
+import { editToVisible, now } from './lib/edit-to-visible.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { summarizeEach, until } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -22,9 +23,6 @@ const chromiumPath = process.env.NTERACT_CHROMIUM ?? '/usr/bin/chromium';
 
 /** The edits of each kind that warm the path first (the page's first renders, the JIT): not counted. */
 const warmUp = 5;
-
-/** Milliseconds on the wall clock, sub-millisecond, as `performance.timeOrigin + now()` in the page. */
-const now = () => performance.timeOrigin + performance.now();
 
 /**
  * A 640×480 PNG (matplotlib's default figure) of a line plot, as base64: white, a framed axes box
@@ -153,22 +151,6 @@ async function createToVisible(peer, page, source) {
     2,
   );
   return { ms: Math.max(0, visibleAt - answeredAt), cellId };
-}
-
-/** The agent's one-line `set_cell` of `cellId`: ms from its answer to the new text shown in the page. */
-async function editToVisible(peer, page, cellId, source) {
-  await page.evaluate(
-    (want) => {
-      globalThis.__shownAt = undefined;
-      globalThis.__want = want;
-    },
-    { id: cellId, text: source },
-  );
-  await peer.call('set_cell', { cell_id: cellId, source });
-  const answeredAt = now();
-  const shownAt = await until(`${source} in the page`, () => page.evaluate(() => globalThis.__shownAt), 30_000, 2);
-  // Shown before the answer reached the agent (the page hears the change first): 0.
-  return Math.max(0, shownAt - answeredAt);
 }
 
 export async function livePageBenchmark({ dist, size }) {

@@ -9,7 +9,14 @@ import {
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUserEnvironment, isAlive, shippedBins, type UserEnvironment, waitFor } from './support/index.js';
+import {
+  createUserEnvironment,
+  isAlive,
+  shippedBins,
+  spawnShippedProxy,
+  type UserEnvironment,
+  waitFor,
+} from './support/index.js';
 
 // A tool from outside core (examples/declared-policies-tool, loaded into the shipped child through
 // NTERACT_MCP_PLUGINS) gets the child's call steps by declaring them, through the shipped proxy:
@@ -41,16 +48,9 @@ interface Peer {
 /** The shipped proxy in a fresh user environment with the example plugin, driven by a client that declares elicitation. */
 async function startPeer(): Promise<Peer> {
   const environment = createUserEnvironment(shippedBins.runtimed, { env: { NTERACT_MCP_PLUGINS: examplePlugin } });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [shippedBins.proxy],
-    env: { ...environment.env },
+  const { transport, stderr } = spawnShippedProxy(StdioClientTransport, {
+    env: environment.env,
     cwd: environment.dirs.project,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer | string) => {
-    stderr += chunk.toString();
   });
   const client = new Client({ name: 'declared-policies', version: '1.0.0' }, { capabilities: { elicitation: {} } });
   const asked: Json[] = [];
@@ -69,7 +69,7 @@ async function startPeer(): Promise<Peer> {
         json: jsonText ? JSON.parse(jsonText) : undefined,
       };
     },
-    stderr: () => stderr,
+    stderr,
   };
   client.setRequestHandler(ElicitRequestSchema, async (request): Promise<ElicitResult> => {
     asked.push(request.params as Json);

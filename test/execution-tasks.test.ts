@@ -10,6 +10,7 @@ import {
   faultHooksModule,
   isAlive,
   shippedBins,
+  spawnShippedProxy,
   type UserEnvironment,
   waitFor,
 } from './support/index.js';
@@ -63,17 +64,9 @@ async function startPeer(
   declareTasks = true,
 ): Promise<Peer> {
   const environment = createUserEnvironment(shippedBins.runtimed, faultHooks ? { hooksModule: faultHooksModule } : {});
-  const Transport = era === 'legacy' ? StdioClientTransport : InPlace;
-  const transport = new Transport({
-    command: process.execPath,
-    args: [shippedBins.proxy],
-    env: { ...environment.env },
+  const { transport, stderr } = spawnShippedProxy(era === 'legacy' ? StdioClientTransport : InPlace, {
+    env: environment.env,
     cwd: environment.dirs.project,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer | string) => {
-    stderr += chunk.toString();
   });
   const client = new Client(
     { name: 'v2-tasks', version: '2.4.0' },
@@ -146,7 +139,7 @@ async function startPeer(
       return answered;
     },
     childPid,
-    stderr: () => stderr,
+    stderr,
     stop: () => {
       stopped ??= (async () => {
         const started = [transport.pid, childPid()].filter((pid): pid is number => typeof pid === 'number');
@@ -165,7 +158,7 @@ async function startPeer(
   try {
     await client.connect(transport);
   } catch (error) {
-    throw new Error(`the v2 client (${era}) did not connect: ${(error as Error).message}\n${stderr}`);
+    throw new Error(`the v2 client (${era}) did not connect: ${(error as Error).message}\n${stderr()}`);
   }
   // Answers to `raw` requests are taken before the client sees them.
   const toClient = transport.onmessage;

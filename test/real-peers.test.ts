@@ -11,6 +11,7 @@ import {
   isAlive,
   processesWithHome,
   shippedBins,
+  spawnShippedProxy,
   type UserEnvironment,
   waitFor,
 } from './support/index.js';
@@ -41,17 +42,9 @@ afterEach(async () => {
  */
 async function startPeer(mode: Mode): Promise<Peer> {
   const environment = createUserEnvironment(shippedBins.runtimed);
-  const Transport = mode === 'legacy' ? StdioClientTransport : InPlace;
-  const transport = new Transport({
-    command: process.execPath,
-    args: [shippedBins.proxy],
-    env: { ...environment.env },
+  const { transport, stderr } = spawnShippedProxy(mode === 'legacy' ? StdioClientTransport : InPlace, {
+    env: environment.env,
     cwd: environment.dirs.project,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer | string) => {
-    stderr += chunk.toString();
   });
   const client = new Client(
     { name: 'v2-peer', version: '2.4.0' },
@@ -94,14 +87,14 @@ async function startPeer(mode: Mode): Promise<Peer> {
       };
     },
     childPid,
-    stderr: () => stderr,
+    stderr,
     stop,
   };
   peers.push(peer);
   try {
     await client.connect(transport);
   } catch (error) {
-    throw new Error(`the v2 client (${mode}) did not connect: ${(error as Error).message}\n${stderr}`);
+    throw new Error(`the v2 client (${mode}) did not connect: ${(error as Error).message}\n${stderr()}`);
   }
   return peer;
 }

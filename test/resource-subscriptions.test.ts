@@ -3,7 +3,14 @@ import { Client as NativeClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as NativeStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childrenOf, isAlive, shippedBins, startUserSession, type UserSession, waitFor } from './support/index.js';
+import {
+  childrenOf,
+  isAlive,
+  spawnShippedProxy,
+  startUserSession,
+  type UserSession,
+  waitFor,
+} from './support/index.js';
 
 // Cells as MCP resources with pushed change notices, through the shipped bins: two MCP clients of
 // one user (two nteract-mcp proxies, one HOME, one daemon) on one notebook. Client A subscribes to
@@ -132,17 +139,7 @@ describe('cells as MCP resources: change notices pushed to a subscribed client',
     // B owns the user's machine; A, the v2 client, is the user's second client there.
     const b = await startUserSession();
     cleanups.push(() => b.stop());
-    const transport = new InPlace({
-      command: process.execPath,
-      args: [shippedBins.proxy],
-      env: { ...b.env },
-      cwd: b.dirs.project,
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer | string) => {
-      stderr += chunk.toString();
-    });
+    const { transport, stderr } = spawnShippedProxy(InPlace, { env: b.env, cwd: b.dirs.project });
     const a = new NativeClient(
       { name: 'v2-peer', version: '2.4.0' },
       { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -161,7 +158,7 @@ describe('cells as MCP resources: change notices pushed to a subscribed client',
       }
     });
     await a.connect(transport).catch((error: unknown) => {
-      throw new Error(`the v2 client did not connect: ${(error as Error).message}\n${stderr}`);
+      throw new Error(`the v2 client did not connect: ${(error as Error).message}\n${stderr()}`);
     });
     expect(a.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     const call = async (name: string, args: Record<string, unknown>) => {

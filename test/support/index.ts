@@ -17,6 +17,13 @@ export {
 } from './process-tree.js';
 export { type ClaudeMcpAdd, type ReadmeCommands, readmeCommands } from './readme-commands.js';
 export { requestWithToken, type TokenApiAnswer } from './request-with-token.js';
+export { shippedBins } from './shipped-bins.js';
+export {
+  type ProxyCommand,
+  type ProxyPlace,
+  type StderrPipingTransport,
+  spawnShippedProxy,
+} from './spawn-shipped-proxy.js';
 export {
   type JupyterServerOptions,
   type JupyterServerUnderTest,
@@ -37,7 +44,6 @@ export {
   type SessionFaults,
   type SessionPids,
   type SettledCall,
-  shippedBins,
   startUserSession,
   type ToolOutcome,
   type UserSession,

@@ -13,15 +13,10 @@ import {
   waitGone,
 } from './create-user-environment.js';
 import { childrenOf, descendantsOf } from './process-tree.js';
+import { shippedBins } from './shipped-bins.js';
+import { spawnShippedProxy } from './spawn-shipped-proxy.js';
 import { TappedTransport } from './tapped-transport.js';
 import { waitFor } from './wait-for.js';
-
-/** The shipped bins, as a user's MCP client runs them. */
-export const shippedBins = Object.freeze({
-  proxy: fileURLToPath(new URL('../../packages/nteract-mcp/dist/nteract-mcp.js', import.meta.url)),
-  child: fileURLToPath(new URL('../../packages/nteract-mcp/dist/runt-mcp.js', import.meta.url)),
-  runtimed: fileURLToPath(new URL('../../packages/nteract-mcp/dist/runtimed.js', import.meta.url)),
-});
 
 /** The test-only hook module (see fault-hooks.mjs); loaded only with `faultHooks: true`. */
 export const faultHooksModule = fileURLToPath(new URL('./fault-hooks.mjs', import.meta.url));
@@ -186,17 +181,11 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     });
   const { dirs, env, socketPath, runtimed } = environment;
   const daemonPid = environment.daemonPid;
-  const inner = new StdioClientTransport({
-    command: process.execPath,
-    args: [shippedBins.proxy, ...(options.proxyArgs ?? [])],
-    env,
-    cwd: dirs.project,
-    stderr: 'pipe',
-  });
-  let stderr = '';
-  inner.stderr?.on('data', (chunk: Buffer | string) => {
-    stderr += chunk.toString();
-  });
+  const { transport: inner, stderr } = spawnShippedProxy(
+    StdioClientTransport,
+    { env, cwd: dirs.project },
+    options.proxyArgs,
+  );
   const transport = new TappedTransport(inner);
   const client = new Client(options.clientInfo ?? { name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
   let stopped: Promise<void> | undefined;
@@ -408,7 +397,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     await client.connect(transport);
   } catch (error) {
     await stop();
-    throw new Error(`the proxy did not complete initialize: ${(error as Error).message}\n${stderr}`);
+    throw new Error(`the proxy did not complete initialize: ${(error as Error).message}\n${stderr()}`);
   }
 
   const session: UserSession = {
@@ -422,7 +411,7 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     call,
     send,
     runtimed,
-    stderr: () => stderr,
+    stderr,
     stop,
   };
   environments.set(session, environment);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createUserEnvironment, type UserEnvironment } from '../create-user-environment.js';
 import { descendantsOf, type ProcessInfo, processesWithHome } from '../process-tree.js';
-import { shippedBins } from '../start-user-session.js';
+import { shippedBins } from '../shipped-bins.js';
 import { waitFor } from '../wait-for.js';
 import { parseSuiteOutput, type SuiteOutput } from './parse-suite-output.js';
 
