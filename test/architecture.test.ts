@@ -266,6 +266,7 @@ export function definePoint(name) { points.set(name, { name }); return Symbol(na
   ].map(([, name]) => `${(name as string)[0]?.toUpperCase()}${(name as string).slice(1)}`);
   const forThirdParties: Readonly<Record<string, string>> = {
     NotebookBackend: 'examples/custom-target-kind',
+    RecoveryContribution: 'examples/custom-target-kind',
     ChildToolContribution: 'examples/embedding',
   };
 

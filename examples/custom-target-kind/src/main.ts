@@ -6,8 +6,17 @@ const expected = {
   cellCreated: true,
   peerSees: JSON.stringify(['# notes kept in memory']),
   runAnswer: 'refused',
+  afterRestart: JSON.stringify({
+    recoveredBy: 'acme.memory.rejoin',
+    origin: 'rejoin',
+    sources: ['# notes kept in memory'],
+  }),
 };
-const seen = { ...report, peerSees: JSON.stringify(report.peerSees) };
+const seen = {
+  ...report,
+  peerSees: JSON.stringify(report.peerSees),
+  afterRestart: JSON.stringify(report.afterRestart),
+};
 const problems = Object.entries(expected).filter(([key, value]) => seen[key as keyof typeof seen] !== value);
 process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
 if (problems.length > 0) {

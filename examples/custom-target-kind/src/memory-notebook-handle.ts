@@ -33,7 +33,8 @@ const readiness: NotebookReadiness = {
  * idempotency ledger; every change any peer makes is told to `onDidChangeCells` once the notebook
  * shows it. It has no kernel: readiness says the runtime is `unavailable`, running a cell answers
  * `unsupportedOperation`. `save(path)` writes the notebook as an `.ipynb` file and binds the path.
- * After `close()` every call rejects `handleClosed`, and `onDidClose` has fired once.
+ * After `close()`, or when the notebook drops its peers (the store restarted: `disconnected`), every
+ * call rejects `handleClosed`, and `onDidClose` has fired once.
  */
 export class MemoryNotebookHandle implements NotebookHandle {
   public readonly daemonIncarnation = undefined;
@@ -47,7 +48,9 @@ export class MemoryNotebookHandle implements NotebookHandle {
     private readonly notebook: MemoryNotebook,
     /** The label this peer's edits are made under. */
     public readonly peerLabel: string,
-  ) {}
+  ) {
+    this.#subscriptions.add(notebook.onDidDropPeers(() => this.end('disconnected')));
+  }
 
   public get notebookId(): string {
     return this.notebook.notebookId;
@@ -170,17 +173,22 @@ export class MemoryNotebookHandle implements NotebookHandle {
 
   /** Releases this peer; the notebook and its other peers are untouched. Idempotent. */
   public async close(): Promise<void> {
-    if (this.#closedReason !== undefined) return;
-    this.#closedReason = 'closed';
-    for (const subscription of this.#subscriptions) subscription.dispose();
-    this.#subscriptions.clear();
-    for (const listener of [...this.#closeListeners]) listener('closed');
-    this.#closeListeners.clear();
+    this.end('closed');
   }
 
   public onDidClose(listener: (reason: NotebookHandleCloseReason) => void): Subscription {
     this.#closeListeners.add(listener);
     return { dispose: () => this.#closeListeners.delete(listener) };
+  }
+
+  /** Ends this peer once, for `reason`, and tells the close listeners. */
+  private end(reason: NotebookHandleCloseReason): void {
+    if (this.#closedReason !== undefined) return;
+    this.#closedReason = reason;
+    for (const subscription of this.#subscriptions) subscription.dispose();
+    this.#subscriptions.clear();
+    for (const listener of [...this.#closeListeners]) listener(reason);
+    this.#closeListeners.clear();
   }
 
   private assertOpen(): void {

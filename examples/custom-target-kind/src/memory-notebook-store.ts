@@ -20,6 +20,14 @@ export class MemoryNotebookStore {
     return notebook;
   }
 
+  /**
+   * A restart of the store, as a remote kind's server restarts: every peer's connection is lost
+   * (its handle closes `disconnected`), the notebooks are kept.
+   */
+  public restart(): void {
+    for (const notebook of this.#notebooks.values()) notebook.dropPeers();
+  }
+
   /** The names of the notebooks made so far. */
   public names(): readonly string[] {
     return [...this.#notebooks.keys()];

@@ -20,6 +20,7 @@ export class MemoryNotebook {
   #nextCell = 1;
   readonly #ledger = new Map<string, unknown>();
   readonly #listeners = new Set<(change: NotebookCellChange) => void>();
+  readonly #peerDrops = new Set<() => void>();
 
   public constructor(public readonly name: string) {}
 
@@ -104,6 +105,17 @@ export class MemoryNotebook {
   public onDidChange(listener: (change: NotebookCellChange) => void): Subscription {
     this.#listeners.add(listener);
     return { dispose: () => this.#listeners.delete(listener) };
+  }
+
+  /** Calls `listener` when the notebook drops its peers' connections ({@link dropPeers}). */
+  public onDidDropPeers(listener: () => void): Subscription {
+    this.#peerDrops.add(listener);
+    return { dispose: () => this.#peerDrops.delete(listener) };
+  }
+
+  /** Drops every peer's connection, as a server restarting would; the cells stay. */
+  public dropPeers(): void {
+    for (const listener of [...this.#peerDrops]) listener();
   }
 
   private tell(kind: NotebookCellChange['kind'], cellId: string): void {

@@ -4,13 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { runMemoryNotebookExample } from './run-memory-notebook-example.js';
 
 describe(runMemoryNotebookExample, () => {
-  it('is one backend with its own handle: connect_notebook reaches a memory: notebook, a tool writes it, another peer reads it, and running a cell is refused (no kernel)', async () => {
+  it('is one backend with its own handle: connect_notebook reaches a memory: notebook, a tool writes it, another peer reads it, running a cell is refused (no kernel), and a restart of the store is survived by its own recovery', async () => {
     expect(await runMemoryNotebookExample()).toEqual({
       kinds: ['local-path', 'notebook-id', 'acme.memory'],
       reportedTarget: 'memory:scratch',
       cellCreated: true,
       peerSees: ['# notes kept in memory'],
       runAnswer: 'refused',
+      afterRestart: { recoveredBy: 'acme.memory.rejoin', origin: 'rejoin', sources: ['# notes kept in memory'] },
     });
   });
 

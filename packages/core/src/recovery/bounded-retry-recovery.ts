@@ -1,7 +1,10 @@
 import type { RecoveryContribution, RecoveryControl, RecoveryRound } from '../contributions/recovery-contribution.js';
-import type { NotebookTarget } from '../notebook-target/notebook-target.js';
+import { describeNotebookTarget, type NotebookTarget } from '../notebook-target/notebook-target.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
+import type { NotebookHandle, Subscription } from '../ports/notebook-handle.js';
+import { sessionRecoveryTarget } from '../session/notebook-session.js';
+import type { SessionSlot } from '../session/session-slot.js';
 import { type RetrySchedule, RetryTimer } from './retry-timer.js';
 
 /** At once, then 1 s doubling to 30 s, at most 10 attempts in all. */
@@ -20,12 +23,20 @@ export interface BoundedRetryRecoveryOptions {
   readonly schedule?: RetrySchedule;
   /** What the agent is told when the attempts are used up (the rejoin's `failed` reason). */
   readonly giveUpReason: (target: NotebookTarget, attempts: number, lastReason: string) => string;
+  /**
+   * Notices a lost session of the targets it handles: when the active one's handle closes by
+   * itself (any reason but `closed`, which is ours), the closed sessions of those targets leave
+   * `slot` (saying `reason`), the active one's target is kept and tried at once, then on the
+   * schedule. Absent: only a handoff or a target another part preserved is tried.
+   */
+  readonly lossWatch?: { readonly slot: SessionSlot; readonly reason: string };
 }
 
 /**
  * The recovery every backend can have without events of its own: a waiting target it handles
- * (the handoff of a restarted child, or a lost active session's) is tried at once when the loop
- * starts, then on the retry schedule while the attempts fail transiently. When the attempts are
+ * (the handoff of a restarted child, or a lost active session's, noticed by its
+ * {@link BoundedRetryRecoveryOptions.lossWatch}) is tried at once when the loop starts or the
+ * loss is noticed, then on the retry schedule while the attempts fail transiently. When the attempts are
  * used up it gives up: the handoff's outcome becomes `failed` with `giveUpReason`, and nothing is
  * scheduled any more. An explicit disconnect or an installed session ends the retries (the loop
  * drops the target).
@@ -39,6 +50,8 @@ export class BoundedRetryRecovery implements RecoveryContribution {
   readonly #schedule: RetrySchedule;
   #control: RecoveryControl | undefined;
   #running: Promise<void> | undefined;
+  #slotChanges: Subscription | undefined;
+  #activeClose: Subscription | undefined;
 
   public constructor(
     clock: Clock,
@@ -56,10 +69,19 @@ export class BoundedRetryRecovery implements RecoveryContribution {
 
   public start(control: RecoveryControl): void {
     this.#control = control;
+    const watch = this.options.lossWatch;
+    if (watch) {
+      this.#slotChanges = watch.slot.onDidChange(() => this.watchActive(watch.slot));
+      this.watchActive(watch.slot);
+    }
     this.attempt();
   }
 
   public stop(): void {
+    this.#slotChanges?.dispose();
+    this.#slotChanges = undefined;
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
     this.#timer.reset();
     this.#control = undefined;
   }
@@ -77,6 +99,32 @@ export class BoundedRetryRecovery implements RecoveryContribution {
       .finally(() => {
         this.#running = undefined;
       });
+  }
+
+  /** Follows the close of the active session's handle when this recovery handles its target. */
+  private watchActive(slot: SessionSlot): void {
+    this.#activeClose?.dispose();
+    this.#activeClose = undefined;
+    const active = slot.active;
+    if (!active || !this.handles(active.target)) return;
+    const { handle } = active;
+    this.#activeClose = handle.onDidClose((reason) => {
+      if (reason === 'closed') return;
+      // Deferred: the slot is not changed from inside the handle's close.
+      queueMicrotask(() => this.onLost(slot, handle));
+    });
+  }
+
+  private onLost(slot: SessionSlot, handle: NotebookHandle): void {
+    const control = this.#control;
+    const reason = this.options.lossWatch?.reason;
+    if (!control || reason === undefined) return;
+    const removed = slot.removeWhere((session) => this.handles(session.target) && session.handle.isClosed, reason);
+    if (removed.active?.handle !== handle) return;
+    const target = sessionRecoveryTarget(removed.active);
+    control.preserve(target);
+    this.logger.info('lost the notebook; rejoining', { recovery: this.id, notebook: describeNotebookTarget(target) });
+    this.attempt();
   }
 
   private async run(control: RecoveryControl): Promise<void> {

@@ -193,6 +193,44 @@ describe(RecoveryLoop, () => {
     );
   });
 
+  it("notices a lost session of a kind with no recovery of its own (its handle closed by itself) and brings it back by core's bounded retry", async () => {
+    // Hosted here stands for a remote third-party kind: its backend reopens it, nothing else watches it.
+    const remote: NotebookTarget = {
+      kind: 'hosted-url',
+      url: 'http://h/lab/tree/remote.ipynb',
+      serverUrl: 'http://h/',
+      notebookPath: 'remote.ipynb',
+      token: undefined,
+    };
+    let refusals = 1;
+    const t = setup({
+      hostedBackend: true,
+      answer: () => (refusals-- > 0 ? { kind: 'retry-later', reason: 'server restarting' } : 'connect'),
+    });
+    const lost = new FakeNotebookHandle({ notebookId: 'nb-remote' });
+    t.slot.installActivated({ handle: lost, target: remote, origin: 'connect' });
+    lost.simulateClose('disconnected');
+    await Promise.resolve();
+    await t.loop.idle();
+    expect(t.slot.lastDrop).toMatchObject({ reason: 'disconnected' });
+    expect(t.slot.active).toBeUndefined();
+    expect(t.rejoins.tried).toEqual([remote]);
+    await t.clock.advance(1_000);
+    await t.loop.idle();
+    expect(t.rejoins.tried).toEqual([remote, remote]);
+    expect(t.slot.active?.origin).toBe('rejoin');
+    expect(t.slot.active?.target).toEqual(remote);
+
+    // A close of our own (disconnect_notebook, shutdown) is not a loss: nothing is tried.
+    const ours = setup({ hostedBackend: true });
+    const closed = new FakeNotebookHandle({ notebookId: 'nb-ours' });
+    ours.slot.installActivated({ handle: closed, target: remote, origin: 'connect' });
+    closed.simulateClose('closed');
+    await Promise.resolve();
+    await ours.loop.idle();
+    expect(ours.rejoins.tried).toEqual([]);
+  });
+
   it('tries the handoff first, then the preserved target, and reports the handoff rejoined', async () => {
     const t = setup({ handoff: { requested: byId.kind, target: byId } });
     t.control().preserve(saved);

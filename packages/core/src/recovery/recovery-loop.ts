@@ -150,7 +150,8 @@ export class RecoveryLoop {
 
   /**
    * The contributions plus core's own bounded retry for every target that none of them handles
-   * but core can rejoin (a third-party kind: its backend reopens it, and it has no recovery of its own).
+   * but core can rejoin (a third-party kind: its backend reopens it, and it has no recovery of its
+   * own), which also notices such a session lost (its handle closed by itself) and brings it back.
    */
   private withFallback(contributed: readonly RecoveryContribution[]): readonly RecoveryContribution[] {
     const fallback = new BoundedRetryRecovery(this.clock, this.logger.child('core:BoundedRetryRecovery'), {
@@ -159,6 +160,7 @@ export class RecoveryLoop {
         !contributed.some((contribution) => contribution.handles(target)) && this.coordinator.canRejoin(target),
       giveUpReason: (target, attempts, last) =>
         `Could not rejoin ${describeNotebookTarget(target)} after ${attempts} attempts (last: ${last}). Call connect_notebook to open it again.`,
+      lossWatch: { slot: this.slot, reason: 'the connection to the notebook was lost' },
     });
     return [...contributed, fallback];
   }
