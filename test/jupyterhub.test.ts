@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   findSecretLeaks,
   type JupyterHubUnderTest,
+  processesWithHome,
   startJupyterHub,
   startUserSession,
   type ToolOutcome,
@@ -290,5 +292,44 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
     expect(await onWork()).toContain('named.ipynb');
     expect(await hub.kernelIds('alice', tokens.alice as string, 'work')).toHaveLength(1);
     expectNoTokens(alice, seen);
+  });
+
+  it('an agent that only uses the Hub starts no local daemon: it opens, runs, lists and reports its Hub notebook with no runtimed process and no daemon socket for its user', {
+    timeout: 180_000,
+  }, async () => {
+    const url = await notebookOf('bob', 'hub-only.ipynb');
+    const bob = await agentOf('bob');
+    const { seen, call } = recorder(bob);
+    expect((await call('connect_notebook', { url })).isError).toBe(false);
+    const ran = await call('create_cell', { source: 'print(6 * 7)', and_run: true });
+    expect(ran.text).toContain('42');
+    const listed = await call('list_active_notebooks');
+    expect(listed.isError, listed.text).toBe(false);
+    expect(listed.text).toContain('hub-only.ipynb');
+    expect((await call('session_status')).isError).toBe(false);
+    const daemons = processesWithHome(bob.dirs.home).filter((info) => info.cmdline.includes('runtimed'));
+    expect(daemons).toEqual([]);
+    expect(existsSync(bob.socketPath)).toBe(false);
+    expectNoTokens(bob, seen);
+  });
+
+  it('the wait for a stopped Hub server is a setting: with NTERACT_MCP_HUB_START_TIMEOUT_SECS=1 the open says the server was not ready within 1 s; once the Hub has it ready, the same call opens it', {
+    timeout: 240_000,
+  }, async () => {
+    const url = await notebookOf('bob', 'slow-start.ipynb');
+    await hub.stopServer('bob');
+    const bob = await agentOf('bob', { NTERACT_MCP_HUB_START_TIMEOUT_SECS: '1' });
+    const { seen, call } = recorder(bob);
+    const waited = await call('connect_notebook', { url });
+    expect(waited.isError, waited.text).toBe(true);
+    expect(waited.text).toContain("did not have the server of user 'bob' ready within 1 s");
+    await waitFor('the Hub to have bob’s server ready', async () => (await hub.serverState('bob'))?.ready === true, {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+    });
+    const opened = await call('connect_notebook', { url });
+    expect(opened.isError, opened.text).toBe(false);
+    expect((await call('create_cell', { source: 'print(6 * 7)', and_run: true })).text).toContain('42');
+    expectNoTokens(bob, seen);
   });
 });
