@@ -419,12 +419,9 @@ describe('behaviour chosen by name', () => {
   });
 
   it('compares no tool name outside the module that defines that tool', () => {
-    // The one left (issue 45 names it): the proxy adds its supervision section to the child's
-    // session_status answer, which it finds by the tool's name; the child would have to mark that
-    // answer for the proxy to read instead.
-    expect(nameComparisons(files, [...tools.keys()], (name) => [tools.get(name) ?? ''])).toEqual([
-      'packages/proxy/src/child-answer-relay.ts: session_status',
-    ]);
+    // The proxy finds the tool whose answer it adds its supervision section to by the tool's
+    // declaration in the child's list (declaresSupervisionStatus), not by its name.
+    expect(nameComparisons(files, [...tools.keys()], (name) => [tools.get(name) ?? ''])).toEqual([]);
   });
 });
 
@@ -432,9 +429,11 @@ describe('behaviour chosen by name', () => {
  * Core's main entry names what a plugin author needs (the ports, the contribution points and what
  * their contracts mention, the tool and handle kits) and nothing core alone uses: 227 names before
  * the names nobody outside core used were made internal (issue 45), 213 with what a third party's
- * tool now declares. A new export is a deliberate change to this budget, not a side effect.
+ * tool now declares, 207 once the helpers only core calls (a JSON-RPC validator, a credential
+ * decoder, default waits, the hosted kind's guard) left it and the status-tool declaration came in.
+ * A new export is a deliberate change to this budget, not a side effect.
  */
-const coreExportBudget = 213;
+const coreExportBudget = 207;
 
 describe("core's public surface", () => {
   it(`exports at most ${coreExportBudget} names from its main entry`, () => {

@@ -67,7 +67,6 @@ export type {
 } from './handoff/credential-channel.js';
 export {
   credentialChannelFd,
-  decodeCredentialMessage,
   encodeCredentialMessage,
 } from './handoff/credential-channel.js';
 export type { PeerLabelClient } from './handoff/format-peer-label.js';
@@ -80,7 +79,6 @@ export {
   handoffFromEnvironment,
   handoffToEnvironment,
   honorsIdempotency,
-  idempotencyHonored,
   idempotencyMetaKey,
   rejoinTargetWithoutCredentials,
   restoredSubscriptionMetaKey,
@@ -90,7 +88,7 @@ export {
   describeMiB,
 } from './handoff/mcp-message-limits.js';
 export type { RejoinReport, RejoinReportOutcome, SessionReport } from './handoff/session-report.js';
-export { readSessionReport, sessionReportMetaKey } from './handoff/session-report.js';
+export { declaresSupervisionStatus, readSessionReport, sessionReportMetaKey } from './handoff/session-report.js';
 export type {
   JsonRpcErrorObject,
   JsonRpcErrorResponse,
@@ -103,17 +101,15 @@ export type {
   JsonRpcParams,
   JsonRpcRequest,
   JsonRpcResultResponse,
-  JsonRpcValidation,
 } from './json-rpc/json-rpc-line-framer.js';
 export {
   JsonRpcLineFramer,
   serializeJsonRpcLine,
-  validateJsonRpcMessage,
 } from './json-rpc/json-rpc-line-framer.js';
 export { plainErrorMessage, withPlainErrorMessage } from './json-rpc/plain-error-message.js';
 export { requestIdKey } from './json-rpc/request-id-key.js';
 export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
-export { ChildRuntime, defaultStartupWaitMs } from './lifecycle/child-runtime.js';
+export { ChildRuntime } from './lifecycle/child-runtime.js';
 export { DaemonIncarnation } from './notebook-target/daemon-incarnation.js';
 export type {
   ContributedNotebookTarget,
@@ -128,7 +124,6 @@ export type {
 export {
   describeNotebookTarget,
   firstPartyIdentities,
-  isHostedUrlTarget,
   isSameNotebookTarget,
 } from './notebook-target/notebook-target.js';
 export { SecretToken } from './notebook-target/secret-token.js';
@@ -154,7 +149,7 @@ export type { LogFields, LogLevel } from './ports/logger.js';
 export { Logger } from './ports/logger.js';
 export { CredentialMessageReader } from './ports/node/credential-message-reader.js';
 export type { JoinCredentialChannelOptions } from './ports/node/join-credential-channel.js';
-export { defaultCredentialWaitMs, joinCredentialChannel } from './ports/node/join-credential-channel.js';
+export { joinCredentialChannel } from './ports/node/join-credential-channel.js';
 export { NodeChildProcessPort } from './ports/node/node-child-process-port.js';
 export type {
   CellActivity,

@@ -101,6 +101,8 @@ function setup(options: SetupOptions = {}) {
     onAnswer: (answer) => relay.relayScanned(child, answer),
     turn,
   });
+  // As the handshake sets it from the child's list: its session_status declares the status document.
+  child.statusTools = new Set(['session_status']);
   /** Forwards a client request to the child; resolves with the id it went out under there. */
   const forward = async (
     request: JsonRpcRequest,
@@ -179,6 +181,16 @@ describe(ChildAnswerRelay, () => {
         '[nteract] Daemon upgraded (1.0.0 → 2.0.0)\n',
       ]);
       expect(t.banner.idle).toBe(true);
+    });
+
+    it('passes on unchanged the answer of a tool the child did not declare as its status document, whatever its name', async () => {
+      const t = setup();
+      t.child.statusTools = new Set();
+      const { childId } = await t.call(5, 'session_status');
+      const line = sdkLine(childId, { target: null });
+      t.fake.writeStdout(`${line}\n`);
+      await settle();
+      expect(t.written()).toEqual([line.replace(`"id":${childId}}`, '"id":5}')]);
     });
 
     it("adds the proxy's section to the nteract server's session_status", async () => {

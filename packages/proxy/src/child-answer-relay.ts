@@ -80,7 +80,7 @@ export class ChildAnswerRelay {
     const { requests, writer, turn, logger } = this.#options;
     const pending = requests.sentAs(child, answer.id);
     try {
-      if (pending === undefined || !this.#passesThrough(pending)) {
+      if (pending === undefined || !this.#passesThrough(child, pending)) {
         this.#relay(child, parseAnswer(answer), answer.line);
         return;
       }
@@ -147,13 +147,18 @@ export class ChildAnswerRelay {
   }
 
   /** The answer to `pending` goes to the client as the child wrote it (see {@link relayScanned}). */
-  #passesThrough(pending: Pending): boolean {
+  #passesThrough(child: ChildConnection, pending: Pending): boolean {
     return (
       this.#options.resultsAsIs() &&
       this.#options.banner.idle &&
-      pending.toolName !== 'session_status' &&
+      !this.#answersStatus(child, pending) &&
       pending.request.method !== 'tools/list'
     );
+  }
+
+  /** Whether `pending` calls a tool of `child` that answers its status document (the proxy adds its section). */
+  #answersStatus(child: ChildConnection, pending: Pending): boolean {
+    return pending.toolName !== undefined && child.statusTools.has(pending.toolName);
   }
 
   #relay(child: ChildConnection, message: JsonRpcMessage, line: Buffer | undefined): void {
@@ -193,7 +198,7 @@ export class ChildAnswerRelay {
     if (pending.toolName !== undefined) {
       const report = readSessionReport(result);
       if (report !== undefined) this.#options.onReport(child, report);
-      if (pending.toolName === 'session_status') result = status.decorate(result, child.handedOff);
+      if (this.#answersStatus(child, pending)) result = status.decorate(result, child.handedOff);
       result = banner.appendTo(result);
     }
     if (pending.request.method === 'tools/list') {

@@ -57,6 +57,11 @@ export class ChildConnection {
   public readonly handedOff: string | undefined;
   /** What its start changed, for a child that is not the first one. */
   public notice: RestartNotice | undefined;
+  /**
+   * The tools of its list that answer its status document, to which the proxy adds its
+   * supervision section (they declare `declaresSupervisionStatus`); set from its list at handshake.
+   */
+  public statusTools: ReadonlySet<string> = new Set();
   readonly #options: ChildConnectionOptions;
   readonly #own = new Map<number, (message: JsonRpcMessage) => void>();
   /** Requests the child sent the client, by the key of the upstream id we gave them. */

@@ -1,4 +1,4 @@
-import type { JsonRpcMessage } from '@nteract-mcp/core';
+import { declaresSupervisionStatus, type JsonRpcMessage } from '@nteract-mcp/core';
 import type { ChildConnection } from './child-connection.js';
 import type { ChildToolSync } from './child-tool-sync.js';
 import type { ToolListCache } from './tool-list-cache.js';
@@ -60,6 +60,7 @@ export class ChildHandshake {
     // The tool list first: after an upgrade that removed tools, pending calls get that answer.
     const compatible = await toolSync.fetchCompatible(child);
     if (!compatible) return;
+    child.statusTools = new Set(compatible.tools?.filter(declaresSupervisionStatus).map((tool) => tool.name));
     this.#options.onReady(child);
     if (compatible.tools) await toolSync.publish(compatible.tools);
   }

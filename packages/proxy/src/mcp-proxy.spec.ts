@@ -39,6 +39,12 @@ const allTools = [
     annotations: { readOnlyHint: true },
     _meta: { [idempotencyMetaKey]: 'honored' },
   },
+  {
+    name: 'session_status',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+    _meta: { 'nteract/supervision-status': true },
+  },
 ];
 
 /** What every fake child declares in its `initialize` answer: more than the proxy's built-in description. */
@@ -598,7 +604,14 @@ describe(McpProxy, () => {
     expect(t.lines().find((line) => line.error?.code === -32600)?.id).toBeNull();
     await t.send({ jsonrpc: '2.0', id: 5, method: 'tools/list' });
     const listed = ((t.answerTo(5)?.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
-    expect(listed).toEqual(['connect_notebook', 'create_notebook', 'create_cell', 'get_all_cells', 'reconnect']);
+    expect(listed).toEqual([
+      'connect_notebook',
+      'create_notebook',
+      'create_cell',
+      'get_all_cells',
+      'session_status',
+      'reconnect',
+    ]);
   });
 
   it('tells the client list_changed only when the tool list really changed, and exits when an upgrade removed a tool', async () => {
@@ -1165,6 +1178,7 @@ describe(McpProxy, () => {
         'create_notebook',
         'create_cell',
         'get_all_cells',
+        'session_status',
         'reconnect',
       ]);
     });
@@ -1210,6 +1224,7 @@ describe(McpProxy, () => {
         'create_notebook',
         'create_cell',
         'get_all_cells',
+        'session_status',
         'reconnect',
       ]);
       // The client's own notifications/initialized then starts nothing more and reaches no child again.

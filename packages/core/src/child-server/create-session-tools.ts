@@ -5,6 +5,7 @@ import { quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import type { CreatedNotebook, NotebookBackend } from '../contributions/notebook-backend.js';
 import type { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
+import { supervisionStatusMetaKey } from '../handoff/session-report.js';
 import {
   describeNotebookTarget,
   isLocalPathTarget,
@@ -296,6 +297,8 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       'Where this server stands: the active session (target, readiness, daemon incarnation, the working directory and interpreter of its kernel), parked sessions, why the last session was dropped, parked-session evictions, the daemon (live, version, pid), the peer label, and the session report (the rejoin target; after a restart, whether the handed notebook was rejoined).',
     inputSchema: z.object({}),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    // A supervising proxy adds its own section to this answer.
+    meta: { [supervisionStatusMetaKey]: true },
     handler: async () => {
       const services = await deps.resolver.serviceStatus();
       const listed = await listedNotebooks(deps.resolver);

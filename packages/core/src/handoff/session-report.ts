@@ -11,6 +11,21 @@
 /** The `_meta` key of a tool result that carries a {@link SessionReport}. */
 export const sessionReportMetaKey = 'nteract/session';
 
+/**
+ * The `_meta` key a tool's `tools/list` entry carries (`true`) when its answer is the child's
+ * status document, to which a supervising host adds a section of its own (the proxy: its
+ * supervision). The host finds that tool by this declaration, never by its name.
+ */
+export const supervisionStatusMetaKey = 'nteract/supervision-status';
+
+/** Whether a `tools/list` entry declares {@link supervisionStatusMetaKey}. */
+export function declaresSupervisionStatus(tool: { readonly _meta?: unknown }): boolean {
+  const meta = tool._meta;
+  return (
+    typeof meta === 'object' && meta !== null && (meta as Record<string, unknown>)[supervisionStatusMetaKey] === true
+  );
+}
+
 /** How the rejoin of the notebook handed to a restarted child went. */
 export type RejoinReportOutcome = 'rejoined' | 'pending' | 'failed';
 
