@@ -41,11 +41,14 @@ export type {
   ConnectionCheck,
   ConnectionRequestId,
   EraConnection,
+  EraDialect,
   OutboundNotification,
   ProtocolEra,
   ReplayMessage,
   ServerDescription,
   StreamEnding,
+  TaskDialect,
+  TaskReport,
 } from './contributions/protocol-admission.js';
 export { ProtocolAdmission, readClientIdentity } from './contributions/protocol-admission.js';
 export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protocol-era-gate.js';
@@ -102,11 +105,8 @@ export type {
   JsonRpcRequest,
   JsonRpcResultResponse,
 } from './json-rpc/json-rpc-line-framer.js';
-export {
-  JsonRpcLineFramer,
-  serializeJsonRpcLine,
-} from './json-rpc/json-rpc-line-framer.js';
-export { plainErrorMessage, withPlainErrorMessage } from './json-rpc/plain-error-message.js';
+export { JsonRpcLineFramer, serializeJsonRpcLine } from './json-rpc/json-rpc-line-framer.js';
+export { withPlainErrorMessage } from './json-rpc/plain-error-message.js';
 export { requestIdKey } from './json-rpc/request-id-key.js';
 export type { ChildRuntimeOptions } from './lifecycle/child-runtime.js';
 export { ChildRuntime } from './lifecycle/child-runtime.js';

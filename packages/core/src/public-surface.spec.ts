@@ -76,7 +76,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'joinCredentialChannel',
       'jsonResult',
       'maxParkedSessions',
-      'plainErrorMessage',
       'readClientIdentity',
       'readDaemonStatus',
       'readSessionReport',
@@ -89,7 +88,6 @@ describe('the public surface of @nteract-mcp/core', () => {
       'sessionReportMetaKey',
       'tasksExtension',
       'textResult',
-      'validateJsonRpcMessage',
       'withPlainErrorMessage',
     ]);
   });

@@ -4,11 +4,13 @@ import type {
   ClientIdentity,
   ConnectionCheck,
   EraConnection,
+  EraDialect,
   ReplayMessage,
   ServerDescription,
 } from '@nteract-mcp/core';
 
 import { carriesNativeEnvelope } from './carries-native-envelope.js';
+import { legacyDialect } from './legacy-dialect.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -21,10 +23,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * a modern `_meta` envelope (no switching eras in place), is refused -32600. Results go out as
  * they are. A server started later behind it is given the captured `initialize` and
  * `notifications/initialized` again, and the client's resource subscriptions as
- * `resources/subscribe` requests.
+ * `resources/subscribe` requests. The child server speaks {@link legacyDialect} on it.
  */
 export class LegacyConnection implements EraConnection {
   public readonly era = 'legacy';
+  public readonly dialect: EraDialect = legacyDialect;
   public readonly protocolVersion: string;
   public readonly client: ClientIdentity | undefined;
   public readonly handshake: Readonly<Record<string, unknown>>;

@@ -7,11 +7,13 @@ import type {
   ConnectionCheck,
   ConnectionRequestId,
   EraConnection,
+  EraDialect,
   OutboundNotification,
   ReplayMessage,
   ServerDescription,
   StreamEnding,
 } from '@nteract-mcp/core';
+import { nativeDialect } from './native-dialect.js';
 import { envelopeKeys, serverInfo } from './native-envelope.js';
 import { NotificationStreams } from './notification-streams.js';
 
@@ -38,10 +40,12 @@ export interface NativeAdmissionRules {
  * sent unsolicited, list changes go to the streams that asked, resource updates to the streams
  * naming the resource, log messages only to requests that asked for the level); the client's
  * capabilities are those of each request's envelope. The resources the client's streams watch
- * are passed on to a server behind as one stream of the host's own naming them all.
+ * are passed on to a server behind as one stream of the host's own naming them all. The child
+ * server speaks {@link nativeDialect} on it.
  */
 export class NativeConnection implements EraConnection {
   public readonly era = 'native';
+  public readonly dialect: EraDialect = nativeDialect;
   public readonly protocolVersion: string;
   public readonly client: ClientIdentity | undefined;
   public readonly handshake = undefined;

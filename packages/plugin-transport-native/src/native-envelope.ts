@@ -18,6 +18,8 @@ export const nativeErrorCodes = Object.freeze({
   invalidParams: -32602,
   methodNotFound: -32601,
   unsupportedProtocolVersion: -32022,
+  /** `MissingRequiredClientCapabilityError`: a request needs a capability its envelope does not declare. */
+  missingClientCapability: -32021,
 });
 
 /** `{ name, version, title? }` of the server, as results carry it. */

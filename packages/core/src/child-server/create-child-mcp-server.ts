@@ -23,8 +23,14 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Container } from 'inversify';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
-import { type ClientIdentity, ProtocolAdmission, type ServerDescription } from '../contributions/protocol-admission.js';
+import {
+  type ClientIdentity,
+  type EraDialect,
+  ProtocolAdmission,
+  type ServerDescription,
+} from '../contributions/protocol-admission.js';
 import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
+import { sdkDialect } from '../contributions/sdk-dialect.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
 import { formatServerTitle, restoredSubscriptionMetaKey } from '../handoff/handoff-contract.js';
@@ -166,6 +172,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   });
 
   const client = (): ClientIdentity | undefined => gate.connection?.client ?? server.getClientVersion();
+  // What differs between eras is what the open connection's era says; before one opens, the SDK server's own.
+  const dialect = (): EraDialect => gate.connection?.dialect ?? sdkDialect;
   const peerLabel = (): string => formatPeerLabel(client(), agentSession);
   const deps: ChildServerDependencies = {
     slot,
@@ -188,7 +196,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     .flatMap((contribution) => contribution.tools(deps));
   const registry = new ChildToolRegistry(contributed, { resultBudgetBytes: deps.resultBudgetBytes });
   const recoveryWaitMs = options.recoveryWaitMs ?? defaultRecoveryWaitMs;
-  const resources = new NotebookResources(slot, () => gate.connection?.era);
+  const resources = new NotebookResources(slot, dialect);
   // Clients drop notifications sent before they finished initializing: announce changes only after.
   let initialized = false;
   const subscriptions = new ResourceSubscriptions({
@@ -220,21 +228,21 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const tasks = new ExecutionTasks({
     deps,
     readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
-    // The era delivers it: legacy as it is; native only on the streams that name the task.
+    // The era delivers it (native: only on the streams that name the task).
     notify: (method, params) => {
       if (!initialized) return;
       server
         .notification({ method, params } as never)
         .catch((error: unknown) => logger.debug('a task status was not sent', { error }));
     },
-    era: () => gate.connection?.era,
+    dialect,
     recoveryWaitMs,
   });
   const clientCapabilities = () => gate.clientCapabilities({ method: 'tools/call', params: {} });
   const inputs = new KernelInputs({
     slot,
     logger,
-    era: () => gate.connection?.era,
+    dialect,
     ask: (request) => {
       if (clientCapabilities()?.elicitation === undefined) return undefined;
       const taskId = tasks.taskOf(request.executionId);
@@ -250,24 +258,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     inputs,
     tasks,
     readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
-    era: () => gate.connection?.era,
+    dialect,
   });
   // Calls that destroy what the person may want kept ask them first (when the client can ask).
   const confirmations = new PersonConfirmations({
     slot,
-    era: () => gate.connection?.era,
+    dialect,
     elicit: (params) => server.request({ method: 'elicitation/create', params } as never, ElicitResultSchema),
   });
-  registerTaskHandlers(
-    server,
-    tasks,
-    inputs,
-    () => gate.connection?.era,
-    (id) => {
-      const sent = gated?.served(id);
-      return sent ? gate.clientCapabilities(sent) : undefined;
-    },
-  );
+  registerTaskHandlers(server, tasks, inputs, dialect, (id) => {
+    const sent = gated?.served(id);
+    return sent ? gate.clientCapabilities(sent) : undefined;
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
   // Each step does what the called tool declared (`ChildTool`'s policies), outermost first:
   // refuse a missing capability, wait for a recovery in progress, (report, on the way back: every
@@ -278,7 +280,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     checkCapabilities(registry),
     awaitRecovery(recovery, recoveryWaitMs),
     reportSession({ slot, recovery, awareness: deps.awareness, news: new SessionNews(), peerLabel }),
-    runAsTask(tasks, () => gate.connection?.era),
+    runAsTask(tasks),
     askConfirmation(confirmations),
     retryLostSession({ slot, recovery, clock: deps.clock, logger, unsettled }),
     answerInputRounds(inputRounds),

@@ -1,12 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { EraDialect } from '../contributions/protocol-admission.js';
 import type { Timer } from '../ports/clock.js';
 import type { NotebookHandle } from '../ports/notebook-handle.js';
 import { accessWhenReady } from './access-when-ready.js';
-import { tasksExtension } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
 import { errorResult, type ToolCallContext, type ToolTaskDeclaration } from './child-tool-registry.js';
-import { type ExecutionRecord, executionRecordOf, executionStatusOf } from './execution-store.js';
+import { type ExecutionRecord, executionRecordOf } from './execution-store.js';
 import { subKey } from './idempotency-sub-key.js';
 import type { TaskRuns } from './task-runs.js';
 import { type TaskState, type TaskStatus, taskStateOf } from './task-state.js';
@@ -18,20 +18,11 @@ export const relatedTaskMetaKey = 'io.modelcontextprotocol/related-task';
 /** How often a client is asked to poll a task (`pollInterval` / `pollIntervalMs`). */
 export const taskPollIntervalMs = 1_000;
 
-/**
- * In the native era the server decides which calls become tasks: a run still going after this
- * long is answered with a task, one that ended sooner with the tool's result.
- */
-export const nativeTaskGraceMs = 2_000;
-
 /** How many tasks this child remembers (when each was created, whether it was cancelled). */
 const maxRememberedTasks = 256;
 
 /** Prefix of the task id of a `run_all_cells` task; the execution ids of its cells follow, comma-separated. */
 const runAllPrefix = 'run_all_cells:';
-
-/** The protocol era a task is served in: the shapes of its results differ. */
-export type TaskEra = 'legacy' | 'native';
 
 /** What this child remembers of a task it created or was asked about (the daemon holds the rest). */
 interface TaskEntry {
@@ -46,29 +37,27 @@ export interface ExecutionTasksInit {
   readonly deps: ChildServerDependencies;
   /** The `get_results` answer for an execution id (as `execute_cell` would have answered it). */
   readonly readResult: (executionId: string) => Promise<CallToolResult>;
-  /**
-   * Sends a task's status notification: `notifications/tasks/status` (legacy era) or
-   * `notifications/tasks` with the whole task (native era; only streams naming the task get it).
-   */
+  /** Sends a task's status notification (the connection's era delivers it: see `TaskDialect.statusNotification`). */
   readonly notify: (method: string, params: Record<string, unknown>) => void;
-  /** The connection's era, once open. */
-  readonly era: () => string | undefined;
+  /** How the connection speaks of tasks (see `EraDialect`). */
+  readonly dialect: () => EraDialect;
   /** How long a task request waits for a session being brought back. */
   readonly recoveryWaitMs: number;
 }
 
 /**
- * Executions as MCP tasks, in both eras. The task id is the daemon's execution id (a `run_code`
- * task's is that of a scratch run the daemon keeps as an execution; a `run_all_cells` task's is
- * `run_all_cells:` and the execution ids of its cells, in order), so any
- * child answers for any task by asking the daemon (`get_execution`): after a child SIGKILL, an
+ * Executions as MCP tasks, worded as the connection's era has them (`TaskDialect`). The task id is
+ * the daemon's execution id (a `run_code` task's is that of a scratch run the daemon keeps as an
+ * execution; a `run_all_cells` task's is `run_all_cells:` and the execution ids of its cells, in
+ * order), so any child answers for any task by asking the daemon (`get_execution`): after a child SIGKILL, an
  * exit 75 and a daemon restart (the daemon journals finished executions) alike. Only the active or
  * a parked session's notebook is asked, the one this child last saw the execution in first.
  *
  * Statuses: queued or running ⇒ `working`; ended (`done`, or `error` for an exception in the cell)
- * ⇒ `completed`; `aborted` (the kernel died, the daemon stopped under it) ⇒ `failed` in the legacy
- * era (its rule: a tool result with `isError`), `completed` with an `isError` result in the native
- * era (`failed` is for JSON-RPC errors there); a task the client cancelled ⇒ `cancelled`.
+ * ⇒ `completed`; `aborted` (the kernel died, the daemon stopped under it) ⇒ `failed` where the
+ * client asks for the result (the legacy rule: a tool result with `isError`), `completed` with an
+ * `isError` result where the task carries its result (native: `failed` is for JSON-RPC errors
+ * there); a task the client cancelled ⇒ `cancelled`.
  * Cancelling stops the execution (the daemon's `cancel_execution`: dequeued, or the kernel
  * interrupted). What this child alone knows (created when, cancelled) is lost with it: a later
  * child says `createdAt` is when it first heard of the task.
@@ -87,51 +76,42 @@ export class ExecutionTasks implements TaskRuns {
   }
 
   /**
-   * Whether this `tools/call` of a tool declaring `task` runs as a task, and in which era: legacy
-   * when it carries `task` (task augmentation), native when the client declared the tasks
-   * extension for this request.
+   * Whether this `tools/call` of a tool declaring `task` runs as a task: the client asked for one
+   * as its era has it (`TaskDialect.requested`).
    */
-  public modeOf(
+  public requested(
     task: ToolTaskDeclaration | undefined,
     params: Readonly<Record<string, unknown>>,
     declared: Readonly<Record<string, unknown>> | undefined,
-    era: string | undefined,
-  ): TaskEra | undefined {
-    if (task === undefined) return undefined;
-    if (era === 'native') {
-      const extensions = declared?.extensions;
-      const has = typeof extensions === 'object' && extensions !== null && tasksExtension in extensions;
-      return has ? 'native' : undefined;
-    }
-    return typeof params.task === 'object' && params.task !== null ? 'legacy' : undefined;
+  ): boolean {
+    return task !== undefined && this.#init.dialect().tasks.requested(params, declared);
   }
 
   /**
    * Starts the call as a task (the tool's `task.start`): the execution is queued in the daemon
-   * (so `tasks/get` finds it) before the answer goes out. Bad arguments and refusals are the
-   * tool's error result (native) or an invalid-params error (legacy, which must answer a task or
-   * an error).
+   * (so `tasks/get` finds it) before the answer goes out. Where the server decides
+   * (`resultWithinMs`), a run that ends within that time is answered as the tool would, and bad
+   * arguments and refusals are the tool's error result; where the client asked for a task, which
+   * must be answered with a task or an error, they are an invalid-params error.
    */
   public async start(
     declaration: ToolTaskDeclaration,
     args: unknown,
     context: ToolCallContext,
-    era: TaskEra,
   ): Promise<Record<string, unknown>> {
+    const { tasks } = this.#init.dialect();
     try {
       const taskId = await declaration.start(args, context, this);
       this.entry(taskId).lastStatus ??= 'working';
-      // Native: the server decides; a run that ends within the grace is answered as the tool would.
-      if (era === 'native' && (await this.endsWithin(taskId, nativeTaskGraceMs, context.signal))) {
+      if (tasks.resultWithinMs !== undefined && (await this.endsWithin(taskId, tasks.resultWithinMs, context.signal))) {
         this.#entries.delete(taskId);
-        return (await this.result(taskId, era)) as Record<string, unknown>;
+        return (await this.result(taskId)) as Record<string, unknown>;
       }
-      const task = this.taskJson(taskId, { status: 'working', statusMessage: 'Queued.', terminal: false }, era);
-      return era === 'legacy' ? { task } : { ...task, resultType: 'task' };
+      return tasks.created(this.taskJson(taskId, { status: 'working', statusMessage: 'Queued.', terminal: false }));
     } catch (error) {
       const failure = toToolFailure(error);
       if (!(failure instanceof ToolError || failure instanceof InvalidParamsError)) throw failure;
-      if (era === 'legacy') throw new InvalidParamsError(failure.message);
+      if (tasks.resultWithinMs === undefined) throw new InvalidParamsError(failure.message);
       return errorResult(failure.message) as Record<string, unknown>;
     }
   }
@@ -146,22 +126,22 @@ export class ExecutionTasks implements TaskRuns {
     }
   }
 
-  /** `tasks/get`: the task now (native: with the result, once completed). */
-  public async get(taskId: string, era: TaskEra, signal: AbortSignal): Promise<Record<string, unknown>> {
+  /** `tasks/get`: the task now (with the result, once completed, where the task carries it). */
+  public async get(taskId: string, signal: AbortSignal): Promise<Record<string, unknown>> {
     const state = await this.poll(taskId, signal);
-    if (era === 'legacy') return this.taskJson(taskId, state, era);
-    // Native: an aborted run is a completed task whose result says so (`failed` is for JSON-RPC errors).
+    if (!this.#init.dialect().tasks.carriesResult) return this.taskJson(taskId, state);
+    // An aborted run is a completed task whose result says so (`failed` is for JSON-RPC errors there).
     const shown: TaskState = state.status === 'failed' ? { ...state, status: 'completed' } : state;
-    const task = this.taskJson(taskId, shown, era);
-    return shown.status === 'completed' ? { ...task, result: await this.result(taskId, era) } : task;
+    const task = this.taskJson(taskId, shown);
+    return shown.status === 'completed' ? { ...task, result: await this.result(taskId) } : task;
   }
 
-  /** `tasks/result` (legacy): waits until the task ends, then answers what the call would have. */
+  /** `tasks/result` (where the client asks for the result): waits until the task ends, then answers what the call would have. */
   public async waitForResult(taskId: string, signal: AbortSignal): Promise<CallToolResult> {
     for (;;) {
       const state = await this.poll(taskId, signal);
       if (state.terminal) {
-        const result = await this.result(taskId, 'legacy');
+        const result = await this.result(taskId);
         const meta = { ...(result._meta ?? {}), [relatedTaskMetaKey]: { taskId } };
         return { ...result, ...(state.status === 'failed' ? { isError: true } : {}), _meta: meta };
       }
@@ -169,12 +149,12 @@ export class ExecutionTasks implements TaskRuns {
     }
   }
 
-  /** `tasks/list` (legacy): the tasks this child created or was asked about, newest last. */
+  /** `tasks/list`: the tasks this child created or was asked about, newest last. */
   public async list(signal: AbortSignal): Promise<Record<string, unknown>> {
     const tasks: Record<string, unknown>[] = [];
     for (const taskId of this.#entries.keys()) {
       try {
-        tasks.push(this.taskJson(taskId, await this.poll(taskId, signal), 'legacy'));
+        tasks.push(this.taskJson(taskId, await this.poll(taskId, signal)));
       } catch (error) {
         this.#init.deps.logger.debug('a task could not be read for tasks/list', { taskId, error });
       }
@@ -184,12 +164,14 @@ export class ExecutionTasks implements TaskRuns {
 
   /**
    * `tasks/cancel`: stops the execution(s) (dequeued, or the kernel interrupted) and marks the
-   * task `cancelled`. A task already ended is refused (legacy: -32602); native acknowledges.
+   * task `cancelled`; answered as the era has it (`TaskDialect.acknowledgesCancel`): with the
+   * cancelled task, a task already ended refused (-32602), or with an acknowledgement either way.
    */
-  public async cancel(taskId: string, era: TaskEra, signal: AbortSignal): Promise<Record<string, unknown>> {
+  public async cancel(taskId: string, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const { acknowledgesCancel } = this.#init.dialect().tasks;
     const state = await this.poll(taskId, signal);
     if (state.terminal) {
-      if (era === 'legacy') throw new InvalidParamsError(`Task ${taskId} already ended (${state.status}).`);
+      if (!acknowledgesCancel) throw new InvalidParamsError(`Task ${taskId} already ended (${state.status}).`);
       return {};
     }
     const handle = this.handleFor(this.executionIds(taskId)[0] as string);
@@ -212,7 +194,7 @@ export class ExecutionTasks implements TaskRuns {
     entry.cancelled = true;
     const cancelled: TaskState = { status: 'cancelled', statusMessage: 'Cancelled by the client.', terminal: true };
     this.changed(taskId, cancelled);
-    return era === 'legacy' ? this.taskJson(taskId, cancelled, era) : {};
+    return acknowledgesCancel ? {} : this.taskJson(taskId, cancelled);
   }
 
   public async cell(args: unknown, context: ToolCallContext): Promise<string> {
@@ -348,7 +330,7 @@ export class ExecutionTasks implements TaskRuns {
    * What the call would have answered: `get_results` of each execution, one after the other, up to
    * the first that did not end ok (a run of several cells then names the cells not run after it).
    */
-  private async result(taskId: string, era: TaskEra): Promise<CallToolResult> {
+  private async result(taskId: string): Promise<CallToolResult> {
     const ids = this.executionIds(taskId);
     const content: CallToolResult['content'] = [];
     const notRun: string[] = [];
@@ -363,11 +345,8 @@ export class ExecutionTasks implements TaskRuns {
     }
     if (notRun.length > 0) content.push({ type: 'text', text: JSON.stringify({ not_run: notRun }) });
     const aborted = this.#entries.get(taskId)?.lastStatus === 'failed';
-    return {
-      content,
-      // Native: an aborted run is a completed task whose result says it failed.
-      ...(aborted && era === 'native' ? { isError: true } : {}),
-    };
+    // An aborted run's result says it failed (where the task carries it, its status says completed).
+    return { content, ...(aborted ? { isError: true } : {}) };
   }
 
   /** One execution's record from its notebook, or as last known when its notebook is not connected. */
@@ -441,7 +420,7 @@ export class ExecutionTasks implements TaskRuns {
     return entry;
   }
 
-  /** Records the state; a change of status is told (`notifications/tasks/status`, legacy) and dated. */
+  /** Records the state; a change of status is told ({@link announce}) and dated. */
   private changed(taskId: string, state: TaskState): void {
     const entry = this.entry(taskId);
     if (entry.lastStatus === state.status) return;
@@ -451,15 +430,16 @@ export class ExecutionTasks implements TaskRuns {
     if (!first) this.announce(taskId, state);
   }
 
-  /** Tells the client the task's state now, in its era's notification. */
+  /** Tells the client the task's state now, in its era's notification (with the result where the task carries it). */
   private announce(taskId: string, state: TaskState): void {
-    if (this.#init.era() !== 'native') {
-      this.#init.notify('notifications/tasks/status', this.taskJson(taskId, state, 'legacy'));
+    const { statusNotification, carriesResult } = this.#init.dialect().tasks;
+    if (!carriesResult) {
+      this.#init.notify(statusNotification, this.taskJson(taskId, state));
       return;
     }
     const controller = new AbortController();
-    this.get(taskId, 'native', controller.signal).then(
-      (task) => this.#init.notify('notifications/tasks', task),
+    this.get(taskId, controller.signal).then(
+      (task) => this.#init.notify(statusNotification, task),
       (error: unknown) => this.#init.deps.logger.debug('a task notification was not made', { taskId, error }),
     );
   }
@@ -521,17 +501,16 @@ export class ExecutionTasks implements TaskRuns {
     });
   }
 
-  private taskJson(taskId: string, state: TaskState, era: TaskEra): Record<string, unknown> {
+  /** The task as the connection's era spells it. */
+  private taskJson(taskId: string, state: TaskState): Record<string, unknown> {
     const entry = this.entry(taskId);
-    return {
+    return this.#init.dialect().tasks.spell({
       taskId,
       status: state.status,
       statusMessage: state.statusMessage,
       createdAt: entry.createdAt,
       lastUpdatedAt: entry.lastUpdatedAt,
-      ...(era === 'legacy'
-        ? { ttl: null, pollInterval: taskPollIntervalMs }
-        : { ttlMs: null, pollIntervalMs: taskPollIntervalMs }),
-    };
+      pollIntervalMs: taskPollIntervalMs,
+    });
   }
 }

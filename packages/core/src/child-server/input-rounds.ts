@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { EraDialect } from '../contributions/protocol-admission.js';
 import type { InputRequest } from '../ports/notebook-handle.js';
 import type { ExecutionTasks } from './execution-tasks.js';
 import { inputElicitation, type KernelInputs } from './kernel-inputs.js';
@@ -17,13 +18,13 @@ export interface InputRoundsInit {
   readonly tasks: ExecutionTasks;
   /** `get_results` of an execution (what the resumed call answers once it ended or its wait is over). */
   readonly readResult: (executionId: string) => Promise<CallToolResult>;
-  /** The connection's era, once open. */
-  readonly era: () => string | undefined;
+  /** How the connection speaks (whether the server may send requests: `EraDialect.sendsRequests`). */
+  readonly dialect: () => EraDialect;
 }
 
 /**
- * The code's `input()` during a plain (not task) call in the 2026-07-28 era, where a server sends
- * no requests: the call is answered `input_required` (SEP-2322) with the person's form in
+ * The code's `input()` during a plain (not task) call where the server sends no requests (the
+ * 2026-07-28 era, `EraDialect.sendsRequests` false): the call is answered `input_required` (SEP-2322) with the person's form in
  * `inputRequests` and the execution in `requestState`; its retry carries the answer, which goes to
  * the kernel, and goes on with that execution (no second run): answered as `get_results` once it
  * ended or the call's `timeout_secs` passed, or `input_required` again when the code asks again.
@@ -40,20 +41,20 @@ export class InputRounds {
   }
 
   /**
-   * Whether this call can be answered `input_required`: native era, a tool that declared
-   * `inputRounds` (`declaredByTool`), a client that declared elicitation.
+   * Whether this call can be answered `input_required`: the server sends no requests, a tool that
+   * declared `inputRounds` (`declaredByTool`), a client that declared elicitation.
    */
   public applies(declaredByTool: boolean, declared: Readonly<Record<string, unknown>> | undefined): boolean {
-    return this.#init.era() === 'native' && declaredByTool && declared?.elicitation !== undefined;
+    return !this.#init.dialect().sendsRequests && declaredByTool && declared?.elicitation !== undefined;
   }
 
   /**
    * Whether the person can be asked for the code's `input()` during a call: the client declared
-   * elicitation and, in the native era (where a server sends no requests), the call has input
-   * rounds (`rounds`, from {@link applies}).
+   * elicitation and either the server may send requests or the call has input rounds (`rounds`,
+   * from {@link applies}).
    */
   public allowsInput(rounds: boolean, declared: Readonly<Record<string, unknown>> | undefined): boolean {
-    return declared?.elicitation !== undefined && (this.#init.era() !== 'native' || rounds);
+    return declared?.elicitation !== undefined && (this.#init.dialect().sendsRequests || rounds);
   }
 
   /**

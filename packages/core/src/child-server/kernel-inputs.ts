@@ -1,20 +1,20 @@
+import type { EraDialect } from '../contributions/protocol-admission.js';
 import type { Logger } from '../ports/logger.js';
 import type { InputRequest, NotebookHandle } from '../ports/notebook-handle.js';
 import type { SessionSlot } from '../session/session-slot.js';
-import type { TaskEra } from './execution-tasks.js';
 
 /** How many input requests wait for the person at most (the oldest is forgotten beyond it). */
 const maxWaitingInputs = 64;
 
-/** How a line is asked of the person in the legacy era: `undefined` when the client cannot be asked. */
+/** How a line is asked of the person with a request to the client: `undefined` when the client cannot be asked. */
 export type AskPerson = (request: InputRequest) => Promise<string | undefined> | undefined;
 
 export interface KernelInputsInit {
   readonly slot: SessionSlot;
   readonly logger: Logger;
-  /** The connection's era, once open. */
-  readonly era: () => string | undefined;
-  /** Legacy era: asks the person with `elicitation/create` (a request to the client). */
+  /** How the connection speaks (whether the server may send requests: `EraDialect.sendsRequests`). */
+  readonly dialect: () => EraDialect;
+  /** Where the server may send requests: asks the person with `elicitation/create`. */
   readonly ask: AskPerson;
 }
 
@@ -50,12 +50,12 @@ export function lineOf(answer: unknown): string | undefined {
 
 /**
  * The kernel's `input()` / `getpass()` of executions this child started (or took over from the
- * previous child of the same agent) asked of the person: in the legacy era with
- * `elicitation/create` at once (the answer goes to the kernel's stdin); in the native era, where a
- * server sends no requests, as the task's `input_required` status with `inputRequests` in
- * `tasks/get`, answered by `tasks/update`, or as the `input_required` answer of the call that runs
- * it ({@link waitFor}, see `input-rounds.ts`), answered by its retry. A client that cannot be asked gets the kernel an empty
- * line at once. Values pass through and are kept nowhere, never logged.
+ * previous child of the same agent) asked of the person: where the server may send requests
+ * (legacy) with `elicitation/create` at once (the answer goes to the kernel's stdin); where it
+ * sends none (native), as the task's `input_required` status with `inputRequests` in `tasks/get`,
+ * answered by `tasks/update`, or as the `input_required` answer of the call that runs it
+ * ({@link waitFor}, see `input-rounds.ts`), answered by its retry. A client that cannot be asked
+ * gets the kernel an empty line at once. Values pass through and are kept nowhere, never logged.
  */
 export class KernelInputs {
   readonly #init: KernelInputsInit;
@@ -80,17 +80,13 @@ export class KernelInputs {
     }
   }
 
-  /** A task's shape with its waiting inputs: `input_required` (native: with `inputRequests`). */
-  public withInputRequests(
-    executionIds: readonly string[],
-    task: Record<string, unknown>,
-    era: TaskEra,
-  ): Record<string, unknown> {
+  /** A task's shape with its waiting inputs: `input_required` (with `inputRequests` where the server sends no requests). */
+  public withInputRequests(executionIds: readonly string[], task: Record<string, unknown>): Record<string, unknown> {
     if (task.status !== 'working') return task;
     const waiting = [...this.#waiting.values()].filter(({ request }) => executionIds.includes(request.executionId));
     if (waiting.length === 0) return task;
     const statusMessage = 'The code waits for input from the person.';
-    if (era === 'legacy') return { ...task, status: 'input_required', statusMessage };
+    if (this.#init.dialect().sendsRequests) return { ...task, status: 'input_required', statusMessage };
     const inputRequests = Object.fromEntries(
       waiting.map(({ request }) => [
         request.inputId,
@@ -101,8 +97,8 @@ export class KernelInputs {
   }
 
   /**
-   * The first input request of one of `executionIds` waiting for the person (native era): one
-   * already waiting, else the next to come. Rejects when `signal` aborts.
+   * The first input request of one of `executionIds` waiting for the person (where the server sends
+   * no requests): one already waiting, else the next to come. Rejects when `signal` aborts.
    */
   public waitFor(executionIds: ReadonlySet<string>, signal: AbortSignal): Promise<InputRequest> {
     const waiting = [...this.#waiting.values()].find(({ request }) => executionIds.has(request.executionId));
@@ -139,7 +135,7 @@ export class KernelInputs {
 
   private received(handle: NotebookHandle, request: InputRequest): void {
     if (this.#waiting.has(request.inputId)) return;
-    if (this.#init.era() === 'native') {
+    if (!this.#init.dialect().sendsRequests) {
       this.#waiting.set(request.inputId, { request, handle });
       // Bounded: one never asked for (its task not polled) is forgotten; the daemon's bound ends it.
       if (this.#waiting.size > maxWaitingInputs) this.#waiting.delete(this.#waiting.keys().next().value as string);

@@ -5,6 +5,8 @@ import {
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { EraDialect } from '../contributions/protocol-admission.js';
+import { sdkDialect } from '../contributions/sdk-dialect.js';
 import { CoreError } from '../errors/core-error.js';
 import type { NotebookCell } from '../ports/notebook-handle.js';
 import type { NotebookSession } from '../session/notebook-session.js';
@@ -66,23 +68,14 @@ export function parseNotebookResourceUri(uri: string): NotebookResourceAddress |
 }
 
 /**
- * JSON-RPC code of a resource-not-found error in the `initialize` era (2025-11-25 and before):
- * the specification's `-32002`. From 2026-07-28 on it is invalid params, `-32602` (SEP-2164).
+ * The refusal of a URI that names no resource of this server: the resource-not-found error with
+ * the `code` of the protocol era the client speaks (`EraDialect.resourceNotFoundCode`: -32002 in
+ * the `initialize` era, -32602 from 2026-07-28 on, SEP-2164), the URI as `data.uri` and the
+ * message `Unknown resource: <uri>`. Pure.
  */
-export const resourceNotFoundCode = -32002;
-
-/** JSON-RPC "Invalid params": a resource-not-found error's code from 2026-07-28 on (SEP-2164). */
-const invalidParamsCode = -32602;
-
-/**
- * The refusal of a URI that names no resource of this server: the resource-not-found error of the
- * protocol era the client speaks, `-32002` ({@link resourceNotFoundCode}) in the `initialize` era
- * and `-32602` in the per-request era (`era` `native`, 2026-07-28, SEP-2164), either way with the
- * URI as `data.uri` and the message `Unknown resource: <uri>`. Pure.
- */
-export function unknownResourceError(uri: string, era?: string): McpError {
+export function unknownResourceError(uri: string, code: number): McpError {
   const text = `Unknown resource: ${uri}`;
-  const error = new McpError(era === 'native' ? invalidParamsCode : resourceNotFoundCode, text, { uri });
+  const error = new McpError(code, text, { uri });
   // The SDK's McpError writes `MCP error <code>: ` into its message; the wire message is the text alone.
   error.message = text;
   return error;
@@ -100,10 +93,10 @@ export function unknownResourceError(uri: string, era?: string): McpError {
  * readable without switching.
  */
 export class NotebookResources {
-  /** `era`: the protocol era the client speaks (`EraConnection.era`), which decides the code of a resource-not-found error. */
+  /** `dialect`: how the connection's era speaks, which decides the code of a resource-not-found error. */
   public constructor(
     private readonly slot: SessionSlot,
-    private readonly era: () => string | undefined = () => undefined,
+    private readonly dialect: () => EraDialect = () => sdkDialect,
   ) {}
 
   /** Notebooks (active first, then parked ones, least recently used first), then the active notebook's cells. */
@@ -161,7 +154,7 @@ export class NotebookResources {
   public async read(uri: string): Promise<ReadResourceResult> {
     const address = parseNotebookResourceUri(uri);
     const session = address ? this.slot.find(address.notebookId) : undefined;
-    if (!address || !session) throw unknownResourceError(uri, this.era());
+    if (!address || !session) throw this.unknownResource(uri);
     if (address.cellId !== undefined) {
       const cell = await this.cellOf(session, address.cellId, uri);
       return { contents: [{ uri, mimeType: cellResourceMimeType, text: JSON.stringify(cellJson(cell), null, 2) }] };
@@ -185,16 +178,21 @@ export class NotebookResources {
   public async assertExists(uri: string): Promise<NotebookResourceAddress> {
     const address = parseNotebookResourceUri(uri);
     const session = address ? this.slot.find(address.notebookId) : undefined;
-    if (!address || !session) throw unknownResourceError(uri, this.era());
+    if (!address || !session) throw this.unknownResource(uri);
     if (address.cellId !== undefined) await this.cellOf(session, address.cellId, uri);
     return address;
+  }
+
+  /** The resource-not-found error for `uri` ({@link unknownResourceError}), with the code of the connection's era. */
+  public unknownResource(uri: string): McpError {
+    return unknownResourceError(uri, this.dialect().resourceNotFoundCode);
   }
 
   private async cellOf(session: NotebookSession, cellId: string, uri: string): Promise<NotebookCell> {
     try {
       return await session.handle.getCell(cellId);
     } catch (error) {
-      if (CoreError.is(error, 'cellNotFound')) throw unknownResourceError(uri, this.era());
+      if (CoreError.is(error, 'cellNotFound')) throw this.unknownResource(uri);
       throw error;
     }
   }

@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { EraDialect } from '../contributions/protocol-admission.js';
 import type { SessionSlot } from '../session/session-slot.js';
 import { type ConfirmationQuestion, type ToolConfirmation, textResult } from './child-tool-registry.js';
 
@@ -7,9 +8,9 @@ const confirmKey = 'confirm';
 
 export interface PersonConfirmationsInit {
   readonly slot: SessionSlot;
-  /** The connection's era, once open. */
-  readonly era: () => string | undefined;
-  /** Legacy era: sends `elicitation/create` to the client; resolves with its answer. */
+  /** How the connection speaks (whether the server may send requests: `EraDialect.sendsRequests`). */
+  readonly dialect: () => EraDialect;
+  /** Where the server may send requests: sends `elicitation/create` to the client; resolves with its answer. */
   readonly elicit: (params: Record<string, unknown>) => Promise<unknown>;
 }
 
@@ -20,10 +21,12 @@ export type ConfirmationOutcome =
 
 /**
  * Calls that destroy what the person may want kept ask them first, when the client can ask: the
- * tool declares what (`confirm`, e.g. `restart_kernel` on a kernel that ran code). The legacy era asks with `elicitation/create` during the call; the native era answers the
- * call `input_required` (SEP-2322) and goes ahead on the retry that carries the person's answer. A
- * client without the elicitation capability gets today's behaviour, and the result says nobody was
- * asked. A declined or cancelled confirmation changes nothing and says so.
+ * tool declares what (`confirm`, e.g. `restart_kernel` on a kernel that ran code). Where the
+ * server may send requests (legacy) it asks with `elicitation/create` during the call; where it
+ * sends none (native) it answers the call `input_required` (SEP-2322) and goes ahead on the retry
+ * that carries the person's answer. A client without the elicitation capability gets today's
+ * behaviour, and the result says nobody was asked. A declined or cancelled confirmation changes
+ * nothing and says so.
  */
 export class PersonConfirmations {
   readonly #init: PersonConfirmationsInit;
@@ -52,7 +55,7 @@ export class PersonConfirmations {
       },
     };
     let answer: unknown;
-    if (this.#init.era() === 'native') {
+    if (!this.#init.dialect().sendsRequests) {
       const responses = params.inputResponses as Record<string, unknown> | undefined;
       if (responses?.[confirmKey] === undefined) {
         return {

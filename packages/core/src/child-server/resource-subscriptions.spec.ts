@@ -13,13 +13,11 @@ import {
   type ChildServerTestHarness,
   startChildServerTestHarness,
 } from '../testing/start-child-server-test-harness.js';
-import {
-  cellResourceUri,
-  cellResourceUriTemplate,
-  notebookResourceUri,
-  resourceNotFoundCode,
-} from './notebook-resources.js';
+import { cellResourceUri, cellResourceUriTemplate, notebookResourceUri } from './notebook-resources.js';
 import { resourceNoticeIntervalMs } from './resource-subscriptions.js';
+
+/** The `initialize` era's resource-not-found code: the harness's server (no era gate) speaks the SDK's own dialect. */
+const resourceNotFoundCode = -32002;
 
 /**
  * The rejection of a call about `uri`, which must be the specification's resource-not-found error

@@ -7,7 +7,6 @@ import {
   type NotebookResources,
   notebookResourceUri,
   parseNotebookResourceUri,
-  unknownResourceError,
 } from './notebook-resources.js';
 
 /** At most one `notifications/resources/updated` per resource (and one list change) in this many milliseconds. */
@@ -91,7 +90,7 @@ export class ResourceSubscriptions {
    */
   public async subscribe(uri: string, restored: boolean): Promise<void> {
     if (restored) {
-      if (!parseNotebookResourceUri(uri)) throw unknownResourceError(uri);
+      if (!parseNotebookResourceUri(uri)) throw this.#options.resources.unknownResource(uri);
     } else {
       await this.#options.resources.assertExists(uri);
     }
@@ -101,7 +100,7 @@ export class ResourceSubscriptions {
 
   /** Legacy `resources/unsubscribe`: idempotent for this server's URIs; resource not found (-32002) for any other URI. */
   public unsubscribe(uri: string): void {
-    if (!parseNotebookResourceUri(uri)) throw unknownResourceError(uri);
+    if (!parseNotebookResourceUri(uri)) throw this.#options.resources.unknownResource(uri);
     this.#subscribed.delete(uri);
     this.forgetIfUnsubscribed(uri);
   }

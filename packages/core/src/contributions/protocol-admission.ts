@@ -1,7 +1,12 @@
 import { type Contribution, defineContributionPoint } from '../di/contribution-point.js';
 
-/** The MCP generation a connection speaks: `initialize`-based, or per-request negotiation (2026-07-28). */
-export type ProtocolEra = 'legacy' | 'native';
+/**
+ * The MCP generation a connection speaks, as the plugin that contributes it names it (the first
+ * party's: `legacy`, `initialize`-based; `native`, per-request negotiation, 2026-07-28). It names
+ * the era in logs and status only: what core does differently in an era is the connection's
+ * {@link EraDialect}, never a comparison of this name.
+ */
+export type ProtocolEra = string;
 
 /** The client as it names itself (`clientInfo`); used for the peer label. */
 export interface ClientIdentity {
@@ -91,12 +96,98 @@ export interface ReplayMessage {
   readonly params?: unknown;
 }
 
+/** A task as core's child server knows it, for an era to spell ({@link TaskDialect.spell}). */
+export interface TaskReport {
+  readonly taskId: string;
+  readonly status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  readonly statusMessage: string;
+  /** When it was created and last changed, ISO 8601. */
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+  /** How often the client is asked to poll it. */
+  readonly pollIntervalMs: number;
+}
+
+/**
+ * How the clients of an era ask for tasks and what its task answers look like (legacy: the
+ * 2025-11-25 task augmentation; native: the 2026-07-28 tasks extension). Core runs the tasks; the
+ * era words them.
+ */
+export interface TaskDialect {
+  /** The `tasks/*` methods the era serves; any other is "method not found" (-32601). */
+  readonly methods: readonly string[];
+  /**
+   * Whether a `tools/call` of a tool that can run as a task asks to (legacy: its `task` param;
+   * native: the tasks extension in the request's client capabilities, `declared`).
+   */
+  requested(
+    params: Readonly<Record<string, unknown>>,
+    declared: Readonly<Record<string, unknown>> | undefined,
+  ): boolean;
+  /**
+   * The refusal of task method `method` for a request whose client capabilities are `declared`
+   * (native: -32021 without the tasks extension); `undefined` when it is served. Absent: all are.
+   */
+  refuse?(method: string, declared: Readonly<Record<string, unknown>> | undefined): AdmissionRejection | undefined;
+  /**
+   * Present: the server decides which calls become tasks (native): a run that ends within this many
+   * milliseconds is answered with its result, not a task, and a call that cannot start with the
+   * tool's error result. Absent: the client asked for a task (legacy), so it gets one at once, or an
+   * invalid-params error when the call cannot start.
+   */
+  readonly resultWithinMs?: number;
+  /** The task as the era spells it (legacy: with `ttl` and `pollInterval`; native: `ttlMs` and `pollIntervalMs`). */
+  spell(task: TaskReport): Record<string, unknown>;
+  /** The answer to a `tools/call` that started the task `task` (spelled) (legacy: `{ task }`; native: the task with `resultType: 'task'`). */
+  created(task: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  /**
+   * `true` (native): a task carries the tool's result once it ended, in `tasks/get` and in its status
+   * notification, and a run that failed is a completed task whose result says `isError`; `false`
+   * (legacy): the client asks for the result with `tasks/result`.
+   */
+  readonly carriesResult: boolean;
+  /**
+   * The notification that tells the client a task's status changed, the task (with its result when
+   * it carries it) as params (legacy: `notifications/tasks/status`; native: `notifications/tasks`,
+   * which the era delivers only to the streams naming the task).
+   */
+  readonly statusNotification: string;
+  /**
+   * `true` (native): `tasks/cancel` is answered with an empty acknowledgement, also for a task that
+   * already ended; `false` (legacy): with the cancelled task, and a task that already ended is
+   * refused -32602.
+   */
+  readonly acknowledgesCancel: boolean;
+}
+
+/**
+ * What core's child server does differently in an era, beyond opening and shaping results: told
+ * by behaviour, so that core never asks which era a connection speaks. Before a connection is open
+ * (nothing is served then, but for a server connected without the era gate, as in core's own
+ * specs) core speaks `sdkDialect`, the dialect of the revision the MCP SDK's server speaks by itself.
+ */
+export interface EraDialect {
+  /**
+   * Whether the server may send the client requests while it serves one: `true` (legacy) asks the
+   * person with `elicitation/create`; `false` (native: a server sends no requests) asks through its
+   * answers instead: an `input_required` result (SEP-2322) the client retries with the person's
+   * answers, and a task's `inputRequests`, answered with `tasks/update`.
+   */
+  readonly sendsRequests: boolean;
+  /** The JSON-RPC code of the resource-not-found error (legacy: -32002; native: -32602, SEP-2164). */
+  readonly resourceNotFoundCode: number;
+  readonly tasks: TaskDialect;
+}
+
 /**
  * One connection locked to an era: what it answered on opening, how it treats later requests and
- * results, and what a server started behind it later must be told.
+ * results, what a server started behind it later must be told, and how core's child server speaks
+ * on it ({@link dialect}).
  */
 export interface EraConnection {
   readonly era: ProtocolEra;
+  /** How the child server asks, answers tasks and refuses unknown resources on this connection. */
+  readonly dialect: EraDialect;
   readonly protocolVersion: string;
   readonly client: ClientIdentity | undefined;
   /**

@@ -7,6 +7,7 @@ import type {
   ServerDescription,
 } from './protocol-admission.js';
 import { ProtocolEraGate } from './protocol-era-gate.js';
+import { sdkDialect } from './sdk-dialect.js';
 
 const server: ServerDescription = { name: 'nteract', version: '1', capabilities: {} };
 
@@ -26,6 +27,7 @@ function era(name: 'legacy' | 'native', options: { handshake?: boolean; refuses?
     probe: () => ({ probedBy: name }),
     open: (_request, opening): EraConnection => ({
       era: name,
+      dialect: sdkDialect,
       protocolVersion: opening.protocolVersion,
       client: opening.client,
       handshake: options.handshake ? { hello: name } : undefined,

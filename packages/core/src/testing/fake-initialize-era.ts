@@ -8,18 +8,20 @@ import {
   readClientIdentity,
   type ServerDescription,
 } from '../contributions/protocol-admission.js';
+import { sdkDialect } from '../contributions/sdk-dialect.js';
 import { definePlugin, type McpPlugin } from '../di/mcp-plugin.js';
 
 /**
  * The smallest `initialize`-based era, for core's own tests of code behind the era gate (core
  * cannot load the transport plugins): it opens on any `initialize`, agrees to the version asked
- * for, answers with the server's description, serves after `notifications/initialized`, and
- * replays nothing. It validates nothing else; the real rules are the transport plugins'.
+ * for, answers with the server's description, serves after `notifications/initialized`, speaks
+ * the SDK server's own dialect, and replays nothing. It validates nothing else; the real rules
+ * are the transport plugins'.
  */
 export class FakeInitializeEra implements ProtocolAdmission {
   public readonly id = 'test.initialize-era';
   public readonly specificationVersion = 'v2';
-  public readonly era = 'legacy';
+  public readonly era = 'fake-initialize';
 
   public admit(request: AdmissionRequest): AdmissionDecision {
     if (request.method !== 'initialize') return { kind: 'pass' };
@@ -37,7 +39,8 @@ export class FakeInitializeEra implements ProtocolAdmission {
 
   public open(_request: AdmissionRequest, opening: AdmissionOpening, server: ServerDescription): EraConnection {
     return {
-      era: 'legacy',
+      era: this.era,
+      dialect: sdkDialect,
       protocolVersion: opening.protocolVersion,
       client: opening.client,
       handshake: {
