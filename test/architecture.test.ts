@@ -426,6 +426,85 @@ describe('behaviour chosen by name', () => {
 });
 
 /**
+ * The protocol eras the plugins declare (`era = '<name>'` on their admission and connection), each
+ * with the package that declares it. Core declares none: the fake era of its test kit is no plugin's.
+ */
+function eraDefinitions(files: readonly { path: string; text: string }[]): Map<string, string> {
+  const eras = new Map<string, string>();
+  for (const { path, text } of files) {
+    if (path.startsWith('packages/core/')) continue;
+    for (const [, name] of text.matchAll(/\bera\s*[=:]\s*'([\w.-]+)'/g)) {
+      eras.set(name as string, path.split('/src/')[0] as string);
+    }
+  }
+  return eras;
+}
+
+/**
+ * Each file of `files` outside `home(name)` (a package folder) that spells one of the era `names`
+ * as a string literal, compared or used in any other way, as `path: name`.
+ */
+function eraNameUses(
+  files: readonly { path: string; text: string }[],
+  names: readonly string[],
+  home: (name: string) => string,
+): string[] {
+  const found: string[] = [];
+  for (const { path, text } of files) {
+    for (const name of names) {
+      if (path.startsWith(`${home(name)}/`)) continue;
+      const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      if (new RegExp(`(['"\`])${escaped}\\1`).test(text)) found.push(`${path}: ${name}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * What an era does differently is what its connection's dialect (`EraDialect`) says: core asks it
+ * and never which era it is, so a third party's era gets core's behaviour by declaring it. Every
+ * package but the daemon's (its wire is its own), the test kits included.
+ */
+describe('behaviour chosen by protocol era', () => {
+  const files = productionFiles
+    .filter((file) => !/packages[/\\](daemon|runtimed-protocol)[/\\]/.test(file))
+    .map((file) => ({ path: relativeTo(file), text: codeOf(file) }));
+  const eras = eraDefinitions(files);
+  const homeOf = (name: string) => eras.get(name) ?? '';
+
+  it('finds the eras and their uses (the check can fail)', () => {
+    expect(Object.fromEntries(eras)).toMatchObject({
+      legacy: 'packages/plugin-transport-legacy',
+      native: 'packages/plugin-transport-native',
+    });
+    const sample = [
+      { path: 'packages/plugin-x/src/x-connection.ts', text: "export class X { readonly era = 'x-era'; }" },
+      { path: 'packages/core/src/a.ts', text: "if (era() === 'x-era') wait();" },
+      { path: 'packages/core/src/b.ts', text: 'const shapes = { "x-era": 1 };' },
+      { path: 'packages/core/src/c.ts', text: "const other = 'x-era-2';" },
+      { path: 'packages/proxy/src/d.ts', text: 'log(`x-era`);' },
+    ];
+    const found = eraDefinitions(sample);
+    expect(Object.fromEntries(found)).toEqual({ 'x-era': 'packages/plugin-x' });
+    expect(eraNameUses(sample, [...found.keys()], (name) => found.get(name) ?? '')).toEqual([
+      'packages/core/src/a.ts: x-era',
+      'packages/core/src/b.ts: x-era',
+      'packages/proxy/src/d.ts: x-era',
+    ]);
+  });
+
+  it("names no era in core's production source", () => {
+    const core = files.filter(({ path }) => path.startsWith('packages/core/'));
+    expect(core.length).toBeGreaterThan(100);
+    expect(eraNameUses(core, [...eras.keys()], homeOf)).toEqual([]);
+  });
+
+  it('names each era only in the plugin that defines it (the proxy, the bins and the examples included)', () => {
+    expect(eraNameUses(files, [...eras.keys()], homeOf)).toEqual([]);
+  });
+});
+
+/**
  * Core's main entry names what a plugin author needs (the ports, the contribution points and what
  * their contracts mention, the tool and handle kits) and nothing core alone uses: 227 names before
  * the names nobody outside core used were made internal (issue 45), 213 with what a third party's
