@@ -83,6 +83,7 @@ const contractLiterals = [
   'NTERACT_MCP_REJOIN_NOTEBOOK',
   'NTERACT_MCP_AGENT_SESSION',
   'NTERACT_MCP_PEER_LABEL',
+  'NTERACT_MCP_KNOWN_TASKS',
   'nteract/idempotencyKey',
   'nteract/session',
   "'honored'",

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -281,6 +281,51 @@ describe('executions as MCP tasks, and input() asked of the person', () => {
     expect(JSON.parse(text)).toMatchObject({ execution_id: taskId, status: 'done' });
     expect((result._meta as Json)['io.modelcontextprotocol/related-task']).toEqual({ taskId });
     expect(await peer.request('tasks/get', { taskId })).toMatchObject({ status: 'completed' });
+  });
+
+  it('legacy era: tasks/list lists the tasks the client created with earlier children, newest last, as the daemon has them (issue 46, 6)', {
+    timeout: 300_000,
+  }, async () => {
+    const peer = await startPeer('legacy', 'unused');
+    const release = join(peer.environment.dirs.project, 'release');
+    const { cellId } = await notebookWithCell(
+      peer,
+      `import os, time\nwhile not os.path.exists(${JSON.stringify(release)}):\n    time.sleep(0.1)\nprint('released')`,
+    );
+    const start = async (name: string, args: Json): Promise<string> => {
+      const created = await peer.request('tools/call', { name, arguments: args, task: {} });
+      return String((created.task as Json).taskId);
+    };
+    /** The client's tasks/list once it names `taskIds` (a new child reads them after its rejoin). */
+    const listed = (taskIds: readonly string[], what: string, done: (tasks: Json[]) => boolean = () => true) =>
+      waitFor(
+        what,
+        async () => {
+          const tasks = (await peer.request('tasks/list', {})).tasks as Json[];
+          const same = JSON.stringify(tasks.map((task) => task.taskId)) === JSON.stringify(taskIds);
+          return same && done(tasks) ? tasks : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+    const held = await start('execute_cell', { cell_id: cellId });
+    const queued = await start('run_code', { code: "print('after')" });
+    await listed([held, queued], 'the first child to list both tasks');
+
+    // A new child knows of them only what the proxy handed over: their ids.
+    await killChild(peer);
+    const afterKill = await listed([held, queued], 'the next child to list the tasks of the first');
+    expect(afterKill[0]).toMatchObject({ taskId: held, status: 'working' });
+    const third = await start('run_code', { code: "print('third')" });
+    await killChild(peer);
+    await listed([held, queued, third], 'a third child to list the tasks of both before it');
+
+    // Their status is the daemon's: the held cell ends once released, and the list says so.
+    writeFileSync(release, '');
+    const ended = await listed([held, queued, third], 'every task to complete', (tasks) =>
+      tasks.every((task) => task.status === 'completed'),
+    );
+    expect(ended).toHaveLength(3);
+    expect(textOf(await peer.request('tasks/result', { taskId: held }))).toContain('released');
   });
 
   it('legacy era: a task whose daemon is killed mid-run fails, saying why; a cancelled one stops its execution', {

@@ -116,6 +116,7 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     cwd: process.cwd(),
     agentSession: handoff.agentSession,
     ...(handoff.changeCursor === undefined ? {} : { changeCursor: handoff.changeCursor }),
+    ...(handoff.knownTasks === undefined ? {} : { knownTasks: handoff.knownTasks }),
   });
   // Start-up order, the handoff rejoin before serving, the exit codes and shutdown are the runtime's.
   const runtime = container.get(ChildRuntime);

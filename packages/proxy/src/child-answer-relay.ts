@@ -38,8 +38,13 @@ export interface ChildAnswerRelayOptions {
   readonly resultsAsIs: () => boolean;
   /** A tool result of `child` carried a session report (the proxy's only source of what the session holds). */
   readonly onReport: (child: ChildConnection, report: SessionReport) => void;
-  /** A child's successful result to `pending` went to the client (after its write). */
-  readonly onAnswered: (pending: Pending) => void;
+  /**
+   * A child's successful result to `pending` went to the client (after its write): `result` as
+   * parsed, or `undefined` when it was passed on unread (see {@link readsResult}).
+   */
+  readonly onAnswered: (pending: Pending, result: Record<string, unknown> | undefined) => void;
+  /** Whether {@link onAnswered} needs the result of the answer to `pending` (it is then parsed, never passed through unread). */
+  readonly readsResult?: (pending: Pending) => boolean;
 }
 
 /**
@@ -50,9 +55,10 @@ export interface ChildAnswerRelayOptions {
  *
  * A child's successful answer goes on one of two ways:
  * - **passed through**: when nothing in it changes on the way (the era sends results as they are,
- *   no banner is due, the proxy adds nothing to the method), a successful answer the child
- *   connection scanned without parsing ({@link relayScanned}) leaves as the child's own bytes,
- *   only its id replaced by the client's; its session report is recorded after the write;
+ *   no banner is due, the proxy adds nothing to the method and reads nothing of it), a successful
+ *   answer the child connection scanned without parsing ({@link relayScanned}) leaves as the
+ *   child's own bytes, only its id replaced by the client's; its session report is recorded after
+ *   the write;
  * - **decorated**: otherwise it is parsed and the proxy adds what it adds — the restart banner
  *   (any `tools/call` result), its supervision section (`session_status`), the known list and
  *   `reconnect` (`tools/list`) — and writes it anew; a parsed answer the proxy changed nothing in
@@ -92,7 +98,7 @@ export class ChildAnswerRelay {
           if (pending.toolName !== undefined && answer.sessionReport !== undefined) {
             this.#observeReportValue(child, answer.sessionReport);
           }
-          this.#options.onAnswered(pending);
+          this.#options.onAnswered(pending, undefined);
           this.#logAnswered(pending, answer.isError ? 'isError' : 'ok', undefined);
         } catch (error) {
           logger.error('recording a relayed answer failed', { error });
@@ -152,7 +158,8 @@ export class ChildAnswerRelay {
       this.#options.resultsAsIs() &&
       this.#options.banner.idle &&
       !this.#answersStatus(child, pending) &&
-      pending.request.method !== 'tools/list'
+      pending.request.method !== 'tools/list' &&
+      this.#options.readsResult?.(pending) !== true
     );
   }
 
@@ -188,7 +195,7 @@ export class ChildAnswerRelay {
     const result = this.#decorate(child, pending, raw);
     // Nothing added: the child's own bytes go on, under the client's id.
     this.reply(pending, result, undefined, result === raw && line !== undefined ? { line, id } : undefined);
-    this.#options.onAnswered(pending);
+    this.#options.onAnswered(pending, raw);
   }
 
   /** `result` with what the proxy adds to an answer to `pending`; `result` itself when it adds nothing. */

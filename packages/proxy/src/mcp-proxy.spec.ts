@@ -595,6 +595,35 @@ describe(McpProxy, () => {
     );
   });
 
+  it("hands every new child the tasks the client created, read from the children's answers, oldest first", async () => {
+    let next = 0;
+    const t = await setup((_child, request) => {
+      if (request.params?.task === undefined) return { content: [{ type: 'text', text: 'ok' }] };
+      next += 1;
+      return { task: { taskId: `exec-${next}`, status: 'working', ttl: null, pollInterval: 1000 } };
+    });
+    const asTask = (id: number) =>
+      t.send({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'create_cell', arguments: {}, task: { ttl: 60_000 } },
+      });
+    await asTask(2);
+    await t.call(3, 'get_all_cells');
+    await asTask(4);
+    // The client gets the child's answer as it came.
+    expect(t.answerTo(2)?.result).toEqual({
+      task: { taskId: 'exec-1', status: 'working', ttl: null, pollInterval: 1000 },
+    });
+    expect(t.port.spawned[0]?.spec.env.NTERACT_MCP_KNOWN_TASKS).toBeUndefined();
+    await t.crash();
+    expect(JSON.parse(t.port.latest.spec.env.NTERACT_MCP_KNOWN_TASKS ?? '[]')).toEqual(['exec-1', 'exec-2']);
+    await asTask(5);
+    await t.crash();
+    expect(JSON.parse(t.port.latest.spec.env.NTERACT_MCP_KNOWN_TASKS ?? '[]')).toEqual(['exec-1', 'exec-2', 'exec-3']);
+  });
+
   it('answers malformed lines with -32700 and id null, and serves the cached tool list with reconnect', async () => {
     const t = await setup(() => ({ content: [] }));
     await t.rawLine('not json');

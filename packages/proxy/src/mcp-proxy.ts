@@ -17,6 +17,7 @@ import { ChildHandshake } from './child-handshake.js';
 import { ChildToolSync } from './child-tool-sync.js';
 import { ClientAttribution } from './client-attribution.js';
 import { ClientResourceSubscriptions } from './client-resource-subscriptions.js';
+import { ClientTasks } from './client-tasks.js';
 import { CredentialRelay } from './credential-relay.js';
 import { IdempotencyKeys } from './idempotency-keys.js';
 import { InFlightRequests } from './in-flight-requests.js';
@@ -67,8 +68,9 @@ const incompatibleExitDelayMs = 200;
  * `version-banner.ts`). Each child also gets a credential channel ({@link CredentialRelay}): the
  * hosted tokens earlier children kept, never in its environment. The client's resource
  * subscriptions outlive every child too ({@link ClientResourceSubscriptions}): each new child is
- * given them before it serves the requests waiting for it. Does not guarantee exactly-once
- * for tools that neither honour keys nor declare idempotency.
+ * given them before it serves the requests waiting for it. So do the tasks the client created
+ * ({@link ClientTasks}): each new child is handed their ids, so its `tasks/list` lists them.
+ * Does not guarantee exactly-once for tools that neither honour keys nor declare idempotency.
  */
 export class McpProxy {
   readonly #options: McpProxyOptions;
@@ -98,6 +100,8 @@ export class McpProxy {
   readonly #idempotencyKeys = new IdempotencyKeys();
   /** The client's resource subscriptions, given to every child (see {@link ClientResourceSubscriptions}). */
   readonly #subscriptions: ClientResourceSubscriptions;
+  /** The tasks the client created, handed to every new child (see {@link ClientTasks}). */
+  readonly #tasks: ClientTasks;
   #child: ChildConnection | undefined;
   /** Children that came up so far; any spawn after the first is a restart. */
   #childrenStarted = 0;
@@ -130,6 +134,7 @@ export class McpProxy {
       options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
     );
     this.#status = new ProxyStatus(options.supervisor, this.#tracker, options.clock);
+    this.#tasks = new ClientTasks(options.logger);
     this.#subscriptions = new ClientResourceSubscriptions({
       upstream: this.#handshake,
       nextId: () => this.#nextChildId++,
@@ -161,7 +166,11 @@ export class McpProxy {
       logger: options.logger,
       resultsAsIs: () => this.#handshake.resultsAsIs,
       onReport: (link, report) => this.recordReport(link, report),
-      onAnswered: (pending) => this.#subscriptions.answered(pending.request),
+      onAnswered: (pending, result) => {
+        this.#subscriptions.answered(pending.request);
+        this.#tasks.answered(pending.request, result);
+      },
+      readsResult: (pending) => this.#tasks.creates(pending.request),
     });
     this.#delivery = new RequestDelivery({
       requests: this.#requests,
@@ -417,7 +426,7 @@ export class McpProxy {
     this.#spawnHandoff = restart ? this.#tracker.current() : this.#options.startNotebook;
     const handoff = handoffToEnvironment({
       rejoinNotebook: this.#spawnHandoff,
-      ...(restart ? { changeCursor: this.#tracker.changeCursor() } : {}),
+      ...(restart ? { changeCursor: this.#tracker.changeCursor(), knownTasks: this.#tasks.ids() } : {}),
       agentSession: this.#attribution.agentSession(),
       peerLabel: this.#attribution.peerLabel(),
       credentialFd: String(credentialChannelFd),

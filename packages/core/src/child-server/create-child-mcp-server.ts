@@ -82,6 +82,8 @@ export interface ChildServerOptions {
   readonly agentSession?: string;
   /** Where the previous child's change notes stood: `<notebook id> <cursor>` (the handoff's). */
   readonly changeCursor?: string;
+  /** The tasks the client created with earlier children, oldest first (the handoff's): `tasks/list` lists them. */
+  readonly knownTasks?: readonly string[];
   /** The serialized size no tool result exceeds (default 8 MiB, under the client's 10 MiB buffer). */
   readonly resultBudgetBytes?: number;
   /**
@@ -238,6 +240,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     dialect,
     recoveryWaitMs,
   });
+  tasks.remember(options.knownTasks ?? []);
   const clientCapabilities = () => gate.clientCapabilities({ method: 'tools/call', params: {} });
   const inputs = new KernelInputs({
     slot,

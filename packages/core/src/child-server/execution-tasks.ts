@@ -149,7 +149,19 @@ export class ExecutionTasks implements TaskRuns {
     }
   }
 
-  /** `tasks/list`: the tasks this child created or was asked about, newest last. */
+  /**
+   * Tasks the client created with earlier children (the proxy hands their ids over), oldest first:
+   * listed by `tasks/list` before any this child creates or is asked about. Each is read from the
+   * daemon when listed; nothing else is known of it here.
+   */
+  public remember(taskIds: readonly string[]): void {
+    for (const taskId of taskIds) this.entry(taskId);
+  }
+
+  /**
+   * `tasks/list`: the tasks handed over ({@link remember}), then those this child created
+   * or was asked about, newest last.
+   */
   public async list(signal: AbortSignal): Promise<Record<string, unknown>> {
     const tasks: Record<string, unknown>[] = [];
     for (const taskId of this.#entries.keys()) {

@@ -20,6 +20,7 @@ describe('the proxy↔child handoff contract', () => {
       peerLabel: 'NTERACT_MCP_PEER_LABEL',
       changeCursor: 'NTERACT_MCP_CHANGE_CURSOR',
       credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
+      knownTasks: 'NTERACT_MCP_KNOWN_TASKS',
     });
     expect(credentialChannelFd).toBe(3);
     expect(idempotencyMetaKey).toBe('nteract/idempotencyKey');
@@ -43,6 +44,17 @@ describe('the proxy↔child handoff contract', () => {
       NTERACT_MCP_AGENT_SESSION: 'cafe0001',
     });
     expect(handoffFromEnvironment({ NTERACT_MCP_REJOIN_NOTEBOOK: ' ', NTERACT_MCP_PEER_LABEL: undefined })).toEqual({});
+  });
+
+  it('hands the known task ids over as a JSON array, in order; anything else reads as none', () => {
+    const knownTasks = ['exec-1', 'run_all_cells:exec-2,exec-3', 'odd "id"'];
+    const env = handoffToEnvironment({ knownTasks: [...knownTasks, ' '] });
+    expect(env).toEqual({ NTERACT_MCP_KNOWN_TASKS: JSON.stringify(knownTasks) });
+    expect(handoffFromEnvironment(env)).toEqual({ knownTasks });
+    expect(handoffToEnvironment({ knownTasks: [] })).toEqual({});
+    for (const value of ['exec-1', '{"a":1}', '["a",2]', '[]', ' ', '[" "]']) {
+      expect(handoffFromEnvironment({ NTERACT_MCP_KNOWN_TASKS: value }), value).toEqual({});
+    }
   });
 
   it('says a tool honours the idempotency key only for the exact contract value', () => {

@@ -22,6 +22,10 @@
  * - `credentialFd`: the child's file descriptor of the credential channel
  *   (`credential-channel.ts`), set when the proxy opened one; the tokens themselves never travel
  *   in the environment.
+ * - `knownTasks`: the ids of the tasks the client created through the proxy with earlier children
+ *   (read from their answers), oldest first, as a JSON array of strings, so the next child's
+ *   `tasks/list` lists them too; set on restarts when there are any. The proxy bounds it (see its
+ *   `ClientTasks`): the oldest are left out past the bound.
  */
 export const handoffEnvironment = Object.freeze({
   rejoinNotebook: 'NTERACT_MCP_REJOIN_NOTEBOOK',
@@ -29,6 +33,7 @@ export const handoffEnvironment = Object.freeze({
   peerLabel: 'NTERACT_MCP_PEER_LABEL',
   changeCursor: 'NTERACT_MCP_CHANGE_CURSOR',
   credentialFd: 'NTERACT_MCP_CREDENTIAL_FD',
+  knownTasks: 'NTERACT_MCP_KNOWN_TASKS',
 } as const);
 
 /** The handoff a child reads from its environment (absent fields: not handed). Pure. */
@@ -38,26 +43,54 @@ export interface ChildHandoff {
   readonly peerLabel?: string;
   readonly changeCursor?: string;
   readonly credentialFd?: string;
+  /** Task ids, oldest first (blank ones left out). */
+  readonly knownTasks?: readonly string[];
 }
 
-/** The variables a proxy adds to a child's environment for `handoff` (blank values left out). Pure. */
+/** The handoff fields carried as one plain string each. */
+type TextKey = Exclude<keyof ChildHandoff, 'knownTasks'>;
+const textKeys = (Object.keys(handoffEnvironment) as (keyof ChildHandoff)[]).filter(
+  (key): key is TextKey => key !== 'knownTasks',
+);
+
+/** The variables a proxy adds to a child's environment for `handoff` (blank values and an empty list left out). Pure. */
 export function handoffToEnvironment(handoff: ChildHandoff): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const key of Object.keys(handoffEnvironment) as (keyof ChildHandoff)[]) {
+  for (const key of textKeys) {
     const value = handoff[key]?.trim();
     if (value) env[handoffEnvironment[key]] = value;
   }
+  const tasks = handoff.knownTasks?.filter((taskId) => taskId.trim().length > 0) ?? [];
+  if (tasks.length > 0) env[handoffEnvironment.knownTasks] = JSON.stringify(tasks);
   return env;
 }
 
-/** The handoff in a child's environment; blank values count as absent. Pure. */
+/**
+ * The handoff in a child's environment; blank values count as absent, and so does a task list
+ * that is not a JSON array of strings (its blank entries are left out). Pure.
+ */
 export function handoffFromEnvironment(env: Readonly<Record<string, string | undefined>>): ChildHandoff {
-  const handoff: { -readonly [K in keyof ChildHandoff]: string } = {};
-  for (const key of Object.keys(handoffEnvironment) as (keyof ChildHandoff)[]) {
+  const handoff: { -readonly [K in TextKey]?: string } & { knownTasks?: readonly string[] } = {};
+  for (const key of textKeys) {
     const value = env[handoffEnvironment[key]]?.trim();
     if (value) handoff[key] = value;
   }
+  const tasks = readTaskIds(env[handoffEnvironment.knownTasks]);
+  if (tasks.length > 0) handoff.knownTasks = tasks;
   return handoff;
+}
+
+/** The task ids of a `knownTasks` value; none when it is not a JSON array of strings. */
+function readTaskIds(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) return [];
+  return (parsed as string[]).filter((taskId) => taskId.trim().length > 0);
 }
 
 /** One line per handoff variable, for a child's `--help`. */
@@ -70,6 +103,10 @@ export const handoffEnvironmentHelp: readonly (readonly [name: string, meaning: 
     "Where the previous child's change notes stood: '<notebook id> <cursor>' (set by the proxy).",
   ],
   [handoffEnvironment.credentialFd, 'The fd of the private pipe the proxy hands URL tokens over (set by the proxy).'],
+  [
+    handoffEnvironment.knownTasks,
+    'A JSON array of the task ids the client created with earlier children, oldest first (set by the proxy).',
+  ],
 ];
 
 /**
