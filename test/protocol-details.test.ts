@@ -2,74 +2,30 @@
 // nteract-mcp writes (fresh HOME, no daemon, default options): an MCP SDK client would hide them (it
 // never sends a request before `notifications/initialized`, and prints an error as
 // "MCP error <code>: <message>" whatever the message says).
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUserEnvironment, isAlive, shippedBins, type UserEnvironment, waitFor } from './support/index.js';
+import {
+  createUserEnvironment,
+  type RawLine,
+  type RawProxy,
+  shippedBins,
+  startRawProxy,
+  type UserEnvironment,
+} from './support/index.js';
 
-interface Line {
-  readonly id?: unknown;
-  readonly method?: string;
-  readonly result?: Record<string, unknown>;
-  readonly error?: { readonly code: number; readonly message: string; readonly data?: unknown };
-}
-
-/** The shipped proxy on raw stdio lines: what it wrote, when, and its stderr. */
-interface RawPeer {
-  send(message: object): void;
-  /** The answer to request `id` (result or error) and how long after `since` it came. */
-  answer(id: unknown, since?: number): Promise<{ readonly line: Line; readonly afterMs: number }>;
-  lines(): readonly Line[];
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-const peers: RawPeer[] = [];
+const peers: RawProxy[] = [];
 afterEach(async () => {
   for (const peer of peers.splice(0)) await peer.stop();
 });
 
-function startRawPeer(): RawPeer {
+/** The shipped proxy on raw stdio lines, in a fresh user environment it removes when stopped. */
+function startRawPeer(): RawProxy {
   const environment: UserEnvironment = createUserEnvironment(shippedBins.runtimed);
-  const proxy: ChildProcessWithoutNullStreams = spawn(process.execPath, [shippedBins.proxy], {
-    env: { ...environment.env },
-    cwd: environment.dirs.project,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const received: { line: Line; at: number }[] = [];
-  let pending = '';
-  let stderr = '';
-  proxy.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    pending += chunk;
-    for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
-      const text = pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      if (text.length > 0) received.push({ line: JSON.parse(text) as Line, at: Date.now() });
-    }
-  });
-  proxy.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  let stopped: Promise<void> | undefined;
-  const peer: RawPeer = {
-    send: (message) => proxy.stdin.write(`${JSON.stringify(message)}\n`),
-    answer: async (id, since = Date.now()) => {
-      const found = await waitFor(`the answer to ${JSON.stringify(id)}\n${stderr}`, () =>
-        received.find(({ line }) => line.id === id && line.method === undefined),
-      );
-      return { line: found.line, afterMs: found.at - since };
-    },
-    lines: () => received.map(({ line }) => line),
-    stderr: () => stderr,
-    stop: () => {
-      stopped ??= (async () => {
-        proxy.stdin.end();
-        const pid = proxy.pid as number;
-        await waitFor('the proxy to exit', () => !isAlive(pid), { timeoutMs: 15_000 }).catch(() => {
-          if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-        });
-        await environment.cleanup();
-      })();
-      return stopped;
+  const proxy = startRawProxy(environment);
+  const peer: RawProxy = {
+    ...proxy,
+    stop: async () => {
+      await proxy.stop();
+      await environment.cleanup();
     },
   };
   peers.push(peer);
@@ -108,7 +64,7 @@ async function openConnection(era: 'legacy' | 'native') {
   return { peer, request };
 }
 
-const toolNames = (line: Line) => ((line.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
+const toolNames = (line: RawLine) => ((line.result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
 
 describe('a tools/list between initialize and notifications/initialized (issue 49, 1)', () => {
   it('is answered with the tool list at once, from a child the request starts, not held for the 10 s fallback', {

@@ -38,6 +38,7 @@ export {
   type JupyterHubUnderTest,
   startJupyterHub,
 } from './start-jupyterhub.js';
+export { type RawLine, type RawProxy, startRawProxy } from './start-raw-proxy.js';
 export {
   type FiredHook,
   faultHooksModule,

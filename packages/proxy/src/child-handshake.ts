@@ -81,9 +81,10 @@ export class ChildHandshake {
         const params = upstream.requestParams(message.params as Record<string, unknown> | undefined);
         const answer = await child.request(message.method, params);
         if (!isCurrent(child)) return;
-        // The child's own description (capabilities, serverInfo, instructions) is what the client is shown from now on.
+        // The child's own description (capabilities, serverInfo, instructions) in the client's era
+        // is what clients of that era are shown from now on.
         const described = upstream.describedBy(message, (answer as { result?: unknown }).result);
-        if (described !== undefined) await tools.learnServer(described);
+        if (described !== undefined) await tools.learnServer(described.era, described.server);
         if (!isCurrent(child)) return;
       } else {
         child.write({

@@ -22,6 +22,7 @@ import { createProxyPlugin } from './create-proxy-plugin.js';
 import { McpProxy } from './mcp-proxy.js';
 import { RejoinTargetTracker } from './rejoin-target-tracker.js';
 import { ToolListCache } from './tool-list-cache.js';
+import { proxyInstructions } from './upstream-handshake.js';
 
 let tools: object[] = [];
 const allTools = [
@@ -56,6 +57,8 @@ const childCapabilities = {
   completions: {},
 };
 const childInstructions = 'Fake child: prompts and logging are served too.';
+/** What every fake child says of itself to a `server/discover` (the native era): not what it says to `initialize`. */
+const discoveredInstructions = 'Fake child, discovered: prompts and logging are served too.';
 
 const dirs: string[] = [];
 const proxies: McpProxy[] = [];
@@ -192,7 +195,7 @@ async function setup(
             result: {
               supportedVersions: ['2026-07-28'],
               capabilities: childCapabilities,
-              instructions: childInstructions,
+              instructions: discoveredInstructions,
               _meta: {
                 'io.modelcontextprotocol/serverInfo': {
                   name: 'runt',
@@ -1416,7 +1419,7 @@ describe('McpProxy and the contributed protocol eras', () => {
     await t.send({ jsonrpc: '2.0', id: 'd2', method: 'server/discover', params: { _meta: nativeEnvelope } });
     expect(t.answerTo('d2')?.result).toMatchObject({
       capabilities: { ...childCapabilities, tools: { listChanged: true } },
-      instructions: childInstructions,
+      instructions: discoveredInstructions,
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
     });
     // The children are attributed to the client the envelope names.
@@ -1489,31 +1492,27 @@ describe('McpProxy and the contributed protocol eras', () => {
     expect(ending?.result).toMatchObject({ _meta: tag('tools'), resultType: 'complete' });
   });
 
-  it("presents the child's own capabilities, serverInfo and instructions, learned once and kept in the cache file for the next start", async () => {
+  it("presents to each era the child's own capabilities, serverInfo and instructions as the child described itself to that era, kept in the cache file for the next start", async () => {
     const first = await setup(() => ({ content: [{ type: 'text', text: 'ok' }] }));
     // Nothing known on the first start: the built-in description, tools.listChanged advertised.
     expect(first.answerTo(1)?.result).toMatchObject({
       serverInfo: { name: 'nteract', version: '9.9.9' },
       capabilities: { tools: { listChanged: true } },
     });
-    await eventually(() => (JSON.parse(first.cacheFileText()) as { server?: unknown }).server !== undefined);
-    const stored = JSON.parse(first.cacheFileText()) as { tools: { name: string }[]; server: unknown };
-    expect(stored.tools.map((tool) => tool.name)).toEqual(allTools.map((tool) => tool.name));
-    expect(stored.server).toEqual({
-      name: 'runt',
-      version: '1',
-      title: 'nteract (daemon 1.0.0)',
-      capabilities: childCapabilities,
-      instructions: childInstructions,
-    });
-    // A later start answers from the cache file at once, before any child is up.
+    type Stored = { tools: { name: string }[]; servers?: Record<string, unknown> };
+    const stored = (t: { cacheFileText: () => string }) => JSON.parse(t.cacheFileText()) as Stored;
+    await eventually(() => stored(first).servers?.legacy !== undefined);
+    expect(stored(first).tools.map((tool) => tool.name)).toEqual(allTools.map((tool) => tool.name));
+    const described = { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)', capabilities: childCapabilities };
+    expect(stored(first).servers).toEqual({ legacy: { ...described, instructions: childInstructions } });
+    // A later start answers from the cache file at once, before any child is up; a client of the
+    // era no child described itself to yet gets the built-in description.
     const second = await setup(() => undefined, { cacheFile: first.cacheFileText(), noHandshake: true });
     const advertised = { ...childCapabilities, tools: { listChanged: true } };
     await second.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: nativeEnvelope } });
     expect(second.answerTo('d')?.result).toMatchObject({
-      capabilities: advertised,
-      instructions: childInstructions,
-      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
+      instructions: proxyInstructions,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'nteract', version: '9.9.9' } },
     });
     await second.send(initializeRequest);
     expect(second.answerTo(1)?.result).toEqual({
@@ -1523,6 +1522,24 @@ describe('McpProxy and the contributed protocol eras', () => {
       instructions: childInstructions,
     });
     expect(second.port.spawned).toHaveLength(0);
+
+    // A native client's child describes itself to that era (its server/discover answer): kept beside the other.
+    const third = await setup(() => undefined, { cacheFile: first.cacheFileText(), noHandshake: true });
+    await third.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: nativeEnvelope } });
+    await eventually(() => stored(third).servers?.native !== undefined);
+    expect(stored(third).servers).toEqual({
+      legacy: { ...described, instructions: childInstructions },
+      native: { ...described, instructions: discoveredInstructions },
+    });
+    const fourth = await setup(() => undefined, { cacheFile: third.cacheFileText(), noHandshake: true });
+    await fourth.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: nativeEnvelope } });
+    expect(fourth.answerTo('d')?.result).toMatchObject({
+      capabilities: advertised,
+      instructions: discoveredInstructions,
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'runt', version: '1', title: 'nteract (daemon 1.0.0)' } },
+    });
+    await fourth.send(initializeRequest);
+    expect(fourth.answerTo(1)?.result).toMatchObject({ instructions: childInstructions });
   });
 
   it('still loads an old-format cache file (a bare tool list): the built-in description, the cached tools at once', async () => {

@@ -121,7 +121,7 @@ export class McpProxy {
       options.version,
       this.#attribution,
       options.logger,
-      () => options.tools.server(),
+      (era) => options.tools.server(era),
     );
     this.#writer = new UpstreamWriter({
       output: options.output,

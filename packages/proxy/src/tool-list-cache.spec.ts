@@ -33,8 +33,8 @@ afterEach(async () => {
 });
 
 /** The cache file as stored: `{ tools?, server? }`. */
-async function storedFile(path: string): Promise<{ tools: Tool[]; server?: unknown }> {
-  return JSON.parse(await readFile(path, 'utf8')) as { tools: Tool[]; server?: unknown };
+async function storedFile(path: string): Promise<{ tools: Tool[]; servers?: unknown }> {
+  return JSON.parse(await readFile(path, 'utf8')) as { tools: Tool[]; servers?: unknown };
 }
 
 async function writeCacheFile(text: string): Promise<void> {
@@ -86,32 +86,66 @@ describe(ToolListCache, () => {
       await writeCacheFile(JSON.stringify([tool('only_tool')]));
       const cache = new ToolListCache({ filePath, builtInTools });
       expect(names(await cache.load())).toEqual(['only_tool']);
-      expect(cache.server()).toBeUndefined();
+      expect(cache.server('legacy')).toBeUndefined();
     });
 
     it('keeps a learned description with the live tools in the file, and a new cache loads both', async () => {
       const first = new ToolListCache({ filePath, builtInTools });
       await first.load();
       // No child tool list yet: nothing is written (the built-in list is never stored as a child's).
-      expect(await first.learnServer(server)).toBe(false);
+      expect(await first.learnServer('legacy', server)).toBe(false);
       await first.update([tool('a')]);
-      expect(await storedFile(filePath)).toEqual({ tools: [tool('a')], server });
+      expect(await storedFile(filePath)).toEqual({ tools: [tool('a')], servers: { legacy: server } });
       const second = new ToolListCache({ filePath, builtInTools });
       expect(names(await second.load())).toEqual(['a']);
-      expect(second.server()).toEqual(server);
+      expect(second.server('legacy')).toEqual(server);
       // A changed description is written at once once a child's list is known; the same one is not.
-      expect(await second.learnServer({ ...server, title: 'nteract (daemon 1.1.0)' })).toBe(true);
-      expect(await second.learnServer({ ...server, title: 'nteract (daemon 1.1.0)' })).toBe(false);
-      expect((await storedFile(filePath)).server).toEqual({ ...server, title: 'nteract (daemon 1.1.0)' });
+      expect(await second.learnServer('legacy', { ...server, title: 'nteract (daemon 1.1.0)' })).toBe(true);
+      expect(await second.learnServer('legacy', { ...server, title: 'nteract (daemon 1.1.0)' })).toBe(false);
+      expect((await storedFile(filePath)).servers).toEqual({ legacy: { ...server, title: 'nteract (daemon 1.1.0)' } });
     });
 
-    it('ignores an unusable server description and still serves the stored tools', async () => {
-      await writeCacheFile(JSON.stringify({ tools: [tool('a')], server: { name: 'runt' } }));
+    it('keeps one description per era: what a child told one era is never what another era is shown', async () => {
+      const discovered = { ...server, capabilities: { tools: {}, extensions: { 'example/tasks': {} } } };
+      const first = new ToolListCache({ filePath, builtInTools });
+      await first.load();
+      await first.update([tool('a')]);
+      expect(await first.learnServer('era-one', server)).toBe(true);
+      expect(first.server('era-two')).toBeUndefined();
+      expect(await first.learnServer('era-two', discovered)).toBe(true);
+      expect(first.server('era-one')).toEqual(server);
+      expect(await storedFile(filePath)).toMatchObject({ servers: { 'era-one': server, 'era-two': discovered } });
+      const second = new ToolListCache({ filePath, builtInTools });
+      await second.load();
+      expect(second.server('era-one')).toEqual(server);
+      expect(second.server('era-two')).toEqual(discovered);
+      expect(second.server('era-three')).toBeUndefined();
+    });
+
+    it("leaves out the single description of the format before eras (its era is unknown), and keeps the file's tools", async () => {
+      await writeCacheFile(JSON.stringify({ tools: [tool('a')], server }));
+      const cache = new ToolListCache({ filePath, builtInTools });
+      expect(names(await cache.load())).toEqual(['a']);
+      expect(cache.server('legacy')).toBeUndefined();
+      expect(cache.server('native')).toBeUndefined();
+      await cache.learnServer('legacy', server);
+      expect(await storedFile(filePath)).toEqual({ tools: [tool('a')], servers: { legacy: server } });
+    });
+
+    it('ignores an unusable server description and still serves the stored tools and the usable ones', async () => {
+      await writeCacheFile(
+        JSON.stringify({ tools: [tool('a')], servers: { legacy: { name: 'runt' }, native: server } }),
+      );
       const logger = new RecordingLogger();
       const cache = new ToolListCache({ filePath, builtInTools, logger });
       expect(names(await cache.load())).toEqual(['a']);
-      expect(cache.server()).toBeUndefined();
+      expect(cache.server('legacy')).toBeUndefined();
+      expect(cache.server('native')).toEqual(server);
       expect(logger.find('server description', 'warn')).toHaveLength(1);
+      await writeCacheFile(JSON.stringify({ tools: [tool('a')], servers: [server] }));
+      const again = new ToolListCache({ filePath, builtInTools, logger });
+      expect(names(await again.load())).toEqual(['a']);
+      expect(logger.find('server description', 'warn')).toHaveLength(2);
     });
   });
 

@@ -68,12 +68,17 @@ export interface ToolListUpdate {
 /**
  * The last good `tools/list` of the child, kept in memory and in a JSON file so the proxy can
  * answer `tools/list` at once while no child is up, and notice when a new child's tools differ.
- * The same file keeps how the child described itself in its handshake ({@link server}), so the
- * proxy can present the child's capabilities and serverInfo before any child is up.
+ * The same file keeps how the child described itself in its handshake ({@link server}), once per
+ * protocol era, so the proxy can present the child's capabilities and serverInfo before any child
+ * is up: a child describes itself differently to each era (its `initialize` answer, its
+ * `server/discover` answer), so what it told one era is never shown to a client of another. The
+ * era is named as its plugin names it (`ProtocolAdmission.era`); the cache knows no era.
  *
- * File format: `{"tools": [...], "server": {name, version, title?, capabilities, instructions?}}`
- * (either member may be missing). A file holding only a JSON array of tools (the format before
- * the server description was kept) still loads, as the tool list.
+ * File format: `{"tools": [...], "servers": {"<era>": {name, version, title?, capabilities,
+ * instructions?}, ...}}` (either member may be missing). A file holding only a JSON array of tools
+ * (the format before the server description was kept) still loads, as the tool list; so does one
+ * with the single `server` member of the format before descriptions were kept per era, its
+ * description left out (which era it came from is unknown).
  *
  * Guarantees: {@link current} never blocks and never returns an empty list while the built-in one
  * is not empty; an empty live list is neither served nor persisted (it would outrank the built-in
@@ -92,7 +97,8 @@ export class ToolListCache {
   /** {@link current} by name, built when first asked for; dropped by {@link #serve}. */
   #byName: Map<string, Tool> | undefined;
   #source: ToolListSource = 'built-in';
-  #server: ServerDescription | undefined;
+  /** How the child described itself, by the name of the era it described itself to. */
+  #servers = new Map<string, ServerDescription>();
   #writes: Promise<unknown> = Promise.resolve();
 
   public constructor(options: ToolListCacheOptions) {
@@ -109,8 +115,8 @@ export class ToolListCache {
 
   /** Reads the cache file and serves it when usable, else the built-in list. Returns what is now served. */
   public async load(): Promise<readonly Tool[]> {
-    const { tools: fromDisk, server } = await this.#readDisk();
-    this.#server = server;
+    const { tools: fromDisk, servers } = await this.#readDisk();
+    this.#servers = new Map(servers);
     if (fromDisk) this.#serve(fromDisk, 'disk');
     else this.#serve(this.#builtIn, 'built-in');
     return this.#tools;
@@ -139,20 +145,23 @@ export class ToolListCache {
     this.#byName = undefined;
   }
 
-  /** How the child last described itself (from the cache file, or learned live); `undefined` before any child did. */
-  public server(): ServerDescription | undefined {
-    return this.#server;
+  /**
+   * How the child last described itself to a client of `era` (from the cache file, or learned
+   * live); `undefined` before any child did in that era.
+   */
+  public server(era: string): ServerDescription | undefined {
+    return this.#servers.get(era);
   }
 
   /**
-   * Takes how a live child described itself in its handshake answer and keeps it. Written to the
-   * cache file at once when it changed and a child's tool list is already known (else with the
-   * next {@link update}, so the file never holds the built-in list as if a child had served it).
-   * Returns whether it reached the disk.
+   * Takes how a live child described itself in its handshake answer in `era` and keeps it for that
+   * era. Written to the cache file at once when it changed and a child's tool list is already known
+   * (else with the next {@link update}, so the file never holds the built-in list as if a child had
+   * served it). Returns whether it reached the disk.
    */
-  public async learnServer(server: ServerDescription): Promise<boolean> {
-    const known = this.#server;
-    this.#server = server;
+  public async learnServer(era: string, server: ServerDescription): Promise<boolean> {
+    const known = this.#servers.get(era);
+    this.#servers.set(era, server);
     if (known !== undefined && canonicalJson(known) === canonicalJson(server)) return false;
     if (this.#source === 'built-in') return false;
     return this.#write();
@@ -194,14 +203,17 @@ export class ToolListCache {
   #write(): Promise<boolean> {
     const contents = {
       ...(this.#source === 'built-in' ? {} : { tools: this.#tools }),
-      ...(this.#server === undefined ? {} : { server: this.#server }),
+      ...(this.#servers.size === 0 ? {} : { servers: Object.fromEntries(this.#servers) }),
     };
     const write = this.#writes.then(() => this.#writeAtomically(contents));
     this.#writes = write;
     return write;
   }
 
-  async #readDisk(): Promise<{ readonly tools?: readonly Tool[]; readonly server?: ServerDescription }> {
+  async #readDisk(): Promise<{
+    readonly tools?: readonly Tool[];
+    readonly servers?: ReadonlyMap<string, ServerDescription>;
+  }> {
     let text: string;
     try {
       text = await readFile(this.#filePath, 'utf8');
@@ -226,22 +238,42 @@ export class ToolListCache {
     }
     // Before the server description was kept, the file was the bare array of tools.
     const stored = Array.isArray(value) ? { tools: value } : isRecord(value) ? value : undefined;
-    const server = stored === undefined ? undefined : readServerDescription(stored.server);
-    if (stored?.server !== undefined && server === undefined) {
-      this.#logger?.warn('the server description in the tool cache is unusable; ignoring it', { path: this.#filePath });
-    }
+    const servers = this.#readServers(stored?.servers);
     const reason =
       stored === undefined ? 'it is neither a JSON object nor an array' : unusableToolListReason(stored.tools);
     if (reason !== undefined) {
-      if (stored?.tools !== undefined || server === undefined) {
+      if (stored?.tools !== undefined || servers.size === 0) {
         this.#logger?.warn('the tool cache is unusable; ignoring it and serving the built-in tool list', {
           path: this.#filePath,
           reason,
         });
       }
-      return server === undefined ? {} : { server };
+      return { servers };
     }
-    return { tools: Object.freeze(stored?.tools as Tool[]), ...(server === undefined ? {} : { server }) };
+    return { tools: Object.freeze(stored?.tools as Tool[]), servers };
+  }
+
+  /** The usable descriptions of a stored `servers` member, by era; an unusable one is reported and left out. */
+  #readServers(value: unknown): Map<string, ServerDescription> {
+    const servers = new Map<string, ServerDescription>();
+    if (value === undefined) return servers;
+    if (!isRecord(value)) {
+      this.#logger?.warn('the server descriptions in the tool cache are unusable; ignoring them', {
+        path: this.#filePath,
+      });
+      return servers;
+    }
+    for (const [era, stored] of Object.entries(value)) {
+      const server = readServerDescription(stored);
+      if (server !== undefined && era.length > 0) servers.set(era, server);
+      else {
+        this.#logger?.warn('a server description in the tool cache is unusable; ignoring it', {
+          path: this.#filePath,
+          era,
+        });
+      }
+    }
+    return servers;
   }
 
   async #writeAtomically(contents: Record<string, unknown>): Promise<boolean> {

@@ -28,10 +28,11 @@ export const proxyInstructions =
  * new child (legacy: the captured `initialize` and `notifications/initialized`). The client named
  * in the opening request becomes the children's attribution.
  *
- * The server it presents is the child's, as the last child described itself in its answer to a
- * replayed request (the era reads it, {@link describedBy}; `learned`, asked on every handshake,
- * probe and shaping), with the proxy's own on top: `tools.listChanged` (it injects `reconnect` and
- * announces list changes). Before any child is known, the proxy's built-in description.
+ * The server it presents to a client of an era is the child's, as the last child described itself
+ * in that era, in its answer to a replayed request (the era reads it, {@link describedBy};
+ * `learned`, asked on every handshake, probe and shaping with the era's name), with the proxy's own
+ * on top: `tools.listChanged` (it injects `reconnect` and announces list changes). Before a child
+ * described itself in that era, the proxy's built-in description.
  *
  * Knows no protocol version itself: without an era that admits a plain `initialize`, `initialize`
  * is refused like any other request no era serves.
@@ -46,7 +47,7 @@ export class UpstreamHandshake {
     version: string,
     attribution: ClientAttribution,
     logger: Logger,
-    learned: () => ServerDescription | undefined = () => undefined,
+    learned: (era: string) => ServerDescription | undefined = () => undefined,
   ) {
     this.#attribution = attribution;
     const builtIn: ServerDescription = {
@@ -57,8 +58,8 @@ export class UpstreamHandshake {
     };
     this.#gate = new ProtocolEraGate(
       eras,
-      () => {
-        const child = learned();
+      (era) => {
+        const child = learned(era);
         return child === undefined ? builtIn : withProxyCapabilities(child);
       },
       { onFault: (era, error) => logger.error('a protocol era failed on an upstream request', { era, error }) },
@@ -146,9 +147,17 @@ export class UpstreamHandshake {
     return this.#gate.endStreams();
   }
 
-  /** How a child described itself in its `result` to the replayed `message`, as the era reads it. */
-  public describedBy(message: ReplayMessage, result: unknown): ServerDescription | undefined {
-    return this.#gate.connection?.describedBy?.(message, result);
+  /**
+   * How a child described itself in its `result` to the replayed `message`, as the opened era reads
+   * it, and that era's name (a description holds for the era it was given to).
+   */
+  public describedBy(
+    message: ReplayMessage,
+    result: unknown,
+  ): { readonly era: string; readonly server: ServerDescription } | undefined {
+    const connection = this.#gate.connection;
+    const server = connection?.describedBy?.(message, result);
+    return connection === undefined || server === undefined ? undefined : { era: connection.era, server };
   }
 
   /** The resource URIs the client's open streams watch (native), sorted. */

@@ -48,10 +48,12 @@ function era(name: 'legacy' | 'native', options: { handshake?: boolean; refuses?
 }
 
 describe(ProtocolEraGate, () => {
-  it('asks a server description function again for every probe and shaping (the host may learn a new one)', () => {
+  it('asks a server description function again for every probe, opening and shaping, naming the era that presents it', () => {
     let current: ServerDescription = server;
     const seen: string[] = [];
+    const asked: string[] = [];
     const native = era('native');
+    const legacy = era('legacy', { handshake: true });
     const recording: ProtocolAdmission = {
       ...native,
       probe: (request, described) => {
@@ -59,12 +61,17 @@ describe(ProtocolEraGate, () => {
         return native.probe(request, described);
       },
     };
-    const gate = new ProtocolEraGate([recording], () => current);
+    const gate = new ProtocolEraGate([legacy, recording], (name) => {
+      asked.push(name);
+      return current;
+    });
     gate.receive({ method: 'probe' });
     current = { ...server, name: 'child' };
     gate.receive({ method: 'probe' });
     expect(seen).toEqual(['nteract', 'child']);
-    expect(gate.server.name).toBe('child');
+    gate.receive({ method: 'open/legacy' });
+    gate.shapeResult({});
+    expect(asked).toEqual(['native', 'native', 'legacy', 'legacy']);
   });
 
   it('refuses everything "method not found" with no era loaded', () => {

@@ -44,18 +44,20 @@ export type GateVerdict =
  * loaded every request is refused "method not found". A throwing era is isolated: its `admit` or
  * `refuseUnadmitted` counts as no opinion, a failed probe, opening or check is refused -32603
  * (nothing opened), a failed shaping sends the result as it is; each fault is reported to
- * `onFault`. Does no I/O. The server description may be a function: it is asked again for every
- * opening, probe and shaping, so a host can present what it learned later (the proxy: its child's).
+ * `onFault`. Does no I/O. The server description may be a function of the name of the era that
+ * presents it ({@link ProtocolAdmission.era}): it is asked again for every opening, probe and
+ * shaping, so a host can present what it learned later, in that era (the proxy: its child's, as
+ * the child described itself to that era).
  */
 export class ProtocolEraGate {
   readonly #eras: readonly ProtocolAdmission[];
-  readonly #server: () => ServerDescription;
+  readonly #server: (era: string) => ServerDescription;
   readonly #onFault: (eraId: string, error: unknown) => void;
   #connection: EraConnection | undefined;
 
   public constructor(
     eras: readonly ProtocolAdmission[],
-    server: ServerDescription | (() => ServerDescription),
+    server: ServerDescription | ((era: string) => ServerDescription),
     options: ProtocolEraGateOptions = {},
   ) {
     this.#eras = eras;
@@ -66,11 +68,6 @@ export class ProtocolEraGate {
   /** The opened connection, once a request opened one. */
   public get connection(): EraConnection | undefined {
     return this.#connection;
-  }
-
-  /** How the server presents itself now (a function given to the constructor is asked each time). */
-  public get server(): ServerDescription {
-    return this.#server();
   }
 
   public receive(request: AdmissionRequest): GateVerdict {
@@ -87,7 +84,7 @@ export class ProtocolEraGate {
       if (decision === undefined || decision.kind === 'pass') continue;
       if (decision.kind === 'reject') return refuse(decision);
       if (decision.kind === 'probe') return this.#probe(era, request);
-      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server()));
+      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server(era.era)));
       if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
       if (opened.handshake !== undefined) return { kind: 'answer', result: { ...opened.handshake }, opened };
@@ -112,7 +109,7 @@ export class ProtocolEraGate {
   public shapeResult(result: Record<string, unknown>): Record<string, unknown> {
     const connection = this.#connection;
     if (!connection) return result;
-    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server())) ?? result;
+    return this.#guard(connection.era, () => connection.shapeResult(result, this.#server(connection.era))) ?? result;
   }
 
   /**
@@ -127,7 +124,7 @@ export class ProtocolEraGate {
     | { readonly error: Omit<AdmissionRejection, 'kind'> } {
     const connection = this.#connection;
     const opened = connection?.listen
-      ? this.#guard(connection.era, () => connection.listen?.(id, request, this.#server()))
+      ? this.#guard(connection.era, () => connection.listen?.(id, request, this.#server(connection.era)))
       : undefined;
     if (opened === undefined) return { error: this.#failedError(connection?.era ?? 'unknown') };
     if ('kind' in opened) {
@@ -206,7 +203,7 @@ export class ProtocolEraGate {
   }
 
   #probe(era: ProtocolAdmission | undefined, request: AdmissionRequest): GateVerdict {
-    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server())) : undefined;
+    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server(era.era))) : undefined;
     return result === undefined ? this.#failed(era?.id ?? 'unknown') : { kind: 'answer', result };
   }
 
