@@ -3,7 +3,10 @@ export { boundClientText } from '@nteract-mcp/foundation';
 export { accessWhenReady } from './child-server/access-when-ready.js';
 export { childServerCapabilities, tasksExtension } from './child-server/child-server-capabilities.js';
 export type { ChildServerDependencies } from './child-server/child-server-dependencies.js';
-export { ChildToolContribution } from './child-server/child-tool-contribution.js';
+export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
+export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
+export type { TaskRuns } from './child-server/executions/task-runs.js';
+export { ChildToolContribution } from './child-server/tools/child-tool-contribution.js';
 export type {
   ChildTool,
   ConfirmationQuestion,
@@ -13,13 +16,13 @@ export type {
   ToolPolicies,
   ToolSessionNeed,
   ToolTaskDeclaration,
-} from './child-server/child-tool-registry.js';
-export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/child-tool-registry.js';
-export type { ChildMcpServer, ChildServerOptions } from './child-server/create-child-mcp-server.js';
-export { createChildMcpServer } from './child-server/create-child-mcp-server.js';
-export type { GuardedStdioTransportOptions, OutgoingMessageFilter } from './child-server/guarded-stdio-transport.js';
-export { GuardedStdioTransport } from './child-server/guarded-stdio-transport.js';
-export type { TaskRuns } from './child-server/task-runs.js';
+} from './child-server/tools/child-tool-registry.js';
+export { defineChildTool, errorResult, jsonResult, textResult } from './child-server/tools/child-tool-registry.js';
+export type {
+  GuardedStdioTransportOptions,
+  OutgoingMessageFilter,
+} from './child-server/transport/guarded-stdio-transport.js';
+export { GuardedStdioTransport } from './child-server/transport/guarded-stdio-transport.js';
 export { contributionPoints } from './composition/contribution-points.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { McpContainerOptions } from './composition/create-plugin-container.js';

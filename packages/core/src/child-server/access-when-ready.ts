@@ -1,7 +1,7 @@
 import { CoreError } from '../errors/core-error.js';
 import type { SessionAccess, SessionRequirement } from '../session/session-slot.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import type { ToolCallContext } from './child-tool-registry.js';
+import type { ToolCallContext } from './tools/child-tool-registry.js';
 
 /** How long a tool waits, at most, for the active notebook's kernel (or document) to finish starting. */
 export const defaultSessionStartWaitMs = 60_000;

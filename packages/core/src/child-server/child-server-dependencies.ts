@@ -4,9 +4,9 @@ import type { Logger } from '../ports/logger.js';
 import type { SessionActivation } from '../session/session-activation.js';
 import type { SessionRecoveryState } from '../session/session-recovery-state.js';
 import type { SessionSlot } from '../session/session-slot.js';
-import type { ExecutionStore } from './execution-store.js';
-import type { KernelHistory } from './kernel-history.js';
-import type { PeerAwareness } from './peer-awareness.js';
+import type { PeerAwareness } from './awareness/peer-awareness.js';
+import type { ExecutionStore } from './executions/execution-store.js';
+import type { KernelHistory } from './executions/kernel-history.js';
 
 /** What the child server's tools work with: the session engine, the ports and the call-independent state. */
 export interface ChildServerDependencies {

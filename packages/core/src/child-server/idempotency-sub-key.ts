@@ -1,4 +1,4 @@
-import type { ToolCallContext } from './child-tool-registry.js';
+import type { ToolCallContext } from './tools/child-tool-registry.js';
 
 /**
  * The idempotency key of one of several mutations of a call (`<key>:<step>`), so a replay of the

@@ -1,4 +1,4 @@
-import { childToolContributionPoint } from '../child-server/child-tool-contribution.js';
+import { childToolContributionPoint } from '../child-server/tools/child-tool-contribution.js';
 import { notebookBackendPoint } from '../contributions/notebook-backend.js';
 import { protocolAdmissionPoint } from '../contributions/protocol-admission.js';
 import { recoveryContributionPoint } from '../contributions/recovery-contribution.js';

@@ -1,6 +1,6 @@
 import { ContainerModule } from 'inversify';
-import { ChildToolContribution } from '../child-server/child-tool-contribution.js';
-import { CoreChildTools } from '../child-server/core-child-tools.js';
+import { ChildToolContribution } from '../child-server/tools/child-tool-contribution.js';
+import { CoreChildTools } from '../child-server/tools/core-child-tools.js';
 import { ChildRuntime } from '../lifecycle/child-runtime.js';
 import { SessionCredentials } from '../ports/session-credentials.js';
 import { RecoveryLoop } from '../recovery/recovery-loop.js';

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { InputRounds } from '../input-rounds.js';
+import type { InputRounds } from '../executions/input-rounds.js';
 import type { CallStep } from './call-step.js';
 import { type CallOutcome, finalAnswer, toolResult } from './tool-call.js';
 

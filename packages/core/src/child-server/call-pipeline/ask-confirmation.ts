@@ -1,5 +1,5 @@
-import type { PersonConfirmations } from '../person-confirmations.js';
-import { withNote } from '../person-confirmations.js';
+import type { PersonConfirmations } from '../executions/person-confirmations.js';
+import { withNote } from '../executions/person-confirmations.js';
 import type { CallStep } from './call-step.js';
 import { finalAnswer, toolResult } from './tool-call.js';
 

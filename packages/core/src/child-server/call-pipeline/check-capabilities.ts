@@ -1,5 +1,5 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ChildToolRegistry } from '../child-tool-registry.js';
+import type { ChildToolRegistry } from '../tools/child-tool-registry.js';
 import type { CallStep } from './call-step.js';
 
 /** `MissingRequiredClientCapabilityError` (2026-07-28): the request needs a capability the client did not declare. */

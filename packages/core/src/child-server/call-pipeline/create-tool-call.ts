@@ -4,11 +4,11 @@ import { randomHex } from '@nteract-mcp/foundation';
 import { honorsIdempotency, idempotencyMetaKey } from '../../handoff/handoff-contract.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
-import type { ChildToolRegistry } from '../child-tool-registry.js';
-import type { ClientCancellations } from '../client-cancellations.js';
-import { coalesceProgress } from '../coalesce-progress.js';
-import type { InputRounds } from '../input-rounds.js';
-import type { UnsettledCalls } from '../unsettled-calls.js';
+import { coalesceProgress } from '../executions/coalesce-progress.js';
+import type { InputRounds } from '../executions/input-rounds.js';
+import type { UnsettledCalls } from '../executions/unsettled-calls.js';
+import type { ChildToolRegistry } from '../tools/child-tool-registry.js';
+import type { ClientCancellations } from '../transport/client-cancellations.js';
 import type { ToolCall } from './tool-call.js';
 
 export interface CreateToolCallInit {

@@ -2,8 +2,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { withSessionReport } from '../../handoff/session-report.js';
 import type { SessionRecoveryState } from '../../session/session-recovery-state.js';
 import type { SessionSlot } from '../../session/session-slot.js';
-import type { PeerAwareness } from '../peer-awareness.js';
-import { type SessionNews, withSessionNews } from '../session-news.js';
+import type { PeerAwareness } from '../awareness/peer-awareness.js';
+import { type SessionNews, withSessionNews } from '../awareness/session-news.js';
 import type { CallStep } from './call-step.js';
 
 export interface ReportSessionInit {

@@ -1,4 +1,4 @@
-import type { ExecutionTasks } from '../execution-tasks.js';
+import type { ExecutionTasks } from '../executions/execution-tasks.js';
 import type { CallStep } from './call-step.js';
 import { finalAnswer } from './tool-call.js';
 

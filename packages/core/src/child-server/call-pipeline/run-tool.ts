@@ -1,4 +1,4 @@
-import type { ChildToolRegistry } from '../child-tool-registry.js';
+import type { ChildToolRegistry } from '../tools/child-tool-registry.js';
 import type { CallStep } from './call-step.js';
 import { toolResult } from './tool-call.js';
 

@@ -1,5 +1,5 @@
 import type { CallToolRequest, CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolCallContext, ToolPolicies } from '../child-tool-registry.js';
+import type { ToolCallContext, ToolPolicies } from '../tools/child-tool-registry.js';
 
 /** One `tools/call` as the steps of the call pipeline see it. */
 export interface ToolCall {
