@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { UserEnvironment } from './create-user-environment.js';
 import { isAlive } from './process-tree.js';
-import { shippedBins } from './start-user-session.js';
+import { shippedBins } from './shipped-bins.js';
 import { waitFor } from './wait-for.js';
 
 /** One JSON-RPC line the proxy wrote, parsed. */
