@@ -9,15 +9,10 @@ import {
   ElicitResultSchema,
   ErrorCode,
   InitializedNotificationSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -33,9 +28,8 @@ import { ProtocolEraGate } from '../contributions/protocol-era-gate.js';
 import { sdkDialect } from '../contributions/sdk-dialect.js';
 import { ContributionProvider } from '../di/contribution-provider.js';
 import { formatPeerLabel } from '../handoff/format-peer-label.js';
-import { formatServerTitle, restoredSubscriptionMetaKey } from '../handoff/handoff-contract.js';
+import { formatServerTitle } from '../handoff/handoff-contract.js';
 import { defaultToolResultBudgetBytes } from '../handoff/mcp-message-limits.js';
-import { requestIdKey } from '../json-rpc/request-id-key.js';
 import { Clock } from '../ports/clock.js';
 import { Logger } from '../ports/logger.js';
 import { SessionActivation } from '../session/session-activation.js';
@@ -63,12 +57,14 @@ import { inputElicitation, KernelInputs, lineOf } from './executions/kernel-inpu
 import { PersonConfirmations } from './executions/person-confirmations.js';
 import { registerTaskHandlers } from './executions/register-task-handlers.js';
 import { UnsettledCalls } from './executions/unsettled-calls.js';
-import { NotebookResources, parseNotebookResourceUri } from './resources/notebook-resources.js';
+import { NotebookResources } from './resources/notebook-resources.js';
+import { registerResourceHandlers } from './resources/register-resource-handlers.js';
 import { ResourceSubscriptions } from './resources/resource-subscriptions.js';
 import { ChildToolContribution } from './tools/child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './tools/child-tool-registry.js';
 import { ClientCancellations } from './transport/client-cancellations.js';
 import { EraGatedTransport } from './transport/era-gated-transport.js';
+import { watchedStreams } from './transport/watched-streams.js';
 
 /** How the child server presents itself and where it resolves paths. */
 export interface ChildServerOptions {
@@ -328,30 +324,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       throw error;
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates() }));
-  // A resource of the notebook being brought back (a restarted child rejoining it) is asked for
-  // once it is back, as the tools on the session wait, rather than refused as unknown meanwhile.
-  const whenResourceOpen = async (uri: string, signal: AbortSignal): Promise<void> => {
-    const address = parseNotebookResourceUri(uri);
-    if (address && !slot.find(address.notebookId)) await recovery.whenRecovered(recoveryWaitMs, signal);
-  };
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    await whenResourceOpen(request.params.uri, extra.signal);
-    return resources.read(request.params.uri);
-  });
-  // Legacy era only (the native era refuses these methods before the server sees them; its
-  // subscriptions come with `subscriptions/listen` streams, below).
-  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
-    const restored = request.params._meta?.[restoredSubscriptionMetaKey] === true;
-    if (!restored) await whenResourceOpen(request.params.uri, extra.signal);
-    await subscriptions.subscribe(request.params.uri, restored);
-    return {};
-  });
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    subscriptions.unsubscribe(request.params.uri);
-    return {};
-  });
+  registerResourceHandlers(server, { slot, recovery, resources, subscriptions, recoveryWaitMs });
   server.setNotificationHandler(InitializedNotificationSchema, () => {
     initialized = true;
     server.oninitialized?.();
@@ -378,35 +351,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
             server.oninitialized?.();
           }
         },
-        {
-          // The resources a stream names (native `resourceSubscriptions`) are watched while it is open.
-          opened: (id, request) => {
-            const params = request.params as
-              | {
-                  notifications?: { resourceSubscriptions?: unknown; taskIds?: unknown };
-                  _meta?: Record<string, unknown>;
-                }
-              | undefined;
-            const taskIds = params?.notifications?.taskIds;
-            if (Array.isArray(taskIds)) {
-              tasks.watch(
-                requestIdKey(id),
-                taskIds.filter((taskId): taskId is string => typeof taskId === 'string'),
-              );
-            }
-            const uris = params?.notifications?.resourceSubscriptions;
-            if (!Array.isArray(uris)) return;
-            subscriptions.openStream(
-              requestIdKey(id),
-              uris.filter((uri): uri is string => typeof uri === 'string'),
-              params?._meta?.[restoredSubscriptionMetaKey] === true,
-            );
-          },
-          closed: (id) => {
-            subscriptions.closeStream(requestIdKey(id));
-            tasks.unwatch(requestIdKey(id));
-          },
-        },
+        // What an open notification stream names (tasks, resources) is watched while it is open.
+        watchedStreams(tasks, subscriptions),
       );
       return server.connect(gated);
     },
