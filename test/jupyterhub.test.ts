@@ -16,6 +16,7 @@ import {
  * started here on loopback ports with the dummy authenticator and the simple local spawner: each
  * agent (the shipped proxy, as a user runs it, with its own user's JUPYTERHUB_API_TOKEN) on its
  * own user's notebook. alice, bob and dave are plain users; carol's server culls kernels idle 4 s.
+ * A second Hub runs under a path prefix (`base_url = '/jhub/'`) with one user, erin.
  */
 
 const cullIdleSecs = 4;
@@ -331,5 +332,93 @@ describe('hosted notebooks on a real JupyterHub, through the shipped proxy', () 
     expect(opened.isError, opened.text).toBe(false);
     expect((await call('create_cell', { source: 'print(6 * 7)', and_run: true })).text).toContain('42');
     expectNoTokens(bob, seen);
+  });
+});
+
+describe('a JupyterHub under a path prefix (base_url /jhub/), through the shipped proxy', () => {
+  let prefixed: JupyterHubUnderTest;
+  let erinToken = '';
+
+  beforeAll(async () => {
+    prefixed = await startJupyterHub({ users: [{ name: 'erin' }], basePath: '/jhub/' });
+    erinToken = await prefixed.tokenFor('erin');
+    await prefixed.startServer('erin');
+  }, 240_000);
+
+  afterAll(async () => {
+    await prefixed?.dispose();
+  }, 120_000);
+
+  /** Puts an empty notebook `path` on erin's server. */
+  async function putNotebook(path: string): Promise<void> {
+    const put = await prefixed.userApi('erin', erinToken, 'PUT', `api/contents/${path}`, notebook);
+    expect(put.status, JSON.stringify(put.json)).toBeLessThan(300);
+  }
+
+  /** The cells of `path` as saved on erin's server: source and the text of its stream outputs. */
+  async function savedCells(path: string): Promise<{ source: string; output: string }[]> {
+    const saved = await prefixed.userApi('erin', erinToken, 'GET', `api/contents/${path}`);
+    const cells = (saved.json as { content?: { cells?: { source: string; outputs?: { text?: string }[] }[] } }).content
+      ?.cells;
+    return (cells ?? []).map((cell) => ({
+      source: cell.source,
+      output: (cell.outputs ?? []).map((output) => output.text ?? '').join(''),
+    }));
+  }
+
+  async function erinAgent(): Promise<UserSession> {
+    const session = await startUserSession({ env: { JUPYTERHUB_API_TOKEN: erinToken } });
+    sessions.push(session);
+    return session;
+  }
+
+  it('a stopped server named by its prefixed URL is started through the Hub at /jhub/hub/api/ and waited for; a cell run there is in the file on the server', {
+    timeout: 240_000,
+  }, async () => {
+    expect(prefixed.baseUrl).toMatch(/\/jhub\/$/);
+    await putNotebook('prefixed.ipynb');
+    await prefixed.stopServer('erin');
+    const url = prefixed.notebookUrl('erin', 'prefixed.ipynb');
+    expect(url).toContain('/jhub/user/erin/lab/tree/');
+    const erin = await erinAgent();
+    const { seen, call } = recorder(erin);
+
+    const connected = await call('connect_notebook', { url });
+    expect(connected.isError, connected.text).toBe(false);
+    expect(connected.json).toMatchObject({ path: url, connected: true });
+    expect(erin.stderr()).toContain('asking the JupyterHub to start the user server');
+    expect((await prefixed.serverState('erin'))?.ready).toBe(true);
+
+    const ran = await call('create_cell', { source: 'print("ran under /jhub/")', and_run: true });
+    expect(ran.isError, ran.text).toBe(false);
+    expect(ran.text).toContain('ran under /jhub/');
+    await expect
+      .poll(() => savedCells('prefixed.ipynb'), { timeout: 30_000 })
+      .toEqual([{ source: 'print("ran under /jhub/")', output: 'ran under /jhub/\n' }]);
+    expect(findSecretLeaks(erin, seen, [erinToken])).toEqual([]);
+  });
+
+  it('a JupyterLab 4 / Notebook 7 /doc/tree/ link opens the notebook on the user’s default server (no server named doc is made); a cell run there is in the file on the server', {
+    timeout: 180_000,
+  }, async () => {
+    await prefixed.startServer('erin');
+    await putNotebook('doc.ipynb');
+    const erin = await erinAgent();
+    const { seen, call } = recorder(erin);
+
+    const connected = await call('connect_notebook', { url: `${prefixed.baseUrl}user/erin/doc/tree/doc.ipynb` });
+    expect(connected.isError, connected.text).toBe(false);
+    expect(connected.json).toMatchObject({ path: prefixed.notebookUrl('erin', 'doc.ipynb'), connected: true });
+
+    const ran = await call('create_cell', { source: 'print(6 * 7)', and_run: true });
+    expect(ran.isError, ran.text).toBe(false);
+    expect(ran.text).toContain('42');
+    await expect
+      .poll(() => savedCells('doc.ipynb'), { timeout: 30_000 })
+      .toEqual([{ source: 'print(6 * 7)', output: '42\n' }]);
+    const servers = ((await prefixed.hubApi('GET', 'users/erin')).json as { servers?: Record<string, unknown> })
+      .servers;
+    expect(Object.keys(servers ?? {})).toEqual(['']);
+    expect(findSecretLeaks(erin, seen, [erinToken])).toEqual([]);
   });
 });

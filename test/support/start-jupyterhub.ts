@@ -26,6 +26,11 @@ export interface HubUserOptions {
 
 export interface JupyterHubOptions {
   readonly users: readonly HubUserOptions[];
+  /**
+   * The Hub's `c.JupyterHub.base_url` (e.g. `/jhub/`: users' servers at `/jhub/user/<name>/`, the
+   * Hub API at `/jhub/hub/api/`); default `/`.
+   */
+  readonly basePath?: string;
 }
 
 /** An answer of the Hub's or a user server's REST API. */
@@ -33,7 +38,7 @@ export type HubAnswer = TokenApiAnswer;
 
 /** A JupyterHub with its proxy and user servers, on loopback ports, in a temp dir, started by a test. */
 export interface JupyterHubUnderTest {
-  /** `http://127.0.0.1:<port>/` (the proxy: what users open). */
+  /** `http://127.0.0.1:<port>/` and the base path (the proxy: what users open). */
   readonly baseUrl: string;
   /** `baseUrl` + `user/<name>/[<server>/]lab/tree/<path>` (`server`: a named server; default: the user's default server). */
   notebookUrl(user: string, path: string, server?: string): string;
@@ -81,7 +86,8 @@ export async function startJupyterHub(options: JupyterHubOptions): Promise<Jupyt
   const homes = Object.fromEntries(options.users.map((user) => [user.name, join(root, 'homes', user.name)]));
   for (const dir of [hubHome, ...Object.values(homes)]) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const [port, hubPort, proxyApiPort] = [await freePort(), await freePort(), await freePort()];
-  const baseUrl = `http://127.0.0.1:${port}/`;
+  const basePath = `/${(options.basePath ?? '/').replace(/^\/+|\/+$/g, '')}/`.replace(/^\/\/$/, '/');
+  const baseUrl = `http://127.0.0.1:${port}${basePath}`;
   const serviceToken = `svc-${process.pid}-${Date.now().toString(36)}`;
   const culled = Object.fromEntries(
     options.users.filter((user) => user.cullIdleSecs !== undefined).map((user) => [user.name, user.cullIdleSecs]),
@@ -93,6 +99,7 @@ export async function startJupyterHub(options: JupyterHubOptions): Promise<Jupyt
 root = ${JSON.stringify(root)}
 c.JupyterHub.ip = '127.0.0.1'
 c.JupyterHub.port = ${port}
+c.JupyterHub.base_url = ${JSON.stringify(basePath)}
 c.JupyterHub.hub_ip = '127.0.0.1'
 c.JupyterHub.hub_port = ${hubPort}
 c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:${proxyApiPort}'

@@ -142,4 +142,12 @@ describe(parseHostedCreateLocation, () => {
     );
     expect(JSON.stringify(parseHostedCreateLocation('http://h/lab/tree/?token=s3cret', {}))).not.toContain('s3cret');
   });
+
+  it('reads a doc/tree link on a Hub under a path prefix as the user server’s directory', () => {
+    expect(parseHostedCreateLocation('http://h/jhub/user/ada/doc/tree/work/new.ipynb', {})).toMatchObject({
+      serverUrl: 'http://h/jhub/user/ada/',
+      directory: 'work',
+      notebookPath: 'work/new.ipynb',
+    });
+  });
 });

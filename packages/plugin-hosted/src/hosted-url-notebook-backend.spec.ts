@@ -137,7 +137,7 @@ describe('the hosted notebook backend in the child server', () => {
   it('refuses a URL that names no notebook with its own text, as a tool error', async () => {
     await start();
     expect(await toolError(harness.call('connect_notebook', { url: 'https://host/files/a.ipynb?token=s3cret' }))).toBe(
-      'Hosted URL https://host/files/a.ipynb does not name a notebook. Expected http(s)://host[:port][/base]/lab/tree/<path>.ipynb (or /notebooks/…, /tree/…).',
+      'Hosted URL https://host/files/a.ipynb does not name a notebook. Expected http(s)://host[:port][/base]/lab/tree/<path>.ipynb (or /doc/tree/…, /notebooks/…, /tree/…).',
     );
   });
 });

@@ -34,6 +34,21 @@ describe(hubLocationOf, () => {
       prefix: hub,
       serverName: '',
     });
+    expect(hubLocationOf(`${hub}jhub/user/bob/work/`)).toEqual({
+      kind: 'user-server',
+      server: {
+        hubApiUrl: `${hub}jhub/hub/api/`,
+        hubHomeUrl: `${hub}jhub/hub/home`,
+        user: 'bob',
+        serverName: 'work',
+      },
+    });
+    expect(hubLocationOf(`${hub}jhub/hub/user-redirect/`)).toEqual({
+      kind: 'user-redirect',
+      hubApiUrl: `${hub}jhub/hub/api/`,
+      prefix: `${hub}jhub/`,
+      serverName: '',
+    });
     expect(hubLocationOf('http://127.0.0.1:8888/')).toBeUndefined();
   });
 });
@@ -45,6 +60,8 @@ interface FakeHubOptions {
   readonly serverName?: string;
   /** A start is refused with 400 and this message (e.g. the named-server limit). */
   readonly refuseStart?: string;
+  /** Where the Hub's URLs start (default {@link hub}; a Hub with `base_url = '/jhub/'`: `…/jhub/`). Its API answers only under `<base>hub/api/`. */
+  readonly base?: string;
 }
 
 /** A JupyterHub REST API in memory: alice's server (the fake Jupyter Server) starts when asked. */
@@ -53,11 +70,17 @@ function fakeHub(server: FakeJupyterServer, options: FakeHubOptions = {}) {
   const startRoute = serverName === '' ? '/users/alice/server' : `/users/alice/servers/${serverName}`;
   const calls: string[] = [];
   const bodies: (string | undefined)[] = [];
+  const api = `${options.base ?? hub}hub/api/`;
   const fetch: HubFetch = async (url, init) => {
-    calls.push(`${init.method} ${url.slice(`${hub}hub/api/`.length)}`);
+    const answer = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
+    // Anywhere else than the Hub's API (e.g. /hub/api/ of a Hub under a prefix) is the whole URL in the calls, and "not found".
+    if (!url.startsWith(api)) {
+      calls.push(`${init.method} ${url}`);
+      return answer(404, { message: 'Not Found' });
+    }
+    calls.push(`${init.method} ${url.slice(api.length)}`);
     if (init.method === 'POST') bodies.push(init.body);
     const token = init.headers.Authorization;
-    const answer = (status: number, body: unknown) => ({ status, text: async () => JSON.stringify(body) });
     if (token !== 'token alice-token') {
       // As JupyterHub does: a user the token may not see is "not found".
       if (/\/users\/[^/]+$/.test(url)) return answer(404, { message: 'No access to resources or resources not found' });
@@ -156,6 +179,29 @@ describe('JupyterHub user servers', () => {
     expect(refused).not.toContain('bob-token');
     expect(calls).toEqual(['GET users/alice']);
     expect(server.isUp).toBe(false);
+  });
+
+  it('a Hub under a path prefix: a stopped server named by a /doc/tree/ link is started through <prefix>hub/api/ and waited for; its identity is the lab/tree URL under the prefix', async () => {
+    const jhub = `${hub}jhub/`;
+    const { server, calls } = await start({ base: jhub });
+    server.stop();
+    const connected = await harness.callJson('connect_notebook', { url: `${jhub}user/alice/doc/tree/x.ipynb` });
+    expect(connected).toMatchObject({ connected: true, path: `${jhub}user/alice/lab/tree/x.ipynb` });
+    expect(calls).toEqual(['GET users/alice', 'POST users/alice/server', 'GET users/alice']);
+    expect(server.opened.map((address) => address.serverUrl)).toContain(`${jhub}user/alice/`);
+    expect(server.opened.map((address) => address.serverUrl)).not.toContain(`${jhub}user/alice/doc/`);
+    const ran = await harness.callJson('create_cell', { source: 'x = 1', and_run: true });
+    expect(ran.kernel_notice).toMatch(/JupyterHub server of user 'alice' .* had stopped and was started again/);
+  });
+
+  it('a Hub under a path prefix: /hub/user-redirect/doc/tree/ is resolved through <prefix>hub/api/ to the token user’s default server, never to a server named doc', async () => {
+    const jhub = `${hub}jhub/`;
+    const { calls } = await start({ base: jhub });
+    const connected = await harness.callJson('connect_notebook', {
+      url: `${jhub}hub/user-redirect/doc/tree/x.ipynb`,
+    });
+    expect(connected).toMatchObject({ connected: true, path: `${jhub}user/alice/lab/tree/x.ipynb` });
+    expect(calls).toEqual(['GET user']);
   });
 
   it('a notebook missing on a running user server is said missing; the Hub is not asked', async () => {

@@ -1,6 +1,5 @@
 import { CoreError, SecretToken } from '@nteract-mcp/core';
-
-const hostedRoutes = ['/lab/tree/', '/notebooks/', '/tree/'] as const;
+import { hostedRouteOf } from './hosted-route-of.js';
 
 /** Where `create_notebook(url=…)` puts a new notebook on a Jupyter Server. */
 export interface HostedCreateLocation {
@@ -15,7 +14,7 @@ export interface HostedCreateLocation {
 
 /**
  * The `url` of `create_notebook`: a directory on a Jupyter Server
- * (`http(s)://host[:port][/base]/lab/tree/<dir>`, or `…/tree/<dir>`; the bare server URL is its
+ * (`http(s)://host[:port][/base]/lab/tree/<dir>`, or another route of {@link hostedRouteOf}; the bare server URL is its
  * root directory) or a `.ipynb` path there that does not exist yet. The token comes from
  * `?token=` or `context.defaultHostedToken`. Error messages never repeat the raw URL.
  */
@@ -42,20 +41,11 @@ export function parseHostedCreateLocation(
     );
   }
   const pathname = url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`;
-  const route = hostedRoutes
-    .map((marker) => ({ marker, index: pathname.indexOf(marker) }))
-    .filter((candidate) => candidate.index >= 0)
-    .sort((a, b) => a.index - b.index)[0];
-  const basePath = route ? pathname.slice(0, route.index + 1) : pathname;
+  const route = hostedRouteOf(pathname);
+  const basePath = route ? route.basePath : pathname;
   let parts: string[] = [];
   try {
-    parts = route
-      ? pathname
-          .slice(route.index + route.marker.length)
-          .split('/')
-          .filter(Boolean)
-          .map(decodeURIComponent)
-      : [];
+    parts = route ? route.rest.split('/').filter(Boolean).map(decodeURIComponent) : [];
   } catch {
     parts = ['..'];
   }

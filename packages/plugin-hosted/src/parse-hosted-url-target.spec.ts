@@ -48,6 +48,20 @@ describe(parseHostedUrlTarget, () => {
     expect(parseHostedUrlTarget('http://localhost:8888/lab/tree/a.ipynb', {}).token).toBeUndefined();
   });
 
+  it('reads JupyterLab 4 / Notebook 7 doc/tree and workspace links, and Hub URLs under a path prefix, to the same server and identity', () => {
+    const doc = parseHostedUrlTarget('https://hub.example.org/jhub/user/ada/doc/tree/work/a.ipynb?token=s3cret', {});
+    expect(doc.serverUrl).toBe('https://hub.example.org/jhub/user/ada/');
+    expect(doc.notebookPath).toBe('work/a.ipynb');
+    expect(doc.url).toBe('https://hub.example.org/jhub/user/ada/lab/tree/work/a.ipynb');
+    for (const route of ['lab/tree', 'notebooks', 'tree', 'lab/workspaces/auto-q/tree', 'doc/workspaces/w/tree']) {
+      const other = parseHostedUrlTarget(`https://hub.example.org/jhub/user/ada/${route}/work/a.ipynb`, {});
+      expect(other.serverUrl, route).toBe(doc.serverUrl);
+      expect(isSameNotebookTarget(other, doc), route).toBe(true);
+    }
+    // A named server called 'doc' keeps its name: the route is matched whole.
+    expect(parseHostedUrlTarget('http://h/user/ada/doc/doc/tree/a.ipynb', {}).serverUrl).toBe('http://h/user/ada/doc/');
+  });
+
   it('refuses URLs that do not name a notebook, without echoing credentials', () => {
     expectInvalid(() => parseHostedUrlTarget('http://localhost:8888/lab?token=s3cret', {}), /does not name a notebook/);
     expectInvalid(

@@ -1,6 +1,5 @@
 import { CoreError, type HostedUrlTarget, SecretToken } from '@nteract-mcp/core';
-
-const hostedRoutes = ['/lab/tree/', '/notebooks/', '/tree/'] as const;
+import { hostedRouteOf } from './hosted-route-of.js';
 
 /** Where a hosted URL is parsed from. */
 export interface HostedUrlParseContext {
@@ -9,7 +8,8 @@ export interface HostedUrlParseContext {
 }
 
 /**
- * A Jupyter Server notebook URL: `http(s)://host[:port][/base]/{lab/tree|notebooks|tree}/path.ipynb`.
+ * A Jupyter Server notebook URL: `http(s)://host[:port][/base]/{lab/tree|doc/tree|notebooks|tree}/path.ipynb`
+ * (also `lab/workspaces/<name>/tree/…`, see {@link hostedRouteOf}).
  * The token comes from `?token=` or `context.defaultHostedToken` and is kept in a {@link SecretToken};
  * the identity URL carries no credentials, query or fragment and uses the `lab/tree` route.
  * Error messages never repeat the raw URL, since it may hold a token.
@@ -30,11 +30,8 @@ export function parseHostedUrlTarget(raw: string, context: HostedUrlParseContext
       `Hosted notebook URL for ${url.host} carries a user name or password; pass the Jupyter token as ?token=… or in JUPYTER_TOKEN instead.`,
     );
   }
-  const route = hostedRoutes
-    .map((marker) => ({ marker, index: url.pathname.indexOf(marker) }))
-    .filter((candidate) => candidate.index >= 0)
-    .sort((a, b) => a.index - b.index)[0];
-  const encodedPath = route ? url.pathname.slice(route.index + route.marker.length).replace(/\/+$/, '') : '';
+  const route = hostedRouteOf(url.pathname);
+  const encodedPath = route ? route.rest.replace(/\/+$/, '') : '';
   let notebookPath = '';
   try {
     notebookPath = encodedPath.split('/').filter(Boolean).map(decodeURIComponent).join('/');
@@ -44,11 +41,10 @@ export function parseHostedUrlTarget(raw: string, context: HostedUrlParseContext
   if (!route || !notebookPath.endsWith('.ipynb') || notebookPath.split('/').some((part) => part === '..')) {
     throw new CoreError(
       'invalidTarget',
-      `Hosted URL ${url.origin}${url.pathname} does not name a notebook. Expected http(s)://host[:port][/base]/lab/tree/<path>.ipynb (or /notebooks/…, /tree/…).`,
+      `Hosted URL ${url.origin}${url.pathname} does not name a notebook. Expected http(s)://host[:port][/base]/lab/tree/<path>.ipynb (or /doc/tree/…, /notebooks/…, /tree/…).`,
     );
   }
-  const basePath = url.pathname.slice(0, route.index + 1);
-  const serverUrl = `${url.origin}${basePath}`;
+  const serverUrl = `${url.origin}${route.basePath}`;
   const identityPath = notebookPath.split('/').map(encodeURIComponent).join('/');
   const tokenText = url.searchParams.get('token') ?? context.defaultHostedToken;
   return Object.freeze({

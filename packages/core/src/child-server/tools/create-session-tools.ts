@@ -78,7 +78,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       ),
       notebook_id: toolParameters.optionalString('UUID of an open notebook (from list_active_notebooks).'),
       url: toolParameters.optionalString(
-        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb; a JupyterHub user server: …/user/<name>/lab/tree/<path>.ipynb or …/hub/user-redirect/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN / JUPYTERHUB_API_TOKEN).',
+        'URL of a notebook on a Jupyter Server (http(s)://host[:port][/base]/lab/tree/<path>.ipynb, or /doc/tree/…, /notebooks/…; a JupyterHub user server: …/user/<name>/lab/tree/<path>.ipynb or …/hub/user-redirect/lab/tree/<path>.ipynb; the token as ?token=… or in JUPYTER_TOKEN / JUPYTERHUB_API_TOKEN).',
       ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
