@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { readSessionReport, type SessionReport } from '@nteract-mcp/core';
 import {
   createUserEnvironment,
@@ -33,6 +33,11 @@ export interface UserSessionOptions {
   readonly proxyArgs?: readonly string[];
   /** The client's identity in `initialize` (default Claude Code's). */
   readonly clientInfo?: { readonly name: string; readonly version: string; readonly title?: string };
+  /**
+   * The capabilities the client declares in `initialize` (default none), e.g.
+   * `{ elicitation: { url: {} } }`; set its request handlers on `session.client` before the calls.
+   */
+  readonly capabilities?: ClientCapabilities;
   /** Timeout of each tool call (default 180 s). */
   readonly requestTimeoutMs?: number;
   /**
@@ -187,7 +192,10 @@ export async function startUserSession(options: UserSessionOptions = {}): Promis
     options.proxyArgs,
   );
   const transport = new TappedTransport(inner);
-  const client = new Client(options.clientInfo ?? { name: 'claude-code', title: 'Claude Code', version: '1.0.0' });
+  const client = new Client(
+    options.clientInfo ?? { name: 'claude-code', title: 'Claude Code', version: '1.0.0' },
+    options.capabilities === undefined ? undefined : { capabilities: options.capabilities },
+  );
   let stopped: Promise<void> | undefined;
 
   const childPid = (): number | undefined => {

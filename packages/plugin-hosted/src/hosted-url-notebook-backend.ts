@@ -18,6 +18,7 @@ import { inject, injectable } from 'inversify';
 import { HostedIdempotencyLedger } from './hosted-idempotency-ledger.js';
 import { HostedNotebookHandle } from './hosted-notebook-handle.js';
 import { HostedOptions } from './hosted-options.js';
+import { HostedTokenPrompt } from './hosted-token-prompt.js';
 import { HubServerStarter } from './hub-server-starter.js';
 import {
   JupyterServerConnector,
@@ -34,7 +35,7 @@ import {
   hubUserServerUrl,
   JupyterHubApi,
 } from './jupyterhub-api.js';
-import { parseHostedCreateLocation } from './parse-hosted-create-location.js';
+import { type HostedCreateLocation, parseHostedCreateLocation } from './parse-hosted-create-location.js';
 import { parseHostedUrlTarget } from './parse-hosted-url-target.js';
 
 const identity = firstPartyIdentities['hosted-url'];
@@ -56,6 +57,9 @@ const identity = firstPartyIdentities['hosted-url'];
  * - `create`: `url` of a directory (a new untitled notebook there) or of a `.ipynb` path that does
  *   not exist yet.
  * - `list`: the hosted notebooks this process has open, by URL identity.
+ * - A `connect` or `create` the server refuses for its token (or the lack of one) is tried once
+ *   more with a token the person gives, when the call's client can send them to a page
+ *   ({@link HostedTokenPrompt}); otherwise the refusal says how to give one.
  * A notebook the server does not have is `notebookUnavailable` (a rejoin gives up); a server
  * that does not answer is `daemonUnavailable` (a rejoin retries).
  */
@@ -73,6 +77,8 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   readonly #logger: Logger;
   readonly #handleLogger: Logger;
   private readonly hubStarter: HubServerStarter;
+  /** A refused (or missing) token, asked of the person on a local page when the call's client can be asked. */
+  private readonly tokenPrompt: HostedTokenPrompt;
 
   public constructor(
     @inject(HostedOptions) private readonly options: HostedOptions,
@@ -90,6 +96,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       options.hubFetch,
       options.hubServerOptions,
     );
+    this.tokenPrompt = new HostedTokenPrompt({ clock, logger: logger.child('plugin-hosted:HostedTokenPrompt') });
   }
 
   public recognizes(raw: string): boolean {
@@ -105,7 +112,7 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
   }
 
   public connect(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
-    return this.open(target as HostedUrlTarget, context, false);
+    return this.tokenPrompt.attempt(target as HostedUrlTarget, context, (asked) => this.open(asked, context, false));
   }
 
   public async reopen(target: NotebookTarget, context: BackendConnectContext): Promise<NotebookHandle> {
@@ -128,6 +135,14 @@ export class HostedUrlNotebookBackend implements NotebookBackend {
       );
     }
     const where = this.withKnownToken(parseHostedCreateLocation(request.location, {}));
+    return this.tokenPrompt.attempt(where, context, (at) => this.createAt(at, request, context));
+  }
+
+  private async createAt(
+    where: HostedCreateLocation,
+    request: CreateNotebookRequest,
+    context: BackendConnectContext,
+  ): Promise<CreatedNotebook> {
     // The kernelspec asked for, else the usual one of the language (the server's kernels are its own).
     const language = request.runtime?.trim().toLowerCase() || 'python';
     const kernelName = request.kernel ?? (language === 'python' ? 'python3' : language === 'r' ? 'ir' : language);

@@ -49,6 +49,7 @@ import { runAsTask } from './call-pipeline/run-as-task.js';
 import { runTool } from './call-pipeline/run-tool.js';
 import { childServerCapabilities } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { clientUrlElicitation, declaresUrlElicitation } from './client-url-elicitation.js';
 import { ExecutionStore } from './executions/execution-store.js';
 import { ExecutionTasks, relatedTaskMetaKey } from './executions/execution-tasks.js';
 import { InputRounds } from './executions/input-rounds.js';
@@ -259,6 +260,8 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     readResult: (executionId) => registry.call('get_results', { execution_id: executionId }, idleContext()),
     dialect,
   });
+  // A backend sends the person to a page of its own (e.g. to give a server's token) through this.
+  const urlElicitation = clientUrlElicitation(server, logger);
   // Calls that destroy what the person may want kept ask them first (when the client can ask).
   const confirmations = new PersonConfirmations({
     slot,
@@ -302,6 +305,9 @@ export function createChildMcpServer(container: Container, options: ChildServerO
         declaredFor: (params) =>
           gate.clientCapabilities({ method: 'tools/call', params }) ?? server.getClientCapabilities(),
         sentParams: (sentBy) => gated?.served(sentBy.requestId)?.params,
+        // Only where the server may send the client requests (the connection's dialect says so).
+        urlElicitation: (declared) =>
+          dialect().sendsRequests && declaresUrlElicitation(declared) ? urlElicitation : undefined,
       },
       request,
       extra,

@@ -1,3 +1,5 @@
+import type { UrlElicitation } from '../contributions/notebook-backend.js';
+
 /** What a tool handler knows about the call besides its arguments. */
 export interface ToolCallContext {
   /** From the request's `_meta[idempotencyMetaKey]`; derive sub-keys (`<key>:insert`) for several mutations. */
@@ -17,6 +19,11 @@ export interface ToolCallContext {
   reportProgress(progress: number, message: string): void;
   /** The person can be asked for the code's `input()` during this call (the client declared elicitation). */
   readonly allowInput?: boolean;
+  /**
+   * Sends the person to a page out of band during this call (the client declared URL-mode
+   * elicitation, and the connection lets the server send it requests); absent otherwise.
+   */
+  readonly urlElicitation?: UrlElicitation;
   /** Told the id of each execution the call starts (the server answers their `input()` requests). */
   readonly onExecution?: (executionId: string) => void;
 }

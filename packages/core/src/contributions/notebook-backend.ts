@@ -13,12 +13,35 @@ export interface TargetParseContext {
   readonly homeDir?: string;
 }
 
+/**
+ * Sends the person to a page of this process, out of band, through the client (MCP URL-mode
+ * elicitation): for what must not pass through the client or the agent, such as a server's token.
+ */
+export interface UrlElicitation {
+  /**
+   * Asks the client to offer the person `url` with `message` (`elicitation/create`, mode `url`).
+   * Resolves with the person's answer: `accept` (they agreed to open it; what they do there the
+   * page itself learns), `decline` or `cancel`. Rejects when the client fails or `signal` aborts.
+   */
+  ask(
+    request: { readonly elicitationId: string; readonly url: string; readonly message: string },
+    signal: AbortSignal,
+  ): Promise<'accept' | 'decline' | 'cancel'>;
+  /** Tells the client the person finished at the page of `elicitationId` (`notifications/elicitation/complete`). */
+  completed(elicitationId: string): void;
+}
+
 /** What a backend is given to reach a notebook for a tool call or a rejoin. */
 export interface BackendConnectContext {
   /** The peer label this server shows in the notebook's room. */
   readonly peerLabel: string;
   /** Aborted when the attempt is no longer wanted (superseded, disconnected, shutdown). */
   readonly signal: AbortSignal;
+  /**
+   * Present during a tool call whose client declared URL-mode elicitation, on a connection where
+   * the server may send it requests; absent in a rejoin (nobody to ask).
+   */
+  readonly urlElicitation?: UrlElicitation;
 }
 
 /** The arguments of `create_notebook`, resolved. */

@@ -6,6 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import {
   type CallToolResult,
   CallToolResultSchema,
+  type ClientCapabilities,
   ErrorCode,
   McpError,
   type Progress,
@@ -166,6 +167,14 @@ export interface ChildServerTestHarnessOptions {
   readonly server?: Partial<ChildServerOptions>;
   /** The container's clock (default: the test container's), e.g. a `ManualClock` to drive timers. */
   readonly clock?: Clock;
+  /** The capabilities the client declares in `initialize` (e.g. `{ elicitation: { url: {} } }`); default none. */
+  readonly clientCapabilities?: ClientCapabilities;
+  /**
+   * Protocol eras to connect the server behind (`child.connect`, as the shipped child is), e.g. one
+   * whose dialect sends no requests. Default: none, the SDK server connected as it is (it does the
+   * `initialize` handshake itself and speaks core's `sdkDialect`).
+   */
+  readonly eras?: readonly McpPlugin[];
 }
 
 /** Starts a harness: a real container (core, the stand-in local backends, `plugins`) over a fake daemon. */
@@ -178,7 +187,12 @@ export async function startChildServerTestHarness(
   const daemon =
     options.daemon === false ? undefined : new FakeDaemonPort({ executor: testExecutor, ...options.daemon });
   const fakes = daemon && (options.fakeLocalBackends ?? true) ? [fakeLocalBackendsPlugin(daemon)] : [];
-  const builder = createTestContainer({ plugins: [...fakes, ...(options.plugins ?? [])] }).override(Logger, logger);
+  const eras = options.eras ?? [];
+  const gated = eras.length > 0;
+  const builder = createTestContainer({ plugins: [...eras, ...fakes, ...(options.plugins ?? [])] }).override(
+    Logger,
+    logger,
+  );
   if (daemon) builder.override(DaemonPort, daemon);
   if (options.clock) builder.override(Clock, options.clock);
   const container = builder.build();
@@ -188,13 +202,16 @@ export async function startChildServerTestHarness(
     agentSession: testAgentSession,
     ...options.server,
   });
-  const client = new Client(testClientInfo);
+  const client = new Client(
+    testClientInfo,
+    options.clientCapabilities === undefined ? undefined : { capabilities: options.clientCapabilities },
+  );
   let listChanges = 0;
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
     listChanges += 1;
   });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  await child.server.connect(serverTransport);
+  await (gated ? child.connect(serverTransport) : child.server.connect(serverTransport));
   await client.connect(clientTransport);
 
   const call: ChildServerTestHarness['call'] = async (name, args = {}, callOptions = {}) => {

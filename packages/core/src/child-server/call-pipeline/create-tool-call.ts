@@ -1,6 +1,7 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { randomHex } from '@nteract-mcp/foundation';
+import type { UrlElicitation } from '../../contributions/notebook-backend.js';
 import { honorsIdempotency, idempotencyMetaKey } from '../../handoff/handoff-contract.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
@@ -22,6 +23,8 @@ export interface CreateToolCallInit {
   readonly declaredFor: (params: CallToolRequest['params']) => Readonly<Record<string, unknown>> | undefined;
   /** The params of the request as it was sent, when the transport kept them. */
   readonly sentParams: (extra: RequestHandlerExtra<ServerRequest, ServerNotification>) => unknown;
+  /** How a call whose client declared `declared` may send the person to a page, if it may. */
+  readonly urlElicitation: (declared: Readonly<Record<string, unknown>> | undefined) => UrlElicitation | undefined;
 }
 
 /** What the call pipeline knows of one `tools/call` before its first step. */
@@ -47,6 +50,7 @@ export function createToolCall(
   const progressToken = meta?.progressToken;
   const startedRuns = new Set<string>();
   const rounds = inputRounds.applies(policies?.inputRounds === true, declared);
+  const urlElicitation = init.urlElicitation(declared);
   const context = {
     idempotencyKey,
     signal: extra.signal,
@@ -64,6 +68,7 @@ export function createToolCall(
     // The person answers the code's input() during the call (native: through its input_required answer).
     allowInput: inputRounds.allowsInput(rounds, declared),
     onExecution: (executionId: string) => startedRuns.add(executionId),
+    ...(urlElicitation === undefined ? {} : { urlElicitation }),
   };
   const sent = init.sentParams(extra) as Record<string, unknown> | undefined;
   return {

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
-import type { CreatedNotebook, NotebookBackend } from '../../contributions/notebook-backend.js';
+import type { BackendConnectContext, CreatedNotebook, NotebookBackend } from '../../contributions/notebook-backend.js';
 import type { NotebookTargetResolver } from '../../contributions/notebook-target-resolver.js';
 import { supervisionStatusMetaKey } from '../../handoff/session-report.js';
 import {
@@ -17,7 +17,13 @@ import type { NotebookHandle, NotebookReadiness } from '../../ports/notebook-han
 import type { NotebookSession } from '../../session/notebook-session.js';
 import type { ChildServerDependencies } from '../child-server-dependencies.js';
 import { lostStateJson } from '../executions/kernel-history.js';
-import { defineChildTool, jsonResult, type RegisteredChildTool, textResult } from './child-tool-registry.js';
+import {
+  defineChildTool,
+  jsonResult,
+  type RegisteredChildTool,
+  type ToolCallContext,
+  textResult,
+} from './child-tool-registry.js';
 import { lostKernelStateOf } from './create-restore-tools.js';
 import { summarizeCells } from './summarize-cells.js';
 import { ToolError, toToolFailure } from './to-tool-failure.js';
@@ -83,7 +89,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     meta: { 'anthropic/alwaysLoad': true },
-    handler: async (args) => {
+    handler: async (args, context) => {
       const path = given(args.path);
       const notebookId = given(args.notebook_id);
       const url = given(args.url);
@@ -105,7 +111,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           key: `${target.kind}:${describeNotebookTarget(target)}`,
           target,
           origin: 'connect',
-          connect: (signal) => backend.connect(target, { peerLabel, signal }),
+          connect: (signal) => backend.connect(target, { peerLabel, signal, ...askingOf(context) }),
         });
       } catch (error) {
         throw toToolFailure(error, {
@@ -151,7 +157,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
       ),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handler: async (args) => {
+    handler: async (args, context) => {
       const runtimeArg = given(args.runtime)?.trim() || undefined;
       const kernelArg = given(args.kernel)?.trim() || undefined;
       const kernelChoice = {
@@ -178,7 +184,7 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
           connect: async (signal) => {
             created = await create(
               { ...kernelChoice, workingDir, ephemeral, ...(location === undefined ? {} : { location }) },
-              { peerLabel, signal },
+              { peerLabel, signal, ...askingOf(context) },
             );
             const { handle } = created;
             let readiness: NotebookReadiness;
@@ -349,6 +355,11 @@ export function createSessionTools(deps: ChildServerDependencies): RegisteredChi
 }
 
 /** `connect_notebook` got an argument no loaded backend takes. */
+/** What a backend reaching a notebook for this call may ask the person through (none: it may not ask). */
+function askingOf(context: ToolCallContext): Pick<BackendConnectContext, 'urlElicitation'> {
+  return context.urlElicitation === undefined ? {} : { urlElicitation: context.urlElicitation };
+}
+
 function noBackendText(argument: TargetArgument): string {
   return `This server cannot open notebooks by '${argument}': no loaded plugin handles them.`;
 }
