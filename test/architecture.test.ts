@@ -44,6 +44,7 @@ const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/plugin-hosted': ['@nteract-mcp/core', '@nteract-mcp/foundation', '@nteract-mcp/output-shaping'],
   '@nteract-mcp/plugin-transport-legacy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/example-custom-protocol-era': ['@nteract-mcp/core'],
   '@nteract-mcp/example-custom-rejoin-rule': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-custom-target-kind': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-declared-policies-tool': ['@nteract-mcp/core'],
@@ -220,6 +221,7 @@ const processEntries = [
   'packages/daemon/src/page/client/live-page.ts',
   'packages/nteract-mcp/src/nteract-mcp.ts',
   'packages/nteract-mcp/src/runt-mcp.ts',
+  'examples/custom-protocol-era/src/main.ts',
   'examples/custom-rejoin-rule/src/main.ts',
   'examples/custom-target-kind/src/main.ts',
   'examples/embedding/src/main.ts',
@@ -269,6 +271,7 @@ export function definePoint(name) { points.set(name, { name }); return Symbol(na
     NotebookBackend: 'examples/custom-target-kind',
     RecoveryContribution: 'examples/custom-target-kind',
     ChildToolContribution: 'examples/embedding',
+    ProtocolAdmission: 'examples/custom-protocol-era',
   };
 
   it('lists every point in one place, each defined once in core and nowhere else', () => {

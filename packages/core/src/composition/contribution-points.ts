@@ -14,7 +14,8 @@ import type { Contribution, ContributionPoint } from '../di/contribution-point.j
  *   one backend (examples/custom-target-kind, with its own NotebookHandle).
  * - `RecoveryContribution`: what watches for a lost session and asks for a rejoin (the local
  *   daemon's watch loop, the hosted retry, core's bounded retry).
- * - `ProtocolAdmission`: an MCP era (initialize-based, per-request negotiation).
+ * - `ProtocolAdmission`: an MCP era (initialize-based, per-request negotiation; a third party's:
+ *   examples/custom-protocol-era).
  * - `ChildToolContribution`: tools a plugin adds to the child server (examples/embedding).
  */
 export const contributionPoints: readonly ContributionPoint<Contribution>[] = Object.freeze([
