@@ -17,6 +17,7 @@
 // V8's heap steps of several MB outweigh what was printed).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { followAsPage } from './lib/follow-as-page.mjs';
 import { activateInspector, heapFigures } from './lib/inspect-memory.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
 import { processesOf } from './lib/processes-of.mjs';
@@ -67,41 +68,6 @@ function pythonFloat(value) {
   if (value === 1) return '1.0';
   const text = String(value);
   return text.replace(/e-(\d)$/, 'e-0$1');
-}
-
-/**
- * Follows the room as the live page does: its launch address traded for a session, then the
- * event stream (a POST with the session) whose bytes it counts.
- */
-async function followAsPage(pageUrl) {
-  const url = new URL(pageUrl);
-  const launch = new URLSearchParams(url.hash.slice(1)).get('launch');
-  const notebookId = /\/notebooks\/([^/?#]+)/.exec(url.pathname)?.[1];
-  const opened = await fetch(`${url.origin}/api/session`, {
-    method: 'POST',
-    headers: { origin: url.origin, 'content-type': 'application/json' },
-    body: JSON.stringify({ launch }),
-  });
-  if (!opened.ok) throw new Error(`the page's launch address answered ${opened.status}: ${await opened.text()}`);
-  const { session } = await opened.json();
-  const controller = new AbortController();
-  const response = await fetch(`${url.origin}/api/notebooks/${notebookId}/events`, {
-    method: 'POST',
-    headers: { origin: url.origin, authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-    signal: controller.signal,
-  });
-  if (!response.ok || !response.body) throw new Error(`the page's event stream answered ${response.status}`);
-  const counter = { bytes: 0 };
-  const reader = response.body.getReader();
-  (async () => {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      counter.bytes += value.byteLength;
-    }
-  })().catch(() => undefined);
-  return { counter, stop: () => controller.abort() };
 }
 
 export async function chattyCellBenchmark({ dist, size }) {

@@ -23,6 +23,7 @@ import { memoryBenchmark } from './memory.mjs';
 import { proxyForwardingBenchmark } from './proxy-forwarding.mjs';
 import { recoveryBenchmark } from './recovery.mjs';
 import { scaleBenchmark } from './scale.mjs';
+import { sourceEditsBenchmark } from './source-edits.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -293,6 +294,7 @@ const benchmarks = {
   scale: scaleBenchmark,
   'large-outputs': largeOutputsBenchmark,
   'chatty-cell': chattyCellBenchmark,
+  'source-edits': sourceEditsBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */

@@ -39,7 +39,7 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, live-page-scale, large-outputs and chatty-cell each write a report of finite figures and their charts', {
+  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, live-page-scale, large-outputs, chatty-cell and source-edits each write a report of finite figures and their charts', {
     timeout: 600_000,
   }, async () => {
     const names = [
@@ -53,6 +53,7 @@ describe('the benchmarks at smoke size', () => {
       'live-page-scale',
       'large-outputs',
       'chatty-cell',
+      'source-edits',
     ];
     const run = await runBench(names);
     expect(run.code, run.stderr).toBe(0);
@@ -64,7 +65,7 @@ describe('the benchmarks at smoke size', () => {
       for (const figure of figures) expect(Number.isFinite(figure), `${name}: ${figure}`).toBe(true);
       expect(readFileSync(join(out, `${name}.svg`), 'utf8')).toContain('<svg');
       // Latencies are drawn as distributions too: one line per sample set.
-      if (name !== 'memory' && name !== 'large-outputs' && name !== 'chatty-cell')
+      if (name !== 'memory' && name !== 'large-outputs' && name !== 'chatty-cell' && name !== 'source-edits')
         expect(readFileSync(join(out, `${name}-distribution.svg`), 'utf8')).toContain('<polyline');
     }
     // Every benchmark ran in a temp HOME of its own and stopped what it started there. A process
