@@ -1,4 +1,5 @@
 import { definePackageBuild } from '../../tsup.shared.js';
 
-// `output-edit` has its own entry: the live page's browser bundle applies output edits without the schemas.
-export default definePackageBuild(['src/index.ts', 'src/output-edit.ts']);
+// `output-edit` and `source-edit` have their own entries: the live page's browser bundle applies
+// output and source edits without the schemas.
+export default definePackageBuild(['src/index.ts', 'src/output-edit.ts', 'src/source-edit.ts']);

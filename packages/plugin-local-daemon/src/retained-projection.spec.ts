@@ -1,6 +1,6 @@
 import type { NotebookCell } from '@nteract-mcp/core';
 import { describe, expect, it } from 'vitest';
-import { type CellChange, RetainedProjection } from './retained-projection.js';
+import { type CellChange, cellAfterSourceEdit, RetainedProjection } from './retained-projection.js';
 
 function cell(id: string, source = id): NotebookCell {
   return { id, cellType: 'code', source, outputs: [], executionCount: null, metadata: {} };
@@ -62,6 +62,37 @@ describe(RetainedProjection, () => {
       }),
     ).toBe('refetch');
     expect(projection.isStale).toBe(true);
+  });
+
+  it('applies a source edit to the held cell, keeping its outputs, count and metadata; another type asks for a refetch', () => {
+    const outputs = [{ output_type: 'stream', name: 'stdout', text: 'ran\n' }];
+    const ran: NotebookCell = { ...cell('a'), outputs, executionCount: 4, metadata: { tags: ['t'] }, version: 'v1' };
+    const projection = new RetainedProjection(3, [ran]);
+    const edit = { id: 'a', cellType: 'code', source: 'a2', version: 'v2', editedBy: 'agent:x:1' } as const;
+    expect(projection.apply({ kind: 'source', cell: edit, version: 4 })).toBe('applied');
+    expect(projection.find('a')).toEqual({ ...ran, source: 'a2', version: 'v2', editedBy: 'agent:x:1' });
+    expect(projection.find('a')?.outputs).toBe(outputs);
+    const retyped = { id: 'a', cellType: 'markdown', source: '# a' } as const;
+    expect(projection.apply({ kind: 'source', cell: retyped, version: 5 })).toBe('refetch');
+    expect(projection.isStale).toBe(true);
+    expect(projectionOf(3, 'b').apply({ kind: 'source', cell: edit, version: 4 })).toBe('refetch');
+  });
+
+  it('makes the cell a source edit left from the cell as held, or without outputs when it is gone or of another type', () => {
+    const held: NotebookCell = { ...cell('a'), outputs: [{ output_type: 'stream', text: 'x' }], executionCount: 2 };
+    const edit = { id: 'a', cellType: 'code', source: 'a2', version: 'v2' } as const;
+    expect(cellAfterSourceEdit(held, edit)).toEqual({ ...held, source: 'a2', version: 'v2' });
+    const gone = {
+      id: 'a',
+      cellType: 'code',
+      source: 'a2',
+      version: 'v2',
+      outputs: [],
+      executionCount: null,
+      metadata: {},
+    };
+    expect(cellAfterSourceEdit(undefined, edit)).toEqual(gone);
+    expect(cellAfterSourceEdit({ ...held, cellType: 'raw' }, edit)).toEqual(gone);
   });
 
   it('asks for a refetch at a gap, stops applying, and is trusted again after a newer snapshot', () => {

@@ -2,12 +2,20 @@ import type { CellOutput, NotebookCell } from '@nteract-mcp/core';
 import { applyOutputEdit, type OutputEdit } from '@nteract-mcp/runtimed-protocol';
 
 /**
+ * What a source edit of a cell tells: the cell's id and type (unchanged by the edit) and its new
+ * source, version and author; the rest of the cell is as the copy holds it.
+ */
+export type CellSource = Pick<NotebookCell, 'id' | 'cellType' | 'source' | 'version' | 'editedBy'>;
+
+/**
  * One change to a notebook's cell list, named by the document version it produced: a cell
- * inserted, replaced, deleted or moved; a running cell's outputs edited; a run's execution count set.
+ * inserted, replaced, deleted or moved; a cell's source edited; a running cell's outputs edited; a
+ * run's execution count set.
  */
 export type CellChange =
   | { readonly kind: 'insert'; readonly cell: NotebookCell; readonly index: number; readonly version: number }
   | { readonly kind: 'update'; readonly cell: NotebookCell; readonly version: number }
+  | { readonly kind: 'source'; readonly cell: CellSource; readonly version: number }
   | { readonly kind: 'delete'; readonly cellId: string; readonly version: number }
   | { readonly kind: 'move'; readonly cellId: string; readonly index: number; readonly version: number }
   | { readonly kind: 'outputs'; readonly cellId: string; readonly edit: OutputEdit; readonly version: number }
@@ -33,7 +41,8 @@ export type ProjectionOutcome = 'applied' | 'reflected' | 'refetch';
  *
  * Guarantees:
  * - A change is applied only when it is the next version (`version === current + 1`) and fits the
- *   copy (an insert at a whole index `0..length` of an id not held, an update/delete of a held id,
+ *   copy (an insert at a whole index `0..length` of an id not held, an update/delete of a held id, a
+ *   source edit of a held id of the same type (its outputs, count and metadata kept),
  *   a move of a held id to a whole index `0..length-1`, an output edit that fits the held cell's
  *   outputs, a count of a held id). A change at or below the current version is ignored.
  * - A gap in versions, a change that does not fit, or {@link RetainedProjection.markStale} makes
@@ -163,6 +172,15 @@ export class RetainedProjection {
         this.#cells[index] = change.cell;
         return true;
       }
+      case 'source': {
+        const index = this.indexOf(change.cell.id);
+        const cell = this.#cells[index];
+        if (cell === undefined) return false;
+        const edited = withCellSource(cell, change.cell);
+        if (edited === undefined) return false;
+        this.#cells[index] = edited;
+        return true;
+      }
       case 'delete': {
         const index = this.indexOf(change.cellId);
         if (index < 0) return false;
@@ -202,4 +220,36 @@ export class RetainedProjection {
 /** Whether `index` is a whole number in `0..limit-1`. */
 function isIndex(index: number, limit: number): boolean {
   return Number.isInteger(index) && index >= 0 && index < limit;
+}
+
+/**
+ * `cell` with the source edit `edit` applied (its source, version and author those of the edit,
+ * the rest kept); `undefined` when the edit does not fit it (another cell, or another type: the
+ * copy is out of step).
+ */
+export function withCellSource(cell: NotebookCell, edit: CellSource): NotebookCell | undefined {
+  if (cell.id !== edit.id || cell.cellType !== edit.cellType) return undefined;
+  const { version: _version, editedBy: _editedBy, ...rest } = cell;
+  return {
+    ...rest,
+    source: edit.source,
+    ...(edit.version === undefined ? {} : { version: edit.version }),
+    ...(edit.editedBy === undefined ? {} : { editedBy: edit.editedBy }),
+  };
+}
+
+/**
+ * The cell a source edit left, from `held` (the cell as read after the edit was applied to the copy,
+ * or `undefined` when it is gone): the edit's source fields over the rest of it; without outputs
+ * when the cell is gone or holds another type (the answer to a replayed edit).
+ */
+export function cellAfterSourceEdit(held: NotebookCell | undefined, edit: CellSource): NotebookCell {
+  return (
+    (held === undefined ? undefined : withCellSource(held, edit)) ?? {
+      ...edit,
+      outputs: [],
+      executionCount: null,
+      metadata: {},
+    }
+  );
 }

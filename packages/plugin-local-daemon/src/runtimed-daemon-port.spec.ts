@@ -259,7 +259,7 @@ describe(RuntimedDaemonPort, () => {
     expect(handle.isClosed).toBe(false);
   });
 
-  it("sends the handshake of each mode in snake_case, with this client's cwd and kernel environment, asking for blob references", async () => {
+  it("sends the handshake of each mode in snake_case, with this client's cwd and kernel environment, asking for blob references and source edits", async () => {
     const handshakes: RuntimedFrame[] = [];
     const { socketPath } = await scriptedDaemon({
       onHandshake: (connection) => {
@@ -293,7 +293,15 @@ describe(RuntimedDaemonPort, () => {
     ];
     for (const handle of handles) await handle.close();
     expect(handshakes).toEqual([
-      { channel: 'notebook', mode: 'open', path: '/abs/a.ipynb', peer_label: 'unit', client, blob_references: true },
+      {
+        channel: 'notebook',
+        mode: 'open',
+        path: '/abs/a.ipynb',
+        peer_label: 'unit',
+        client,
+        blob_references: true,
+        source_edits: true,
+      },
       {
         channel: 'notebook',
         mode: 'attach',
@@ -301,6 +309,7 @@ describe(RuntimedDaemonPort, () => {
         peer_label: 'unit',
         client,
         blob_references: true,
+        source_edits: true,
       },
       {
         channel: 'notebook',
@@ -311,6 +320,7 @@ describe(RuntimedDaemonPort, () => {
         peer_label: 'unit',
         client,
         blob_references: true,
+        source_edits: true,
       },
     ]);
   });

@@ -43,7 +43,7 @@ import {
 } from '@nteract-mcp/runtimed-protocol';
 import { BlobReferenceResolver } from './blob-reference-resolver.js';
 import { ExecutionFollower } from './execution-follower.js';
-import { type CellChange, RetainedProjection } from './retained-projection.js';
+import { type CellChange, cellAfterSourceEdit, RetainedProjection } from './retained-projection.js';
 import { RuntimedExecutionControls } from './runtimed-execution-controls.js';
 import {
   readFromDaemon,
@@ -54,9 +54,10 @@ import {
   toIncarnation,
   toNotebookCell,
   toReadiness,
+  toUpdateChange,
 } from './runtimed-wire-readers.js';
 import { editFields, executeFields, mutationFields } from './runtimed-wire-writers.js';
-import { requestFailure } from './to-core-error.js';
+import { absentWhenNotFound, requestFailure } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
 export const leaveTimeoutMs = 1000;
@@ -283,8 +284,13 @@ export class RuntimedNotebookHandle implements NotebookHandle {
       ...(patch.cellType === undefined ? {} : { cell_type: patch.cellType }),
       ...editFields(options),
     });
-    const cell = toNotebookCell(answer.cell);
-    this.applyChange({ kind: 'update', cell, version: answer.document_version }, true);
+    const change = toUpdateChange(answer);
+    this.applyChange(change, true);
+    // A source edit (answered so: this peer declared `source_edits`) left the outputs where they were.
+    const cell =
+      change.kind === 'update'
+        ? change.cell
+        : cellAfterSourceEdit(await this.getCell(cellId).catch(absentWhenNotFound), change.cell);
     return this.#blobs.cell(answer.replaced === undefined ? cell : { ...cell, replaced: answer.replaced });
   }
 
@@ -432,6 +438,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     switch (event.event) {
       case 'cell_inserted':
       case 'cell_updated':
+      case 'cell_source_set':
       case 'cell_deleted':
       case 'cell_moved':
         this.applyChange(toCellChange(event));

@@ -15,15 +15,17 @@ import {
   parseFromDaemon,
   type WireCell,
   type WireCellChange,
+  type WireCellSource,
   type WireDaemonInfo,
   type WireExecutionState,
   type WireFinalExecutionStatus,
   type WireKernelspec,
+  type WireNotebookAnswer,
   type WireRoomEvent,
   type WireRoomInfo,
   type WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
-import type { CellChange } from './retained-projection.js';
+import type { CellChange, CellSource } from './retained-projection.js';
 import { toCoreError } from './to-core-error.js';
 
 /*
@@ -120,6 +122,30 @@ export function toNotebookCell(wire: WireCell): NotebookCell {
   };
 }
 
+/** A source edit's fields (a `cell_source_set` broadcast, a `cell_source` answer) as core's names them. */
+export function toCellSource(wire: WireCellSource): CellSource {
+  return {
+    id: wire.id,
+    cellType: wire.cell_type satisfies CellType,
+    source: wire.source,
+    ...(wire.edited_by === undefined ? {} : { editedBy: wire.edited_by }),
+    ...(wire.version === undefined ? {} : { version: wire.version }),
+  };
+}
+
+/**
+ * The change an `update_cell` answer names: the whole cell, or (to a peer that declared
+ * `source_edits`, for an edit that kept the cell's type) the source edit's fields.
+ */
+export function toUpdateChange(
+  answer: WireNotebookAnswer<'update_cell'>,
+): Extract<CellChange, { kind: 'update' | 'source' }> {
+  const version = answer.document_version;
+  return 'cell_source' in answer
+    ? { kind: 'source', cell: toCellSource(answer.cell_source), version }
+    : { kind: 'update', cell: toNotebookCell(answer.cell), version };
+}
+
 /** A `get_changes` (or `undo`) entry as core's {@link CellActivity}. */
 export function toCellActivity(wire: WireCellChange): CellActivity {
   return {
@@ -146,15 +172,20 @@ export function toExecutionState(wire: WireExecutionState): ExecutionState {
   };
 }
 
-/** The cell change a `cell_inserted`, `cell_updated`, `cell_deleted` or `cell_moved` broadcast carries. */
+/** The cell change a `cell_inserted`, `cell_updated`, `cell_source_set`, `cell_deleted` or `cell_moved` broadcast carries. */
 export function toCellChange(
-  event: Extract<WireRoomEvent, { event: 'cell_inserted' | 'cell_updated' | 'cell_deleted' | 'cell_moved' }>,
+  event: Extract<
+    WireRoomEvent,
+    { event: 'cell_inserted' | 'cell_updated' | 'cell_source_set' | 'cell_deleted' | 'cell_moved' }
+  >,
 ): CellChange {
   switch (event.event) {
     case 'cell_inserted':
       return { kind: 'insert', cell: toNotebookCell(event.cell), index: event.index, version: event.document_version };
     case 'cell_updated':
       return { kind: 'update', cell: toNotebookCell(event.cell), version: event.document_version };
+    case 'cell_source_set':
+      return { kind: 'source', cell: toCellSource(event.cell), version: event.document_version };
     case 'cell_deleted':
       return { kind: 'delete', cellId: event.cell_id, version: event.document_version };
     case 'cell_moved':
@@ -168,6 +199,7 @@ export function toCellNotice(change: CellChange): NotebookCellChange {
     case 'insert':
       return { kind: 'inserted', cellId: change.cell.id };
     case 'update':
+    case 'source':
       return { kind: 'updated', cellId: change.cell.id };
     case 'delete':
       return { kind: 'deleted', cellId: change.cellId };

@@ -40,3 +40,9 @@ export function requestFailure(requestType: string, error: unknown): CoreError {
     cause: error,
   });
 }
+
+/** `undefined` for a `cellNotFound` failure (the cell is gone); any other failure is thrown again. */
+export function absentWhenNotFound(error: unknown): undefined {
+  if (CoreError.is(error, 'cellNotFound')) return undefined;
+  throw error;
+}

@@ -45,8 +45,14 @@ export {
   wireNotebookModes,
   wirePeerLabelSchema,
 } from './schemas/runtimed-handshake.js';
-export type { WireCell, WireCellType, WireOutput } from './schemas/wire-cell.js';
-export { wireCellSchema, wireCellTypeSchema, wireMetadataSchema, wireOutputSchema } from './schemas/wire-cell.js';
+export type { WireCell, WireCellSource, WireCellType, WireOutput } from './schemas/wire-cell.js';
+export {
+  wireCellSchema,
+  wireCellSourceSchema,
+  wireCellTypeSchema,
+  wireMetadataSchema,
+  wireOutputSchema,
+} from './schemas/wire-cell.js';
 export type { WireClientContext } from './schemas/wire-client-context.js';
 export { wireClientContextSchema } from './schemas/wire-client-context.js';
 export type { WireControlAnswer } from './schemas/wire-control-answer.js';
@@ -90,6 +96,7 @@ export type { WireRoomCondition, WireRoomConditionKind } from './schemas/wire-ro
 export { wireRoomConditionKinds, wireRoomConditionSchema } from './schemas/wire-room-condition.js';
 export type { WireRoomClosed, WireRoomEvent, WireRoomEventName } from './schemas/wire-room-event.js';
 export {
+  wireCellSourceSetEventSchema,
   wireExecutionDoneEventSchema,
   wireExecutionOutputEventSchema,
   wireRoomCloseCodes,
@@ -99,3 +106,5 @@ export {
 } from './schemas/wire-room-event.js';
 export type { WireRuntimeState } from './schemas/wire-runtime-state.js';
 export { wireRuntimeStateNames, wireRuntimeStateSchema } from './schemas/wire-runtime-state.js';
+export type { SourceEditableCell } from './source-edit.js';
+export { applyCellSource, cellSourceOf } from './source-edit.js';

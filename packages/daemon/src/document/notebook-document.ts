@@ -16,6 +16,18 @@ export type NotebookOutput = WireOutput;
 export type DocumentChange =
   | { readonly op: 'insert'; readonly index: number; readonly cell: WireCell }
   | { readonly op: 'set'; readonly cell: WireCell }
+  /**
+   * The cell's source (and its author) changed, nothing else: what a source edit journals instead of
+   * the whole cell, so that editing a cell with large outputs does not write them again. Its type is
+   * the cell's (a change that names another does not fit).
+   */
+  | {
+      readonly op: 'source';
+      readonly cell_id: string;
+      readonly cell_type: CellKind;
+      readonly source: string;
+      readonly edited_by?: string;
+    }
   | { readonly op: 'delete'; readonly cell_id: string }
   | { readonly op: 'move'; readonly cell_id: string; readonly index: number }
   | { readonly op: 'metadata'; readonly metadata: Readonly<Record<string, unknown>> };
@@ -336,6 +348,19 @@ export class NotebookDocument {
         const cell = this.spilled(fromWire(change.cell));
         this.#cells[index] = cell;
         this.#byId.set(cell.id, cell);
+        break;
+      }
+      case 'source': {
+        const cell = this.lookup(change.cell_id);
+        if (cell.cellType !== change.cell_type) {
+          throw new DaemonError(
+            'badRequest',
+            `Cannot set the source of cell ${change.cell_id}: it is a ${cell.cellType} cell, not ${change.cell_type}`,
+          );
+        }
+        cell.source = change.source;
+        if (change.edited_by !== undefined) cell.editedBy = change.edited_by;
+        cell.version = undefined;
         break;
       }
       case 'delete':

@@ -709,13 +709,14 @@ describe(PageServer, () => {
     const hello = await helloOf(stream);
     const answer = await post(
       `/api/notebooks/${id}/requests`,
-      { type: 'update_cell', cell_id: 'plot', source: 'plot(2)' },
+      { type: 'get_cell', cell_id: 'plot' },
       asPage(session, hello.peer_id),
     );
     expect(answer.status, answer.body).toBe(200);
     expect(answer.body).toContain(`"runtimed_output_ref":"${ref.runtimed_output_ref}"`);
     expect(answer.body).not.toContain(png.slice(0, 100));
-    // The page does not hear its own edit; it hears another peer's, referenced with its capability.
+    // The page does not hear its own edit; it hears another peer's, referenced with its capability
+    // (outputs cleared, then back with an undo: the whole cell).
     const agent: RoomPeer = {
       id: 'agent-2',
       label: 'agent:spec:2',
@@ -723,9 +724,10 @@ describe(PageServer, () => {
       disconnect: () => undefined,
     };
     admission.room.addPeer(agent);
-    await admission.room.handle(agent, { type: 'update_cell', cell_id: 'plot', source: 'plot(3)' });
-    await expect.poll(() => stream.received.join('')).toContain('"event":"cell_updated"');
-    expect(stream.received.join('')).toContain(`&cap=${cap}`);
+    await admission.room.handle(agent, { type: 'clear_outputs', cell_id: 'plot' });
+    await admission.room.handle(agent, { type: 'undo' });
+    await expect.poll(() => stream.received.join('')).toContain(`&cap=${cap}`);
+    expect(stream.received.join('')).toContain('"event":"cell_updated"');
     expect(stream.received.join('')).not.toContain(png.slice(0, 100));
     stream.close();
 

@@ -307,6 +307,8 @@ export class PageServer {
     const peer: RoomPeer = {
       id: randomUUID(),
       label: name === 'human' ? 'human' : `human:${name}`,
+      // The page (served by this daemon) applies source edits to its copy of the cell.
+      readsSourceEdits: true,
       send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame, cap))}\n\n`),
       disconnect: () => response.end(),
     };

@@ -1,5 +1,11 @@
-import type { WireNotebookAnswer, WireNotebookRequest, WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
+import {
+  cellSourceOf,
+  type WireCell,
+  type WireNotebookAnswer,
+  type WireNotebookRequest,
+} from '@nteract-mcp/runtimed-protocol';
 import type { DocumentChange, NotebookDocument } from '../document/notebook-document.js';
+import type { RoomEvent } from './room-peers.js';
 
 /** The requests that edit the document. */
 export type DocumentEditRequest = Extract<
@@ -15,7 +21,7 @@ export type DocumentEditRequest = Extract<
 export interface DocumentEdit {
   readonly result: Record<string, unknown>;
   readonly changes?: readonly DocumentChange[];
-  readonly events?: readonly WireRoomEvent[];
+  readonly events?: readonly RoomEvent[];
 }
 
 /**
@@ -42,15 +48,28 @@ export function applyDocumentEdit(
       };
     }
     case 'update_cell': {
+      const typeBefore = document.cell(request.cell_id).cell_type;
       const cell = document.update(request.cell_id, {
         source: request.source ?? undefined,
         cellType: request.cell_type,
         author,
       });
+      if (cell.cell_type !== typeBefore) {
+        // A new type clears the outputs: the whole cell is as small as its source.
+        return {
+          result: { cell, document_version: document.version } satisfies WireNotebookAnswer<'update_cell'>,
+          changes: [{ op: 'set', cell }],
+          events: [{ event: 'cell_updated', document_version: document.version, cell }],
+        };
+      }
+      // The source changed, nothing else: journaled, answered and told without the outputs.
       return {
-        result: { cell, document_version: document.version } satisfies WireNotebookAnswer<'update_cell'>,
-        changes: [{ op: 'set', cell }],
-        events: [{ event: 'cell_updated', document_version: document.version, cell }],
+        result: {
+          cell_source: cellSourceOf(cell),
+          document_version: document.version,
+        } satisfies WireNotebookAnswer<'update_cell'>,
+        changes: [sourceChangeOf(cell)],
+        events: [{ event: 'source_edit', document_version: document.version, cell }],
       };
     }
     case 'delete_cell': {
@@ -74,10 +93,21 @@ export function applyDocumentEdit(
     case 'clear_outputs': {
       const cell = document.clearOutputs(request.cell_id);
       return {
-        result: { cell, document_version: document.version } satisfies WireNotebookAnswer<'update_cell'>,
+        result: { cell, document_version: document.version } satisfies WireNotebookAnswer<'clear_outputs'>,
         changes: [{ op: 'set', cell }],
         events: [{ event: 'cell_updated', document_version: document.version, cell }],
       };
     }
   }
+}
+
+/** The journal's record of a source edit that left `cell` as it is. */
+export function sourceChangeOf(cell: WireCell): DocumentChange {
+  return {
+    op: 'source',
+    cell_id: cell.id,
+    cell_type: cell.cell_type,
+    source: cell.source,
+    ...(cell.edited_by === undefined ? {} : { edited_by: cell.edited_by }),
+  };
 }

@@ -2,11 +2,11 @@ import { dirname } from 'node:path';
 import type { Clock, Logger } from '@nteract-mcp/foundation';
 import type {
   WireCell,
+  WireCellSource,
   WireExecutionState,
   WireNotebookAnswer,
   WireNotebookRequest,
   WireRoomCondition,
-  WireRoomEvent,
   WireRoomInfo,
   WireRuntimeState,
 } from '@nteract-mcp/runtimed-protocol';
@@ -25,7 +25,7 @@ import { RoomFileKeeper } from './room-file-keeper.js';
 import { RoomInputs } from './room-inputs.js';
 import { RoomJournalWriter } from './room-journal-writer.js';
 import { RoomKernelKeeper } from './room-kernel-keeper.js';
-import { type PeerDeparture, type RoomCloseCause, type RoomPeer, RoomPeers } from './room-peers.js';
+import { type PeerDeparture, type RoomCloseCause, type RoomEvent, type RoomPeer, RoomPeers } from './room-peers.js';
 import type { RoomSettings } from './room-settings.js';
 
 export type { PeerActivity, RoomActivity } from './room-activity.js';
@@ -362,11 +362,28 @@ export class NotebookRoom {
    * peer is on (see {@link NotebookRoom.activity}).
    */
   public async handle(peer: RoomPeer, request: WireNotebookRequest): Promise<Record<string, unknown>> {
-    const answer = await this.dispatch(peer, request);
+    const answer = this.answerFor(peer, await this.dispatch(peer, request));
     const inserted = request.type === 'insert_cell' ? (answer.cell as WireCell | undefined)?.id : undefined;
     const named = 'cell_id' in request ? request.cell_id : inserted;
     if (named !== undefined) this.#peers.setPresence(peer.id, request.type === 'delete_cell' ? null : named, false);
     return answer;
+  }
+
+  /**
+   * `answer` in the form `peer` reads: a source edit is answered (and kept in the ledger) with the
+   * cell's source fields, which a peer that did not declare `source_edits` gets as the whole cell
+   * (the rest of it as the cell has it now; a replay of an edit of a cell deleted since, without outputs).
+   */
+  private answerFor(peer: RoomPeer, answer: Record<string, unknown>): Record<string, unknown> {
+    const source = answer.cell_source as WireCellSource | undefined;
+    if (source === undefined || peer.readsSourceEdits === true) return answer;
+    const { cell_source: _, ...rest } = answer;
+    const current = this.#document.has(source.id) ? this.#document.cell(source.id) : undefined;
+    const cell: WireCell =
+      current?.cell_type === source.cell_type
+        ? { ...current, ...source }
+        : { ...source, outputs: [], execution_count: null, metadata: current?.metadata ?? {} };
+    return { ...rest, cell };
   }
 
   /** A person's page says which cell they are on (`null`: none); the other peers are told. */
@@ -556,7 +573,7 @@ export class NotebookRoom {
   }
 
   /** An edit of the document: every peer (but `exceptPeerId`) is told, and autosave is due. */
-  private changed(event: WireRoomEvent, exceptPeerId?: string): void {
+  private changed(event: RoomEvent, exceptPeerId?: string): void {
     this.#peers.broadcast(event, exceptPeerId);
     this.#file.markDirty();
   }

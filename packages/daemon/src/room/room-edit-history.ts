@@ -1,14 +1,9 @@
-import type {
-  WireCell,
-  WireCellChange,
-  WireNotebookAnswer,
-  WireNotebookRequest,
-  WireRoomEvent,
-} from '@nteract-mcp/runtimed-protocol';
+import type { WireCell, WireCellChange, WireNotebookAnswer, WireNotebookRequest } from '@nteract-mcp/runtimed-protocol';
 import { DaemonError } from '../daemon-error.js';
 import type { DocumentChange, NotebookDocument } from '../document/notebook-document.js';
-import type { DocumentEdit, DocumentEditRequest } from './document-edit.js';
+import { type DocumentEdit, type DocumentEditRequest, sourceChangeOf } from './document-edit.js';
 import { RoomChangeLog } from './room-change-log.js';
+import type { RoomEvent } from './room-peers.js';
 
 /** How many of its own edits a peer (by label) can undo. */
 export const undoDepth = 50;
@@ -150,7 +145,7 @@ export class RoomEditHistory {
     }
     stack.splice(stack.length - count, count);
     const changes: DocumentChange[] = [];
-    const events: WireRoomEvent[] = [];
+    const events: RoomEvent[] = [];
     const records: WireCellChange[] = [];
     for (const entry of entries) {
       const { change, event } = this.revert(entry, peerLabel);
@@ -191,7 +186,7 @@ export class RoomEditHistory {
       : `cell ${entry.cellId} was changed since by ${cell.edited_by ?? 'another program'}.`;
   }
 
-  private revert(entry: UndoEntry, peerLabel: string): { change: DocumentChange; event: WireRoomEvent } {
+  private revert(entry: UndoEntry, peerLabel: string): { change: DocumentChange; event: RoomEvent } {
     const document = this.#document;
     switch (entry.kind) {
       case 'inserted': {
@@ -222,6 +217,15 @@ export class RoomEditHistory {
       case 'cleared': {
         const current = document.cell(entry.cellId);
         const before = entry.before as WireCell;
+        if (entry.kind === 'edited' && before.cell_type === current.cell_type) {
+          // The source back, nothing else: journaled and told without the outputs.
+          const change = sourceChangeOf({ ...current, source: before.source, edited_by: peerLabel });
+          document.apply(change);
+          return {
+            change,
+            event: { event: 'source_edit', document_version: document.version, cell: document.cell(entry.cellId) },
+          };
+        }
         const cell: WireCell =
           entry.kind === 'edited'
             ? { ...current, cell_type: before.cell_type, source: before.source, edited_by: peerLabel }

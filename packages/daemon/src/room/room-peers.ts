@@ -1,5 +1,11 @@
 import type { Logger } from '@nteract-mcp/foundation';
-import type { WireRoomCondition, WireRoomConditionKind, WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
+import {
+  cellSourceOf,
+  type WireCell,
+  type WireRoomCondition,
+  type WireRoomConditionKind,
+  type WireRoomEvent,
+} from '@nteract-mcp/runtimed-protocol';
 import { RoomConditions } from './room-conditions.js';
 
 /** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */
@@ -8,10 +14,29 @@ export type RoomCloseCause = 'daemon_shutdown' | 'notebook_shutdown';
 /** How a peer went: with a `leave` request, or its connection just ended. */
 export type PeerDeparture = 'left' | 'vanished';
 
+/**
+ * A source edit of a cell as the room hands it to {@link RoomPeers.broadcast}: the cell as the edit
+ * left it. Each peer is told it in the form it reads: a `cell_source_set` (the source fields) when it
+ * declared `source_edits` (see {@link RoomPeer.readsSourceEdits}), else a `cell_updated` (the whole cell).
+ */
+export interface SourceEditEvent {
+  readonly event: 'source_edit';
+  readonly document_version: number;
+  readonly cell: WireCell;
+}
+
+/** What the room tells its peers: a wire event, or a {@link SourceEditEvent}. */
+export type RoomEvent = WireRoomEvent | SourceEditEvent;
+
 /** A connection taking part in a room. */
 export interface RoomPeer {
   readonly id: string;
   readonly label: string;
+  /**
+   * The peer declared `source_edits`: it applies a source edit to its copy of the cell, so it is told
+   * one as `cell_source_set` and answered one as `cell_source`, without the cell's outputs.
+   */
+  readonly readsSourceEdits?: boolean;
   send(frame: Readonly<Record<string, unknown>>): void;
   /** Ends the peer's connection because the room is gone; `cause` says whether the whole daemon stops. */
   disconnect(reason: string, cause: RoomCloseCause): void;
@@ -122,9 +147,23 @@ export class RoomPeers implements RoomSignals {
     this.broadcast({ event: 'notice', message });
   }
 
-  public broadcast(event: WireRoomEvent, exceptPeerId?: string): void {
+  public broadcast(event: RoomEvent, exceptPeerId?: string): void {
     for (const peer of this.#peers.values()) {
-      if (peer.id !== exceptPeerId) peer.send({ type: 'broadcast', ...event });
+      if (peer.id === exceptPeerId) continue;
+      peer.send(
+        event.event === 'source_edit'
+          ? sourceEditBroadcast(event, peer.readsSourceEdits === true)
+          : { type: 'broadcast', ...event },
+      );
     }
   }
+}
+
+/** The broadcast of a source edit to a peer that reads source edits (the source fields), or to one that does not (the whole cell). */
+function sourceEditBroadcast(event: SourceEditEvent, readsSourceEdits: boolean): Readonly<Record<string, unknown>> {
+  const { document_version } = event;
+  const told: WireRoomEvent = readsSourceEdits
+    ? { event: 'cell_source_set', document_version, cell: cellSourceOf(event.cell) }
+    : { event: 'cell_updated', document_version, cell: event.cell };
+  return { type: 'broadcast', ...told };
 }

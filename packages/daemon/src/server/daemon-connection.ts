@@ -323,9 +323,9 @@ export class DaemonConnection {
       return false;
     }
     this.enter('admitting');
-    const readsBlobReferences = frame.blob_references === true;
+    const reads = { blobReferences: frame.blob_references === true, sourceEdits: frame.source_edits === true };
     void this.#host.admitNotebook(frame).then(
-      (admitted) => this.admitted(admitted, readsBlobReferences),
+      (admitted) => this.admitted(admitted, reads),
       (error: unknown) => {
         this.#queued.length = 0;
         const frameOut = errorFrame(error);
@@ -335,8 +335,14 @@ export class DaemonConnection {
     return true;
   }
 
-  /** A notebook handshake was let in: the peer joins its room, then what waited is served in order. */
-  private admitted({ admission, peer }: NotebookAdmission, readsBlobReferences: boolean): void {
+  /**
+   * A notebook handshake was let in: the peer joins its room (reading blob references and source
+   * edits when its handshake declared them), then what waited is served in order.
+   */
+  private admitted(
+    { admission, peer }: NotebookAdmission,
+    reads: { readonly blobReferences: boolean; readonly sourceEdits: boolean },
+  ): void {
     if (this.#state === 'leaving') {
       // The connection ended while the room let it in: nobody is there to join (a peer added now
       // would never leave, and the room's kernel never be torn down).
@@ -345,7 +351,7 @@ export class DaemonConnection {
     }
     const { room } = admission;
     const { info } = this.#host;
-    if (readsBlobReferences) this.#blobDir = this.#host.blobDir;
+    if (reads.blobReferences) this.#blobDir = this.#host.blobDir;
     this.send({
       type: 'connected',
       notebook_id: room.notebookId,
@@ -363,6 +369,7 @@ export class DaemonConnection {
     } satisfies WireNotebookConnected);
     const attached: RoomPeer = {
       ...peer,
+      readsSourceEdits: reads.sourceEdits,
       send: (message) => this.send(message),
       disconnect: (why, cause) => {
         this.send({ type: 'room_closed', reason: why, code: cause });

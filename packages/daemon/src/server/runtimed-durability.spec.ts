@@ -127,6 +127,75 @@ describe('runtimed durability (real process)', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
+  it('journals a source edit (and its undo) without the cell’s outputs, and replays it onto them after a SIGKILL', async () => {
+    const d = await daemon(noAutosave);
+    const path = join(d.dir, 'outputs.ipynb');
+    const printed = 'an output line of the run\n'.repeat(4000);
+    const document = NotebookDocument.fromIpynb(
+      JSON.stringify({
+        nbformat: 4,
+        nbformat_minor: 5,
+        metadata: {},
+        cells: [
+          {
+            id: 'run',
+            cell_type: 'code',
+            source: 'v0',
+            execution_count: 3,
+            metadata: {},
+            outputs: [{ output_type: 'stream', name: 'stdout', text: printed }],
+          },
+        ],
+      }),
+      path,
+    );
+    writeFileSync(path, document.toIpynb());
+    const opened = await d.connect({
+      channel: 'notebook',
+      mode: 'open',
+      path,
+      peer_label: 'agent',
+      source_edits: true,
+    });
+    connections.push(opened.connection);
+    const edit = (source: string, key: string) =>
+      opened.connection.request({ type: 'update_cell', cell_id: 'run', source, idempotency_key: key });
+    for (let n = 1; n <= 5; n++) await edit(`v${n}`, `edit-${n}`);
+    await opened.connection.request({ type: 'undo', idempotency_key: 'undo-1' });
+    const journal = readFileSync(join(d.dataDir, 'journal', `${opened.greeting.notebook_id}.jsonl`), 'utf8');
+    const records = journal.trim().split('\n').slice(1);
+    expect(records).toHaveLength(6);
+    for (const record of records) expect(record).toContain('"op":"source"');
+    // Six edits with their ledger entries: a few hundred bytes each, the outputs in none of them.
+    expect(journal).not.toContain('an output line of the run');
+    expect(Buffer.byteLength(journal)).toBeLessThan(printed.length / 10);
+    await d.kill();
+
+    const again = await restart(d, noAutosave);
+    const back = await again.connect({ channel: 'notebook', mode: 'open', path, peer_label: 'agent' });
+    connections.push(back.connection);
+    expect(back.greeting.cells).toEqual([
+      expect.objectContaining({
+        id: 'run',
+        source: 'v4',
+        edited_by: 'agent',
+        execution_count: 3,
+        outputs: [{ output_type: 'stream', name: 'stdout', text: printed }],
+      }),
+    ]);
+    // The retried edit is answered from the journal's ledger, in the form this (older) peer reads.
+    const retried = await back.connection.request({
+      type: 'update_cell',
+      cell_id: 'run',
+      source: 'v2',
+      idempotency_key: 'edit-2',
+    });
+    expect(retried.cell).toMatchObject({ source: 'v2', outputs: [{ text: printed }] });
+    expect(
+      ((await back.connection.request({ type: 'get_cell', cell_id: 'run' })).cell as { source: string }).source,
+    ).toBe('v4');
+  });
+
   it('an external edit of an open notebook survives the agent’s next edit', async () => {
     const d = await daemon(fastAutosave);
     const path = join(d.dir, 'shared.ipynb');

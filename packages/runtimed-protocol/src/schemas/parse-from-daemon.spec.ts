@@ -12,6 +12,7 @@ import {
   helloFixture,
   notebookAnswerFixtures,
   roomEventFixtures,
+  sourceEditAnswerFixture,
   wireCellFixture,
 } from './wire-fixtures.js';
 import { wireControlHelloSchema, wireNotebookConnectedSchema } from './wire-greeting.js';
@@ -37,6 +38,23 @@ describe('parseFromDaemon', () => {
   it.each(Object.entries(notebookAnswerFixtures))('reads the %s answer as sent, envelope dropped', (type, answer) => {
     const schema = wireNotebookAnswerSchemas[type as keyof typeof wireNotebookAnswerSchemas];
     expect(parseFromDaemon(schema, overTheWire({ ...answer, type: 'ok', id: 9 }), `${type} answer`)).toEqual(answer);
+  });
+
+  it('reads the answer to a source edit in either form: the whole cell, or its source fields', () => {
+    const schema = wireNotebookAnswerSchemas.update_cell;
+    const whole = notebookAnswerFixtures.update_cell;
+    expect(parseFromDaemon(schema, overTheWire({ ...whole, type: 'ok', id: 9 }), 'update_cell answer')).toEqual(whole);
+    const parsed = parseFromDaemon(
+      schema,
+      overTheWire({ ...sourceEditAnswerFixture, type: 'ok', id: 9 }),
+      'update_cell answer',
+    );
+    expect(parsed).toEqual(sourceEditAnswerFixture);
+    expect('cell' in parsed).toBe(false);
+    // Neither form: refused, nothing read.
+    expect(() => parseFromDaemon(schema, { type: 'ok', id: 9, document_version: 6 }, 'update_cell answer')).toThrow(
+      /invalid update_cell answer/,
+    );
   });
 
   it.each(Object.entries(controlAnswerFixtures))('reads the %s answer as sent, envelope dropped', (type, answer) => {

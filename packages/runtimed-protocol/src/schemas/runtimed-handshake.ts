@@ -35,15 +35,22 @@ export const wireControlHandshakeSchema = z.object({ channel: z.literal('control
  * the room's kernel starts with.
  */
 /**
- * What every notebook handshake may add: `blob_references`, that this peer reads output values the
- * daemon keeps in its blob store from there (see `BlobReference`): the daemon then sends a
- * reference in place of each such value and names the blob directory in `connected`. Without it
- * (and from daemons before references went on the wire) every value travels as its text.
+ * What every notebook handshake may add:
+ * - `blob_references`, that this peer reads output values the daemon keeps in its blob store from
+ *   there (see `BlobReference`): the daemon then sends a reference in place of each such value and
+ *   names the blob directory in `connected`. Without it (and from daemons before references went on
+ *   the wire) every value travels as its text.
+ * - `source_edits`, that this peer applies a source edit to its copy of the cell: the daemon then
+ *   tells it a source edit as `cell_source_set` and answers its own as `cell_source` (the cell's
+ *   source fields, see `wireCellSourceSchema`), so the cell's outputs do not travel with every
+ *   keystroke. Without it (and from daemons before source edits) a source edit is told as
+ *   `cell_updated` and answered as `cell`, the whole cell: a peer that declares it reads both.
  */
 const notebookPeerOptions = {
   peer_label: wirePeerLabelSchema,
   client: wireClientContextSchema.optional(),
   blob_references: z.literal(true).optional(),
+  source_edits: z.literal(true).optional(),
 };
 
 export const wireNotebookHandshakeSchemas = {

@@ -53,3 +53,19 @@ export const wireCellSchema = z.object({
   edited_by: z.string().min(1).optional(),
 });
 export type WireCell = z.infer<typeof wireCellSchema>;
+
+/**
+ * What a source edit of a cell tells (a `cell_source_set` broadcast, the answer to the editing
+ * peer's `update_cell`), to peers whose handshake declared `source_edits`: the cell's id, its type
+ * (unchanged by the edit), its new source and the room's `version` and `edited_by` that go with it.
+ * Everything else of the cell (outputs, execution count, metadata, attachments) is as the peer holds
+ * it: the edit did not change it, and it does not travel again.
+ */
+export const wireCellSourceSchema = wireCellSchema.pick({
+  id: true,
+  cell_type: true,
+  source: true,
+  version: true,
+  edited_by: true,
+});
+export type WireCellSource = z.infer<typeof wireCellSourceSchema>;

@@ -183,9 +183,21 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
   leave: { left: true },
 };
 
+/** The answer to a source edit, as a peer that declared `source_edits` receives it. */
+export const sourceEditAnswerFixture: WireNotebookAnswer<'update_cell'> = {
+  cell_source: { id: 'cell-2', cell_type: 'code', source: 'x_2 = 20', version: 'v-7', edited_by: 'agent:x:1' },
+  document_version: 6,
+  replaced: { by: 'human:Ada', version: 'v-3' },
+};
+
 export const roomEventFixtures: readonly WireRoomEvent[] = [
   { event: 'cell_inserted', document_version: 1, index: 0, cell: wireCellFixture(1) },
   { event: 'cell_updated', document_version: 2, cell: wireCellFixture(1) },
+  {
+    event: 'cell_source_set',
+    document_version: 3,
+    cell: { id: 'cell-1', cell_type: 'code', source: 'x_1 = 10', version: 'v-4', edited_by: 'agent:x:1' },
+  },
   { event: 'cell_deleted', document_version: 3, cell_id: 'cell-1' },
   { event: 'cell_moved', document_version: 4, cell_id: 'cell-2', index: 0 },
   { event: 'runtime', runtime },
@@ -233,6 +245,14 @@ export const daemonEventFixtures: readonly WireDaemonEvent[] = [
 export const handshakeFixtures: readonly RuntimedHandshake[] = [
   { channel: 'control' },
   { channel: 'notebook', mode: 'open', path: '/tmp/a.ipynb', peer_label: 'a' },
+  {
+    channel: 'notebook',
+    mode: 'open',
+    path: '/tmp/b.ipynb',
+    peer_label: 'b',
+    blob_references: true,
+    source_edits: true,
+  },
   { channel: 'notebook', mode: 'attach', notebook_id: '6f1c2a9e-0000-4000-8000-000000000001', peer_label: 'a' },
   { channel: 'notebook', mode: 'create', runtime: 'python', working_dir: '/tmp', ephemeral: false, peer_label: 'a' },
 ];

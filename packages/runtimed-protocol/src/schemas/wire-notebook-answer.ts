@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { wireCellSchema } from './wire-cell.js';
+import { wireCellSchema, wireCellSourceSchema } from './wire-cell.js';
 import { wireExecutionStateSchema } from './wire-execution-state.js';
 import { wireInputReplyAnswerSchema } from './wire-input-request.js';
 import type { WireNotebookRequestType } from './wire-notebook-request.js';
@@ -44,7 +44,15 @@ export const wireNotebookAnswerSchemas = {
     document_version: documentVersion,
     warning,
   }),
-  update_cell: z.object({ cell: wireCellSchema, document_version: documentVersion, warning, replaced }),
+  /**
+   * The cell as the edit left it: whole (`cell`), or, to a peer whose handshake declared
+   * `source_edits` and for an edit that kept the cell's type, its source fields (`cell_source`; the
+   * rest of the cell is as that peer holds it). A replayed request is answered in the form its peer reads.
+   */
+  update_cell: z.union([
+    z.object({ cell: wireCellSchema, document_version: documentVersion, warning, replaced }),
+    z.object({ cell_source: wireCellSourceSchema, document_version: documentVersion, warning, replaced }),
+  ]),
   delete_cell: z.object({ document_version: documentVersion, warning, replaced }),
   move_cell: z.object({ index: z.int().nonnegative(), document_version: documentVersion, warning }),
   clear_outputs: z.object({ cell: wireCellSchema, document_version: documentVersion, warning }),

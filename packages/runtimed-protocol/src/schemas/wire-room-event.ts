@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { wireCellSchema, wireOutputSchema } from './wire-cell.js';
+import { wireCellSchema, wireCellSourceSchema, wireOutputSchema } from './wire-cell.js';
 import { wireFinalExecutionStatuses } from './wire-execution-state.js';
 import { wireInputRequestEventSchema } from './wire-input-request.js';
 import { wireRoomConditionSchema } from './wire-room-condition.js';
@@ -87,10 +87,23 @@ export const wireExecutionDoneEventSchema = z.object({
   blob_outputs: z.array(z.object({ index, output: wireOutputSchema })).optional(),
 });
 
+/**
+ * A cell's source was edited, and nothing else of it: its new source, `version` and `edited_by`
+ * (see `wireCellSourceSchema`); its type is the one the peer holds (a copy of another type is out of
+ * step: read the cell again), its outputs, count and metadata stay as the peer holds them. Sent in
+ * place of `cell_updated` (the whole cell) to peers whose handshake declared `source_edits`.
+ */
+export const wireCellSourceSetEventSchema = z.object({
+  event: z.literal('cell_source_set'),
+  document_version: documentVersion,
+  cell: wireCellSourceSchema,
+});
+
 /** What a room's peers are told when something changes; a `type: 'broadcast'` frame carries one. */
 export const wireRoomEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('cell_inserted'), document_version: documentVersion, index, cell: wireCellSchema }),
   z.object({ event: z.literal('cell_updated'), document_version: documentVersion, cell: wireCellSchema }),
+  wireCellSourceSetEventSchema,
   z.object({ event: z.literal('cell_deleted'), document_version: documentVersion, cell_id: z.string().min(1) }),
   z.object({
     event: z.literal('cell_moved'),
@@ -127,6 +140,7 @@ export type WireRoomEventName = WireRoomEvent['event'];
 export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName>([
   'cell_inserted',
   'cell_updated',
+  'cell_source_set',
   'cell_deleted',
   'cell_moved',
   'runtime',

@@ -32,6 +32,13 @@ describe(answerEvent, () => {
     }
   });
 
+  it('reads a source edit answered with the cell’s source fields as the source set (the outputs did not travel)', () => {
+    const source = { id: 'a', cell_type: 'code', source: 'x = 2', version: 'v3', edited_by: 'human:Ada' } as const;
+    expect(
+      answerEvent({ type: 'update_cell', cell_id: 'a', source: 'x = 2' }, { cell_source: source, document_version: 4 }),
+    ).toEqual({ event: 'cell_source_set', document_version: 4, cell: source });
+  });
+
   it('names the deleted and moved cell by the request’s id (their answers carry no cell)', () => {
     expect(answerEvent({ type: 'delete_cell', cell_id: 'gone' }, { document_version: 5 })).toEqual({
       event: 'cell_deleted',

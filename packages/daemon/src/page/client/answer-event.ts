@@ -13,9 +13,15 @@ export function answerEvent(request: PageRequest, answer: unknown): DocumentEven
       const { cell, index, document_version } = answer as WireNotebookAnswer<'insert_cell'>;
       return { event: 'cell_inserted', document_version, index, cell };
     }
-    case 'update_cell':
+    case 'update_cell': {
+      const told = answer as WireNotebookAnswer<'update_cell'>;
+      // A source edit is answered with the cell's source fields (the page declared source edits).
+      return 'cell_source' in told
+        ? { event: 'cell_source_set', document_version: told.document_version, cell: told.cell_source }
+        : { event: 'cell_updated', document_version: told.document_version, cell: told.cell };
+    }
     case 'clear_outputs': {
-      const { cell, document_version } = answer as WireNotebookAnswer<'update_cell'>;
+      const { cell, document_version } = answer as WireNotebookAnswer<'clear_outputs'>;
       return { event: 'cell_updated', document_version, cell };
     }
     case 'delete_cell': {

@@ -34,6 +34,24 @@ describe(LiveDocument, () => {
     expect(document.version).toBe(8);
   });
 
+  it('applies a source edit to the cell it holds, keeping its outputs and count; does not fit a cell of another type', () => {
+    const ran = { ...cell('a', 'print(1)'), outputs: [out], execution_count: 2 };
+    const document = new LiveDocument(3, [ran, cell('b')]);
+    const edit = { id: 'a', cell_type: 'code', source: 'print(2)', version: 'v-2', edited_by: 'agent:x:1' } as const;
+    expect(document.apply({ event: 'cell_source_set', document_version: 4, cell: edit })).toEqual({
+      kind: 'applied',
+      change: { cellId: 'a' },
+    });
+    expect(document.cell('a')).toEqual({ ...ran, source: 'print(2)', version: 'v-2', edited_by: 'agent:x:1' });
+    expect(document.cell('a')?.outputs).toBe(ran.outputs);
+    const markdown = { id: 'b', cell_type: 'markdown', source: '# b' } as const;
+    expect(document.apply({ event: 'cell_source_set', document_version: 5, cell: markdown }).kind).toBe('misfit');
+    expect(document.apply({ event: 'cell_source_set', document_version: 5, cell: { ...edit, id: 'z' } }).kind).toBe(
+      'misfit',
+    );
+    expect(document.version).toBe(4);
+  });
+
   it("builds a running cell's outputs from its output edits, and sets its count when the run ends", () => {
     const document = new LiveDocument(1, [cell('a', 'print(1)')]);
     const stream = { output_type: 'stream', name: 'stdout', text: 'loading 10%' };

@@ -1,5 +1,6 @@
 import type { WireRoomEvent } from '@nteract-mcp/runtimed-protocol';
 import { applyOutputEdit, type EditableOutput, outputEditOf } from '@nteract-mcp/runtimed-protocol/output-edit';
+import { applyCellSource } from '@nteract-mcp/runtimed-protocol/source-edit';
 import type { SnapshotCell } from './notebook-snapshot.js';
 
 /** The room events that change the document, each naming the version it made. */
@@ -9,6 +10,7 @@ export type DocumentEvent = Extract<
     event:
       | 'cell_inserted'
       | 'cell_updated'
+      | 'cell_source_set'
       | 'cell_deleted'
       | 'cell_moved'
       | 'output_set'
@@ -96,6 +98,9 @@ export class LiveDocument {
       }
       case 'cell_updated':
         return this.replace(event.cell.id, () => event.cell);
+      case 'cell_source_set':
+        // The source changed, nothing else: the outputs the page holds stay (they did not travel).
+        return this.replace(event.cell.id, (cell) => applyCellSource(cell, event.cell));
       case 'cell_deleted': {
         const index = this.indexOf(event.cell_id);
         if (index < 0) return { kind: 'misfit' };

@@ -22,6 +22,7 @@ const noticeMs = 8000;
 const documentEvents: ReadonlySet<string> = new Set<DocumentEvent['event']>([
   'cell_inserted',
   'cell_updated',
+  'cell_source_set',
   'cell_deleted',
   'cell_moved',
   'output_set',
@@ -172,7 +173,8 @@ export class LiveNotebook implements CellHost {
     if (result.ok) {
       const event = answerEvent(request, result.answer);
       if (event) this.#follower.take(event);
-      return { kind: 'applied', version: (result.answer as WireNotebookAnswer<'update_cell'>).cell.version };
+      const answer = result.answer as WireNotebookAnswer<'update_cell'>;
+      return { kind: 'applied', version: 'cell_source' in answer ? answer.cell_source.version : answer.cell.version };
     }
     this.#follower.catchUp();
     if (result.code === 'stale_cell') return { kind: 'stale' };
