@@ -42,6 +42,8 @@ const allTools = [
   'get_changes',
   'undo',
   'restore_state',
+  'list_variables',
+  'inspect_variable',
 ];
 
 /** The rejection of a call, which must be a JSON-RPC invalid-params error. */

@@ -51,6 +51,8 @@ export interface FakeNotebookHandleOptions {
   readonly executor?: FakeExecutor;
   /** The peer label the handle was opened with (recorded only; the fake has no other peers). */
   readonly peerLabel?: string;
+  /** The kernelspec name the handle reports (default none: taken as Python). */
+  readonly kernelName?: string;
   /**
    * Called before a save binds `path` (the daemon's check that no other room owns the path);
    * throwing refuses the save. {@link FakeDaemonPort} passes one.
@@ -78,6 +80,8 @@ export class FakeNotebookHandle implements NotebookHandle {
   public readonly daemonIncarnation: DaemonIncarnation | undefined;
   /** The peer label given when the handle was opened, if any. */
   public readonly peerLabel: string | undefined;
+  /** The kernelspec name reported; tests may set it to play a notebook in another kernel. */
+  public kernelName: string | undefined;
   public readonly calls: string[] = [];
   public interruptCount = 0;
   /** What the next `interruptKernel` answers (a kernel that ignores the interrupt: `still_running`). */
@@ -125,6 +129,7 @@ export class FakeNotebookHandle implements NotebookHandle {
     this.#readiness = options.readiness ?? { document: 'ready', runtime: 'ready' };
     this.#executor = options.executor;
     this.peerLabel = options.peerLabel;
+    this.kernelName = options.kernelName;
     this.#beforeSave = options.beforeSave;
     this.#peers = options.peers === true;
     for (const cell of options.cells ?? []) this.#cells.push(this.newCell(cell.source, cell.cellType));

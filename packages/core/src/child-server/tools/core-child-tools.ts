@@ -4,13 +4,14 @@ import type { ChildToolContribution } from './child-tool-contribution.js';
 import type { RegisteredChildTool } from './child-tool-registry.js';
 import { createChangeTools } from './create-change-tools.js';
 import { createEditTools } from './create-edit-tools.js';
+import { createInspectionTools } from './create-inspection-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createRestoreTools } from './create-restore-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 
 /**
- * Core's own tools (session, kernel, notebook, edit, change and restore tools), contributed to the
+ * Core's own tools (session, kernel, notebook, edit, change, restore and inspection tools), contributed to the
  * child server through `ChildToolContribution` like a plugin's, in the order `tools/list` shows them.
  */
 @injectable()
@@ -26,6 +27,7 @@ export class CoreChildTools implements ChildToolContribution {
       ...createEditTools(services),
       ...createChangeTools(services),
       ...createRestoreTools(services),
+      ...createInspectionTools(services),
     ];
   }
 }

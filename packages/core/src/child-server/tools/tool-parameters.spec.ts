@@ -48,7 +48,15 @@ describe('tool parameters', () => {
     for (const tool of tools) {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, PropertySchema>;
       for (const [name, schema] of Object.entries(properties)) {
-        const args = { cell_id: 'cell-1', code: 'x', execution_id: 'e1', find: 'x', replace: 'y' };
+        const args = {
+          cell_id: 'cell-1',
+          code: 'x',
+          execution_id: 'e1',
+          find: 'x',
+          replace: 'y',
+          name: 'x',
+          query: 'x',
+        };
         const text = await toolError(
           harness.call(tool.name, { ...args, [name]: wrongValueFor(admittedKinds(schema)) }),
         );
