@@ -44,6 +44,7 @@ const allTools = [
   'restore_state',
   'list_variables',
   'inspect_variable',
+  'search_notebook',
 ];
 
 /** The rejection of a call, which must be a JSON-RPC invalid-params error. */

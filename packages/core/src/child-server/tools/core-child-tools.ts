@@ -8,11 +8,13 @@ import { createInspectionTools } from './create-inspection-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
 import { createRestoreTools } from './create-restore-tools.js';
+import { createSearchTools } from './create-search-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 
 /**
- * Core's own tools (session, kernel, notebook, edit, change, restore and inspection tools), contributed to the
- * child server through `ChildToolContribution` like a plugin's, in the order `tools/list` shows them.
+ * Core's own tools (session, kernel, notebook, edit, change, restore, inspection and search
+ * tools), contributed to the child server through `ChildToolContribution` like a plugin's, in the
+ * order `tools/list` shows them.
  */
 @injectable()
 export class CoreChildTools implements ChildToolContribution {
@@ -28,6 +30,7 @@ export class CoreChildTools implements ChildToolContribution {
       ...createChangeTools(services),
       ...createRestoreTools(services),
       ...createInspectionTools(services),
+      ...createSearchTools(services),
     ];
   }
 }
