@@ -49,7 +49,6 @@ import { runAsTask } from './call-pipeline/run-as-task.js';
 import { runTool } from './call-pipeline/run-tool.js';
 import { childServerCapabilities } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { clientUrlElicitation, declaresUrlElicitation } from './client-url-elicitation.js';
 import { ExecutionStore } from './executions/execution-store.js';
 import { ExecutionTasks, relatedTaskMetaKey } from './executions/execution-tasks.js';
 import { InputRounds } from './executions/input-rounds.js';
@@ -64,6 +63,7 @@ import { ResourceSubscriptions } from './resources/resource-subscriptions.js';
 import { ChildToolContribution } from './tools/child-tool-contribution.js';
 import { ChildToolRegistry, type ToolCallContext } from './tools/child-tool-registry.js';
 import { ClientCancellations } from './transport/client-cancellations.js';
+import { clientUrlElicitation, declaresUrlElicitation } from './transport/client-url-elicitation.js';
 import { EraGatedTransport } from './transport/era-gated-transport.js';
 import { watchedStreams } from './transport/watched-streams.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CellOutput, NotebookCell } from '../ports/notebook-handle.js';
+import type { CellOutput, NotebookCell } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
 import {
   maxCountedMatches,
   maxSearchedChars,
@@ -9,7 +10,6 @@ import {
   type SearchQuery,
   searchNotebooks,
 } from './search-notebooks.js';
-import { ToolError } from './to-tool-failure.js';
 
 function cell(id: string, source: string, outputs: CellOutput[] = []): NotebookCell {
   return { id, cellType: 'code', source, outputs, executionCount: null, metadata: {} };

@@ -1,6 +1,6 @@
-import type { Clock, Timer } from '../ports/clock.js';
-import type { NotebookHandle, ScratchRun } from '../ports/notebook-handle.js';
-import { ToolError } from './to-tool-failure.js';
+import type { Clock, Timer } from '../../ports/clock.js';
+import type { NotebookHandle, ScratchRun } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
 
 /**
  * How long an inspection left queued behind running code is followed at most: past it, it is

@@ -1,8 +1,13 @@
 import * as z from 'zod';
-import type { NotebookSession } from '../session/notebook-session.js';
-import type { ChildServerDependencies } from './child-server-dependencies.js';
+import type { NotebookSession } from '../../session/notebook-session.js';
+import type { ChildServerDependencies } from '../child-server-dependencies.js';
+import {
+  maxCountedMatches,
+  type SearchedNotebook,
+  searchBounds,
+  searchNotebooks,
+} from '../inspection/search-notebooks.js';
 import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
-import { maxCountedMatches, type SearchedNotebook, searchBounds, searchNotebooks } from './search-notebooks.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 import { escapedBytes } from './tool-result-budget.js';

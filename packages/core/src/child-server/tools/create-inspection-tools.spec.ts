@@ -1,14 +1,14 @@
 import { ManualClock } from '@nteract-mcp/foundation/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { NotebookCell } from '../ports/notebook-handle.js';
-import type { FakeExecutor, FakeNotebookHandle } from '../testing/fake-notebook-handle.js';
+import type { NotebookCell } from '../../ports/notebook-handle.js';
+import type { FakeExecutor, FakeNotebookHandle } from '../../testing/fake-notebook-handle.js';
 import {
   type ChildServerTestHarness,
   startChildServerTestHarness,
   testExecutor,
   toolError,
-} from '../testing/start-child-server-test-harness.js';
-import type { VariableEntry } from './parse-inspection-answer.js';
+} from '../../testing/start-child-server-test-harness.js';
+import type { VariableEntry } from '../inspection/parse-inspection-answer.js';
 
 /** The settings an inspection program carries: from a Python source's JSON, or an R source's `list(...)`. */
 function settingsOf(source: string): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ScratchRun } from '../ports/notebook-handle.js';
+import type { ScratchRun } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
 import {
   fitEntries,
   memoryJson,
@@ -7,7 +8,6 @@ import {
   similarNames,
   type VariableEntry,
 } from './parse-inspection-answer.js';
-import { ToolError } from './to-tool-failure.js';
 
 const marker = '\u001enteract-inspect-0123abcd:';
 

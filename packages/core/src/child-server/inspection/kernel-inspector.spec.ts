@@ -1,8 +1,8 @@
 import { ManualClock } from '@nteract-mcp/foundation/testing';
 import { describe, expect, it } from 'vitest';
-import type { NotebookHandle, ScratchRun } from '../ports/notebook-handle.js';
+import type { NotebookHandle, ScratchRun } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
 import { type InspectionOutcome, KernelInspector, maxKeptListings } from './kernel-inspector.js';
-import { ToolError } from './to-tool-failure.js';
 
 /** A handle whose scratch runs end when the test says (the narrow part of the port the inspector uses). */
 class HeldScratchHandle {

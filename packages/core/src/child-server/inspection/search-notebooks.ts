@@ -1,6 +1,6 @@
 import { createContext, runInContext } from 'node:vm';
-import type { CellOutput, CellType, NotebookCell } from '../ports/notebook-handle.js';
-import { ToolError } from './to-tool-failure.js';
+import type { CellOutput, CellType, NotebookCell } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
 
 /** Each source and each output's text is searched up to this many characters (the rest is not). */
 export const maxSearchedChars = 1_000_000;

@@ -1,18 +1,18 @@
 import { ElicitationCompleteNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ContainerModule } from 'inversify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BackendConnectContext, NotebookBackend } from '../contributions/notebook-backend.js';
-import type { AdmissionOpening, AdmissionRequest, ServerDescription } from '../contributions/protocol-admission.js';
-import { ProtocolAdmission } from '../contributions/protocol-admission.js';
-import { sdkDialect } from '../contributions/sdk-dialect.js';
-import { definePlugin } from '../di/mcp-plugin.js';
-import { firstPartyIdentities, type NotebookTarget } from '../notebook-target/notebook-target.js';
-import { FakeInitializeEra } from '../testing/fake-initialize-era.js';
-import { FakeNotebookBackend } from '../testing/fake-notebook-backend.js';
+import { type BackendConnectContext, NotebookBackend } from '../../contributions/notebook-backend.js';
+import type { AdmissionOpening, AdmissionRequest, ServerDescription } from '../../contributions/protocol-admission.js';
+import { ProtocolAdmission } from '../../contributions/protocol-admission.js';
+import { sdkDialect } from '../../contributions/sdk-dialect.js';
+import { definePlugin } from '../../di/mcp-plugin.js';
+import { firstPartyIdentities, type NotebookTarget } from '../../notebook-target/notebook-target.js';
+import { FakeInitializeEra } from '../../testing/fake-initialize-era.js';
+import { FakeNotebookBackend } from '../../testing/fake-notebook-backend.js';
 import {
   type ChildServerTestHarness,
   startChildServerTestHarness,
-} from '../testing/start-child-server-test-harness.js';
+} from '../../testing/start-child-server-test-harness.js';
 import { declaresUrlElicitation } from './client-url-elicitation.js';
 
 /** An `initialize` era that holds the client's declared capabilities; its dialect sends requests or not. */

@@ -1,7 +1,7 @@
 import * as z from 'zod';
-import type { CellOutput, ScratchRun } from '../ports/notebook-handle.js';
-import { ToolError } from './to-tool-failure.js';
-import { escapedBytes } from './tool-result-budget.js';
+import type { CellOutput, ScratchRun } from '../../ports/notebook-handle.js';
+import { ToolError } from '../tools/to-tool-failure.js';
+import { escapedBytes } from '../tools/tool-result-budget.js';
 
 /** Strings of an entry are held to this many characters, whatever the kernel sent (the program cuts them first). */
 const maxEntryTextChars = 4000;

@@ -1,9 +1,8 @@
 import * as z from 'zod';
-import type { NotebookHandle, ScratchRun } from '../ports/notebook-handle.js';
-import { accessWhenReady } from './access-when-ready.js';
-import type { ChildServerDependencies } from './child-server-dependencies.js';
-import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
-import { lostStateJson } from './kernel-history.js';
+import type { NotebookHandle, ScratchRun } from '../../ports/notebook-handle.js';
+import { accessWhenReady } from '../access-when-ready.js';
+import type { ChildServerDependencies } from '../child-server-dependencies.js';
+import { lostStateJson } from '../executions/kernel-history.js';
 import {
   detailLimits,
   type InspectionLanguage,
@@ -11,15 +10,16 @@ import {
   inspectionLanguageOfSpec,
   inspectionProgram,
   listingLimits,
-} from './kernel-inspection-program.js';
-import { type InspectionOutcome, type KeptListing, KernelInspector } from './kernel-inspector.js';
+} from '../inspection/kernel-inspection-program.js';
+import { type InspectionOutcome, type KeptListing, KernelInspector } from '../inspection/kernel-inspector.js';
 import {
   fitEntries,
   type InspectionAnswer,
   memoryJson,
   parseInspectionAnswer,
   similarNames,
-} from './parse-inspection-answer.js';
+} from '../inspection/parse-inspection-answer.js';
+import { defineChildTool, jsonResult, type RegisteredChildTool } from './child-tool-registry.js';
 import { ToolError } from './to-tool-failure.js';
 import { given, toolParameters } from './tool-parameters.js';
 

@@ -3,8 +3,8 @@ import {
   type ChildServerTestHarness,
   startChildServerTestHarness,
   toolError,
-} from '../testing/start-child-server-test-harness.js';
-import type { SearchMatch } from './search-notebooks.js';
+} from '../../testing/start-child-server-test-harness.js';
+import type { SearchMatch } from '../inspection/search-notebooks.js';
 
 describe('search_notebook', () => {
   let harness: ChildServerTestHarness;

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { UrlElicitation } from '../contributions/notebook-backend.js';
-import type { Logger } from '../ports/logger.js';
+import type { UrlElicitation } from '../../contributions/notebook-backend.js';
+import type { Logger } from '../../ports/logger.js';
 
 /**
  * How long the client has to answer a URL elicitation (the person agreeing to open the page, not
