@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 import type { Reporter } from 'vitest/node';
 
@@ -31,9 +33,28 @@ const countLine: Reporter = {
   },
 };
 
+/**
+ * Each workspace package and example as a project of its own (named after its package), taking
+ * the options below (`extends`); the real-process tests keep their own config in `test/`.
+ */
+const workspaceProjects = ['packages', 'examples'].flatMap((parent) =>
+  readdirSync(parent)
+    .map((entry) => join(parent, entry))
+    .filter((root) => existsSync(join(root, 'package.json')))
+    .map((root) => ({
+      extends: true as const,
+      test: { name: (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string }).name, root },
+    })),
+);
+
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'examples/*', 'test'],
+    // Every project's tests and hooks wait for their conditions, however loaded the machine; these
+    // bounds only keep a hang from hanging the run (vitest's 5 s and 10 s are a wait for time: a
+    // spec that imports a whole package, or stops a process, takes longer on a busy machine).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    projects: [...workspaceProjects, 'test'],
     reporters: ['default', countLine],
   },
 });

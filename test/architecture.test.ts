@@ -515,9 +515,11 @@ describe('behaviour chosen by protocol era', () => {
  * tool now declares, 209 once the helpers only core calls (a JSON-RPC validator and error text, a
  * credential decoder, default waits, the hosted kind's guard) left it and what an era plugin and
  * a supervising host need came in (the era's dialect and its task shapes, the status-tool
- * declaration). A new export is a deliberate change to this budget, not a side effect.
+ * declaration), 210 with the SDK server's dialect, which the initialize era speaks as it is (one
+ * description of it, not a copy in the plugin). A new export is a deliberate change to this
+ * budget, not a side effect.
  */
-const coreExportBudget = 209;
+const coreExportBudget = 210;
 
 describe("core's public surface", () => {
   it(`exports at most ${coreExportBudget} names from its main entry`, () => {

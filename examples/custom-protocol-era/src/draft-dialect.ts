@@ -1,4 +1,4 @@
-import type { EraDialect, TaskReport } from '@nteract-mcp/core';
+import { type EraDialect, sdkDialect } from '@nteract-mcp/core';
 
 /**
  * How core's child server speaks on a DRAFT-2027-01 connection. Acme's draft keeps 2025-11-25's
@@ -13,29 +13,12 @@ export const draftDialect: EraDialect = Object.freeze({
   sendsRequests: true,
   resourceNotFoundCode: -32602,
   tasks: Object.freeze({
+    // The members not set here word a task core started, and none is ever started here: they are
+    // 2025-11-25's (the SDK server's), as `TaskDialect` asks for every member.
+    ...sdkDialect.tasks,
     /** None: `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` are "method not found". */
     methods: Object.freeze([]),
     /** Never: a call runs to its result (the connection refuses a call that asks, see `DraftConnection.check`). */
     requested: () => false,
-    // The members below word a task core started, and none is ever started here: they are
-    // 2025-11-25's, as `TaskDialect` asks for every member.
-    /** A task with `ttl` and `pollInterval`. */
-    spell: (task: TaskReport) => ({
-      taskId: task.taskId,
-      status: task.status,
-      statusMessage: task.statusMessage,
-      createdAt: task.createdAt,
-      lastUpdatedAt: task.lastUpdatedAt,
-      ttl: null,
-      pollInterval: task.pollIntervalMs,
-    }),
-    /** The answer to a call that started a task: `{ task }`. */
-    created: (task: Readonly<Record<string, unknown>>) => ({ task }),
-    /** The result would be asked for with `tasks/result`. */
-    carriesResult: false,
-    /** Status changes would be told with this notification. */
-    statusNotification: 'notifications/tasks/status',
-    /** A cancel would answer the cancelled task. */
-    acknowledgesCancel: false,
   }),
 });

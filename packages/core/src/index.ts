@@ -58,6 +58,7 @@ export type { GateVerdict, ProtocolEraGateOptions } from './contributions/protoc
 export { ProtocolEraGate } from './contributions/protocol-era-gate.js';
 export type { RecoveryControl, RecoveryRound } from './contributions/recovery-contribution.js';
 export { RecoveryContribution } from './contributions/recovery-contribution.js';
+export { sdkDialect } from './contributions/sdk-dialect.js';
 export type { Contribution, ContributionPoint } from './di/contribution-point.js';
 export { ContributionProvider } from './di/contribution-provider.js';
 export type { Token } from './di/define-token.js';

@@ -79,6 +79,7 @@ describe('the public surface of @nteract-mcp/core', () => {
       'requestIdKey',
       'restoredSubscriptionMetaKey',
       'retryDelay',
+      'sdkDialect',
       'serializeJsonRpcLine',
       'sessionRecoveryTarget',
       'sessionReportMetaKey',
