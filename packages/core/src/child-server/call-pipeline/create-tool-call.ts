@@ -67,7 +67,11 @@ export function createToolCall(
     cancelled: cancellations.signalFor(extra.requestId),
     // The person answers the code's input() during the call (native: through its input_required answer).
     allowInput: inputRounds.allowsInput(rounds, declared),
-    onExecution: (executionId: string) => startedRuns.add(executionId),
+    // Recorded, then told: the kernel may have asked for input before the call heard its run started.
+    onExecution: (executionId: string) => {
+      startedRuns.add(executionId);
+      inputRounds.started(executionId);
+    },
     ...(urlElicitation === undefined ? {} : { urlElicitation }),
   };
   const sent = init.sentParams(extra) as Record<string, unknown> | undefined;

@@ -58,6 +58,14 @@ export class InputRounds {
   }
 
   /**
+   * A call's execution started (it is in the call's `started` from now on): a request for input it
+   * made before is the call's to answer (see {@link run}).
+   */
+  public started(executionId: string): void {
+    this.#init.inputs.executionStarted(executionId);
+  }
+
+  /**
    * The call's answer: what `run` resolves with, or `input_required` when one of the executions it
    * started (`started`, filled as they start) asks for input first.
    */

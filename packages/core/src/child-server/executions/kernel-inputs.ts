@@ -123,6 +123,17 @@ export class KernelInputs {
     });
   }
 
+  /**
+   * `executionId` was just recorded as a run of a waiting call: a request of it that came first
+   * (the kernel asked before the call heard its execution had started) is handed to the waiters now.
+   */
+  public executionStarted(executionId: string): void {
+    for (const { request } of [...this.#waiting.values()]) {
+      if (request.executionId !== executionId) continue;
+      for (const waiter of [...this.#waiters]) waiter(request);
+    }
+  }
+
   /** `tasks/update`: answers to waiting inputs, by input id; unknown or answered ids are ignored. */
   public answer(responses: Readonly<Record<string, unknown>>): void {
     for (const [inputId, response] of Object.entries(responses)) {
