@@ -252,6 +252,13 @@ const faults: readonly Fault[] = [
     },
     told: /Gone with the old kernel \(defined by the cells this agent ran\): variables x\b.*restore_state\(\) runs/,
   },
+  // ── A superseded daemon never acts (issue 46, 1) ──
+  {
+    name: 'daemon stopped under execute_cell, let go on as its successor starts',
+    kernelSurvives: 'with-the-daemon',
+    contexts: ['exec'],
+    scenario: (row, _context, cell) => supersededDaemonScenario(row, cell),
+  },
   // ── Executions as MCP tasks (issue 34) ──
   {
     name: 'child SIGKILL under a task (tasks/result in flight)',
@@ -585,6 +592,69 @@ async function stubbornKernelScenario(row: RowSession, cell: number): Promise<st
   const after = await sendEdit(row, `print(6 * 7)  # after ${marker}`, true);
   if (!after.ok || !after.outcome.text.includes('42'))
     failures.push(`no run after the restart: ${describeSettled(after)}`);
+  return failures;
+}
+
+/**
+ * The daemon stopped (SIGSTOP) while `execute_cell` of a cell that appends a line to a file is in
+ * flight, and let go on (SIGCONT) the moment the child has started its successor: the stopped
+ * daemon may read the buffered request, but must not act on it. The agent does what each answer
+ * tells it (an unknown outcome: the same call once more). The code runs at most once, and every
+ * answer is true: one that says the run ended has its line in the file, one that says the code did
+ * not run (run the cell again) has none behind it.
+ */
+async function supersededDaemonScenario(row: RowSession, cell: number): Promise<string[]> {
+  const failures: string[] = [];
+  const s = row.session;
+  const marker = join(s.dirs.project, `superseded-${cell}.txt`);
+  const created = await sendEdit(
+    row,
+    `with open(${JSON.stringify(marker)}, 'a') as f:\n    f.write('ran\\n')\nprint('appended')`,
+    false,
+  );
+  const cellId = created.ok ? (created.outcome.json?.cell_id as string | undefined) : undefined;
+  if (cellId === undefined) return [`creating the cell failed: ${describeSettled(created)}`];
+  const lines = (): number =>
+    existsSync(marker)
+      ? readFileSync(marker, 'utf8')
+          .split('\n')
+          .filter((line) => line === 'ran').length
+      : 0;
+  const stall = await s.faults.stallDaemon(300_000);
+  const first = s.send('execute_cell', { cell_id: cellId, timeout_secs: 30 });
+  // The moment of replacement: another runtimed process of this user, started by the child.
+  await waitFor(
+    'the child to start a successor daemon',
+    () =>
+      (s.pids.daemon() ?? stall.pid) !== stall.pid ||
+      processesWithHome(s.dirs.home).some(
+        (info) => info.pid !== stall.pid && /runtimed\S*\s+start\b/.test(info.cmdline),
+      ),
+    { timeoutMs: 180_000, intervalMs: 25 },
+  );
+  stall.resume();
+  const answers: SettledCall[] = [await first];
+  // As an agent does: an unknown outcome is sent again with the same arguments, until one is known.
+  while (answers.length < 4) {
+    const last = answers.at(-1) as SettledCall;
+    if (!last.ok || !last.outcome.isError || !/Outcome unknown/.test(last.outcome.text)) break;
+    answers.push(await s.send('execute_cell', { cell_id: cellId, timeout_secs: 30 }));
+  }
+  // Settled: whichever daemon owns the notebook now runs the agent's next cell (a stopped daemon
+  // that kept its lock goes on as the owner; one superseded stops).
+  const after = await sendEdit(row, `print(6 * 7)  # after superseded_${cell}`, true);
+  if (!after.ok || !after.outcome.text.includes('42')) failures.push(`no run after: ${describeSettled(after)}`);
+  const ran = lines();
+  if (ran > 1) failures.push(`the code ran ${ran} times`);
+  const final = answers.at(-1) as SettledCall;
+  const says = final.ok ? final.outcome.text : '';
+  if (final.ok && final.outcome.json?.status === 'done' && ran !== 1) {
+    failures.push(`the last answer says the run ended, but the file has ${ran} lines: ${describeSettled(final)}`);
+  }
+  if (/did not run|run the cell again|did nothing/i.test(says) && ran !== 0) {
+    failures.push(`the last answer says the code did not run, but it ran: ${describeSettled(final)}`);
+  }
+  if (!final.ok) failures.push(`no answer: ${describeSettled(final)}`);
   return failures;
 }
 
