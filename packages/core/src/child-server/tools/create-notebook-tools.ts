@@ -1,3 +1,4 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ResultShaper } from '@nteract-mcp/output-shaping';
 import * as z from 'zod';
 import { idempotencyHonoredMeta } from '../../handoff/handoff-contract.js';
@@ -15,6 +16,7 @@ import type { ChildServerDependencies } from '../child-server-dependencies.js';
 import { type ExecutionRecord, executionRecordOf } from '../executions/execution-store.js';
 import { isPythonKernel, lostStateJson } from '../executions/kernel-history.js';
 import { subKey } from '../idempotency-sub-key.js';
+import type { ToolCallContext } from '../tool-call-context.js';
 import {
   type ConfirmationQuestion,
   defineChildTool,
@@ -174,6 +176,26 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     },
   });
 
+  /** An edit's answer with `and_run=true`: `edited` with `cell`'s execution, or a note for a non-code cell. */
+  const runAfterEdit = async (
+    access: SessionAccess,
+    cell: NotebookCell,
+    edited: Record<string, unknown>,
+    args: { readonly images?: boolean | null; readonly timeout_secs?: number | null },
+    context: ToolCallContext,
+  ): Promise<CallToolResult> => {
+    if (cell.cellType !== 'code') return jsonResult({ ...edited, note: notRunNote(cell) });
+    const shaper = shaperFor(args.images);
+    const execution = await runCell(deps, access, cell.id, {
+      source: cell.source,
+      timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
+      idempotencyKey: subKey(context, 'execute'),
+      shaper,
+      context,
+    });
+    return shaper.result({ ...edited, ...execution });
+  };
+
   const createCell = defineChildTool({
     name: 'create_cell',
     session: 'mutation',
@@ -215,17 +237,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         cell_type: cell.cellType,
         ...(cell.version === undefined ? {} : { version: cell.version }),
       };
-      if (!run) return jsonResult(created);
-      if (cell.cellType !== 'code') return jsonResult({ ...created, note: notRunNote(cell) });
-      const shaper = shaperFor(args.images);
-      const execution = await runCell(deps, access, cell.id, {
-        source: cell.source,
-        timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
-        idempotencyKey: subKey(context, 'execute'),
-        shaper,
-        context,
-      });
-      return shaper.result({ ...created, ...execution });
+      return run ? runAfterEdit(access, cell, created, args, context) : jsonResult(created);
     },
   });
 
@@ -287,17 +299,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
         ...(cell.version === undefined ? {} : { version: cell.version }),
         ...(cell.replaced === undefined ? {} : { replaced_change: replacedText(cell.replaced) }),
       };
-      if (!run) return jsonResult(updated);
-      if (cell.cellType !== 'code') return jsonResult({ ...updated, note: notRunNote(cell) });
-      const shaper = shaperFor(args.images);
-      const execution = await runCell(deps, access, cell.id, {
-        source: cell.source,
-        timeoutSecs: given(args.timeout_secs) ?? defaultExecuteTimeoutSecs,
-        idempotencyKey: subKey(context, 'execute'),
-        shaper,
-        context,
-      });
-      return shaper.result({ ...updated, ...execution });
+      return run ? runAfterEdit(access, cell, updated, args, context) : jsonResult(updated);
     },
   });
 
