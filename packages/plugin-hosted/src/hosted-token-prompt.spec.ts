@@ -170,6 +170,41 @@ describe('a hosted server that refuses its token asks the person for one (URL-mo
     expect(harness.container.get(KeptCredentials).list()).toEqual([]);
   });
 
+  it('while the person has the page, the call says as its progress every 10 s that it still waits for them', async () => {
+    const clock = new ManualClock();
+    const { asked } = await start({ person: { wait: true }, clock });
+    const progress: { progress: number; message?: string }[] = [];
+    const call = toolError(
+      harness.call('connect_notebook', { url: notebookUrl }, { onProgress: (update) => progress.push(update) }),
+    );
+    await expect.poll(() => asked.length).toBe(1);
+    clock.advance(10_000);
+    await expect.poll(() => progress.length).toBe(1);
+    clock.advance(10_000);
+    await expect.poll(() => progress.length).toBe(2);
+    expect(progress.map((update) => update.progress)).toEqual([10, 20]);
+    expect(progress[1]?.message).toBe(
+      `Waiting for the person to paste a token for the Jupyter Server at ${serverUrl} on the local page (20 s so far).`,
+    );
+    clock.advance(10 * 60_000);
+    expect(await call).toContain('expired after 10 min without one');
+  });
+
+  it('the client cancels the call while the person has the page: the page closes at once and nothing is kept', async () => {
+    const { asked } = await start({ person: { wait: true } });
+    const cancel = new AbortController();
+    const call = harness.call('connect_notebook', { url: notebookUrl }, { signal: cancel.signal });
+    call.catch(() => undefined);
+    await expect.poll(() => asked.length).toBe(1);
+    const url = asked[0]?.url as string;
+    expect(await answers(url)).toBe(true);
+    cancel.abort('the person pressed stop');
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => answers(url)).toBe(false);
+    expect(harness.container.get(KeptCredentials).list()).toEqual([]);
+    expect(harness.slot.active).toBeUndefined();
+  });
+
   it('a client without URL-mode elicitation gets today’s refusal and how to give a token; nobody is asked', async () => {
     const { asked } = await start({ person: { paste: 'right-token' }, capabilities: { elicitation: { form: {} } } });
     const refused = await toolError(harness.call('connect_notebook', { url: notebookUrl }));

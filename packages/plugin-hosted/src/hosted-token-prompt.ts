@@ -1,4 +1,11 @@
-import { type BackendConnectContext, type Clock, CoreError, type Logger, type SecretToken } from '@nteract-mcp/core';
+import {
+  type BackendConnectContext,
+  type Clock,
+  CoreError,
+  type Logger,
+  type SecretToken,
+  type Timer,
+} from '@nteract-mcp/core';
 import { HostedTokenPage } from './hosted-token-page.js';
 import { unauthorizedErrorCode } from './jupyter-server-port.js';
 import { hubLocationOf, hubServerLabel } from './jupyterhub-api.js';
@@ -6,6 +13,9 @@ import { hubLocationOf, hubServerLabel } from './jupyterhub-api.js';
 /** How a person gives a token when the client cannot ask them (the README lists the variables). */
 export const tokenHint =
   "To give nteract-mcp a token: set JUPYTER_TOKEN (a Jupyter Server) or JUPYTERHUB_API_TOKEN (a JupyterHub) in the env of nteract-mcp's entry in the MCP client's config, or add ?token=… to the URL (an MCP client with URL-mode elicitation may instead have the person paste it on a local page).";
+
+/** How often a call waiting for the person's token says it still waits (as its progress). */
+const waitingBeatMs = 10_000;
 
 /** Where a hosted attempt goes: a server and the token it is tried with. */
 interface TokenHolder {
@@ -66,12 +76,32 @@ export class HostedTokenPrompt {
     signal: AbortSignal,
   ): Promise<SecretToken> {
     const label = serverLabelOf(where.serverUrl);
-    const page = await HostedTokenPage.open({ serverLabel: label, clock: this.#init.clock });
+    const { clock } = this.#init;
+    const page = await HostedTokenPage.open({ serverLabel: label, clock });
     const stop = new AbortController();
     const onAbort = (): void => stop.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
+    const { cancelled } = elicitation;
+    const onCancel = (): void =>
+      stop.abort(new Error('the call was cancelled while the person had the page, and the page is closed'));
+    cancelled?.addEventListener('abort', onCancel, { once: true });
+    if (cancelled?.aborted) onCancel();
     // The page ending (expired) ends the question too.
     page.token().catch((ended: unknown) => stop.abort(ended));
+    // While the person is away, the call says every so often that it still waits for them.
+    const startedAt = clock.now();
+    let heartbeat: Timer | undefined;
+    const beat = (): void => {
+      heartbeat = clock.setTimer(waitingBeatMs, () => {
+        const waited = Math.round((clock.now() - startedAt) / 1000);
+        elicitation.waiting?.(
+          waited,
+          `Waiting for the person to paste a token for ${label} on the local page (${waited} s so far).`,
+        );
+        beat();
+      });
+    };
+    beat();
     try {
       this.#init.logger.info('asking the person for a token on a local page', {
         server: where.serverUrl,
@@ -108,7 +138,9 @@ export class HostedTokenPrompt {
       this.#init.logger.info('the person gave a token on the local page', { server: where.serverUrl });
       return token;
     } finally {
+      heartbeat?.cancel();
       signal.removeEventListener('abort', onAbort);
+      cancelled?.removeEventListener('abort', onCancel);
       page.close();
     }
   }

@@ -29,6 +29,17 @@ export interface UrlElicitation {
   ): Promise<'accept' | 'decline' | 'cancel'>;
   /** Tells the client the person finished at the page of `elicitationId` (`notifications/elicitation/complete`). */
   completed(elicitationId: string): void;
+  /**
+   * Aborted when the client cancels the call the person is asked for (`notifications/cancelled`):
+   * the page is closed and the wait ends. Absent outside a call.
+   */
+  readonly cancelled?: AbortSignal;
+  /**
+   * Tells the client, as the call's progress, that the call still waits for the person
+   * (`secondsWaited` so far): a person may take minutes, and a client that resets its call timeout
+   * on progress then keeps the call open. Does nothing when the call asked for no progress.
+   */
+  waiting?(secondsWaited: number, message: string): void;
 }
 
 /** What a backend is given to reach a notebook for a tool call or a rejoin. */

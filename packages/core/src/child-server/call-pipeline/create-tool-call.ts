@@ -50,21 +50,30 @@ export function createToolCall(
   const progressToken = meta?.progressToken;
   const startedRuns = new Set<string>();
   const rounds = inputRounds.applies(policies?.inputRounds === true, declared);
-  const urlElicitation = init.urlElicitation(declared);
+  // Coalesced: a cell printing thousands of lines sends a few notifications a second, not one per output.
+  const reportProgress = coalesceProgress(
+    (progress, message) => {
+      if (progressToken === undefined) return;
+      extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
+        .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
+    },
+    () => clock.now(),
+  );
+  const cancelled = cancellations.signalFor(extra.requestId);
+  const connectionElicitation = init.urlElicitation(declared);
+  // The call's own: its cancellation ends the person's page, its progress says the call still waits.
+  const urlElicitation: UrlElicitation | undefined = connectionElicitation && {
+    ask: (request, signal) => connectionElicitation.ask(request, signal),
+    completed: (elicitationId) => connectionElicitation.completed(elicitationId),
+    cancelled,
+    waiting: (secondsWaited, message) => reportProgress(secondsWaited, message),
+  };
   const context = {
     idempotencyKey,
     signal: extra.signal,
-    // Coalesced: a cell printing thousands of lines sends a few notifications a second, not one per output.
-    reportProgress: coalesceProgress(
-      (progress, message) => {
-        if (progressToken === undefined) return;
-        extra
-          .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } })
-          .catch((error: unknown) => logger.debug('a progress notification was not sent', { error }));
-      },
-      () => clock.now(),
-    ),
-    cancelled: cancellations.signalFor(extra.requestId),
+    reportProgress,
+    cancelled,
     // The person answers the code's input() during the call (native: through its input_required answer).
     allowInput: inputRounds.allowsInput(rounds, declared),
     // Recorded, then told: the kernel may have asked for input before the call heard its run started.
