@@ -45,6 +45,7 @@ import { BlobReferenceResolver } from './blob-reference-resolver.js';
 import { ExecutionFollower } from './execution-follower.js';
 import { type CellChange, cellAfterSourceEdit, RetainedProjection } from './retained-projection.js';
 import { RuntimedExecutionControls } from './runtimed-execution-controls.js';
+import { RuntimedRoomNotes } from './runtimed-room-notes.js';
 import {
   readFromDaemon,
   toCellActivity,
@@ -61,9 +62,6 @@ import { absentWhenNotFound, requestFailure } from './to-core-error.js';
 
 /** How long {@link RuntimedNotebookHandle.close} waits for the daemon to answer `leave`. */
 export const leaveTimeoutMs = 1000;
-
-/** Notices kept for an agent that makes no call for a while; older ones are dropped first. */
-export const maxHeldNotices = 20;
 
 /** What a {@link RuntimedNotebookHandle} needs besides its connection. */
 export interface RuntimedNotebookHandleOptions {
@@ -103,6 +101,7 @@ export class RuntimedNotebookHandle implements NotebookHandle {
   public readonly notebookId: string;
   public readonly daemonIncarnation: DaemonIncarnation;
   public readonly kernelName: string | undefined;
+  public readonly comments: NonNullable<NotebookHandle['comments']>;
   readonly #connection: RuntimedConnection;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -125,9 +124,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     () => (this.#closedReason === undefined ? undefined : this.closedError()),
   );
   readonly #subscriptions: Subscription[] = [];
-  #conditions: readonly NotebookCondition[];
-  /** The room's one-off notices not yet taken, oldest first (at most {@link maxHeldNotices}). */
-  readonly #notices: string[] = [];
+  /** The room's conditions, notices and comment changes, and the comments capability. */
+  readonly #notes: RuntimedRoomNotes;
 
   /**
    * Takes over `connection` (it closes it on {@link RuntimedNotebookHandle.close}). Throws
@@ -148,7 +146,8 @@ export class RuntimedNotebookHandle implements NotebookHandle {
     this.#projection = new RetainedProjection(connected.document_version, connected.cells.map(toNotebookCell));
     this.#blobs = new BlobReferenceResolver(connected.blob_dir);
     this.#runtime = connected.runtime;
-    this.#conditions = connected.conditions ?? [];
+    this.#notes = new RuntimedRoomNotes(connected, (message) => this.request(message));
+    this.comments = this.#notes.comments;
     this.kernelName = connected.kernel_name;
     this.#connection = connection;
     this.#clock = options.clock;
@@ -211,11 +210,11 @@ export class RuntimedNotebookHandle implements NotebookHandle {
 
   /** The room's conditions, from the greeting and every `conditions` broadcast since. */
   public get conditions(): readonly NotebookCondition[] {
-    return this.#conditions;
+    return this.#notes.conditions;
   }
 
   public takeNotices(): readonly string[] {
-    return this.#notices.splice(0);
+    return this.#notes.take();
   }
 
   public get isClosed(): boolean {
@@ -477,11 +476,9 @@ export class RuntimedNotebookHandle implements NotebookHandle {
         this.#controls.received(event);
         return;
       case 'conditions':
-        this.#conditions = event.conditions;
-        return;
       case 'notice':
-        if (this.#notices.length >= maxHeldNotices) this.#notices.shift();
-        this.#notices.push(event.message);
+      case 'comment_thread':
+        this.#notes.told(event);
         return;
       case 'peer_joined':
       case 'peer_left':

@@ -55,6 +55,21 @@ export {
 } from './schemas/wire-cell.js';
 export type { WireClientContext } from './schemas/wire-client-context.js';
 export { wireClientContextSchema } from './schemas/wire-client-context.js';
+export type {
+  WireCommentAction,
+  WireCommentMessage,
+  WireCommentRange,
+  WireCommentThread,
+  WireCommentThreadEvent,
+} from './schemas/wire-comment.js';
+export {
+  maxCommentCharacters,
+  maxCommentMessages,
+  maxCommentTextLength,
+  maxCommentThreads,
+  wireCommentActions,
+  wireCommentThreadSchema,
+} from './schemas/wire-comment.js';
 export type { WireControlAnswer } from './schemas/wire-control-answer.js';
 export { wireControlAnswerSchemas } from './schemas/wire-control-answer.js';
 export type { WireControlRequest, WireControlRequestType } from './schemas/wire-control-request.js';

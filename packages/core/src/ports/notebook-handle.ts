@@ -217,6 +217,69 @@ export interface NotebookCellChange {
   readonly cellId: string;
 }
 
+/** One message of a comment thread; `author` is the peer label of the peer that wrote it. */
+export interface CommentMessage {
+  readonly id: string;
+  readonly author: string;
+  readonly text: string;
+  /** ISO 8601. */
+  readonly at: string;
+}
+
+/**
+ * The range of a cell's source a thread is on: where it was (`start`..`end`, holding `quote`), and
+ * whether that text is still there (`intact`), was found elsewhere (`moved`, at `nowStart`..`nowEnd`)
+ * or is gone (`vanished`).
+ */
+export interface CommentRange {
+  readonly start: number;
+  readonly end: number;
+  readonly quote: string;
+  readonly state: 'intact' | 'moved' | 'vanished';
+  readonly nowStart?: number;
+  readonly nowEnd?: number;
+}
+
+/** A thread of comments on a cell, kept beside the notebook (never in its cells or metadata). */
+export interface CommentThread {
+  readonly id: string;
+  readonly cellId: string;
+  readonly range?: CommentRange;
+  readonly resolved: boolean;
+  readonly resolvedBy?: string;
+  readonly resolvedAt?: string;
+  /** Its cell is no longer in the notebook; the thread is kept. */
+  readonly orphaned: boolean;
+  readonly messages: readonly CommentMessage[];
+}
+
+/** Threads of a notebook as listed; `total` and `resolved` count all of them. */
+export interface CommentList {
+  readonly threads: readonly CommentThread[];
+  readonly total: number;
+  readonly resolved: number;
+}
+
+/**
+ * The comment threads of a notebook, written by this peer: every message's author is this peer's
+ * label (the owner takes it from the connection, never from these arguments). A refusal (an
+ * unknown cell or thread, a text too long, a bound reached) changes nothing.
+ */
+export interface NotebookComments {
+  /** Starts a thread on a cell (on `range` of its source, character offsets) with its first message. */
+  add(
+    cellId: string,
+    text: string,
+    range?: { readonly start: number; readonly end: number },
+    options?: MutationOptions,
+  ): Promise<CommentThread>;
+  reply(threadId: string, text: string, options?: MutationOptions): Promise<CommentThread>;
+  resolve(threadId: string): Promise<CommentThread>;
+  reopen(threadId: string): Promise<CommentThread>;
+  /** The threads (of one cell), oldest first; resolved ones only with `includeResolved`. */
+  list(options?: { readonly cellId?: string; readonly includeResolved?: boolean }): Promise<CommentList>;
+}
+
 /** Why a handle closed: we closed it, the daemon went away, or the daemon removed the room. */
 export type NotebookHandleCloseReason = 'closed' | 'disconnected' | 'room-removed';
 
@@ -360,6 +423,11 @@ export interface NotebookHandle {
    * since; all or nothing (`CoreError` `undoRefused` saying why). Absent on backends without undo.
    */
   undo?(count: number, options?: MutationOptions): Promise<readonly CellActivity[]>;
+  /**
+   * The notebook's comment threads (see {@link NotebookComments}); what another peer does to them
+   * is told once among the {@link takeNotices}. Absent on backends that keep no comments.
+   */
+  readonly comments?: NotebookComments;
 
   /** Releases this peer. Idempotent. Other peers of the room are untouched. */
   close(): Promise<void>;

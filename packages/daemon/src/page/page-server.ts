@@ -309,6 +309,8 @@ export class PageServer {
       label: name === 'human' ? 'human' : `human:${name}`,
       // The page (served by this daemon) applies source edits to its copy of the cell.
       readsSourceEdits: true,
+      // And shows the cells' comment threads as they change.
+      readsComments: true,
       send: (frame) => response.write(`data: ${JSON.stringify(referenceFrame(notebookId, frame, cap))}\n\n`),
       disconnect: () => response.end(),
     };

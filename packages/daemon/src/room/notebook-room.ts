@@ -19,6 +19,7 @@ import { applyDocumentEdit, type DocumentEdit } from './document-edit.js';
 import { IdempotencyLedger } from './idempotency-ledger.js';
 import type { KernelClient, KernelLauncher } from './kernel-launcher.js';
 import type { RoomActivity } from './room-activity.js';
+import { RoomComments } from './room-comments.js';
 import { RoomEditHistory } from './room-edit-history.js';
 import { RoomExecutions } from './room-executions.js';
 import { RoomFileKeeper } from './room-file-keeper.js';
@@ -106,6 +107,7 @@ export class NotebookRoom {
   readonly #executions: RoomExecutions;
   readonly #history: RoomEditHistory;
   readonly #inputs: RoomInputs;
+  readonly #comments: RoomComments;
   #peerlessSince: number | undefined;
   #reservations = 0;
   #closed = false;
@@ -196,6 +198,15 @@ export class NotebookRoom {
       },
       askInput: (record, prompt, password) =>
         this.#inputs.ask(record, { peerId: record.peerId, peerLabel: record.peerLabel }, prompt, password),
+    });
+    this.#comments = new RoomComments({
+      notebookId,
+      journal: init.journalSettings,
+      documentPath: () => this.path ?? (this.ephemeral ? undefined : init.untitled.pathOf(notebookId)),
+      document: init.document,
+      peers: () => this.#peers.presence().map(({ peer }) => peer),
+      clock,
+      logger,
     });
     this.#executions.restore(init.executions ?? []);
     this.#ledger.restore(init.ledger.map((record) => this.#executions.restoredLedgerRecord(record)));
@@ -471,6 +482,12 @@ export class NotebookRoom {
         return { restarted: true, runtime: this.runtime } satisfies WireNotebookAnswer<'restart_kernel'>;
       case 'save':
         return this.#file.save(request.path ?? undefined);
+      case 'add_comment':
+      case 'reply_comment':
+      case 'resolve_comment':
+      case 'reopen_comment':
+      case 'list_comments':
+        return this.#comments.handle(peer, request);
       default:
         // `leave` is the server's (it ends the connection); nothing else reaches here.
         throw new DaemonError('badRequest', `Unknown notebook request type ${JSON.stringify(request.type)}`);
@@ -482,7 +499,7 @@ export class NotebookRoom {
    * persisted untitled ones; nothing for ephemeral ones. Resolves when written.
    */
   public flush(): Promise<void> {
-    return this.#file.flush();
+    return Promise.all([this.#file.flush(), this.#comments.flush()]).then(() => undefined);
   }
 
   /**
@@ -518,6 +535,7 @@ export class NotebookRoom {
     this.#releaseBlobs?.();
     this.#releaseBlobs = undefined;
     this.#file.dispose(discardJournal);
+    this.#comments.dispose();
     // What only this room referenced (a large output of a file it loaded) goes now, not at the next start.
     const settings = this.#init.journalSettings;
     if (settings) RoomJournal.sweepBlobs(settings, held);

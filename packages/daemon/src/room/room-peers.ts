@@ -37,6 +37,8 @@ export interface RoomPeer {
    * one as `cell_source_set` and answered one as `cell_source`, without the cell's outputs.
    */
   readonly readsSourceEdits?: boolean;
+  /** The peer declared `comments`: it is told each change of a comment thread (`comment_thread`). */
+  readonly readsComments?: boolean;
   send(frame: Readonly<Record<string, unknown>>): void;
   /** Ends the peer's connection because the room is gone; `cause` says whether the whole daemon stops. */
   disconnect(reason: string, cause: RoomCloseCause): void;

@@ -323,7 +323,11 @@ export class DaemonConnection {
       return false;
     }
     this.enter('admitting');
-    const reads = { blobReferences: frame.blob_references === true, sourceEdits: frame.source_edits === true };
+    const reads = {
+      blobReferences: frame.blob_references === true,
+      sourceEdits: frame.source_edits === true,
+      comments: frame.comments === true,
+    };
     void this.#host.admitNotebook(frame).then(
       (admitted) => this.admitted(admitted, reads),
       (error: unknown) => {
@@ -341,7 +345,7 @@ export class DaemonConnection {
    */
   private admitted(
     { admission, peer }: NotebookAdmission,
-    reads: { readonly blobReferences: boolean; readonly sourceEdits: boolean },
+    reads: { readonly blobReferences: boolean; readonly sourceEdits: boolean; readonly comments: boolean },
   ): void {
     if (this.#state === 'leaving') {
       // The connection ended while the room let it in: nobody is there to join (a peer added now
@@ -366,10 +370,12 @@ export class DaemonConnection {
       daemon_pid: info.pid,
       daemon_started_at: info.started_at,
       ...(this.#blobDir === undefined ? {} : { blob_dir: this.#blobDir }),
+      comments: true,
     } satisfies WireNotebookConnected);
     const attached: RoomPeer = {
       ...peer,
       readsSourceEdits: reads.sourceEdits,
+      readsComments: reads.comments,
       send: (message) => this.send(message),
       disconnect: (why, cause) => {
         this.send({ type: 'room_closed', reason: why, code: cause });

@@ -45,12 +45,15 @@ export const wireControlHandshakeSchema = z.object({ channel: z.literal('control
  *   source fields, see `wireCellSourceSchema`), so the cell's outputs do not travel with every
  *   keystroke. Without it (and from daemons before source edits) a source edit is told as
  *   `cell_updated` and answered as `cell`, the whole cell: a peer that declares it reads both.
+ * - `comments`, that this peer reads comment threads (see `wire-comment.ts`): the daemon then sends
+ *   it the `comment_thread` broadcasts. Its comment requests are served whether or not it declared it.
  */
 const notebookPeerOptions = {
   peer_label: wirePeerLabelSchema,
   client: wireClientContextSchema.optional(),
   blob_references: z.literal(true).optional(),
   source_edits: z.literal(true).optional(),
+  comments: z.literal(true).optional(),
 };
 
 export const wireNotebookHandshakeSchemas = {

@@ -1,5 +1,6 @@
 import type { RuntimedHandshake } from './runtimed-handshake.js';
 import type { WireCell } from './wire-cell.js';
+import type { WireCommentThread } from './wire-comment.js';
 import type { WireControlAnswer } from './wire-control-answer.js';
 import type { WireControlRequest, WireControlRequestType } from './wire-control-request.js';
 import type { WireDaemonEvent } from './wire-daemon-event.js';
@@ -63,10 +64,32 @@ export const notebookRequestFixtures = {
   get_changes: { type: 'get_changes', since: 'r1.4' },
   undo: { type: 'undo', count: 2, idempotency_key: 'k-undo' },
   input_reply: { type: 'input_reply', execution_id: 'e-1', input_id: 'i-1', value: 'Ada' },
+  add_comment: {
+    type: 'add_comment',
+    cell_id: 'cell-1',
+    text: 'Why 3?',
+    range: { start: 0, end: 5 },
+    idempotency_key: 'k-c',
+  },
+  reply_comment: { type: 'reply_comment', thread_id: 't-1', text: 'Because.' },
+  resolve_comment: { type: 'resolve_comment', thread_id: 't-1' },
+  reopen_comment: { type: 'reopen_comment', thread_id: 't-1' },
+  list_comments: { type: 'list_comments', cell_id: 'cell-1', include_resolved: true },
   leave: { type: 'leave' },
 } as const satisfies { [T in WireNotebookRequestType]: Extract<WireNotebookRequest, { type: T }> };
 
 const runtime = { state: 'ready', kernel_status: 'idle' } as const;
+const commentThreadFixture: WireCommentThread = {
+  id: 't-1',
+  cell_id: 'cell-1',
+  range: { start: 0, end: 5, quote: 'print', state: 'moved', now_start: 2, now_end: 7 },
+  resolved: false,
+  orphaned: false,
+  messages: [
+    { id: 'm-1', author: 'agent:claude:1', text: 'Why 3?', at: '2026-01-01T00:00:00.000Z' },
+    { id: 'm-2', author: 'human:Ada', text: 'Because.', at: '2026-01-01T00:00:01.000Z' },
+  ],
+};
 const execution: WireExecutionState = {
   execution_id: 'e-1',
   cell_id: 'cell-1',
@@ -180,6 +203,18 @@ export const notebookAnswerFixtures: { [T in WireNotebookRequestType]: WireNoteb
     document_version: 10,
   },
   input_reply: { accepted: true },
+  add_comment: { thread: commentThreadFixture },
+  reply_comment: { thread: commentThreadFixture },
+  resolve_comment: {
+    thread: {
+      ...commentThreadFixture,
+      resolved: true,
+      resolved_by: 'human:Ada',
+      resolved_at: '2026-01-01T00:00:02.000Z',
+    },
+  },
+  reopen_comment: { thread: commentThreadFixture },
+  list_comments: { threads: [commentThreadFixture], total: 2, resolved: 1 },
   leave: { left: true },
 };
 
@@ -231,6 +266,7 @@ export const roomEventFixtures: readonly WireRoomEvent[] = [
     ],
   },
   { event: 'notice', message: 'The file was reloaded' },
+  { event: 'comment_thread', action: 'replied', peer_id: 'p-2', peer_label: 'human:Ada', thread: commentThreadFixture },
 ];
 
 export const daemonEventFixtures: readonly WireDaemonEvent[] = [

@@ -30,5 +30,10 @@ export const wireNotebookConnectedSchema = z.object({
    * values (the handshake asked for `blob_references`): where their files are. Absent otherwise.
    */
   blob_dir: z.string().min(1).optional(),
+  /**
+   * The daemon keeps comment threads (see `wire-comment.ts`) and serves their requests. Absent from
+   * a daemon before comments, which would answer them `unknown_request` and close the connection.
+   */
+  comments: z.literal(true).optional(),
 });
 export type WireNotebookConnected = z.infer<typeof wireNotebookConnectedSchema>;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { wireCellSchema, wireCellSourceSchema } from './wire-cell.js';
+import { wireCommentAnswerSchemas } from './wire-comment.js';
 import { wireExecutionStateSchema } from './wire-execution-state.js';
 import { wireInputReplyAnswerSchema } from './wire-input-request.js';
 import type { WireNotebookRequestType } from './wire-notebook-request.js';
@@ -113,6 +114,7 @@ export const wireNotebookAnswerSchemas = {
   /** What was reverted, newest first (each as the change it made now). */
   undo: z.object({ undone: z.array(wireCellChangeSchema), document_version: documentVersion }),
   input_reply: wireInputReplyAnswerSchema,
+  ...wireCommentAnswerSchemas,
   leave: z.object({ left: z.literal(true) }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 

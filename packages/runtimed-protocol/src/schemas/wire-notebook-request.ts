@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { wireCellTypeSchema } from './wire-cell.js';
+import { wireCommentRequestSchemas } from './wire-comment.js';
 import { wireInputReplyRequestSchema } from './wire-input-request.js';
 
 /**
@@ -28,6 +29,11 @@ export const wireNotebookRequestTypes = [
   'get_changes',
   'undo',
   'input_reply',
+  'add_comment',
+  'reply_comment',
+  'resolve_comment',
+  'reopen_comment',
+  'list_comments',
   'leave',
 ] as const;
 export type WireNotebookRequestType = (typeof wireNotebookRequestTypes)[number];
@@ -160,6 +166,8 @@ export const wireNotebookRequestSchemas = {
     idempotency_key: idempotencyKey,
   }),
   input_reply: wireInputReplyRequestSchema,
+  /** The comment requests: see `wire-comment.ts` (sent only to a daemon whose `connected` said `comments`). */
+  ...wireCommentRequestSchemas,
   leave: z.object({ type: z.literal('leave') }),
 } as const satisfies Record<WireNotebookRequestType, z.ZodType>;
 
@@ -183,6 +191,11 @@ export const wireNotebookRequestSchema = z.discriminatedUnion('type', [
   wireNotebookRequestSchemas.get_changes,
   wireNotebookRequestSchemas.undo,
   wireNotebookRequestSchemas.input_reply,
+  wireNotebookRequestSchemas.add_comment,
+  wireNotebookRequestSchemas.reply_comment,
+  wireNotebookRequestSchemas.resolve_comment,
+  wireNotebookRequestSchemas.reopen_comment,
+  wireNotebookRequestSchemas.list_comments,
   wireNotebookRequestSchemas.leave,
 ]);
 export type WireNotebookRequest = z.infer<typeof wireNotebookRequestSchema>;

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { wireCellSchema, wireCellSourceSchema, wireOutputSchema } from './wire-cell.js';
+import { wireCommentThreadEventSchema } from './wire-comment.js';
 import { wireFinalExecutionStatuses } from './wire-execution-state.js';
 import { wireInputRequestEventSchema } from './wire-input-request.js';
 import { wireRoomConditionSchema } from './wire-room-condition.js';
@@ -132,6 +133,8 @@ export const wireRoomEventSchema = z.discriminatedUnion('event', [
   z.object({ event: z.literal('conditions'), conditions: z.array(wireRoomConditionSchema) }),
   /** Something happened that the room's peers should hear once (the file was reloaded, autosave works again, …). */
   z.object({ event: z.literal('notice'), message: z.string().min(1) }),
+  /** A comment thread changed (sent only to peers that declared `comments`; see `wire-comment.ts`). */
+  wireCommentThreadEventSchema,
 ]);
 export type WireRoomEvent = z.infer<typeof wireRoomEventSchema>;
 export type WireRoomEventName = WireRoomEvent['event'];
@@ -156,6 +159,7 @@ export const wireRoomEventNames: ReadonlySet<string> = new Set<WireRoomEventName
   'presence',
   'conditions',
   'notice',
+  'comment_thread',
 ]);
 
 /** Why a room closed under its peers: the daemon stops (rejoin later), or the notebook was shut down. */

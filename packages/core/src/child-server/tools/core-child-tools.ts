@@ -3,6 +3,7 @@ import type { ChildServerDependencies } from '../child-server-dependencies.js';
 import type { ChildToolContribution } from './child-tool-contribution.js';
 import type { RegisteredChildTool } from './child-tool-registry.js';
 import { createChangeTools } from './create-change-tools.js';
+import { createCommentTools } from './create-comment-tools.js';
 import { createEditTools } from './create-edit-tools.js';
 import { createInspectionTools } from './create-inspection-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
@@ -12,8 +13,8 @@ import { createSearchTools } from './create-search-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 
 /**
- * Core's own tools (session, kernel, notebook, edit, change, restore, inspection and search
- * tools), contributed to the child server through `ChildToolContribution` like a plugin's, in the
+ * Core's own tools (session, kernel, notebook, edit, change, comment, restore, inspection and
+ * search tools), contributed to the child server through `ChildToolContribution` like a plugin's, in the
  * order `tools/list` shows them.
  */
 @injectable()
@@ -28,6 +29,7 @@ export class CoreChildTools implements ChildToolContribution {
       ...createNotebookTools(services),
       ...createEditTools(services),
       ...createChangeTools(services),
+      ...createCommentTools(services),
       ...createRestoreTools(services),
       ...createInspectionTools(services),
       ...createSearchTools(services),
