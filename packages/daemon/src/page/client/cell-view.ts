@@ -53,6 +53,8 @@ export interface CellHost {
   fileUrl(path: string): string;
   /** Where this cell's HTML or SVG output `index` is served for its frame. */
   outputFrameUrl(cellId: string, index: number, version: string): string;
+  /** The element of the cell's comment threads (the host's: kept up to date by it). */
+  commentsOf(cellId: string): HTMLElement;
 }
 
 type Action = 'run' | 'interrupt' | 'edit' | 'toggle-type' | 'move-up' | 'move-down' | 'add-below' | 'delete';
@@ -149,6 +151,7 @@ export class CellView {
         this.#outputs,
         this.#inputRow,
         el('div', { className: 'cell-foot' }, [this.#syncState, this.#author, this.#presence]),
+        this.host.commentsOf(cell.id),
       ]),
     );
     this.draw();

@@ -1,4 +1,5 @@
 import type {
+  WireCommentThreadEvent,
   WireInputRequestEvent,
   WireNotebookAnswer,
   WireRoomCondition,
@@ -11,6 +12,7 @@ import { el } from './element.js';
 import type { DocumentEvent } from './live-document.js';
 import { NotebookView } from './notebook-view.js';
 import { PageApi, type PageRequest } from './page-api.js';
+import { PageComments } from './page-comments.js';
 import { followOutputFrameHeights } from './render-output.js';
 import { RoomStream, type StreamFrame } from './room-stream.js';
 import type { SourceSendOutcome } from './source-sync.js';
@@ -53,6 +55,7 @@ export class LiveNotebook implements CellHost {
   readonly #view: NotebookView;
   readonly #notice = document.getElementById('notice') as HTMLElement;
   readonly #follower: DocumentFollower;
+  readonly #comments: PageComments;
   #activityReading = false;
   #activityAgain = false;
   #noticeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -64,6 +67,10 @@ export class LiveNotebook implements CellHost {
     content: HTMLElement,
   ) {
     this.#api = new PageApi(notebookId);
+    this.#comments = new PageComments({
+      sendComment: (request) => this.#api.send(request),
+      notice: (message) => this.notify(message),
+    });
     this.#view = new NotebookView(content, this);
     this.#follower = new DocumentFollower({
       snapshot: () => this.#api.snapshot(),
@@ -100,6 +107,7 @@ export class LiveNotebook implements CellHost {
           this.#follower.joined(peer.document_version);
           // The room has this page among its peers from now on (a read made before did not).
           this.readActivity();
+          void this.#comments.load();
         },
         onReopen: () => this.read(),
         onFrame: (frame) => this.receive(frame),
@@ -228,6 +236,10 @@ export class LiveNotebook implements CellHost {
     return this.#api.fileUrl(path);
   }
 
+  public commentsOf(cellId: string): HTMLElement {
+    return this.#comments.elementOf(cellId);
+  }
+
   /** One broadcast of the room: a document event in version order, any other to its part of the page. */
   private receive(frame: StreamFrame): void {
     if (frame.type !== 'broadcast' || frame.event === undefined) return;
@@ -264,6 +276,9 @@ export class LiveNotebook implements CellHost {
         return;
       case 'input_request':
         this.#view.inputRequest(frame as unknown as WireInputRequestEvent);
+        return;
+      case 'comment_thread':
+        this.#comments.show((frame as unknown as WireCommentThreadEvent).thread);
         return;
     }
   }

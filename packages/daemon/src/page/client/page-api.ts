@@ -17,7 +17,12 @@ export type PageRequest = Extract<
       | 'restart_kernel'
       | 'save'
       | 'input_reply'
-      | 'undo';
+      | 'undo'
+      | 'add_comment'
+      | 'reply_comment'
+      | 'resolve_comment'
+      | 'reopen_comment'
+      | 'list_comments';
   }
 >;
 
@@ -30,6 +35,8 @@ const keyedRequests: ReadonlySet<PageRequest['type']> = new Set([
   'execute_cell',
   'clear_outputs',
   'undo',
+  'add_comment',
+  'reply_comment',
 ]);
 
 /**
