@@ -301,6 +301,7 @@ describe(RuntimedDaemonPort, () => {
         client,
         blob_references: true,
         source_edits: true,
+        comments: true,
       },
       {
         channel: 'notebook',
@@ -310,6 +311,7 @@ describe(RuntimedDaemonPort, () => {
         client,
         blob_references: true,
         source_edits: true,
+        comments: true,
       },
       {
         channel: 'notebook',
@@ -321,6 +323,7 @@ describe(RuntimedDaemonPort, () => {
         client,
         blob_references: true,
         source_edits: true,
+        comments: true,
       },
     ]);
   });

@@ -62,14 +62,7 @@ export type {
   WireCommentThread,
   WireCommentThreadEvent,
 } from './schemas/wire-comment.js';
-export {
-  maxCommentCharacters,
-  maxCommentMessages,
-  maxCommentTextLength,
-  maxCommentThreads,
-  wireCommentActions,
-  wireCommentThreadSchema,
-} from './schemas/wire-comment.js';
+export { maxCommentCharacters, maxCommentMessages, maxCommentThreads } from './schemas/wire-comment.js';
 export type { WireControlAnswer } from './schemas/wire-control-answer.js';
 export { wireControlAnswerSchemas } from './schemas/wire-control-answer.js';
 export type { WireControlRequest, WireControlRequestType } from './schemas/wire-control-request.js';

@@ -13,12 +13,26 @@ const maxCommentCount = 100;
 /** The bytes the threads of one answer take at most (the rest is paged with `start`). */
 export const commentAnswerBytes = 48 * 1024;
 
+/** The most characters of one message (the daemon's bound too). */
+export const maxCommentLength = 4000;
+
+/** The text of a message, refused (nothing sent) when it is blank or too long. */
+function commentText(text: string): string {
+  if (text.trim().length === 0) throw new ToolError('text must not be blank.');
+  if (text.length > maxCommentLength) {
+    throw new ToolError(
+      `text must be at most ${maxCommentLength} characters (this one has ${text.length}); nothing was changed.`,
+    );
+  }
+  return text;
+}
+
 /** What the tools say when the notebook's backend keeps no comments. */
 export const noCommentsMessage =
   'This notebook keeps no comments: comments are kept by the local daemon (runtimed), and this notebook is opened through a backend without them (a hosted notebook). Nothing was changed.';
 
 const textParameter = toolParameters.requiredString(
-  'The message (at most 4000 characters). Its author is this session (your client), never a parameter.',
+  `The message (at most ${maxCommentLength} characters). Its author is this session (your client), never a parameter.`,
 );
 const threadParameter = toolParameters.requiredString('The thread id (from add_comment or list_comments).');
 
@@ -57,8 +71,9 @@ export function createCommentTools(deps: ChildServerDependencies): RegisteredChi
     handler: async (args, context) => {
       const range = given(args.range);
       if (range && range.end <= range.start) throw new ToolError('range.end must be after range.start.');
+      const text = commentText(args.text);
       const { comments: kept, ensureCurrent } = comments();
-      const thread = await kept.add(args.cell_id, args.text, range, { idempotencyKey: context.idempotencyKey });
+      const thread = await kept.add(args.cell_id, text, range, { idempotencyKey: context.idempotencyKey });
       ensureCurrent();
       return jsonResult({ thread: threadJson(thread) });
     },
@@ -73,8 +88,9 @@ export function createCommentTools(deps: ChildServerDependencies): RegisteredChi
     meta: idempotencyHonoredMeta,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handler: async (args, context) => {
+      const text = commentText(args.text);
       const { comments: kept, ensureCurrent } = comments();
-      const thread = await kept.reply(args.thread_id, args.text, { idempotencyKey: context.idempotencyKey });
+      const thread = await kept.reply(args.thread_id, text, { idempotencyKey: context.idempotencyKey });
       ensureCurrent();
       return jsonResult({ thread: threadJson(thread) });
     },

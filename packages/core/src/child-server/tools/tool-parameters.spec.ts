@@ -28,6 +28,7 @@ function wrongValueFor(kinds: Set<string>): unknown {
   if (kinds.has('boolean')) return 'yes';
   if (kinds.has('number') || kinds.has('integer')) return 'ten';
   if (kinds.has('enum')) return 'fancy';
+  if (kinds.has('object')) return 'not an object';
   return { not: 'a string' };
 }
 
@@ -56,6 +57,8 @@ describe('tool parameters', () => {
           replace: 'y',
           name: 'x',
           query: 'x',
+          text: 'x',
+          thread_id: 't-1',
         };
         const text = await toolError(
           harness.call(tool.name, { ...args, [name]: wrongValueFor(admittedKinds(schema)) }),
