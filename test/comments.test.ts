@@ -106,9 +106,10 @@ describe('comments on cells', () => {
     expect(await shown.locator('.comment-author').first().textContent()).toMatch(/agent:claude-code:/);
 
     // She replies on the page: the agent's next answer says so once, and lists her reply as hers.
-    await shown
-      .getByRole('textbox', { name: 'Reply to this thread' })
-      .fill('It comes from the invoice; I will read it in.');
+    await shown;
+    // Typed key by key, as she would: the page's command keys (a, b, d d…) leave the box alone.
+    await shown.getByRole('textbox', { name: 'Reply to this thread' }).click();
+    await page.keyboard.type('It comes from the invoice; I will read it in.');
     await shown.getByRole('button', { name: 'Reply' }).click();
     await expect.poll(() => shown.locator('.comment-body').count()).toBe(2);
     const told = await waitFor('a change note of her reply', async () => {
@@ -143,6 +144,20 @@ describe('comments on cells', () => {
     await expect.poll(() => shown.getAttribute('class')).not.toContain('resolved');
     await expect.poll(() => shown.getByRole('button', { name: 'Resolve' }).isVisible()).toBe(true);
 
+    // She starts a thread of her own on the page: the agent is told, and lists it as hers.
+    await cell.getByRole('textbox', { name: 'New comment on this cell' }).click();
+    await page.keyboard.type('Also: print the currency.');
+    await cell.getByRole('button', { name: 'Comment', exact: true }).click();
+    await expect.poll(() => cell.locator('.comment-thread').count()).toBe(2);
+    const started = await waitFor('a change note of her new thread', async () => {
+      const outcome = await ok(session, 'list_comments');
+      return notes(outcome).some((note) => note.includes('human:Ada started')) ? outcome : undefined;
+    });
+    expect(((started.json?.threads ?? []) as ThreadJson[]).map((one) => one.messages[0]?.author)).toEqual([
+      expect.stringMatching(/agent:claude-code:/),
+      'human:Ada',
+    ]);
+
     // Refusals change nothing and say why.
     const unknownThread = await session.call('reply_comment', { thread_id: 't-nothere', text: 'hello' });
     expect(unknownThread.isError).toBe(true);
@@ -153,7 +168,7 @@ describe('comments on cells', () => {
     const tooLong = await session.call('reply_comment', { thread_id: thread.thread_id, text: 'x'.repeat(4001) });
     expect(tooLong.isError).toBe(true);
     expect(tooLong.text).toContain('at most 4000 characters');
-    expect((await threads(session))[0]?.messages).toHaveLength(2);
+    expect((await threads(session)).map((one) => one.messages.length)).toEqual([2, 1]);
 
     // The notebook file is what it was before any comment, after a save and the autosave; the
     // comments are in the sidecar beside it.
