@@ -117,6 +117,8 @@ export async function runRuntMcp(argv: readonly string[], env: NodeJS.ProcessEnv
     agentSession: handoff.agentSession,
     ...(handoff.changeCursor === undefined ? {} : { changeCursor: handoff.changeCursor }),
     ...(handoff.knownTasks === undefined ? {} : { knownTasks: handoff.knownTasks }),
+    // The person's, from the MCP client's config (the proxy passes its environment on): never the agent's.
+    allowInstalls: env.NTERACT_MCP_ALLOW_INSTALLS === '1',
   });
   // Start-up order, the handoff rejoin before serving, the exit codes and shutdown are the runtime's.
   const runtime = container.get(ChildRuntime);

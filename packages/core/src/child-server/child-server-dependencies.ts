@@ -28,4 +28,6 @@ export interface ChildServerDependencies {
   peerLabel(): string;
   /** What the session knows of the other peers' work: the cell versions it saw, its change-log cursor. */
   readonly awareness: PeerAwareness;
+  /** The person allowed installs without being asked each time (see `ChildServerOptions.allowInstalls`). */
+  readonly allowInstalls: boolean;
 }

@@ -89,6 +89,11 @@ export interface ChildServerOptions {
    * Default 15 000 ms.
    */
   readonly recoveryWaitMs?: number;
+  /**
+   * The person allowed `install_packages` to install without asking them each time (they set
+   * NTERACT_MCP_ALLOW_INSTALLS=1 in the MCP client's config for nteract-mcp; never a tool argument).
+   */
+  readonly allowInstalls?: boolean;
 }
 
 const defaultRecoveryWaitMs = 15_000;
@@ -187,6 +192,7 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     resultBudgetBytes: options.resultBudgetBytes ?? defaultToolResultBudgetBytes,
     peerLabel,
     awareness: new PeerAwareness(options.changeCursor),
+    allowInstalls: options.allowInstalls === true,
   };
   // Core's own tools come through the contribution point, like a plugin's: first, as it is bound first.
   const contributed = container

@@ -24,6 +24,11 @@ export interface ToolCallContext {
    * elicitation, and the connection lets the server send it requests); absent otherwise.
    */
   readonly urlElicitation?: UrlElicitation;
+  /**
+   * Set when the person said yes to the tool's confirmation question during this call, with the
+   * fingerprint of the question they saw (when it had one); absent when nobody was asked.
+   */
+  readonly confirmed?: { readonly fingerprint?: string };
   /** Told the id of each execution the call starts (the server answers their `input()` requests). */
   readonly onExecution?: (executionId: string) => void;
 }

@@ -6,7 +6,7 @@ import { finalAnswer, toolResult } from './tool-call.js';
 /**
  * Confirm: a tool that declared `confirm` asks the person first when the client can ask; a
  * refusal (or the native era's `input_required` question) is the answer, and a result of a call
- * nobody could be asked about says so.
+ * nobody could be asked about says so. The handler of a confirmed call is told (`context.confirmed`).
  */
 export function askConfirmation(confirmations: PersonConfirmations): CallStep {
   return async (call, next) => {
@@ -15,7 +15,10 @@ export function askConfirmation(confirmations: PersonConfirmations): CallStep {
       call.release();
       return finalAnswer(confirmation.result);
     }
-    const outcome = await next();
+    const confirmed = confirmation.confirmed;
+    const outcome = await next(
+      confirmed === undefined ? undefined : { ...call, context: { ...call.context, confirmed } },
+    );
     return outcome.kind === 'result' ? toolResult(withNote(outcome.result, confirmation.note)) : outcome;
   };
 }

@@ -6,7 +6,7 @@ export function composeCallSteps(steps: readonly CallStep[]): (call: ToolCall) =
   const run = (index: number, call: ToolCall): Promise<CallOutcome> => {
     const step = steps[index];
     if (!step) return Promise.reject(new Error('call pipeline: its last step called next'));
-    return step(call, () => run(index + 1, call));
+    return step(call, (changed) => run(index + 1, changed ?? call));
   };
   return (call) => run(0, call);
 }

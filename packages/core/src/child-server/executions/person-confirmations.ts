@@ -1,7 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { EraDialect } from '../../contributions/protocol-admission.js';
 import type { SessionSlot } from '../../session/session-slot.js';
-import { type ConfirmationQuestion, type ToolConfirmation, textResult } from '../tools/child-tool-registry.js';
+import {
+  type ConfirmationQuestion,
+  errorResult,
+  type ToolConfirmation,
+  textResult,
+} from '../tools/child-tool-registry.js';
 
 /** The key of the one input request a confirmation asks (2026-07-28 `inputRequests` / `inputResponses`). */
 const confirmKey = 'confirm';
@@ -16,7 +21,7 @@ export interface PersonConfirmationsInit {
 
 /** How a call goes on: run it (with a note when nobody could be asked), or answer at once. */
 export type ConfirmationOutcome =
-  | { readonly kind: 'run'; readonly note?: string }
+  | { readonly kind: 'run'; readonly note?: string; readonly confirmed?: { readonly fingerprint?: string } }
   | { readonly kind: 'answer'; readonly result: Record<string, unknown> };
 
 /**
@@ -25,8 +30,10 @@ export type ConfirmationOutcome =
  * server may send requests (legacy) it asks with `elicitation/create` during the call; where it
  * sends none (native) it answers the call `input_required` (SEP-2322) and goes ahead on the retry
  * that carries the person's answer. A client without the elicitation capability gets today's
- * behaviour, and the result says nobody was asked. A declined or cancelled confirmation changes
- * nothing and says so.
+ * behaviour, and the result says nobody was asked, unless the question is required (`refusal`):
+ * then the call is refused and nothing runs. A declined or cancelled confirmation changes nothing
+ * and says so. A question with a fingerprint is asked again on a retry whose `requestState` names
+ * another fingerprint than the question has now (what the person saw is not what would be done).
  */
 export class PersonConfirmations {
   readonly #init: PersonConfirmationsInit;
@@ -44,7 +51,10 @@ export class PersonConfirmations {
   ): Promise<ConfirmationOutcome> {
     const question = await this.question(confirm, params.arguments);
     if (!question) return { kind: 'run' };
-    if (declared?.elicitation === undefined) return { kind: 'run', note: question.unasked };
+    if (declared?.elicitation === undefined) {
+      if (question.refusal !== undefined) return { kind: 'answer', result: errorResult(question.refusal) };
+      return { kind: 'run', note: question.unasked };
+    }
     const elicitation = {
       mode: 'form',
       message: question.message,
@@ -56,20 +66,28 @@ export class PersonConfirmations {
     };
     let answer: unknown;
     if (!this.#init.dialect().sendsRequests) {
+      // The retry's answer is for the question its requestState names: one asked about anything else is asked again.
+      const state = question.fingerprint === undefined ? name : `${name}:${question.fingerprint}`;
       const responses = params.inputResponses as Record<string, unknown> | undefined;
-      if (responses?.[confirmKey] === undefined) {
+      const stale = question.fingerprint !== undefined && params.requestState !== state;
+      if (responses?.[confirmKey] === undefined || stale) {
         return {
           kind: 'answer',
           result: {
             resultType: 'input_required',
             inputRequests: { [confirmKey]: { method: 'elicitation/create', params: elicitation } },
-            requestState: name,
+            requestState: state,
           },
         };
       }
       answer = responses[confirmKey];
     } else answer = await this.#init.elicit(elicitation);
-    if (confirmed(answer)) return { kind: 'run' };
+    if (confirmed(answer)) {
+      return {
+        kind: 'run',
+        confirmed: question.fingerprint === undefined ? {} : { fingerprint: question.fingerprint },
+      };
+    }
     return { kind: 'answer', result: textResult(`Not done: the person did not confirm ${name}; nothing was changed.`) };
   }
 

@@ -65,6 +65,17 @@ export interface ConfirmationQuestion {
   readonly message: string;
   /** Said with the result when the client cannot ask the person. */
   readonly unasked: string;
+  /**
+   * The call never runs without the person's yes: a client that cannot ask gets this as an error
+   * result instead of `unasked` (say how the person, never the agent, can allow it), and nothing runs.
+   */
+  readonly refusal?: string;
+  /**
+   * What exactly the yes is for (e.g. sha256 over what is shown): the handler is told the one the
+   * person said yes to (`ToolCallContext.confirmed`); where the answer comes on a retry
+   * (`input_required`), a retry whose question's fingerprint differs now is asked again.
+   */
+  readonly fingerprint?: string;
 }
 
 /**

@@ -8,12 +8,13 @@ import { createEditTools } from './create-edit-tools.js';
 import { createInspectionTools } from './create-inspection-tools.js';
 import { createKernelTools } from './create-kernel-tools.js';
 import { createNotebookTools } from './create-notebook-tools.js';
+import { createPackageTools } from './create-package-tools.js';
 import { createRestoreTools } from './create-restore-tools.js';
 import { createSearchTools } from './create-search-tools.js';
 import { createSessionTools } from './create-session-tools.js';
 
 /**
- * Core's own tools (session, kernel, notebook, edit, change, comment, restore, inspection and
+ * Core's own tools (session, kernel, notebook, edit, change, comment, restore, inspection, package and
  * search tools), contributed to the child server through `ChildToolContribution` like a plugin's, in the
  * order `tools/list` shows them.
  */
@@ -32,6 +33,7 @@ export class CoreChildTools implements ChildToolContribution {
       ...createCommentTools(services),
       ...createRestoreTools(services),
       ...createInspectionTools(services),
+      ...createPackageTools(services),
       ...createSearchTools(services),
     ];
   }

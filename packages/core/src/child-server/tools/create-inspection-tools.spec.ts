@@ -189,7 +189,7 @@ describe('inspection tools', () => {
     expect(kernel.programs.at(-1)?.source.startsWith('invisible(local({')).toBe(true);
     handle.kernelName = 'deno';
     expect(await toolError(harness.call('list_variables'))).toBe(
-      `Notebook ${handle.notebookId} runs the kernel 'deno' (language typescript); listing and inspecting variables supports Python (ipykernel) and R (IRkernel) kernels. Look at its variables with run_code instead.`,
+      `Notebook ${handle.notebookId} runs the kernel 'deno' (language typescript); core's kernel tools (variables, packages) support Python (ipykernel) and R (IRkernel) kernels. Use run_code instead.`,
     );
     expect(kernel.programs).toHaveLength(2);
   });

@@ -278,10 +278,13 @@ function checkedText(value: string, what: string, emptyAllowed: boolean): string
 }
 
 /**
- * The language the notebook's kernel runs, if core can inspect it: by its kernelspec name, else
+ * The language the notebook's kernel runs, if core can inspect it (its variables, its packages): by its kernelspec name, else
  * by the language the installed kernels list gives it; a tool error naming both otherwise.
  */
-async function inspectionLanguage(deps: ChildServerDependencies, handle: NotebookHandle): Promise<InspectionLanguage> {
+export async function inspectionLanguage(
+  deps: ChildServerDependencies,
+  handle: NotebookHandle,
+): Promise<InspectionLanguage> {
   const byName = inspectionLanguageOf(handle.kernelName);
   if (byName !== undefined) return byName;
   let language: string | undefined;
@@ -294,6 +297,6 @@ async function inspectionLanguage(deps: ChildServerDependencies, handle: Noteboo
   const bySpec = language === undefined ? undefined : inspectionLanguageOfSpec(language);
   if (bySpec !== undefined) return bySpec;
   throw new ToolError(
-    `Notebook ${handle.notebookId} runs the kernel '${handle.kernelName}' (${language === undefined ? 'its language is not known here' : `language ${language}`}); listing and inspecting variables supports Python (ipykernel) and R (IRkernel) kernels. Look at its variables with run_code instead.`,
+    `Notebook ${handle.notebookId} runs the kernel '${handle.kernelName}' (${language === undefined ? 'its language is not known here' : `language ${language}`}); core's kernel tools (variables, packages) support Python (ipykernel) and R (IRkernel) kernels. Use run_code instead.`,
   );
 }
