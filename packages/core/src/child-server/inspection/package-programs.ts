@@ -30,7 +30,7 @@ export interface PackageProgram {
  * `local()`, invisibly) and catches its own errors. An install runs the kernel's own installer
  * only: Python `sys.executable -m pip install --no-input --disable-pip-version-check <specs>`, or
  * `uv pip install --python sys.executable <specs>` in a uv-managed environment where `uv` is
- * found; R `install.packages(<specs>, lib = .libPaths()[1])` (repos `NULL` for local files). The
+ * found; R into `.libPaths()[1]` (`R CMD INSTALL -l` for local files, else `install.packages`). The
  * package lists before and after are read in the same run.
  */
 export function packageProgram(language: InspectionLanguage, request: PackageRequest): PackageProgram {
@@ -176,9 +176,11 @@ sys.stdout.flush()
 
 /**
  * The R side. Packages by `installed.packages()` in `.libPaths()` order (the first of a name is
- * the one `library()` loads); installs into `.libPaths()[1]`. The installer's own output is kept
- * in files (`keep_outputs`) and printed once it ends: R CMD INSTALL writes to the kernel's own
- * stdout otherwise, which no notebook sees.
+ * the one `library()` loads); installs into `.libPaths()[1]`. Local files: `R CMD INSTALL -l`
+ * (what `install.packages(repos = NULL)` runs) read through a pipe, so its output reaches the
+ * notebook as it prints (install.packages would write it to the kernel's own stdout, which no
+ * notebook sees); named packages: `install.packages` from `getOption("repos")`, its output kept
+ * in files (`keep_outputs`) and printed once it ends.
  */
 const rPackages = String.raw`
 emit <- function(value) {
@@ -203,26 +205,41 @@ install <- function(env) {
   missing <- settings$specs[local_files & !file.exists(settings$specs)]
   if (length(missing) > 0) return(list(ran = FALSE, why = "missing_files", missing = as.list(missing)))
   before <- installed()
-  local <- all(local_files)
-  outputs <- tempfile("nteract-install-")
-  dir.create(outputs)
   warned <- character()
-  withCallingHandlers(
-    tryCatch(
-      utils::install.packages(settings$specs, lib = env$prefix, repos = if (local) NULL else getOption("repos"),
-                              type = if (local) "source" else getOption("pkgType"), keep_outputs = outputs, quiet = FALSE),
-      error = function(e) warned <<- c(warned, conditionMessage(e))),
-    warning = function(w) { warned <<- c(warned, conditionMessage(w)); invokeRestart("muffleWarning") },
-    message = function(m) { cat(conditionMessage(m)); invokeRestart("muffleMessage") })
-  for (file in list.files(outputs, full.names = TRUE)) cat(readLines(file, warn = FALSE), sep = "\n")
-  unlink(outputs, recursive = TRUE)
-  if (length(warned) > 0) cat(warned, sep = "\n")
+  code <- 0L
+  if (all(local_files)) {
+    # What install.packages(repos = NULL) runs, through a pipe: its output reaches the notebook as it prints.
+    command <- paste(shQuote(file.path(R.home("bin"), "R")), "CMD INSTALL -l", shQuote(env$prefix), paste(shQuote(settings$specs), collapse = " "), "2>&1")
+    con <- pipe(command, "r")
+    repeat {
+      line <- readLines(con, n = 1, warn = FALSE)
+      if (length(line) == 0) break
+      cat(line, "\n", sep = "")
+      utils::flush.console()
+    }
+    status <- close(con)
+    code <- if (is.null(status)) 0L else as.integer(status)
+    shown <- c("R", "CMD", "INSTALL", "-l", env$prefix, settings$specs)
+  } else {
+    outputs <- tempfile("nteract-install-")
+    dir.create(outputs)
+    withCallingHandlers(
+      tryCatch(
+        utils::install.packages(settings$specs, lib = env$prefix, repos = getOption("repos"), keep_outputs = outputs, quiet = FALSE),
+        error = function(e) warned <<- c(warned, conditionMessage(e))),
+      warning = function(w) { warned <<- c(warned, conditionMessage(w)); invokeRestart("muffleWarning") },
+      message = function(m) { cat(conditionMessage(m)); invokeRestart("muffleMessage") })
+    for (file in list.files(outputs, full.names = TRUE)) cat(readLines(file, warn = FALSE), sep = "\n")
+    unlink(outputs, recursive = TRUE)
+    if (length(warned) > 0) { cat(warned, sep = "\n"); code <- 1L }
+    shown <- c("install.packages", settings$specs)
+  }
   after <- installed()
   old <- versions(before)
   new <- versions(after)
   changed <- names(new)[vapply(names(new), function(name) !identical(old[[name]], new[[name]]), TRUE)]
   loaded <- intersect(changed, loadedNamespaces())
-  list(ran = TRUE, command = c("install.packages", settings$specs), exit_code = if (length(warned) > 0) 1L else 0L,
+  list(ran = TRUE, command = shown, exit_code = code,
        before = old, after = new, loaded = lapply(loaded, function(name) list(package = name, modules = list(name))))
 }
 tryCatch({
