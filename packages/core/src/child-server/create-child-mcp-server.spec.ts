@@ -49,6 +49,8 @@ const allTools = [
   'restore_state',
   'list_variables',
   'inspect_variable',
+  'list_packages',
+  'install_packages',
   'search_notebook',
 ];
 

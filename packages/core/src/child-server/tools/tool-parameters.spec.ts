@@ -59,6 +59,7 @@ describe('tool parameters', () => {
           query: 'x',
           text: 'x',
           thread_id: 't-1',
+          packages: ['x'],
         };
         const text = await toolError(
           harness.call(tool.name, { ...args, [name]: wrongValueFor(admittedKinds(schema)) }),
