@@ -238,5 +238,10 @@ describe('package tools', () => {
       changes: { changed: [{ name: 'numpy', from: '1.24.2', to: '2.0' }] },
       restart_needed: { packages: ['numpy'] },
     });
+    // restart=true restarts at once, through the path restart_kernel takes; the question said so.
+    const restarted = await harness.callJson('install_packages', { packages: ['/w/numpy-2.1.whl'], restart: true });
+    expect(restarted).toMatchObject({ restarted: true, changes: { changed: [{ name: 'numpy', to: '2.1' }] } });
+    expect(restarted).not.toHaveProperty('restart_needed');
+    expect(String(asked.at(-1)?.message)).toContain('Then the kernel restarts');
   });
 });
