@@ -32,6 +32,8 @@ class FakeEnvironment {
   /** Called before each listing answer (e.g. to move the kernel into another environment). */
   public beforeAnswer: (() => void) | undefined;
   public readonly programs: Json[] = [];
+  /** The install is interrupted part way: its program never answers. */
+  public interrupted = false;
 
   public readonly executor: FakeExecutor = (cell: NotebookCell) => {
     if (cell.id !== 'scratch') return testExecutor(cell);
@@ -48,6 +50,15 @@ class FakeEnvironment {
     };
     let printed = '';
     let answer: Json = { language: 'python', environment };
+    if (settings.kind === 'install' && this.interrupted) {
+      return {
+        status: 'error',
+        outputs: [
+          { output_type: 'stream', name: 'stdout', text: 'Installing collected packages: demo\n' },
+          { output_type: 'error', ename: 'KeyboardInterrupt', evalue: '', traceback: [] },
+        ],
+      };
+    }
     if (settings.kind === 'install') {
       const before = { ...this.packages };
       printed = 'Processing things\nSuccessfully installed\n';
@@ -231,6 +242,12 @@ describe('package tools', () => {
     const failed = await toolError(harness.call('install_packages', { packages: ['demo'] }));
     expect(failed).toContain('the environment is as it was');
     expect(failed).toContain('ERROR: no such thing');
+    // Interrupted part way: not an error (something may have changed), and not a claim either way.
+    environment.interrupted = true;
+    const interrupted = await harness.callJson('install_packages', { packages: ['demo'] });
+    expect(interrupted).toMatchObject({ status: 'unknown', output_tail: 'Installing collected packages: demo' });
+    expect(String(interrupted.note)).toContain('What the install changed is not known');
+    environment.interrupted = false;
     environment.exitCode = 0;
     environment.loaded = ['numpy'];
     const upgraded = await harness.callJson('install_packages', { packages: ['/w/numpy-2.0.whl'] });

@@ -203,7 +203,22 @@ export function createPackageTools(deps: ChildServerDependencies): RegisteredChi
           note: `The install still runs after ${installWaitMs / 60_000} min; what it changes is not known yet.${run.executionId === undefined ? '' : ` get_results(execution_id="${run.executionId}") shows its output;`} list_packages shows the packages once it ended.`,
         });
       }
-      const { answer, printed } = parsePackageAnswer(run.outputs, program.marker, 'Installing packages');
+      const notice = run.kernelNotice === undefined ? {} : noticeJson(deps, handle, language, run.kernelNotice);
+      let parsed: ReturnType<typeof parsePackageAnswer>;
+      try {
+        parsed = parsePackageAnswer(run.outputs, program.marker, 'Installing packages');
+      } catch (error) {
+        // The installer may have run part way (interrupted, the kernel lost): what it changed is not known.
+        if (!(error instanceof ToolError)) throw error;
+        return jsonResult({
+          notebook_id: handle.notebookId,
+          status: 'unknown',
+          note: `${error.message} What the install changed is not known: list_packages shows the packages now.`,
+          output_tail: outputTail(streamText(run.outputs)).tail,
+          ...notice,
+        });
+      }
+      const { answer, printed } = parsed;
       const report = answer.install;
       if (report === undefined || !report.ran) throw new ToolError(notRunText(report, environment, handle));
       const changes = packageChanges(report.before ?? {}, report.after ?? {});
@@ -251,6 +266,7 @@ export function createPackageTools(deps: ChildServerDependencies): RegisteredChi
         ...restarted,
         output_tail: tail.tail,
         ...(tail.omitted_lines > 0 ? { output_lines_omitted: tail.omitted_lines } : {}),
+        ...notice,
       });
     },
   });
@@ -358,6 +374,26 @@ interface StreamedRun {
   readonly status: 'ok' | 'error' | 'aborted' | 'timeout';
   readonly outputs: readonly CellOutput[];
   readonly executionId?: string;
+  readonly kernelNotice?: string;
+}
+
+/** A kernel notice a run carried, as the answer tells it (recorded as run_code's is: what the lost kernel had). */
+function noticeJson(
+  deps: ChildServerDependencies,
+  handle: NotebookHandle,
+  language: InspectionLanguage,
+  notice: string,
+): Record<string, unknown> {
+  const lost = deps.kernelHistory.ran(handle.notebookId, undefined, notice, language === 'python');
+  return { kernel_notice: notice, ...lostStateJson(lost) };
+}
+
+/** The text of a run's stream outputs. */
+function streamText(outputs: readonly CellOutput[]): string {
+  return outputs
+    .filter((output) => output.output_type === 'stream')
+    .map((output) => (Array.isArray(output.text) ? output.text.join('') : String(output.text ?? '')))
+    .join('');
 }
 
 /**
@@ -390,10 +426,7 @@ async function runStreamed(
       if (clock.now() - started > installWaitMs) return { status: 'timeout', outputs: state.outputs, executionId };
       await new Promise<void>((resolve) => clock.setTimer(installPollMs, resolve));
       state = await handle.getExecution(executionId);
-      const printed = state.outputs
-        .filter((output) => output.output_type === 'stream')
-        .map((output) => (Array.isArray(output.text) ? output.text.join('') : String(output.text ?? '')))
-        .join('');
+      const printed = streamText(state.outputs);
       const fresh = printed
         .slice(seenChars)
         .split('\n')
@@ -417,5 +450,10 @@ async function runStreamed(
     context.cancelled.removeEventListener('abort', onCancel);
   }
   deps.executions.record(executionRecordOf(state, handle.notebookId));
-  return { status: state.status, outputs: state.outputs, executionId };
+  return {
+    status: state.status,
+    outputs: state.outputs,
+    executionId,
+    ...(state.kernelNotice === undefined ? {} : { kernelNotice: state.kernelNotice }),
+  };
 }
