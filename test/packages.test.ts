@@ -13,6 +13,7 @@ import {
   isAlive,
   shippedBins,
   spawnShippedProxy,
+  startJupyterServer,
   startUserSession,
   type ToolOutcome,
   type UserSession,
@@ -405,5 +406,38 @@ describe('list_packages and install_packages (R)', () => {
     expect(await printed(session, 'library(nmcpdemor)\ncat("value", nmcp_value(), "\\n")')).toContain('value 41');
     const after = await ok(session, 'list_packages', { filter: 'nmcpdemor' });
     expect(after.packages).toEqual([{ name: 'nmcpdemor', version: '0.1', library: userLibrary }]);
+  });
+});
+
+describe('list_packages and install_packages on a hosted kernel', () => {
+  it('read the hosted kernel’s own interpreter through the same scratch runs; its system Python is refused, unchanged', {
+    timeout: 240_000,
+  }, async () => {
+    const token = `tok-${process.pid}-${Date.now().toString(36)}`;
+    const server = await startJupyterServer({ token });
+    cleanups.push(() => server.dispose());
+    const content = {
+      cells: [],
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
+      nbformat: 4,
+      nbformat_minor: 5,
+    };
+    const put = await server.api('PUT', 'api/contents/hosted.ipynb', { type: 'notebook', format: 'json', content });
+    expect(put.status).toBeLessThan(300);
+    const session = await start({ env: { JUPYTER_TOKEN: token, NTERACT_MCP_ALLOW_INSTALLS: '1' } });
+    await ok(session, 'connect_notebook', { url: server.notebookUrl('hosted.ipynb') });
+    const listed = await ok(session, 'list_packages', { filter: 'ipykernel' });
+    expect(listed).toMatchObject({
+      language: 'python',
+      environment: { interpreter: '/usr/bin/python3', kind: 'system', externally_managed: true },
+      packages: [expect.objectContaining({ name: 'ipykernel' })],
+    });
+    const wheel = await buildWheel(join(session.dirs.project, 'wheels'), 'nmcpdemo', '0.1');
+    const everything = await ok(session, 'list_packages', { count: 500 });
+    const refused = await session.call('install_packages', { packages: [wheel] });
+    expect(refused.isError, refused.text).toBe(true);
+    expect(refused.text).toContain('PEP 668');
+    expect(await ok(session, 'list_packages', { count: 500 })).toEqual(everything);
+    expect(await systemImports('nmcpdemo')).toBe(false);
   });
 });
