@@ -34,6 +34,7 @@ export type {
   TargetParseContext,
 } from './contributions/notebook-backend.js';
 export { NotebookBackend } from './contributions/notebook-backend.js';
+export { announceExtensions, ClientExtension, declaredExtensions } from './contributions/client-extension.js';
 export { NotebookTargetResolver } from './contributions/notebook-target-resolver.js';
 export type {
   AdmissionDecision,
@@ -87,6 +88,7 @@ export {
   handoffToEnvironment,
   honorsIdempotency,
   idempotencyMetaKey,
+  plainToolListMetaKey,
   rejoinTargetWithoutCredentials,
   restoredSubscriptionMetaKey,
 } from './handoff/handoff-contract.js';

@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Clock, ContributionProvider, createPluginContainer, Logger, ProtocolAdmission } from '@nteract-mcp/core';
+import {
+  ClientExtension,
+  Clock,
+  ContributionProvider,
+  createPluginContainer,
+  Logger,
+  ProtocolAdmission,
+} from '@nteract-mcp/core';
 import { holdYoungGenerationAtStart, mallocArenaEnvironment, youngGenerationFlags } from '@nteract-mcp/foundation';
 import {
   ChildSupervisor,
@@ -68,6 +75,7 @@ export async function runNteractProxy(options: ProxyCommandOptions): Promise<num
       supervisor: container.get(ChildSupervisor),
       // The upstream protocol eras are the composition's: without the legacy plugin, no initialize.
       eras: container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, { name: ProtocolAdmission }),
+      extensions: container.get<ContributionProvider<ClientExtension>>(ContributionProvider, { name: ClientExtension }),
       tools,
       clock: container.get(Clock),
       logger,

@@ -32,7 +32,9 @@ export class InitializeAdmission implements ProtocolAdmission {
 
   public admit(request: AdmissionRequest): AdmissionDecision {
     if (request.method !== 'initialize' || carriesNativeEnvelope(request.params)) return { kind: 'pass' };
-    const params = request.params as { protocolVersion?: unknown; clientInfo?: unknown } | undefined;
+    const params = request.params as
+      | { protocolVersion?: unknown; clientInfo?: unknown; capabilities?: unknown }
+      | undefined;
     if (typeof params?.protocolVersion !== 'string' || params.protocolVersion.length === 0) {
       return { kind: 'reject', code: -32602, message: 'initialize: params.protocolVersion must be a non-empty string' };
     }
@@ -40,7 +42,15 @@ export class InitializeAdmission implements ProtocolAdmission {
     const protocolVersion = served.includes(params.protocolVersion)
       ? params.protocolVersion
       : (served[0] ?? params.protocolVersion);
-    return { kind: 'open', protocolVersion, client: readClientIdentity(params.clientInfo) };
+    const declared = params.capabilities;
+    return {
+      kind: 'open',
+      protocolVersion,
+      client: readClientIdentity(params.clientInfo),
+      ...(typeof declared === 'object' && declared !== null && !Array.isArray(declared)
+        ? { clientCapabilities: declared as Record<string, unknown> }
+        : {}),
+    };
   }
 
   public probe(): Record<string, unknown> {

@@ -86,8 +86,14 @@ export class PerRequestAdmission implements ProtocolAdmission {
         message: `Method not found: ${boundClientText(request.method)} is not part of protocol ${requested}`,
       };
     }
-    if (request.method === 'server/discover') return { kind: 'probe' };
-    return { kind: 'open', protocolVersion: requested, client: readClientIdentity(envelope[envelopeKeys.clientInfo]) };
+    const clientCapabilities = capabilities as Record<string, unknown>;
+    if (request.method === 'server/discover') return { kind: 'probe', clientCapabilities };
+    return {
+      kind: 'open',
+      protocolVersion: requested,
+      client: readClientIdentity(envelope[envelopeKeys.clientInfo]),
+      clientCapabilities,
+    };
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonRpcMessage, Logger } from '@nteract-mcp/core';
+import { type JsonRpcMessage, type Logger, plainToolListMetaKey } from '@nteract-mcp/core';
 import type { ToolListCache } from './tool-list-cache.js';
 
 export interface ChildToolSyncOptions<C> {
@@ -58,7 +58,8 @@ export class ChildToolSync<C> {
   }
 
   async #fetch(child: C): Promise<Tool[] | undefined> {
-    const answer = await this.#options.request(child, 'tools/list', {});
+    // The list as a client that declared no extension gets it: the cache is every client's.
+    const answer = await this.#options.request(child, 'tools/list', { _meta: { [plainToolListMetaKey]: true } });
     const tools = (answer as { result?: { tools?: unknown } }).result?.tools;
     return Array.isArray(tools) && tools.length > 0 ? (tools as Tool[]) : undefined;
   }

@@ -1,5 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
-import type { ChildSpawnSpec, Clock, ContributionProvider, Logger, ProtocolAdmission } from '@nteract-mcp/core';
+import type {
+  ChildSpawnSpec,
+  ClientExtension,
+  Clock,
+  ContributionProvider,
+  Logger,
+  ProtocolAdmission,
+} from '@nteract-mcp/core';
 import type { ChildSupervisor } from './child-supervisor.js';
 import type { ClientAttribution } from './client-attribution.js';
 import type { RejoinTargetTracker } from './rejoin-target-tracker.js';
@@ -15,6 +22,12 @@ export interface McpProxyOptions {
   readonly supervisor: ChildSupervisor;
   /** The protocol eras the proxy speaks upstream, in composition order (the proxy container's contributions). */
   readonly eras: ContributionProvider<ProtocolAdmission>;
+  /**
+   * The client extensions the proxy loads (the proxy container's contributions): announced to a
+   * client that declares one, whose `tools/list` then goes to the child (the cached list is the
+   * one for clients that declared none). None when absent.
+   */
+  readonly extensions?: ContributionProvider<ClientExtension>;
   /** The rejoin target learned from the children's session reports; a new one when absent. */
   readonly tracker?: RejoinTargetTracker;
   /** Who the upstream client is, for the children's peer label; a new one when absent. */

@@ -122,6 +122,7 @@ export class McpProxy {
       this.#attribution,
       options.logger,
       (era) => options.tools.server(era),
+      options.extensions?.getContributions() ?? [],
     );
     this.#writer = new UpstreamWriter({
       output: options.output,
@@ -374,7 +375,11 @@ export class McpProxy {
       return;
     }
     const { tools } = this.#options;
-    const coldToolList = request.method === 'tools/list' && tools.current().length === 0;
+    // A client that declared a client extension gets the child's list for it, never the cached one.
+    const coldToolList =
+      request.method === 'tools/list' &&
+      (tools.current().length === 0 ||
+        this.#handshake.declaresExtension({ method: request.method, params: request.params }));
     // A known list is served at once, child or not: it is the list the proxy synced from the
     // child at its handshake and on every list change it announced (see ChildToolSync).
     if (request.method === 'tools/list' && !coldToolList) {

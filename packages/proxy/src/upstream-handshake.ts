@@ -1,7 +1,10 @@
 import {
   type AdmissionRequest,
+  announceExtensions,
+  type ClientExtension,
   type ConnectionRequestId,
   childServerCapabilities,
+  declaredExtensions,
   type EraConnection,
   type GateVerdict,
   type Logger,
@@ -34,12 +37,16 @@ export const proxyInstructions =
  * on top: `tools.listChanged` (it injects `reconnect` and announces list changes). Before a child
  * described itself in that era, the proxy's built-in description.
  *
+ * A client that declared a client extension the proxy loads (`ClientExtension`) finds it announced
+ * in the handshake's capabilities; to any other the description is as it was.
+ *
  * Knows no protocol version itself: without an era that admits a plain `initialize`, `initialize`
  * is refused like any other request no era serves.
  */
 export class UpstreamHandshake {
   readonly #gate: ProtocolEraGate;
   readonly #attribution: ClientAttribution;
+  readonly #extensions: readonly ClientExtension[];
   #ready = false;
 
   public constructor(
@@ -48,8 +55,10 @@ export class UpstreamHandshake {
     attribution: ClientAttribution,
     logger: Logger,
     learned: (era: string) => ServerDescription | undefined = () => undefined,
+    extensions: readonly ClientExtension[] = [],
   ) {
     this.#attribution = attribution;
+    this.#extensions = extensions;
     const builtIn: ServerDescription = {
       name: 'nteract',
       version,
@@ -58,9 +67,14 @@ export class UpstreamHandshake {
     };
     this.#gate = new ProtocolEraGate(
       eras,
-      (era) => {
+      (era, declared) => {
         const child = learned(era);
-        return child === undefined ? builtIn : withProxyCapabilities(child);
+        const server = child === undefined ? builtIn : withProxyCapabilities(child);
+        // A client that declared a client extension the proxy loads sees it announced, as the child would.
+        const announced = declaredExtensions(extensions, declared);
+        return announced.length === 0
+          ? server
+          : { ...server, capabilities: announceExtensions(server.capabilities, announced) };
       },
       { onFault: (era, error) => logger.error('a protocol era failed on an upstream request', { era, error }) },
     );
@@ -107,6 +121,14 @@ export class UpstreamHandshake {
     if (this.#ready || connection === undefined || connection.readyOn !== method) return false;
     this.#ready = true;
     return true;
+  }
+
+  /**
+   * Whether the client declared, for `request`, a client extension the proxy loads: the child's
+   * answers to it may differ from those to a client that did not (its tool list among them).
+   */
+  public declaresExtension(request: AdmissionRequest): boolean {
+    return declaredExtensions(this.#extensions, this.#gate.clientCapabilities(request)).length > 0;
   }
 
   /** The opened era sends every result as it is (see `EraConnection.resultsAsIs`). */
@@ -157,7 +179,10 @@ export class UpstreamHandshake {
   ): { readonly era: string; readonly server: ServerDescription } | undefined {
     const connection = this.#gate.connection;
     const server = connection?.describedBy?.(message, result);
-    return connection === undefined || server === undefined ? undefined : { era: connection.era, server };
+    if (connection === undefined || server === undefined) return undefined;
+    // What the child announced only because this client declared it is not kept as every client's.
+    const declared = this.#gate.clientCapabilities({ method: message.method, params: message.params })?.extensions;
+    return { era: connection.era, server: withoutDeclaredExtensions(server, declared) };
   }
 
   /** The resource URIs the client's open streams watch (native), sorted. */
@@ -187,6 +212,21 @@ export class UpstreamHandshake {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `server` without the extensions in its capabilities that the client's `declared` extensions map
+ * names, but those every client is shown (the built-in capabilities' own: tasks).
+ */
+function withoutDeclaredExtensions(server: ServerDescription, declared: unknown): ServerDescription {
+  const announced = server.capabilities.extensions;
+  if (!isRecord(declared) || !isRecord(announced)) return server;
+  const always = childServerCapabilities.extensions;
+  const kept = Object.entries(announced).filter(
+    ([name]) => declared[name] === undefined || (isRecord(always) && always[name] !== undefined),
+  );
+  if (kept.length === Object.keys(announced).length) return server;
+  return { ...server, capabilities: { ...server.capabilities, extensions: Object.fromEntries(kept) } };
 }
 
 /** `server` with what the proxy provides itself added: `tools.listChanged` (the child's other tool capabilities kept). */

@@ -17,6 +17,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Container } from 'inversify';
+import { ClientExtension, declaredExtensions } from '../contributions/client-extension.js';
 import { NotebookTargetResolver } from '../contributions/notebook-target-resolver.js';
 import {
   type ClientIdentity,
@@ -41,6 +42,7 @@ import { answerInputRounds } from './call-pipeline/answer-input-rounds.js';
 import { askConfirmation } from './call-pipeline/ask-confirmation.js';
 import { awaitRecovery } from './call-pipeline/await-recovery.js';
 import { checkCapabilities } from './call-pipeline/check-capabilities.js';
+import { ClientExtensionAnswers } from './client-extension-answers.js';
 import { composeCallSteps } from './call-pipeline/compose-call-steps.js';
 import { createToolCall } from './call-pipeline/create-tool-call.js';
 import { reportSession } from './call-pipeline/report-session.js';
@@ -171,7 +173,13 @@ export function createChildMcpServer(container: Container, options: ChildServerO
   const eras = container.get<ContributionProvider<ProtocolAdmission>>(ContributionProvider, {
     name: ProtocolAdmission,
   });
-  const gate = new ProtocolEraGate(eras.getContributions(), description, {
+  const extensions = new ClientExtensionAnswers(
+    container
+      .get<ContributionProvider<ClientExtension>>(ContributionProvider, { name: ClientExtension })
+      .getContributions(),
+  );
+  // The handshake announces the extensions the opening request declared; to others, the description as it is.
+  const gate = new ProtocolEraGate(eras.getContributions(), (_era, declared) => extensions.describe(description, declared), {
     onFault: (era, error) => logger.error('a protocol era failed on a request', { era, error }),
   });
 
@@ -278,7 +286,18 @@ export function createChildMcpServer(container: Container, options: ChildServerO
     const sent = gated?.served(id);
     return sent ? gate.clientCapabilities(sent) : undefined;
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: registry.list() }));
+  /** The extensions loaded here that the client declared for a request with `params` (method `method`). */
+  const declaredFor = (method: string, params: Record<string, unknown> | undefined) =>
+    declaredExtensions(
+      extensions.all,
+      gate.clientCapabilities({ method, params: params ?? {} }) ?? server.getClientCapabilities(),
+    );
+  server.setRequestHandler(ListToolsRequestSchema, (request) => ({
+    tools: extensions.decorateTools(
+      registry,
+      extensions.asksPlainList(request.params) ? [] : declaredFor('tools/list', request.params),
+    ),
+  }));
   // Each step does what the called tool declared (`ChildTool`'s policies), outermost first:
   // refuse a missing capability, wait for a recovery in progress, (report, on the way back: every
   // tool result gets the session report), start a task, ask the person, (run once more on the
@@ -319,7 +338,15 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       extra,
     );
     const outcome = await pipeline(call);
-    return (outcome.kind === 'result' ? outcome.result : outcome.answer) as CallToolResult;
+    if (outcome.kind !== 'result') return outcome.answer as CallToolResult;
+    // For a client that declared an extension rendering what the tool shows: its structured content.
+    return extensions.decorateResult(outcome.result as CallToolResult, {
+      shows: registry.policies(request.params.name)?.shows,
+      declared: declaredFor('tools/call', request.params),
+      arguments: request.params.arguments ?? {},
+      slot,
+      resolver: deps.resolver,
+    });
   };
   // One debug line per call: tool, request id, duration, outcome; never its arguments or result.
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -336,7 +363,14 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       throw error;
     }
   });
-  registerResourceHandlers(server, { slot, recovery, resources, subscriptions, recoveryWaitMs });
+  registerResourceHandlers(server, {
+    slot,
+    recovery,
+    resources,
+    subscriptions,
+    recoveryWaitMs,
+    extensionResources: (method, params) => declaredFor(method, params).flatMap((extension) => extension.resources),
+  });
   server.setNotificationHandler(InitializedNotificationSchema, () => {
     initialized = true;
     server.oninitialized?.();

@@ -1,3 +1,4 @@
+import { clientExtensionPoint } from '../contributions/client-extension.js';
 import { childToolContributionPoint } from '../child-server/tools/child-tool-contribution.js';
 import { notebookBackendPoint } from '../contributions/notebook-backend.js';
 import { protocolAdmissionPoint } from '../contributions/protocol-admission.js';
@@ -17,10 +18,13 @@ import type { Contribution, ContributionPoint } from '../di/contribution-point.j
  * - `ProtocolAdmission`: an MCP era (initialize-based, per-request negotiation; a third party's:
  *   examples/custom-protocol-era).
  * - `ChildToolContribution`: tools a plugin adds to the child server (examples/embedding).
+ * - `ClientExtension`: a protocol extension a client may declare, and what the server adds for a
+ *   client that did (announced capability, resources, tool `_meta`, structured results).
  */
 export const contributionPoints: readonly ContributionPoint<Contribution>[] = Object.freeze([
   notebookBackendPoint,
   recoveryContributionPoint,
   protocolAdmissionPoint,
   childToolContributionPoint,
+  clientExtensionPoint,
 ] as readonly ContributionPoint<never>[] as readonly ContributionPoint<Contribution>[]);

@@ -43,6 +43,8 @@ export interface AdmissionOpening {
   readonly kind: 'open';
   readonly protocolVersion: string;
   readonly client: ClientIdentity | undefined;
+  /** The capabilities the opening request declares, when the era can tell (what the server may announce in its answer depends on them). */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -53,7 +55,7 @@ export interface AdmissionOpening {
  */
 export type AdmissionDecision =
   | { readonly kind: 'pass' }
-  | { readonly kind: 'probe' }
+  | { readonly kind: 'probe'; readonly clientCapabilities?: Readonly<Record<string, unknown>> }
   | AdmissionOpening
   | AdmissionRejection;
 

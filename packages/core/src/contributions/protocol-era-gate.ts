@@ -47,17 +47,19 @@ export type GateVerdict =
  * `onFault`. Does no I/O. The server description may be a function of the name of the era that
  * presents it ({@link ProtocolAdmission.era}): it is asked again for every opening, probe and
  * shaping, so a host can present what it learned later, in that era (the proxy: its child's, as
- * the child described itself to that era).
+ * the child described itself to that era); at an opening it is also given the capabilities the
+ * opening request declares (when its era tells them), so the handshake may announce what only a
+ * client that declared it gets.
  */
 export class ProtocolEraGate {
   readonly #eras: readonly ProtocolAdmission[];
-  readonly #server: (era: string) => ServerDescription;
+  readonly #server: (era: string, declared?: Readonly<Record<string, unknown>>) => ServerDescription;
   readonly #onFault: (eraId: string, error: unknown) => void;
   #connection: EraConnection | undefined;
 
   public constructor(
     eras: readonly ProtocolAdmission[],
-    server: ServerDescription | ((era: string) => ServerDescription),
+    server: ServerDescription | ((era: string, declared?: Readonly<Record<string, unknown>>) => ServerDescription),
     options: ProtocolEraGateOptions = {},
   ) {
     this.#eras = eras;
@@ -76,15 +78,18 @@ export class ProtocolEraGate {
       const check = this.#guard(connection.era, () => connection.check(request));
       if (check === undefined) return this.#failed(connection.era);
       if (check.kind === 'serve' || check.kind === 'listen') return { kind: check.kind };
-      if (check.kind === 'probe') return this.#probe(this.#owner(connection.era), request);
+      if (check.kind === 'probe') {
+        const declared = this.#guard(connection.era, () => connection.clientCapabilities?.(request));
+        return this.#probe(this.#owner(connection.era), request, declared);
+      }
       return refuse(check);
     }
     for (const era of this.#eras) {
       const decision = this.#guard(era.id, () => era.admit(request));
       if (decision === undefined || decision.kind === 'pass') continue;
       if (decision.kind === 'reject') return refuse(decision);
-      if (decision.kind === 'probe') return this.#probe(era, request);
-      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server(era.era)));
+      if (decision.kind === 'probe') return this.#probe(era, request, decision.clientCapabilities);
+      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server(era.era, decision.clientCapabilities)));
       if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
       if (opened.handshake !== undefined) return { kind: 'answer', result: { ...opened.handshake }, opened };
@@ -202,8 +207,12 @@ export class ProtocolEraGate {
     return this.#eras.find((candidate) => candidate.era === era);
   }
 
-  #probe(era: ProtocolAdmission | undefined, request: AdmissionRequest): GateVerdict {
-    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server(era.era))) : undefined;
+  #probe(
+    era: ProtocolAdmission | undefined,
+    request: AdmissionRequest,
+    declared: Readonly<Record<string, unknown>> | undefined,
+  ): GateVerdict {
+    const result = era ? this.#guard(era.id, () => era.probe(request, this.#server(era.era, declared))) : undefined;
     return result === undefined ? this.#failed(era?.id ?? 'unknown') : { kind: 'answer', result };
   }
 

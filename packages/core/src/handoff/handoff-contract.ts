@@ -134,6 +134,13 @@ export function honorsIdempotency(meta: unknown): boolean {
 }
 
 /**
+ * The `_meta` key (value `true`) of a `tools/list` the proxy sends a child on its own behalf: the
+ * list as a client that declared no extension gets it (what the proxy keeps in its cache, shared
+ * by every client), whatever extensions the client the child serves declared.
+ */
+export const plainToolListMetaKey = 'nteract/plainToolList';
+
+/**
  * The `_meta` key (value `true`) of a resource subscription the proxy gives a new child on the
  * client's behalf (a legacy `resources/subscribe`, or a native `subscriptions/listen` naming
  * `resourceSubscriptions`): the client made it with an earlier child. The child keeps it even

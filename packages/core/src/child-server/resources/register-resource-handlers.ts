@@ -6,6 +6,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { ExtensionResource } from '../../contributions/client-extension.js';
 import { restoredSubscriptionMetaKey } from '../../handoff/handoff-contract.js';
 import type { SessionRecoveryState } from '../../session/session-recovery-state.js';
 import type { SessionSlot } from '../../session/session-slot.js';
@@ -19,6 +20,8 @@ export interface ResourceHandlersInit {
   readonly subscriptions: ResourceSubscriptions;
   /** How long a request for a notebook being brought back waits for it, as the tools on the session do. */
   readonly recoveryWaitMs: number;
+  /** The resources of the client extensions the client declared for a request (`method`, `params`). */
+  readonly extensionResources: (method: string, params: Record<string, unknown>) => readonly ExtensionResource[];
 }
 
 /**
@@ -27,16 +30,35 @@ export interface ResourceHandlersInit {
  * `subscriptions/listen` streams) subscribe and unsubscribe. A resource of a notebook being
  * brought back (a restarted child rejoining it) is served once it is back, bounded, rather than
  * refused as unknown meanwhile; a subscription restored by the proxy for a new child is taken as is.
+ * The resources of the client extensions the client declared are listed after the notebooks' and
+ * read, for that client only.
  */
 export function registerResourceHandlers(server: Server, init: ResourceHandlersInit): void {
-  const { slot, recovery, resources, subscriptions, recoveryWaitMs } = init;
+  const { slot, recovery, resources, subscriptions, recoveryWaitMs, extensionResources } = init;
   const whenResourceOpen = async (uri: string, signal: AbortSignal): Promise<void> => {
     const address = parseNotebookResourceUri(uri);
     if (address && !slot.find(address.notebookId)) await recovery.whenRecovered(recoveryWaitMs, signal);
   };
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: await resources.list() }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const listed = await resources.list();
+    const added = extensionResources('resources/list', request.params ?? {});
+    if (added.length === 0) return { resources: listed };
+    const described = added.map(({ uri, name, description, mimeType }) => ({
+      uri,
+      name,
+      ...(description === undefined ? {} : { description }),
+      mimeType,
+    }));
+    return { resources: [...listed, ...described] };
+  });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: resources.templates() }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const own = extensionResources('resources/read', request.params).find((resource) => resource.uri === uri);
+    if (own !== undefined) {
+      const { text, meta } = own.read();
+      return { contents: [{ uri, mimeType: own.mimeType, text, ...(meta === undefined ? {} : { _meta: { ...meta } }) }] };
+    }
     await whenResourceOpen(request.params.uri, extra.signal);
     return resources.read(request.params.uri);
   });

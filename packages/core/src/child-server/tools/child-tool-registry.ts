@@ -2,6 +2,7 @@ import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotoco
 import { boundClientText, quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
 import { defaultToolResultBudgetBytes } from '../../handoff/mcp-message-limits.js';
+import type { ToolShows } from '../../contributions/client-extension.js';
 import type { NotebookHandle } from '../../ports/notebook-handle.js';
 import type { SessionRequirement } from '../../session/session-slot.js';
 import type { TaskRuns } from '../executions/task-runs.js';
@@ -42,6 +43,12 @@ export interface ChildTool<S extends z.ZodObject> {
   readonly inputRounds?: true;
   /** What the person is asked before the call runs, when the client can ask. */
   readonly confirm?: ToolConfirmation;
+  /**
+   * What the tool shows of the notebook (`'cells'`: the cells it touched, their outputs): a client
+   * extension that renders it (`ClientExtension`) decorates the tool and its results for the
+   * clients that declared it.
+   */
+  readonly shows?: ToolShows;
   readonly handler: (args: z.output<S>, context: ToolCallContext) => Promise<CallToolResult>;
 }
 
@@ -93,6 +100,7 @@ export interface ToolPolicies {
   readonly task?: ToolTaskDeclaration;
   readonly inputRounds: boolean;
   readonly confirm?: ToolConfirmation;
+  readonly shows?: ToolShows;
 }
 
 /** A tool with its argument type erased, as the registry keeps it. */
@@ -124,6 +132,7 @@ export function defineChildTool<S extends z.ZodObject>(tool: ChildTool<S>): Regi
     inputRounds: tool.inputRounds === true,
     ...(tool.task ? { task: tool.task } : {}),
     ...(tool.confirm ? { confirm: tool.confirm } : {}),
+    ...(tool.shows ? { shows: tool.shows } : {}),
   };
   return {
     definition,

@@ -125,6 +125,7 @@ export function createEditTools(deps: ChildServerDependencies): RegisteredChildT
 
   const runCode = defineChildTool({
     name: 'run_code',
+    shows: 'cells',
     session: 'runtime',
     task: { support: 'optional', start: (args, context, runs) => runs.code(args, context) },
     description: `Run code in the active notebook's kernel without adding a cell (a scratch run: it sees and changes the kernel's variables, but the notebook, the kernel's history and execution count stay as they are). Returns its outputs, which are stored nowhere. Waits at most timeout_secs (default ${defaultScratchTimeoutSecs}); then it keeps running and interrupt_kernel stops it.`,

@@ -67,6 +67,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getCell = defineChildTool({
     name: 'get_cell',
+    shows: 'cells',
     session: 'document',
     description:
       'Read one cell of the active notebook: source, type, execution count and outputs (images as image content, long texts cut in the middle, many outputs summarized); with offset (and length) its outputs as one text, in pages.',
@@ -198,6 +199,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const createCell = defineChildTool({
     name: 'create_cell',
+    shows: 'cells',
     session: 'mutation',
     inputRounds: true,
     description:
@@ -243,6 +245,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const setCell = defineChildTool({
     name: 'set_cell',
+    shows: 'cells',
     session: 'mutation',
     inputRounds: true,
     description:
@@ -349,6 +352,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const executeCell = defineChildTool({
     name: 'execute_cell',
+    shows: 'cells',
     session: 'runtime',
     task: { support: 'optional', start: (args, context, runs) => runs.cell(args, context) },
     inputRounds: true,
@@ -379,6 +383,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const runAllCells = defineChildTool({
     name: 'run_all_cells',
+    shows: 'cells',
     session: 'runtime',
     task: { support: 'optional', start: (_args, context, runs) => runs.allCells(context) },
     description: `Execute every code cell of the active notebook in order, stopping at the first error. wait=false queues them and returns their execution ids at once. timeout_secs (default ${defaultRunAllTimeoutSecs}) bounds the whole run; cells not reached are listed.`,
@@ -445,6 +450,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
 
   const getResults = defineChildTool({
     name: 'get_results',
+    shows: 'cells',
     session: 'document',
     description:
       'Outputs and status (queued, running, done, error, aborted) of an execution by its execution_id, shaped like execute_cell; with offset (and length) its outputs as one text, in pages. Works without an active session.',
