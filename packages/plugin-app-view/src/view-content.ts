@@ -22,8 +22,11 @@ export interface ViewCell {
 export interface ViewContent {
   readonly view: 'nteract-cells';
   readonly notebookId?: string;
-  /** Where a person watches the notebook live. */
-  readonly livePage?: string;
+  /**
+   * That a person can watch the notebook live, as its backend says it (never the address: the
+   * view asks `show_notebook` for one when the person clicks, and opens it through the host).
+   */
+  readonly liveView?: string;
   readonly cells: readonly ViewCell[];
   /** Outputs of a run that made no cell (`run_code`), from the result's content. */
   readonly scratch?: { readonly status?: string; readonly outputs: readonly ViewOutput[] };
@@ -130,11 +133,11 @@ function scratchOutputs(result: Readonly<Record<string, unknown>>, json: unknown
 export async function viewContentOf(call: ShownCall): Promise<ViewContent | undefined> {
   const { text, json } = resultJson(call.result);
   const handle = call.handle;
-  const livePage = await call.liveView();
+  const liveView = await call.liveView();
   const base = {
     view: 'nteract-cells' as const,
     ...(handle === undefined ? {} : { notebookId: handle.notebookId }),
-    ...(livePage === undefined ? {} : { livePage }),
+    ...(liveView === undefined ? {} : { liveView }),
   };
   if (call.result.isError === true) return { ...base, cells: [], error: text ?? 'The call failed.' };
   const named = namedCells(json);

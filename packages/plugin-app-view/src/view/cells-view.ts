@@ -14,7 +14,7 @@ interface ViewCell {
 interface ViewContent {
   readonly view: 'nteract-cells';
   readonly notebookId?: string;
-  readonly livePage?: string;
+  readonly liveView?: string;
   readonly cells: readonly ViewCell[];
   readonly scratch?: { readonly status?: string; readonly outputs: readonly Output[] };
   readonly error?: string;
@@ -77,6 +77,25 @@ async function callTool(cellId: string, name: string, args: Record<string, unkno
   }
 }
 
+/**
+ * The person asked for the live page: a one-time address from `show_notebook` (through the host,
+ * on this click), opened through the host (`ui/open-link`).
+ */
+async function openLivePage(notebookId: string): Promise<void> {
+  try {
+    const result = (await channel.request('tools/call', {
+      name: 'show_notebook',
+      arguments: { notebook_id: notebookId },
+    })) as Record<string, unknown>;
+    const url = /^https?:\/\/\S+/.exec(textOf(result))?.[0];
+    if (result.isError === true || url === undefined) throw new Error(textOf(result));
+    await channel.request('ui/open-link', { url });
+  } catch (error) {
+    content = { ...(content ?? { view: 'nteract-cells', cells: [] }), error: error instanceof Error ? error.message : String(error) };
+    render();
+  }
+}
+
 function statusOf(cell: ViewCell): string {
   if (busy.has(cell.id)) return 'running';
   if (cell.status !== undefined) return cell.status;
@@ -117,10 +136,11 @@ function render(): void {
   root.replaceChildren();
   const bar = element('nav', 'bar', element('strong', 'brand', 'nteract'));
   if (content?.notebookId !== undefined) bar.append(element('span', 'notebook', content.notebookId.slice(0, 8)));
-  const livePage = content?.livePage;
-  if (livePage !== undefined) {
+  const notebookId = content?.notebookId;
+  if (content?.liveView !== undefined && notebookId !== undefined) {
     const open = element('button', 'open-live', 'Open the live page') as HTMLButtonElement;
-    open.addEventListener('click', () => void channel.request('ui/open-link', { url: livePage }).catch(() => undefined));
+    open.title = content.liveView;
+    open.addEventListener('click', () => void openLivePage(notebookId));
     bar.append(open);
   }
   root.append(bar);
