@@ -40,6 +40,16 @@ const screenshotDir = process.env.NTERACT_APP_VIEW_SCREENSHOTS
 
 const browser = useChromium();
 
+/** The page's globals as the functions evaluated in it use them (the test's tsconfig has no DOM types). */
+// biome-ignore lint/suspicious/noExplicitAny: the browser's objects, untyped here
+type Globals = Record<string, any>;
+/** An `<img>`, as far as the test reads it. */
+interface Img {
+  readonly complete: boolean;
+  readonly naturalWidth: number;
+  readonly naturalHeight: number;
+}
+
 /** A subclass of the stdio transport: the v2 client then runs its era probe on this process (no sibling spawn). */
 class InPlace extends StdioClientTransport {}
 
@@ -62,13 +72,10 @@ async function startHost(era: 'legacy' | 'native'): Promise<Host> {
     env: environment.env,
     cwd: environment.dirs.project,
   });
-  const client = new Client(
-    { name: 'app-host', version: '1.0.0' },
-    {
-      capabilities: { extensions: { [uiExtension]: { mimeTypes: ['text/html;profile=mcp-app'] } } },
-      versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' } },
-    } as ConstructorParameters<typeof Client>[1],
-  );
+  const client = new Client({ name: 'app-host', version: '1.0.0' }, {
+    capabilities: { extensions: { [uiExtension]: { mimeTypes: ['text/html;profile=mcp-app'] } } },
+    versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: '2026-07-28' } },
+  } as ConstructorParameters<typeof Client>[1]);
   const childPid = (): number | undefined => {
     const proxy = transport.pid;
     if (proxy === null) return undefined;
@@ -157,8 +164,8 @@ async function hostView(host: Host, html: string): Promise<{ page: Page; view: (
   await page.addScriptTag({ content: await bridgeScript() });
   await page.evaluate(
     async ({ html, styles }) => {
-      const w = window as unknown as Record<string, any>;
-      const frame = document.getElementById('view') as HTMLIFrameElement;
+      const w = globalThis as unknown as Globals;
+      const frame = w.document.getElementById('view');
       const bridge = new w.AppBridge(
         null,
         { name: 'test-host', version: '1.0.0' },
@@ -184,7 +191,7 @@ async function hostView(host: Host, html: string): Promise<{ page: Page; view: (
     },
     { html, styles: hostStyles.light },
   );
-  await page.waitForFunction(() => (window as unknown as { viewInitialized?: boolean }).viewInitialized === true);
+  await page.waitForFunction(() => (globalThis as unknown as Globals).viewInitialized === true);
   const view = () => {
     const frame = page.frames().find((candidate) => candidate !== page.mainFrame());
     if (!frame) throw new Error('the view frame is gone');
@@ -222,7 +229,7 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     for (const name of ['create_cell', 'set_cell', 'execute_cell', 'run_all_cells', 'get_cell', 'get_results']) {
       expect(getToolUiResourceUri(byName.get(name) ?? { name }), name).toBe(viewUri);
-      expect((byName.get(name)?._meta as Record<string, unknown>)['ui/resourceUri'], name).toBe(viewUri);
+      expect(byName.get(name)?._meta?.['ui/resourceUri'], name).toBe(viewUri);
     }
     expect(getToolUiResourceUri(byName.get('list_kernels') ?? { name: 'list_kernels' })).toBeUndefined();
     const { resources } = await host.client.listResources();
@@ -237,7 +244,9 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
 
     await call(host, 'create_notebook');
     const created = await call(host, 'create_cell', { source: plotCode, and_run: true, timeout_secs: 120 });
-    const structured = created.structuredContent as { cells: { id: string; outputs: { data?: Record<string, unknown> }[] }[] };
+    const structured = created.structuredContent as {
+      cells: { id: string; outputs: { data?: Record<string, unknown> }[] }[];
+    };
     expect(structured).toMatchObject({ view: 'nteract-cells', cells: [{ executionCount: 1, status: 'done' }] });
     expect(structured.cells[0]?.outputs.some((output) => typeof output.data?.['image/png'] === 'string')).toBe(true);
     // What the model reads is what it read before: the content blocks, the image among them.
@@ -246,7 +255,7 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     const { page, view, links } = await hostView(host, html);
     await page.evaluate(
       async ({ args, result }) => {
-        const bridge = (window as unknown as { bridge: any }).bridge;
+        const bridge = (globalThis as unknown as Globals).bridge;
         await bridge.sendToolInput({ arguments: args });
         await bridge.sendToolResult(result);
       },
@@ -255,15 +264,20 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     const image = view().locator('.image img').first();
     await image.waitFor();
     await waitFor('the plot to decode', async () =>
-      (await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 200)) ? true : undefined,
+      (await image.evaluate((img) => (img as unknown as Img).complete && (img as unknown as Img).naturalWidth > 200))
+        ? true
+        : undefined,
     );
-    const natural = await image.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]);
+    const natural = await image.evaluate((img) => [
+      (img as unknown as Img).naturalWidth,
+      (img as unknown as Img).naturalHeight,
+    ]);
     expect(natural[0]).toBeGreaterThan(200);
     expect(natural[1]).toBeGreaterThan(100);
     expect(await view().locator('.ansi-green').first().textContent()).toBe('plotted');
     expect(await shownCount(view())).toBe('[1]');
     await waitFor('the view to report its height', async () =>
-      ((await page.evaluate(() => (window as unknown as { viewHeight?: number }).viewHeight)) ?? 0) > 300
+      ((await page.evaluate(() => (globalThis as unknown as Globals).viewHeight as number | undefined)) ?? 0) > 300
         ? true
         : undefined,
     );
@@ -290,22 +304,111 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     process.kill(child as number, 'SIGKILL');
     await waitFor('the child to be gone', () => (isAlive(child as number) ? undefined : true));
     await view().locator('button.rerun').first().click();
-    await waitFor('the count after the restart', async () => ((await shownCount(view())) === '[3]' ? true : undefined), {
-      timeoutMs: 120_000,
-    });
+    await waitFor(
+      'the count after the restart',
+      async () => ((await shownCount(view())) === '[3]' ? true : undefined),
+      {
+        timeoutMs: 120_000,
+      },
+    );
     expect(host.childPid()).not.toBe(child);
 
     // It follows the host's theme.
     await page.evaluate(async (styles) => {
-      const bridge = (window as unknown as { bridge: any }).bridge;
+      const bridge = (globalThis as unknown as Globals).bridge;
       bridge.setHostContext({ theme: 'dark', styles: { variables: styles }, displayMode: 'inline' });
     }, hostStyles.dark);
     await waitFor('the dark theme', async () =>
-      (await view().evaluate(() => getComputedStyle(document.body).backgroundColor)) === 'rgb(30, 30, 36)'
+      (await view().evaluate(() => {
+        const g = globalThis as unknown as Globals;
+        return g.getComputedStyle(g.document.body).backgroundColor;
+      })) === 'rgb(30, 30, 36)'
         ? true
         : undefined,
     );
     await page.locator('#view').screenshot({ path: join(screenshotDir, 'app-view-dark.png') });
     await page.close();
   });
+});
+
+/**
+ * One scripted session of a client that declares no extension, on raw stdio lines, in a fresh
+ * user environment (`env` added): initialize (legacy) or the enveloped requests (native), then
+ * tools/list, resources/list, create_notebook, create_cell and_run, execute_cell, get_cell. The
+ * answers as the proxy wrote them (each line's text), in order, with what differs between any two runs
+ * (ids, times, durations, paths, pids, ports) replaced by placeholders.
+ */
+async function scriptedAnswers(era: 'legacy' | 'native', env: Readonly<Record<string, string>>): Promise<string[]> {
+  const environment: UserEnvironment = createUserEnvironment(shippedBins.runtimed, { env });
+  const proxy = startRawProxy(environment);
+  stops.push(async () => {
+    await proxy.stop();
+    await environment.cleanup();
+  });
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'text-only', version: '1' },
+  };
+  const answers: string[] = [];
+  let nextId = 1;
+  const request = async (method: string, params: Record<string, unknown> = {}): Promise<RawLine> => {
+    const id = nextId++;
+    proxy.send({ jsonrpc: '2.0', id, method, params: era === 'native' ? { ...params, _meta: envelope } : params });
+    const { line } = await proxy.answer(id);
+    answers.push(proxy.answerText(id) ?? '');
+    return line;
+  };
+  if (era === 'legacy') {
+    await request('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'text-only', version: '1' },
+    });
+    proxy.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  } else {
+    await request('server/discover');
+  }
+  await request('tools/list');
+  await request('resources/list');
+  const call = (name: string, args: Record<string, unknown>) => request('tools/call', { name, arguments: args });
+  await call('create_notebook', {});
+  const created = await call('create_cell', { source: "print('\\x1b[31mred\\x1b[0m', 6 * 7)", and_run: true });
+  const text = ((created.result?.content ?? []) as { text?: string }[])[0]?.text ?? '{}';
+  const cellId = (JSON.parse(text) as { cell_id?: string }).cell_id;
+  expect(cellId, text).toBeDefined();
+  await call('execute_cell', { cell_id: cellId });
+  await call('get_cell', { cell_id: cellId });
+  const root = environment.dirs.root;
+  return answers.map((text) =>
+    text
+      .replaceAll(root, '<root>')
+      .replaceAll(cellId as string, '<cell>')
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+      .replace(/"(\w*(?:_ms|Ms|_at|At|pid|port|elapsed\w*|duration\w*|started\w*|uptime\w*))":\d+(\.\d+)?/g, '"$1":<n>')
+      .replace(/agent:[\w-]+:[0-9a-f]+/g, 'agent:<session>')
+      .replace(/"changeCursor":"[0-9a-f]+\./g, '"changeCursor":"<cursor>.')
+      .replace(/\b\d+(\.\d+)? ?(ms|s)\b/g, '<n> $2')
+      .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
+      .replace(/\b[0-9a-f]{16,}\b/g, '<hex>'),
+  );
+}
+
+describe('a client that does not declare the extension', () => {
+  for (const era of ['legacy', 'native'] as const) {
+    it(`gets the answers it gets with the view left out of the bins, byte for byte (${era} era)`, {
+      timeout: 300_000,
+    }, async () => {
+      const [without, withView] = await Promise.all([
+        scriptedAnswers(era, { NTERACT_MCP_APP_VIEW: 'off' }),
+        scriptedAnswers(era, {}),
+      ]);
+      expect(withView).toHaveLength(7);
+      for (const [index, line] of withView.entries()) expect(line, `answer ${index + 1}`).toBe(without[index]);
+      // The check can fail: the view is what a declaring client is shown, and nothing of it here.
+      expect(withView.join('\n')).not.toMatch(/ui:\/\/|structuredContent|io\.modelcontextprotocol\/ui/);
+      expect(withView[1]).toContain('"create_cell"');
+    });
+  }
 });

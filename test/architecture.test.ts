@@ -44,6 +44,7 @@ const allowedImports: Readonly<Record<string, readonly string[]>> = {
   '@nteract-mcp/plugin-hosted': ['@nteract-mcp/core', '@nteract-mcp/foundation', '@nteract-mcp/output-shaping'],
   '@nteract-mcp/plugin-transport-legacy': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/plugin-transport-native': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
+  '@nteract-mcp/plugin-app-view': ['@nteract-mcp/core'],
   '@nteract-mcp/example-custom-protocol-era': ['@nteract-mcp/core'],
   '@nteract-mcp/example-custom-rejoin-rule': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
   '@nteract-mcp/example-custom-target-kind': ['@nteract-mcp/core', '@nteract-mcp/foundation'],
@@ -219,6 +220,8 @@ const processEntries = [
   'packages/daemon/src/runtimed.ts',
   // The live page's script in the browser (bundled on its own into the daemon's dist/page/).
   'packages/daemon/src/page/client/live-page.ts',
+  // The MCP Apps view's script in the client's sandboxed frame (bundled into the plugin's HTML string).
+  'packages/plugin-app-view/src/view/cells-view.ts',
   'packages/nteract-mcp/src/nteract-mcp.ts',
   'packages/nteract-mcp/src/runt-mcp.ts',
   'examples/custom-protocol-era/src/main.ts',

@@ -26,7 +26,9 @@ const result = await build({
   logLevel: 'warning',
 });
 const script = result.outputFiles[0].text.replace(/<\/script/gi, '<\\/script');
-const css = readFileSync(join(viewDir, 'cells-view.css'), 'utf8').replace(/\s*\n\s*/g, ' ').trim();
+const css = readFileSync(join(viewDir, 'cells-view.css'), 'utf8')
+  .replace(/\s*\n\s*/g, ' ')
+  .trim();
 const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>nteract cells</title><style>${css}</style></head><body><script>${script}</script></body></html>`;
 writeFileSync(
   join(viewDir, 'cells-view-html.ts'),

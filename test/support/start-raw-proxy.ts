@@ -22,6 +22,8 @@ export interface RawProxy {
   /** The answer to request `id` (result or error) and how long after `since` it came. */
   answer(id: unknown, since?: number): Promise<{ readonly line: RawLine; readonly afterMs: number }>;
   lines(): readonly RawLine[];
+  /** The line the proxy wrote with the answer to request `id`, as it wrote it (its bytes, as UTF-8 text); after {@link answer}. */
+  answerText(id: unknown): string | undefined;
   stderr(): string;
   /** Closes its input (a client ending its session) and waits for it to exit (SIGKILL after 15 s). Idempotent. */
   stop(): Promise<void>;
@@ -37,7 +39,7 @@ export function startRawProxy(environment: UserEnvironment): RawProxy {
     cwd: environment.dirs.project,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const received: { line: RawLine; at: number }[] = [];
+  const received: { line: RawLine; at: number; text: string }[] = [];
   let pending = '';
   let stderr = '';
   proxy.stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -45,7 +47,7 @@ export function startRawProxy(environment: UserEnvironment): RawProxy {
     for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
       const text = pending.slice(0, end);
       pending = pending.slice(end + 1);
-      if (text.length > 0) received.push({ line: JSON.parse(text) as RawLine, at: Date.now() });
+      if (text.length > 0) received.push({ line: JSON.parse(text) as RawLine, at: Date.now(), text });
     }
   });
   proxy.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -61,6 +63,7 @@ export function startRawProxy(environment: UserEnvironment): RawProxy {
       return { line: found.line, afterMs: found.at - since };
     },
     lines: () => received.map(({ line }) => line),
+    answerText: (id) => received.find(({ line }) => line.id === id && line.method === undefined)?.text,
     stderr: () => stderr,
     stop: () => {
       stopped ??= (async () => {

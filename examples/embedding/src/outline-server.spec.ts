@@ -71,7 +71,11 @@ describe('an MCP server of our own, embedding nteract-mcp core', () => {
     transport.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
-    const client = new Client({ name: 'embedding-test', version: '1.0.0' });
+    // It declares our extension (src/outline-extension.ts): the outline then comes structured too.
+    const client = new Client(
+      { name: 'embedding-test', version: '1.0.0' },
+      { capabilities: { extensions: { 'example.com/outline': {} } } as Record<string, object> },
+    );
     cleanups.push(() => {
       // Stops the daemon our server auto-started, and checks it is gone.
       runtimedCli(env, 'stop');
@@ -84,6 +88,10 @@ describe('an MCP server of our own, embedding nteract-mcp core', () => {
     const names = tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['notebook_outline', 'connect_notebook', 'create_cell', 'get_cell']));
     expect(tools.find((tool) => tool.name === 'notebook_outline')?.inputSchema.properties).toHaveProperty('max_level');
+    expect(client.getServerCapabilities()?.extensions).toHaveProperty(['example.com/outline']);
+    expect(tools.find((tool) => tool.name === 'notebook_outline')?._meta).toMatchObject({
+      'example.com/outline': 'headings',
+    });
 
     const early = (await client.callTool({ name: 'notebook_outline' })) as CallToolResult;
     expect(early.isError).toBe(true);
@@ -103,6 +111,7 @@ describe('an MCP server of our own, embedding nteract-mcp core', () => {
     const outline = (await client.callTool({ name: 'notebook_outline', arguments: {} })) as CallToolResult;
     expect(outline.isError, textOf(outline)).toBeFalsy();
     const headings = (JSON.parse(textOf(outline)) as { headings: { level: number; title: string }[] }).headings;
+    expect(outline.structuredContent).toEqual({ headings });
     expect(headings.map(({ level, title }) => ({ level, title }))).toEqual([
       { level: 1, title: 'Sales report' },
       { level: 2, title: 'Data' },

@@ -25,6 +25,8 @@ export class OutlineTools implements ChildToolContribution {
     return [
       defineChildTool({
         name: 'notebook_outline',
+        // The cells it names: a client extension may show them (here: ours, the outline's headings).
+        shows: 'cells',
         description:
           'The outline of the active notebook: the headings of its Markdown cells in order, each with its level and the id of its cell (for get_cell or set_cell).',
         inputSchema: z.object({

@@ -27,6 +27,7 @@ export { contributionPoints } from './composition/contribution-points.js';
 export { createMcpContainer } from './composition/create-mcp-container.js';
 export type { McpContainerOptions } from './composition/create-plugin-container.js';
 export { createPluginContainer } from './composition/create-plugin-container.js';
+export { announceExtensions, ClientExtension, declaredExtensions } from './contributions/client-extension.js';
 export type {
   BackendConnectContext,
   CreatedNotebook,
@@ -34,7 +35,6 @@ export type {
   TargetParseContext,
 } from './contributions/notebook-backend.js';
 export { NotebookBackend } from './contributions/notebook-backend.js';
-export { announceExtensions, ClientExtension, declaredExtensions } from './contributions/client-extension.js';
 export { NotebookTargetResolver } from './contributions/notebook-target-resolver.js';
 export type {
   AdmissionDecision,

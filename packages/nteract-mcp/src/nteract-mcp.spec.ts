@@ -43,7 +43,7 @@ describe('nteract-mcp (built bin)', () => {
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({
-      plugins: ['proxy', 'transport-legacy', 'transport-native'],
+      plugins: ['proxy', 'transport-legacy', 'transport-native', 'app-view'],
       protocolEras: ['legacy', 'native'],
     });
     expect(report).not.toHaveProperty('targetKinds');
@@ -79,7 +79,7 @@ describe('nteract-mcp (built bin)', () => {
     expect(result.status).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({
-      plugins: ['transport-legacy', 'transport-native', 'local-daemon', 'hosted'],
+      plugins: ['transport-legacy', 'transport-native', 'local-daemon', 'hosted', 'app-view'],
       targetKinds: ['local-path', 'notebook-id', 'hosted-url'],
       protocolEras: ['legacy', 'native'],
       recovery: ['local-daemon.watch-loop', 'hosted.rejoin-retry'],

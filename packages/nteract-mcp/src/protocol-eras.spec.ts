@@ -135,7 +135,7 @@ async function proxy(plugins: readonly McpPlugin[]) {
 describe('a composition without the legacy protocol plugin', () => {
   it('makes initialize unknown to the proxy: a plain initialize is refused -32022 and no child starts', async () => {
     const plugins = proxyPlugins().filter((plugin) => plugin.id !== 'transport-legacy');
-    expect(plugins.map((plugin) => plugin.id)).toEqual(['proxy', 'transport-native']);
+    expect(plugins.map((plugin) => plugin.id)).toEqual(['proxy', 'transport-native', 'app-view']);
     const { ask, port } = await proxy(plugins);
     expect((await ask(plainInitialize))?.error).toEqual(nativeOnlyRefusal);
     expect(port.spawned).toHaveLength(0);

@@ -63,7 +63,11 @@ function resultJson(result: Readonly<Record<string, unknown>>): { readonly text?
 }
 
 /** Every `cell_id` a result names (in any object, at any depth), with the `status` beside it, in order. */
-function namedCells(value: unknown, found = new Map<string, string | undefined>(), depth = 0): Map<string, string | undefined> {
+function namedCells(
+  value: unknown,
+  found = new Map<string, string | undefined>(),
+  depth = 0,
+): Map<string, string | undefined> {
   if (depth > 6) return found;
   if (Array.isArray(value)) {
     for (const item of value) namedCells(item, found, depth + 1);
@@ -107,11 +111,16 @@ function boundedOutput(output: Readonly<Record<string, unknown>>, budget: { char
 }
 
 /** The result's own content blocks as outputs (a run that made no cell): its images and what its JSON lists. */
-function scratchOutputs(result: Readonly<Record<string, unknown>>, json: unknown, budget: { chars: number }): ViewOutput[] {
+function scratchOutputs(
+  result: Readonly<Record<string, unknown>>,
+  json: unknown,
+  budget: { chars: number },
+): ViewOutput[] {
   const outputs: ViewOutput[] = [];
   const listed = isRecord(json) && Array.isArray(json.outputs) ? json.outputs : [];
   for (const item of listed) {
-    const text = typeof item === 'string' ? item : isRecord(item) && typeof item.text === 'string' ? item.text : undefined;
+    const text =
+      typeof item === 'string' ? item : isRecord(item) && typeof item.text === 'string' ? item.text : undefined;
     outputs.push(
       boundedOutput({ output_type: 'stream', name: 'stdout', text: text ?? JSON.stringify(item, null, 1) }, budget),
     );

@@ -25,11 +25,19 @@ describe(createNativeTransportPlugin, () => {
         method: 'tools/list',
         params: { _meta: envelope({ [envelopeKeys.clientInfo]: { name: 'v2-client', version: '2.4.0' } }) },
       }),
-    ).toEqual({ kind: 'open', protocolVersion: '2026-07-28', client: { name: 'v2-client', version: '2.4.0' } });
+    ).toEqual({
+      kind: 'open',
+      protocolVersion: '2026-07-28',
+      client: { name: 'v2-client', version: '2.4.0' },
+      clientCapabilities: {},
+    });
   });
 
   it('treats server/discover as a probe that locks nothing', () => {
-    expect(admission().admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({ kind: 'probe' });
+    expect(admission().admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({
+      kind: 'probe',
+      clientCapabilities: {},
+    });
   });
 
   it('refuses -32602 a method only this era has when it comes without an envelope (not passed to another era)', () => {
@@ -558,6 +566,9 @@ describe('the tsup build of @nteract-mcp/plugin-transport-native', () => {
     const { createMcpContainer } = await import('@nteract-mcp/core');
     const [item] = createMcpContainer({ plugins: [built.createNativeTransportPlugin()] }).getAll(ProtocolAdmission);
     expect(item?.id).toBe('transport-native.per-request');
-    expect(item?.admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({ kind: 'probe' });
+    expect(item?.admit({ method: 'server/discover', params: { _meta: envelope() } })).toEqual({
+      kind: 'probe',
+      clientCapabilities: {},
+    });
   });
 });

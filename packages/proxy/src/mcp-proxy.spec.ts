@@ -1413,7 +1413,8 @@ describe('McpProxy and the contributed protocol eras', () => {
       notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true },
       _meta: nativeEnvelope,
     });
-    expect(seen[2]?.params?._meta).toEqual(nativeEnvelope);
+    // Its own tools/list asks for the list of a client that declared no extension (what it caches).
+    expect(seen[2]?.params?._meta).toEqual({ ...nativeEnvelope, 'nteract/plainToolList': true });
     expect(seen[3]?.params?._meta).toMatchObject({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' });
     // Learned in the native era too: the client is now shown the child's own description.
     await t.send({ jsonrpc: '2.0', id: 'd2', method: 'server/discover', params: { _meta: nativeEnvelope } });

@@ -37,7 +37,10 @@ export class ClientExtensionAnswers {
   }
 
   /** The server description a handshake of a client declaring `declared` presents. */
-  public describe(description: ServerDescription, declared: Readonly<Record<string, unknown>> | undefined): ServerDescription {
+  public describe(
+    description: ServerDescription,
+    declared: Readonly<Record<string, unknown>> | undefined,
+  ): ServerDescription {
     const extensions = declaredExtensions(this.all, declared);
     if (extensions.length === 0) return description;
     return { ...description, capabilities: announceExtensions(description.capabilities, extensions) };
@@ -46,7 +49,9 @@ export class ClientExtensionAnswers {
   /** Whether a `tools/list` with `params` asks for the list as an undeclaring client gets it (the proxy's own). */
   public asksPlainList(params: { readonly _meta?: unknown } | undefined): boolean {
     const meta = params?._meta;
-    return typeof meta === 'object' && meta !== null && (meta as Record<string, unknown>)[plainToolListMetaKey] === true;
+    return (
+      typeof meta === 'object' && meta !== null && (meta as Record<string, unknown>)[plainToolListMetaKey] === true
+    );
   }
 
   /** The registry's `tools/list` entries, each that shows something with what `declared` add to it. */

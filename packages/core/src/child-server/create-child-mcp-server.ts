@@ -42,7 +42,6 @@ import { answerInputRounds } from './call-pipeline/answer-input-rounds.js';
 import { askConfirmation } from './call-pipeline/ask-confirmation.js';
 import { awaitRecovery } from './call-pipeline/await-recovery.js';
 import { checkCapabilities } from './call-pipeline/check-capabilities.js';
-import { ClientExtensionAnswers } from './client-extension-answers.js';
 import { composeCallSteps } from './call-pipeline/compose-call-steps.js';
 import { createToolCall } from './call-pipeline/create-tool-call.js';
 import { reportSession } from './call-pipeline/report-session.js';
@@ -51,6 +50,7 @@ import { runAsTask } from './call-pipeline/run-as-task.js';
 import { runTool } from './call-pipeline/run-tool.js';
 import { childServerCapabilities } from './child-server-capabilities.js';
 import type { ChildServerDependencies } from './child-server-dependencies.js';
+import { ClientExtensionAnswers } from './client-extension-answers.js';
 import { ExecutionStore } from './executions/execution-store.js';
 import { ExecutionTasks, relatedTaskMetaKey } from './executions/execution-tasks.js';
 import { InputRounds } from './executions/input-rounds.js';
@@ -179,9 +179,13 @@ export function createChildMcpServer(container: Container, options: ChildServerO
       .getContributions(),
   );
   // The handshake announces the extensions the opening request declared; to others, the description as it is.
-  const gate = new ProtocolEraGate(eras.getContributions(), (_era, declared) => extensions.describe(description, declared), {
-    onFault: (era, error) => logger.error('a protocol era failed on a request', { era, error }),
-  });
+  const gate = new ProtocolEraGate(
+    eras.getContributions(),
+    (_era, declared) => extensions.describe(description, declared),
+    {
+      onFault: (era, error) => logger.error('a protocol era failed on a request', { era, error }),
+    },
+  );
 
   const client = (): ClientIdentity | undefined => gate.connection?.client ?? server.getClientVersion();
   // What differs between eras is what the open connection's era says; before one opens, the SDK server's own.

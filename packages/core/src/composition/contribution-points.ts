@@ -1,5 +1,5 @@
-import { clientExtensionPoint } from '../contributions/client-extension.js';
 import { childToolContributionPoint } from '../child-server/tools/child-tool-contribution.js';
+import { clientExtensionPoint } from '../contributions/client-extension.js';
 import { notebookBackendPoint } from '../contributions/notebook-backend.js';
 import { protocolAdmissionPoint } from '../contributions/protocol-admission.js';
 import { recoveryContributionPoint } from '../contributions/recovery-contribution.js';

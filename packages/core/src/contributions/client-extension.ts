@@ -54,7 +54,8 @@ export const clientExtensionPoint = defineContributionPoint<ClientExtension>('co
   validate: (extensions) => {
     const names = extensions.map((extension) => extension.extension);
     const twice = names.find((name, index) => names.indexOf(name) !== index);
-    if (twice !== undefined) throw new CoreError('invalidContribution', `ClientExtension: two contributions serve '${twice}'`);
+    if (twice !== undefined)
+      throw new CoreError('invalidContribution', `ClientExtension: two contributions serve '${twice}'`);
   },
 });
 

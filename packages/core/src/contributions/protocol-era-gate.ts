@@ -89,7 +89,9 @@ export class ProtocolEraGate {
       if (decision === undefined || decision.kind === 'pass') continue;
       if (decision.kind === 'reject') return refuse(decision);
       if (decision.kind === 'probe') return this.#probe(era, request, decision.clientCapabilities);
-      const opened = this.#guard(era.id, () => era.open(request, decision, this.#server(era.era, decision.clientCapabilities)));
+      const opened = this.#guard(era.id, () =>
+        era.open(request, decision, this.#server(era.era, decision.clientCapabilities)),
+      );
       if (opened === undefined) return this.#failed(era.id);
       this.#connection = opened;
       if (opened.handshake !== undefined) return { kind: 'answer', result: { ...opened.handshake }, opened };

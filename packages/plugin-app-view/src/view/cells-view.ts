@@ -40,7 +40,8 @@ function isViewContent(value: unknown): value is ViewContent {
 function take(result: Record<string, unknown>): void {
   const structured = result.structuredContent;
   if (!isViewContent(structured)) {
-    if (result.isError === true) content = { view: 'nteract-cells', cells: content?.cells ?? [], error: textOf(result) };
+    if (result.isError === true)
+      content = { view: 'nteract-cells', cells: content?.cells ?? [], error: textOf(result) };
     render();
     return;
   }
@@ -91,7 +92,10 @@ async function openLivePage(notebookId: string): Promise<void> {
     if (result.isError === true || url === undefined) throw new Error(textOf(result));
     await channel.request('ui/open-link', { url });
   } catch (error) {
-    content = { ...(content ?? { view: 'nteract-cells', cells: [] }), error: error instanceof Error ? error.message : String(error) };
+    content = {
+      ...(content ?? { view: 'nteract-cells', cells: [] }),
+      error: error instanceof Error ? error.message : String(error),
+    };
     render();
   }
 }
@@ -152,8 +156,20 @@ function render(): void {
   for (const cell of content.cells) root.append(renderCell(cell));
   if (content.scratch !== undefined) {
     const status = content.scratch.status ?? 'done';
-    const header = element('header', 'cell-header', element('span', 'execution-count', 'scratch'), element('span', `status status-${status}`, status));
-    root.append(element('section', 'cell scratch', header, element('div', 'outputs', ...content.scratch.outputs.map(renderOutput))));
+    const header = element(
+      'header',
+      'cell-header',
+      element('span', 'execution-count', 'scratch'),
+      element('span', `status status-${status}`, status),
+    );
+    root.append(
+      element(
+        'section',
+        'cell scratch',
+        header,
+        element('div', 'outputs', ...content.scratch.outputs.map(renderOutput)),
+      ),
+    );
   }
 }
 
@@ -200,7 +216,9 @@ void channel
     appCapabilities: {},
   })
   .then((answer) => {
-    applyHostContext(((answer as { hostContext?: Record<string, unknown> }).hostContext ?? {}) as Record<string, unknown>);
+    applyHostContext(
+      ((answer as { hostContext?: Record<string, unknown> }).hostContext ?? {}) as Record<string, unknown>,
+    );
     channel.notify('ui/notifications/initialized');
     reportSize();
   });

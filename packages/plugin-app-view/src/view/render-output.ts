@@ -16,15 +16,19 @@ function joined(text: unknown): string {
 /** The eight ANSI colours and their bright forms (SGR 30–37, 90–97), as classes. */
 const ansiColours = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white'];
 
+/** The escape that starts an ANSI control sequence. */
+const esc = String.fromCharCode(27);
+
 /** Text with ANSI SGR colour codes as coloured spans (other escapes dropped). */
 export function renderAnsi(text: string): HTMLElement {
   const pre = element('pre', 'ansi');
   let classes: string[] = [];
-  const pattern = /\x1b\[([0-9;]*)m/g;
+  const pattern = new RegExp(`${esc}\\[([0-9;]*)m`, 'g');
+  const otherEscapes = new RegExp(`${esc}\\[[0-9;?]*[A-Za-z]`, 'g');
   let at = 0;
   const push = (chunk: string) => {
     if (chunk.length === 0) return;
-    const clean = chunk.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+    const clean = chunk.replace(otherEscapes, '');
     pre.append(classes.length === 0 ? clean : element('span', classes.join(' '), clean));
   };
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
@@ -125,7 +129,8 @@ function renderData(data: Readonly<Record<string, unknown>>): HTMLElement {
       return element('div', 'image', img);
     }
   }
-  if (typeof data['text/html'] === 'string' || Array.isArray(data['text/html'])) return renderHtml(joined(data['text/html']));
+  if (typeof data['text/html'] === 'string' || Array.isArray(data['text/html']))
+    return renderHtml(joined(data['text/html']));
   if (data['text/markdown'] !== undefined) return renderMarkdown(joined(data['text/markdown']));
   if (data['text/latex'] !== undefined) return element('pre', 'math', joined(data['text/latex']));
   if (data['application/json'] !== undefined) return element('pre', 'json', joined(data['application/json']));

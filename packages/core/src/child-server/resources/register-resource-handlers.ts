@@ -57,7 +57,9 @@ export function registerResourceHandlers(server: Server, init: ResourceHandlersI
     const own = extensionResources('resources/read', request.params).find((resource) => resource.uri === uri);
     if (own !== undefined) {
       const { text, meta } = own.read();
-      return { contents: [{ uri, mimeType: own.mimeType, text, ...(meta === undefined ? {} : { _meta: { ...meta } }) }] };
+      return {
+        contents: [{ uri, mimeType: own.mimeType, text, ...(meta === undefined ? {} : { _meta: { ...meta } }) }],
+      };
     }
     await whenResourceOpen(request.params.uri, extra.signal);
     return resources.read(request.params.uri);

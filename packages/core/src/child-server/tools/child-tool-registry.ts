@@ -1,8 +1,8 @@
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { boundClientText, quoteClientText } from '@nteract-mcp/foundation';
 import * as z from 'zod';
-import { defaultToolResultBudgetBytes } from '../../handoff/mcp-message-limits.js';
 import type { ToolShows } from '../../contributions/client-extension.js';
+import { defaultToolResultBudgetBytes } from '../../handoff/mcp-message-limits.js';
 import type { NotebookHandle } from '../../ports/notebook-handle.js';
 import type { SessionRequirement } from '../../session/session-slot.js';
 import type { TaskRuns } from '../executions/task-runs.js';

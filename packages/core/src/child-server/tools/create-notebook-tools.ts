@@ -36,7 +36,7 @@ import {
   summarizeCells,
 } from './summarize-cells.js';
 import { ToolError } from './to-tool-failure.js';
-import { given, toolParameters } from './tool-parameters.js';
+import { cellTypeParameter, given, toolParameters } from './tool-parameters.js';
 import { escapedBytes } from './tool-result-budget.js';
 import { expectedVersionParameter, replacedText, staleRunText, writeVersions } from './write-versions.js';
 
@@ -45,11 +45,6 @@ export const defaultExecuteTimeoutSecs = 30;
 
 /** Seconds `run_all_cells` waits for the whole notebook unless `timeout_secs` says otherwise. */
 export const defaultRunAllTimeoutSecs = 300;
-
-const cellTypeSchema = z
-  .enum(['code', 'markdown', 'raw'])
-  .nullish()
-  .describe("Cell type: 'code' (default), 'markdown' or 'raw'.");
 
 /**
  * The notebook tools. Each works on the active session through `slot.access(requirement)`
@@ -206,7 +201,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
       'Insert a cell into the active notebook (appended unless index, after_cell_id or before_cell_id is given); with and_run=true a code cell is executed and its outputs returned, shaped as in execute_cell.',
     inputSchema: z.object({
       source: toolParameters.optionalString('Cell source (default empty).'),
-      cell_type: cellTypeSchema,
+      cell_type: cellTypeParameter,
       index: toolParameters.optionalIndex('Position to insert at (default: append).'),
       after_cell_id: toolParameters.optionalString('Insert just after this cell (instead of index).'),
       before_cell_id: toolParameters.optionalString('Insert just before this cell (instead of index).'),
@@ -253,7 +248,7 @@ export function createNotebookTools(deps: ChildServerDependencies): RegisteredCh
     inputSchema: z.object({
       cell_id: toolParameters.requiredString('The cell id.'),
       source: toolParameters.optionalString('New source.'),
-      cell_type: cellTypeSchema,
+      cell_type: cellTypeParameter,
       expected_version: expectedVersionParameter,
       and_run: toolParameters.optionalBoolean('Execute the cell afterwards (default false).'),
       timeout_secs: toolParameters.optionalPositiveNumber(

@@ -1,5 +1,11 @@
 import * as z from 'zod';
 
+/** A cell's type, as `create_cell` and `set_cell` take it. */
+export const cellTypeParameter = z
+  .enum(['code', 'markdown', 'raw'])
+  .nullish()
+  .describe("Cell type: 'code' (default), 'markdown' or 'raw'.");
+
 /**
  * Parameter schemas shared by the child's tools. Every optional parameter also accepts `null`
  * (agents send it for "not given"). Booleans also accept the strings `"true"`/`"false"` (any case) and
