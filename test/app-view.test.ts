@@ -66,8 +66,8 @@ afterEach(async () => {
 });
 
 /** The shipped proxy driven by the v2 client in `era`, declaring the MCP Apps extension. */
-async function startHost(era: 'legacy' | 'native'): Promise<Host> {
-  const environment = createUserEnvironment(shippedBins.runtimed);
+async function startHost(era: 'legacy' | 'native', shared?: UserEnvironment): Promise<Host> {
+  const environment = shared ?? createUserEnvironment(shippedBins.runtimed);
   const { transport, stderr } = spawnShippedProxy(era === 'legacy' ? StdioClientTransport : InPlace, {
     env: environment.env,
     cwd: environment.dirs.project,
@@ -89,7 +89,7 @@ async function startHost(era: 'legacy' | 'native'): Promise<Host> {
         if (isAlive(pid)) process.kill(pid, 'SIGKILL');
       });
     }
-    await environment.cleanup();
+    if (!shared) await environment.cleanup();
   };
   stops.push(stop);
   try {
@@ -328,6 +328,55 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     );
     await page.locator('#view').screenshot({ path: join(screenshotDir, 'app-view-dark.png') });
     await page.close();
+  });
+});
+
+describe('the extension in the 2026-07-28 era, and the tool cache', () => {
+  it('decorates per request for a declaring client; the list it leaves in the cache is the plain one an undeclaring client gets', {
+    timeout: 300_000,
+  }, async () => {
+    const environment = createUserEnvironment(shippedBins.runtimed);
+    stops.push(() => environment.cleanup());
+    const host = await startHost('native', environment);
+    const { tools } = await host.client.listTools();
+    expect(getToolUiResourceUri(tools.find((tool) => tool.name === 'execute_cell') ?? { name: '' })).toBe(viewUri);
+    expect((await host.client.listResources()).resources.map((resource) => resource.uri)).toContain(viewUri);
+    await call(host, 'create_notebook');
+    const created = await call(host, 'create_cell', { source: '21 * 2', and_run: true, timeout_secs: 120 });
+    expect(created.structuredContent).toMatchObject({
+      view: 'nteract-cells',
+      cells: [{ executionCount: 1, outputs: [{ output_type: 'execute_result', data: { 'text/plain': '42' } }] }],
+    });
+    await host.stop();
+
+    // The same user's next clients, each its own proxy: the cache file the first one left is read.
+    for (const declares of [false, true]) {
+      const proxy = startRawProxy(environment);
+      stops.push(() => proxy.stop());
+      proxy.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: declares ? { extensions: { [uiExtension]: {} } } : {},
+          clientInfo: { name: 'next', version: '1' },
+        },
+      });
+      const opened = await proxy.answer(1);
+      expect(opened.line.result?.capabilities, JSON.stringify(opened.line)).toMatchObject({ tools: {} });
+      expect(((opened.line.result?.capabilities ?? {}) as { extensions?: object }).extensions ?? {}).toEqual(
+        declares
+          ? expect.objectContaining({ [uiExtension]: expect.any(Object) })
+          : expect.not.objectContaining({ [uiExtension]: expect.anything() }),
+      );
+      proxy.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      proxy.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      const listed = (await proxy.answer(2)).line.result?.tools as { name: string; _meta?: Record<string, unknown> }[];
+      const executeCell = listed.find((tool) => tool.name === 'execute_cell');
+      expect(executeCell?._meta?.['ui/resourceUri'], `declares: ${declares}`).toBe(declares ? viewUri : undefined);
+      await proxy.stop();
+    }
   });
 });
 

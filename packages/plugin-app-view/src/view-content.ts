@@ -99,10 +99,11 @@ function boundedOutput(output: Readonly<Record<string, unknown>>, budget: { char
   const data: Record<string, unknown> = {};
   for (const [mime, value] of Object.entries(output.data)) {
     if (mime.startsWith('image/') && mime !== 'image/svg+xml') {
-      const text = cut(typeof value === 'string' ? value : '') as string;
-      if (text.length > budget.chars) continue;
+      // An image is sent whole or not at all (a cut one would not decode).
+      const text = Array.isArray(value) ? value.join('') : typeof value === 'string' ? value : '';
+      if (text.length === 0 || text.length > budget.chars) continue;
       budget.chars -= text.length;
-      data[mime] = value;
+      data[mime] = text;
     } else if (typeof value === 'string' || Array.isArray(value)) data[mime] = cut(value);
     else if (mime.endsWith('json')) data[mime] = cut(JSON.stringify(value));
   }
