@@ -327,6 +327,35 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
         : undefined,
     );
     await page.locator('#view').screenshot({ path: join(screenshotDir, 'app-view-dark.png') });
+
+    // Markdown with math, an HTML table (in a nested sandbox), a traceback in colour: each as the view renders it.
+    const markdown = await call(host, 'create_cell', {
+      cell_type: 'markdown',
+      source:
+        '## Results\nThe fit is **good**: $R^2 = 0.98$, see `model.summary()`.\n- residuals are small\n- no outliers',
+    });
+    const table = await call(host, 'create_cell', {
+      source:
+        "from IPython.display import HTML\nHTML('<table border=1><tr><th>city</th><th>people</th></tr><tr><td>Oslo</td><td>709,000</td></tr></table>')",
+      and_run: true,
+    });
+    const failing = await call(host, 'create_cell', { source: "{'a': 1}['b']", and_run: true });
+    const view2 = await hostView(host, html);
+    await view2.page.evaluate(
+      async (results) => {
+        const bridge = (globalThis as unknown as Globals).bridge;
+        await bridge.sendToolInput({ arguments: {} });
+        for (const result of results) await bridge.sendToolResult(result);
+      },
+      [markdown, table, failing],
+    );
+    await view2.view().locator('.cell[data-status="error"] .error').waitFor();
+    expect(await view2.view().locator('.markdown h2').textContent()).toBe('Results');
+    expect(await view2.view().locator('.markdown .math').textContent()).toBe('R^2 = 0.98');
+    expect(await view2.view().locator('iframe.html-output').getAttribute('sandbox')).toBe('');
+    expect(await view2.view().locator('.error .ansi-red, .error [class*="ansi-"]').count()).toBeGreaterThan(0);
+    await view2.page.locator('#view').screenshot({ path: join(screenshotDir, 'app-view-outputs.png') });
+    await view2.page.close();
     await page.close();
   });
 });

@@ -124,7 +124,12 @@ function renderCell(cell: ViewCell): HTMLElement {
     more.addEventListener('click', () => void callTool(cell.id, 'get_cell', { cell_id: cell.id, full_output: true }));
     actions.append(more);
   }
-  const header = element('header', 'cell-header', count, element('code', 'cell-id', cell.id), badge, actions);
+  // A cell that does not run has no run state.
+  const parts =
+    cell.cellType === 'code'
+      ? [count, element('code', 'cell-id', cell.id), badge]
+      : [element('code', 'cell-id', cell.id)];
+  const header = element('header', 'cell-header', ...parts, actions);
   const source =
     cell.cellType === 'markdown' ? renderMarkdown(cell.source) : element('pre', 'source', cell.source || ' ');
   const node = element('section', `cell cell-${cell.cellType}`, header, source);

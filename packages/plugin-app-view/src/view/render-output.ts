@@ -113,7 +113,7 @@ function renderHtml(html: string): HTMLElement {
   frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">${html}`;
   frame.addEventListener('load', () => {
     // A sandbox without same-origin cannot be measured from here: a fixed, scrollable height.
-    frame.style.height = '240px';
+    frame.style.height = '160px';
   });
   return frame;
 }
