@@ -138,6 +138,7 @@ describe('the README install, as written', () => {
         'nteract-mcp-foundation',
         'nteract-mcp-output-shaping',
         'nteract-mcp-plugin-hosted',
+        'nteract-mcp-plugin-app-view',
         'nteract-mcp-plugin-local-daemon',
         'nteract-mcp-plugin-transport-legacy',
         'nteract-mcp-plugin-transport-native',
