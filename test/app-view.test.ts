@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -406,6 +406,22 @@ describe('the extension in the 2026-07-28 era, and the tool cache', () => {
       expect(executeCell?._meta?.['ui/resourceUri'], `declares: ${declares}`).toBe(declares ? viewUri : undefined);
       await proxy.stop();
     }
+    // Nor is the child's description to the declaring client (learned, and kept in the cache file)
+    // shown to an undeclaring client of that era.
+    const proxy = startRawProxy(environment);
+    stops.push(() => proxy.stop());
+    const plain = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/clientInfo': { name: 'next', version: '1' },
+    };
+    proxy.send({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: plain } });
+    const discovered = (await proxy.answer(1)).line.result as { capabilities: { extensions?: object } };
+    expect(discovered.capabilities.extensions ?? {}).not.toHaveProperty([uiExtension]);
+    expect(readFileSync(join(environment.dirs.cache, 'nteract-mcp', 'tool-cache.json'), 'utf8')).not.toContain(
+      uiExtension,
+    );
+    await proxy.stop();
   });
 });
 

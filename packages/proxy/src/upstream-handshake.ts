@@ -181,7 +181,8 @@ export class UpstreamHandshake {
     const server = connection?.describedBy?.(message, result);
     if (connection === undefined || server === undefined) return undefined;
     // What the child announced only because this client declared it is not kept as every client's.
-    const declared = this.#gate.clientCapabilities({ method: message.method, params: message.params })?.extensions;
+    const sent = { method: message.method, params: this.requestParams(message.params as Record<string, unknown>) };
+    const declared = this.#gate.clientCapabilities(sent)?.extensions;
     return { era: connection.era, server: withoutDeclaredExtensions(server, declared) };
   }
 
