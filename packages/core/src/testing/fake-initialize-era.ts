@@ -25,11 +25,19 @@ export class FakeInitializeEra implements ProtocolAdmission {
 
   public admit(request: AdmissionRequest): AdmissionDecision {
     if (request.method !== 'initialize') return { kind: 'pass' };
-    const params = (request.params ?? {}) as { protocolVersion?: unknown; clientInfo?: unknown };
+    const params = (request.params ?? {}) as {
+      protocolVersion?: unknown;
+      clientInfo?: unknown;
+      capabilities?: unknown;
+    };
+    const declared = params.capabilities;
     return {
       kind: 'open',
       protocolVersion: typeof params.protocolVersion === 'string' ? params.protocolVersion : '2025-06-18',
       client: readClientIdentity(params.clientInfo),
+      ...(typeof declared === 'object' && declared !== null
+        ? { clientCapabilities: declared as Record<string, unknown> }
+        : {}),
     };
   }
 
@@ -52,6 +60,7 @@ export class FakeInitializeEra implements ProtocolAdmission {
       check: () => ({ kind: 'serve' }),
       shapeResult: (result) => ({ ...result }),
       requestParams: (params) => (params === undefined ? undefined : { ...params }),
+      clientCapabilities: () => opening.clientCapabilities,
       replay: () => [],
     };
   }
