@@ -35,7 +35,8 @@ describe(UpstreamHandshake, () => {
     const upstream = handshake();
     const verdict = upstream.receive(initialize({ extensions: { 'io.example/ui': {} } }));
     expect(verdict.kind).toBe('answer');
-    const capabilities = (verdict as { result: { capabilities: Record<string, unknown> } }).result.capabilities;
+    const capabilities = (verdict as unknown as { result: { capabilities: Record<string, unknown> } }).result
+      .capabilities;
     expect(capabilities.extensions).toEqual({
       ...(childServerCapabilities.extensions as object),
       'io.example/ui': { mimeTypes: ['text/html'] },
@@ -47,7 +48,9 @@ describe(UpstreamHandshake, () => {
     for (const declared of [{}, { extensions: { 'io.other/x': {} } }]) {
       const upstream = handshake();
       const verdict = upstream.receive(initialize(declared));
-      expect((verdict as { result: { capabilities: unknown } }).result.capabilities).toEqual(childServerCapabilities);
+      expect((verdict as unknown as { result: { capabilities: unknown } }).result.capabilities).toEqual(
+        childServerCapabilities,
+      );
       expect(upstream.declaresExtension({ method: 'tools/list' })).toBe(false);
     }
   });
