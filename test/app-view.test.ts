@@ -355,6 +355,19 @@ describe('the MCP Apps view, hosted as a client hosts it', () => {
     expect(await view2.view().locator('iframe.html-output').getAttribute('sandbox')).toBe('');
     expect(await view2.view().locator('.error .ansi-red, .error [class*="ansi-"]').count()).toBeGreaterThan(0);
     await view2.page.locator('#view').screenshot({ path: join(screenshotDir, 'app-view-outputs.png') });
+
+    // A cell of 35 outputs shows 30 and pages the rest in on a click (get_cell with offset, through the host).
+    const many = await call(host, 'create_cell', { source: 'for i in range(35):\n    display(i)', and_run: true });
+    await view2.page.evaluate(async (result) => {
+      await (globalThis as unknown as Globals).bridge.sendToolResult(result);
+    }, many);
+    const manyCell = view2.view().locator('.cell').last();
+    await manyCell.locator('button.more').waitFor();
+    expect(await manyCell.locator('.outputs > *').count()).toBe(30);
+    await manyCell.locator('button.more').click();
+    await waitFor('the paged outputs', async () =>
+      (await manyCell.locator('.outputs > *').count()) === 35 ? true : undefined,
+    );
     await view2.page.close();
     await page.close();
   });

@@ -80,7 +80,7 @@ describe(viewContentOf, () => {
     const first = await viewContentOf({ ...call, arguments: {} });
     expect(first?.cells[0]?.outputs).toHaveLength(30);
     expect(first?.cells[0]?.omittedOutputs).toBe(15);
-    const full = await viewContentOf({ ...call, arguments: { full_output: true } });
+    const full = await viewContentOf({ ...call, arguments: { cell_id: 'a', offset: 0, length: 2000 } });
     expect(full?.cells[0]?.outputs).toHaveLength(45);
 
     const huge = 'A'.repeat(3 * 1024 * 1024);

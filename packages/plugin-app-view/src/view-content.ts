@@ -14,7 +14,7 @@ export interface ViewCell {
   /** How its run in this call stands (`done`, `error`, `running`, …), when the call ran it. */
   readonly status?: string;
   readonly outputs: readonly ViewOutput[];
-  /** Outputs not sent (over the view's bounds); `get_cell` with `full_output` pages them in. */
+  /** Outputs not sent (over the view's bounds); `get_cell` with `offset` pages them in. */
   readonly omittedOutputs: number;
 }
 
@@ -36,7 +36,7 @@ export interface ViewContent {
 
 /** At most this many cells are shown (a run of a whole notebook shows its first ones). */
 const maxCells = 40;
-/** Outputs per cell, and with `full_output`. */
+/** Outputs per cell, and for a call that pages them (`offset`). */
 const maxOutputs = 30;
 const maxFullOutputs = 300;
 /** Characters of one text kept. */
@@ -161,7 +161,8 @@ export async function viewContentOf(call: ShownCall): Promise<ViewContent | unde
     return { ...base, cells: [], scratch: { ...(status === undefined ? {} : { status }), outputs } };
   }
   if (handle === undefined) return undefined;
-  const limit = call.arguments.full_output === true ? maxFullOutputs : maxOutputs;
+  // A call that pages the outputs (`offset`: the view's "show more", get_cell's paging) gets more of them.
+  const limit = typeof call.arguments.offset === 'number' ? maxFullOutputs : maxOutputs;
   const ids = [...named.keys()].slice(0, maxCells);
   const cells = await Promise.all(
     ids.map((id) =>

@@ -121,7 +121,10 @@ function renderCell(cell: ViewCell): HTMLElement {
   if (cell.omittedOutputs > 0) {
     const more = element('button', 'more', `Show ${cell.omittedOutputs} more outputs`) as HTMLButtonElement;
     more.disabled = busy.has(cell.id);
-    more.addEventListener('click', () => void callTool(cell.id, 'get_cell', { cell_id: cell.id, full_output: true }));
+    more.addEventListener(
+      'click',
+      () => void callTool(cell.id, 'get_cell', { cell_id: cell.id, offset: 0, length: 2000 }),
+    );
     actions.append(more);
   }
   // A cell that does not run has no run state.
