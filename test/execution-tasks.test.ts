@@ -9,6 +9,7 @@ import {
   createUserEnvironment,
   faultHooksModule,
   isAlive,
+  nativeRawRequests,
   shippedBins,
   spawnShippedProxy,
   type UserEnvironment,
@@ -97,8 +98,7 @@ async function startPeer(
     return childrenOf(proxy).find((info) => info.cmdline.includes('runt-mcp'))?.pid;
   };
   let stopped: Promise<void> | undefined;
-  const rawAnswers = new Map<string, (message: Json) => void>();
-  let rawIds = 0;
+  let sendRaw: ((method: string, params: Json) => Promise<Json>) | undefined;
   const peer: Peer = {
     client,
     environment,
@@ -120,23 +120,8 @@ async function startPeer(
     },
     request: (method, params) => client.request({ method, params } as never, anyResult, { timeout: 180_000 }),
     raw: (method, params) => {
-      rawIds += 1;
-      const id = `raw-${rawIds}`;
-      const envelope = {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {
-          elicitation: { form: {} },
-          extensions: { 'io.modelcontextprotocol/tasks': {} },
-        },
-        'io.modelcontextprotocol/clientInfo': { name: 'v2-tasks', version: '2.4.0' },
-      };
-      const answered = new Promise<Json>((resolve, reject) => {
-        rawAnswers.set(id, (message) =>
-          message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result as Json),
-        );
-      });
-      void transport.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: envelope } } as never);
-      return answered;
+      if (!sendRaw) throw new Error('the v2 client is not connected yet');
+      return sendRaw(method, params);
     },
     childPid,
     stderr,
@@ -161,19 +146,10 @@ async function startPeer(
     throw new Error(`the v2 client (${era}) did not connect: ${(error as Error).message}\n${stderr()}`);
   }
   // Answers to `raw` requests are taken before the client sees them.
-  const toClient = transport.onmessage;
-  type Delivered = Parameters<NonNullable<typeof toClient>>;
-  transport.onmessage = (...delivered: Delivered) => {
-    const [message] = delivered;
-    const id = (message as { id?: unknown }).id;
-    const waiting = typeof id === 'string' ? rawAnswers.get(id) : undefined;
-    if (waiting && !('method' in message)) {
-      rawAnswers.delete(id as string);
-      waiting(message as Json);
-      return;
-    }
-    toClient?.(...delivered);
-  };
+  sendRaw = nativeRawRequests(transport, {
+    clientCapabilities: { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    clientInfo: { name: 'v2-tasks', version: '2.4.0' },
+  });
   return peer;
 }
 

@@ -11,6 +11,7 @@ import {
   childrenOf,
   createUserEnvironment,
   isAlive,
+  nativeRawRequests,
   shippedBins,
   spawnShippedProxy,
   startJupyterServer,
@@ -285,38 +286,12 @@ describe('install_packages in the 2026-07-28 era', () => {
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     // A 2026-07-28 tools/call sent on the transport past the client (with the envelope it would add),
     // so the test sees the input_required answers and writes the retries itself.
-    const rawAnswers = new Map<string, (message: Json) => void>();
-    let rawIds = 0;
-    const toClient = transport.onmessage;
-    type Delivered = Parameters<NonNullable<typeof toClient>>;
-    transport.onmessage = (...delivered: Delivered) => {
-      const [message] = delivered;
-      const id = (message as { id?: unknown }).id;
-      const waiting = typeof id === 'string' ? rawAnswers.get(id) : undefined;
-      if (waiting && !('method' in message)) {
-        rawAnswers.delete(id as string);
-        waiting(message as Json);
-        return;
-      }
-      toClient?.(...delivered);
-    };
-    const call = (name: string, args: Json, extra: Json = {}): Promise<Json> => {
-      rawIds += 1;
-      const id = `raw-${rawIds}`;
-      const envelope = {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-        'io.modelcontextprotocol/clientInfo': { name: 'v2-packages', version: '2.4.0' },
-      };
-      const answered = new Promise<Json>((resolve, reject) => {
-        rawAnswers.set(id, (message) =>
-          message.error ? reject(new Error(JSON.stringify(message.error))) : resolve(message.result as Json),
-        );
-      });
-      const params = { name, arguments: args, ...extra, _meta: envelope };
-      void transport.send({ jsonrpc: '2.0', id, method: 'tools/call', params } as never);
-      return answered;
-    };
+    const raw = nativeRawRequests(transport, {
+      clientCapabilities: { elicitation: { form: {} } },
+      clientInfo: { name: 'v2-packages', version: '2.4.0' },
+    });
+    const call = (name: string, args: Json, extra: Json = {}): Promise<Json> =>
+      raw('tools/call', { name, arguments: args, ...extra });
     const created = (await client.callTool({ name: 'create_notebook', arguments: {} }, { timeout: 180_000 })) as Json;
     expect(created.isError, JSON.stringify(created)).not.toBe(true);
     const before = await pipList(venv);

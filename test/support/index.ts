@@ -5,6 +5,7 @@ export {
 } from './create-user-environment.js';
 export { findSecretLeaks } from './find-secret-leaks.js';
 export { brokenKernelArgv, installKernelspec } from './install-kernelspec.js';
+export { type NativeEnvelope, nativeRawRequests } from './native-raw-requests.js';
 export { readNotebookFile, type SavedCell } from './notebook-file.js';
 export {
   allProcesses,
