@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chattyCellBenchmark } from './chatty-cell.mjs';
 import { childStartBenchmark } from './child-start.mjs';
+import { commentsBenchmark } from './comments.mjs';
 import { executionBenchmark } from './execution.mjs';
 import { hopOverheadBenchmark } from './hop-overhead.mjs';
 import { largeOutputsBenchmark } from './large-outputs.mjs';
@@ -295,6 +296,7 @@ const benchmarks = {
   'large-outputs': largeOutputsBenchmark,
   'chatty-cell': chattyCellBenchmark,
   'source-edits': sourceEditsBenchmark,
+  comments: commentsBenchmark,
 };
 const args = process.argv.slice(2);
 /** `--smoke`: a tiny size of each benchmark, to keep them working (CI); the figures need the full size. */

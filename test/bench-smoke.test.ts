@@ -39,7 +39,7 @@ const numbersIn = (value: unknown): number[] =>
       : [];
 
 describe('the benchmarks at smoke size', () => {
-  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, live-page-scale, large-outputs, chatty-cell and source-edits each write a report of finite figures and their charts', {
+  it('hop-overhead, proxy-forwarding, child-start, recovery, memory, execution, live-page, live-page-scale, large-outputs, chatty-cell, source-edits and comments each write a report of finite figures and their charts', {
     timeout: 600_000,
   }, async () => {
     const names = [
@@ -54,6 +54,7 @@ describe('the benchmarks at smoke size', () => {
       'large-outputs',
       'chatty-cell',
       'source-edits',
+      'comments',
     ];
     const run = await runBench(names);
     expect(run.code, run.stderr).toBe(0);
@@ -65,7 +66,13 @@ describe('the benchmarks at smoke size', () => {
       for (const figure of figures) expect(Number.isFinite(figure), `${name}: ${figure}`).toBe(true);
       expect(readFileSync(join(out, `${name}.svg`), 'utf8')).toContain('<svg');
       // Latencies are drawn as distributions too: one line per sample set.
-      if (name !== 'memory' && name !== 'large-outputs' && name !== 'chatty-cell' && name !== 'source-edits')
+      if (
+        name !== 'memory' &&
+        name !== 'large-outputs' &&
+        name !== 'chatty-cell' &&
+        name !== 'source-edits' &&
+        name !== 'comments'
+      )
         expect(readFileSync(join(out, `${name}-distribution.svg`), 'utf8')).toContain('<polyline');
     }
     // Every benchmark ran in a temp HOME of its own and stopped what it started there. A process
