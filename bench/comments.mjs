@@ -14,11 +14,14 @@
 // to the comments journal (samples across a rotation, after the sidecar was written, left out); the
 // bytes the daemon wrote in all (sockets, journal and the delayed sidecar writes). And per
 // `list_comments` (default page): the answer's bytes to the client and those the child read.
-// Judged flat: across N, each hop's bytes per change and the journal's at the largest N at most
-// 1.25 × those at N = 0, and the p50 latency at most 2 × (or 5 ms over) the one at N = 0; across
-// M, the journal's bytes and the latency likewise, while the peers' bytes may grow with M (the event
-// carries the one thread changed: its messages) but by at most 300 B per message of that thread;
-// the `list_comments` answer at 200 threads at most 52 KB (its page is bounded to about 48 KiB).
+// Judged flat: across N, each hop's bytes per change and the journal's within 1.25 × (largest over
+// smallest: an event carries one thread, never all of them) and the p50 latency within 2 ×; across M,
+// the journal's bytes (a line holds the change, not the thread) and the latency likewise, while the
+// peers' bytes may grow with M (the event carries the thread changed: its messages) but by at most
+// 300 B per message of that thread; the `list_comments` answer at 200 threads at most 52 KB (its
+// page is bounded to about 48 KiB). Not judged: what the daemon sends the child for a
+// `list_comments` (every thread: the child pages them) and the daemon's writes in all (the sidecar,
+// all threads, is rewritten at most once a second while comments change).
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { followAsPage } from './lib/follow-as-page.mjs';
@@ -130,6 +133,13 @@ export async function commentsBenchmark({ dist, size }) {
           sidecar: `${path}.comments.json`,
         },
       );
+      if (!rooms.get(name).ready) {
+        // The room's kernel starts as it opens: waited for (running the cell, which changes nothing
+        // commented), so that its start-up is not measured as the first round's latency.
+        const run = JSON.parse(textOf(await editor.call('execute_cell', { cell_id: 'commented', timeout_secs: 120 })));
+        if (run.status !== 'done') throw new Error(`the kernel of ${name} did not run the cell: ${run.status}`);
+        rooms.get(name).ready = true;
+      }
       await other.call('connect_notebook', { path });
       page = await followAsPage(textOf(await editor.call('show_notebook', {})).split('\n')[0]);
       room = rooms.get(name);
@@ -215,7 +225,7 @@ export async function commentsBenchmark({ dist, size }) {
     };
 
     // Warm-up of the whole path (the first figures are otherwise those of code not yet optimised).
-    for (let i = 0; i < (smoke ? 2 : 10); i++) await reply(await addThread());
+    for (let i = 0; i < (smoke ? 2 : 30); i++) await reply(await addThread());
     await enterRoom('comments-threads');
 
     // Threads: N existing, then K new ones and one reply to each.
@@ -272,66 +282,66 @@ export async function commentsBenchmark({ dist, size }) {
     user.stop();
   }
 
-  const firstN = threadSteps[0];
-  const lastN = threadSteps[threadSteps.length - 1];
   const firstM = messageSteps[0];
   const lastM = messageSteps[messageSteps.length - 1];
+  const lastN = threadSteps[threadSteps.length - 1];
   const hops = {
     daemonToOtherChild: "the other agent's child",
     daemonToPage: 'the live page',
     journalAppended: 'the journal',
   };
-  const ratio = (a, b) => round1((a / b) * 100) / 100;
-  const nLabel = `${lastN.threadsBefore} threads over 0`;
-  /** A latency's growth: the ratio, unless the difference is under 5 ms (a busy machine moves a few-ms p50 by more than 2×). */
-  const latencyGrowth = (at, base) => (at - base <= 5 ? 1 : ratio(at, base));
+  /** The largest of `values` over the smallest (2 decimals): 1 is flat. */
+  const spread = (values) => Math.round((Math.max(...values) / Math.min(...values)) * 100) / 100;
+  const overN = `N = ${threadSteps.map((step) => step.threadsBefore).join('…')}`;
+  const overM = `M = ${messageSteps.map((step) => step.messagesBefore).join('…')}`;
+  const nSpread = (kind, figure) => spread(threadSteps.map((step) => step[kind][figure]));
   const mDelta = lastM.messagesBefore - firstM.messagesBefore;
   const verdicts = [
     ...Object.entries(hops).map(([figure, label]) =>
       verdict(
-        `add_comment bytes to ${label}, ${nLabel}`,
-        ratio(lastN.addBytesPerChange[figure], firstN.addBytesPerChange[figure]),
+        `add_comment bytes to ${label}, largest/smallest over ${overN} threads`,
+        nSpread('addBytesPerChange', figure),
         '×',
         '<= 1.25',
       ),
     ),
     ...Object.entries(hops).map(([figure, label]) =>
       verdict(
-        `reply_comment bytes to ${label}, ${lastN.threadsAfter} threads over ${firstN.threadsAfter}`,
-        ratio(lastN.replyBytesPerChange[figure], firstN.replyBytesPerChange[figure]),
+        `reply_comment bytes to ${label}, largest/smallest over ${overN} threads`,
+        nSpread('replyBytesPerChange', figure),
         '×',
         '<= 1.25',
       ),
     ),
     verdict(
-      `add_comment p50 growth, ${nLabel} (1 when within 5 ms)`,
-      latencyGrowth(lastN.addCommentMs.p50, firstN.addCommentMs.p50),
+      `add_comment p50, largest/smallest over ${overN} threads`,
+      spread(threadSteps.map((step) => step.addCommentMs.p50)),
       '×',
       '<= 2',
     ),
     verdict(
-      `reply_comment p50 growth, ${lastN.threadsAfter} threads over ${firstN.threadsAfter} (1 when within 5 ms)`,
-      latencyGrowth(lastN.replyCommentMs.p50, firstN.replyCommentMs.p50),
+      `reply_comment p50, largest/smallest over ${overN} threads`,
+      spread(threadSteps.map((step) => step.replyCommentMs.p50)),
       '×',
       '<= 2',
     ),
     verdict(
-      `reply journal bytes, ${lastM.messagesBefore} messages in the thread over ${firstM.messagesBefore}`,
-      ratio(lastM.replyBytesPerChange.journalAppended, firstM.replyBytesPerChange.journalAppended),
+      `reply journal bytes, largest/smallest over ${overM} messages in the thread`,
+      spread(messageSteps.map((step) => step.replyBytesPerChange.journalAppended)),
       '×',
       '<= 1.25',
     ),
     ...['daemonToOtherChild', 'daemonToPage'].map((figure) =>
       verdict(
-        `reply bytes to ${hops[figure]} per message of the thread (${firstM.messagesBefore}→${lastM.messagesBefore})`,
+        `reply bytes to ${hops[figure]} per message of the thread (M ${firstM.messagesBefore}→${lastM.messagesBefore})`,
         round1((lastM.replyBytesPerChange[figure] - firstM.replyBytesPerChange[figure]) / mDelta),
         'B',
         '<= 300',
       ),
     ),
     verdict(
-      `reply_comment p50 growth, ${lastM.messagesBefore} messages over ${firstM.messagesBefore} (1 when within 5 ms)`,
-      latencyGrowth(lastM.replyCommentMs.p50, firstM.replyCommentMs.p50),
+      `reply_comment p50, largest/smallest over ${overM} messages in the thread`,
+      spread(messageSteps.map((step) => step.replyCommentMs.p50)),
       '×',
       '<= 2',
     ),
