@@ -5,7 +5,7 @@ import { RoomComments } from './room-comments.js';
 import type { RoomPeer } from './room-peers.js';
 
 function peer(id: string, label: string, readsComments: boolean, told: Record<string, unknown>[]): RoomPeer {
-  return { id, label, readsComments, send: (frame) => told.push({ ...frame }), disconnect: () => undefined };
+  return { id, label, readsComments, send: (frame) => told.push({ ...frame, to: id }), disconnect: () => undefined };
 }
 
 function room(): {
@@ -34,7 +34,7 @@ function room(): {
 }
 
 describe('RoomComments', () => {
-  it('authors a thread by the asking peer and tells every peer that reads comments, and only them', async () => {
+  it('authors a thread by the asking peer and tells every other peer that reads comments, and only them (the asking one has it in its answer)', async () => {
     const { comments, document, agent, told, older } = room();
     const { cell } = document.insert({ source: 'total = 3', cellType: 'code' });
     const answer = (await comments.handle(agent, {
@@ -48,9 +48,8 @@ describe('RoomComments', () => {
       at: '2026-01-01T00:00:00.000Z',
     });
     expect(answer.thread.range.quote).toBe('total');
-    expect(told.map((frame) => [frame.event, frame.action, frame.peer_label])).toEqual([
-      ['comment_thread', 'added', 'Claude agent:claude:1'],
-      ['comment_thread', 'added', 'Claude agent:claude:1'],
+    expect(told.map((frame) => [frame.event, frame.action, frame.peer_label, frame.to])).toEqual([
+      ['comment_thread', 'added', 'Claude agent:claude:1', 'p-page'],
     ]);
     expect(older).toEqual([]);
   });
@@ -92,9 +91,9 @@ describe('RoomComments', () => {
     told.length = 0;
     await comments.handle(agent, { type: 'resolve_comment', thread_id: thread.id });
     await comments.handle(agent, { type: 'resolve_comment', thread_id: thread.id });
-    expect(told.map((frame) => frame.action)).toEqual(['resolved', 'resolved']);
+    expect(told.map((frame) => [frame.action, frame.to])).toEqual([['resolved', 'p-page']]);
     await comments.handle(agent, { type: 'reopen_comment', thread_id: thread.id });
-    expect(told.map((frame) => frame.action)).toEqual(['resolved', 'resolved', 'reopened', 'reopened']);
+    expect(told.map((frame) => frame.action)).toEqual(['resolved', 'reopened']);
     const open = (await comments.handle(agent, { type: 'list_comments' })) as { threads: unknown[]; resolved: number };
     expect(open).toMatchObject({ resolved: 0 });
     expect(open.threads).toHaveLength(1);

@@ -188,7 +188,8 @@ export class RoomComments {
       peer_label: peer.label,
       thread,
     };
-    for (const other of this.#init.peers()) if (other.readsComments === true) other.send(frame);
+    // The asking peer has the thread in its answer: the others are told.
+    for (const other of this.#init.peers()) if (other !== peer && other.readsComments === true) other.send(frame);
   }
 
   private scheduleWrite(): void {
