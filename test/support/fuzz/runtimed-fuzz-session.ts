@@ -153,6 +153,11 @@ const idempotency = fc.option(fc.uuid(), { nil: undefined });
 /** A cell version that is rarely the cell's (a stale or made-up one), or none. */
 const cellVersion = fc.option(fc.constantFrom('AAAAAAAAAAAA', 'stale-version'), { nil: undefined });
 
+/** A comment's text: usually a short one, sometimes empty or fuzzed (the daemon bounds it). */
+const commentText = fc.oneof(fc.constantFrom('why?', 'looks right', ''), fuzzString);
+/** A thread id the room never made (a made-up uuid or fuzzed text): the answer is an error, nothing changes. */
+const threadId = fc.oneof(fc.uuid(), fuzzString);
+
 const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown>>>> = {
   ping: fc.constant({}),
   get_daemon_info: fc.constant({}),
@@ -211,7 +216,34 @@ const requestFields: Readonly<Record<string, fc.Arbitrary<Record<string, unknown
     { requiredKeys: ['execution_id', 'input_id'] },
   ),
   undo: fc.record({ count: fc.integer({ min: 1, max: 5 }), idempotency_key: idempotency }, { requiredKeys: [] }),
+  add_comment: fc.record(
+    {
+      cell_id: known('cell'),
+      text: commentText,
+      range: fc.oneof(
+        fc.constant(null),
+        fc.record({ start: fc.integer({ min: -1, max: 6 }), end: fc.integer({ min: -1, max: 8 }) }),
+      ),
+      idempotency_key: idempotency,
+    },
+    { requiredKeys: ['cell_id', 'text'] },
+  ),
+  reply_comment: fc.record(
+    { thread_id: threadId, text: commentText, idempotency_key: idempotency },
+    { requiredKeys: ['thread_id', 'text'] },
+  ),
+  resolve_comment: fc.record({ thread_id: threadId }),
+  reopen_comment: fc.record({ thread_id: threadId }),
+  list_comments: fc.record({ cell_id: known('cell'), include_resolved: fc.boolean() }, { requiredKeys: [] }),
 };
+
+/** Every notebook request type the protocol names has fields here: a new one is added above, or the fuzz says so at once. */
+const missingFields = [...notebookRequestTypes].filter((type) => requestFields[type] === undefined);
+if (missingFields.length > 0) {
+  throw new Error(
+    `the runtimed fuzz has no fields for the request type(s) ${missingFields.join(', ')}: add them to requestFields`,
+  );
+}
 
 /** A request type with valid fields; `shutdown_daemon` (it stops the daemon on purpose) is never sent. */
 const typedRequest = (types: readonly string[]) =>
