@@ -22,10 +22,11 @@
 // page is bounded to about 48 KiB). Not judged: what the daemon sends the child for a
 // `list_comments` (every thread: the child pages them) and the daemon's writes in all (the sidecar,
 // all threads, is rewritten at most once a second while comments change).
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { followAsPage } from './lib/follow-as-page.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
+import { bytesRead, bytesWritten, fileState, parentOf } from './lib/proc-io.mjs';
 import { processesOf } from './lib/processes-of.mjs';
 import { elapsedUs, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -34,30 +35,6 @@ import { verdict } from './lib/verdict.mjs';
 const textOf = (result) => result.content.map((item) => item.text ?? '').join('');
 const round1 = (value) => Math.round(value * 10) / 10;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Bytes `pid` has read through read(2)-like calls (sockets and pipes included). */
-function bytesRead(pid) {
-  return Number(/rchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
-}
-
-/** Bytes `pid` has written through write(2)-like calls (sockets and files). */
-function bytesWritten(pid) {
-  return Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
-}
-
-function parentOf(pid) {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-}
-
-/** A file's identity and size now (`undefined` while there is none). */
-function fileState(file) {
-  try {
-    const stat = statSync(file);
-    return { ino: stat.ino, size: stat.size };
-  } catch {
-    return undefined;
-  }
-}
 
 /** Waits until every one of `counters` stayed unchanged for `quietPolls` × 100 ms (at most `timeoutMs`). */
 async function settled(counters, quietPolls, timeoutMs = 30_000) {

@@ -16,12 +16,12 @@
 // Judged flat: at the largest outputs, every judged hop and the journal take at most 4 KB per edit
 // (a source edit moves the source, not the outputs), and the p50 latency there is at most 5 ms over
 // the one at ~0 outputs.
-import { readFileSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { encodeRuntimedFrame, runtimedPreamble } from '@nteract-mcp/runtimed-protocol';
 import { followAsPage } from './lib/follow-as-page.mjs';
 import { JsonlPeer } from './lib/jsonl-peer.mjs';
+import { bytesRead, bytesWritten, fileState, parentOf } from './lib/proc-io.mjs';
 import { processesOf } from './lib/processes-of.mjs';
 import { elapsedUs, summarize } from './lib/stats.mjs';
 import { createUserHome } from './lib/user-home.mjs';
@@ -30,30 +30,6 @@ import { verdict } from './lib/verdict.mjs';
 const textOf = (result) => result.content.map((item) => item.text ?? '').join('');
 const round1 = (value) => Math.round(value * 10) / 10;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Bytes `pid` has read through read(2)-like calls (sockets and pipes included). */
-function bytesRead(pid) {
-  return Number(/rchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
-}
-
-/** Bytes `pid` has written through write(2)-like calls (sockets and files). */
-function bytesWritten(pid) {
-  return Number(/wchar:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1]);
-}
-
-function parentOf(pid) {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-}
-
-/** The journal file's identity and size now (`undefined` while there is none). */
-function journalState(file) {
-  try {
-    const stat = statSync(file);
-    return { ino: stat.ino, size: stat.size };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * A peer of an older protocol: a raw notebook connection to the daemon's socket whose handshake
@@ -146,11 +122,11 @@ export async function sourceEditsBenchmark({ dist, size }) {
       const latencies = [];
       const journaled = [];
       for (let edit = first; edit < first + count; edit++) {
-        const journalBefore = journalState(journal);
+        const journalBefore = fileState(journal);
         const start = process.hrtime.bigint();
         await editor.call('set_cell', { cell_id: cellId, source: cellSource(outputBytes, edit) });
         latencies.push(elapsedUs(start) / 1000);
-        const journalAfter = journalState(journal);
+        const journalAfter = fileState(journal);
         // A rotation (an autosave rewrote the journal: a new file) in between: not one append.
         if (journalBefore && journalAfter && journalBefore.ino === journalAfter.ino) {
           journaled.push(journalAfter.size - journalBefore.size);
