@@ -391,14 +391,7 @@ describe('list_packages and install_packages on a hosted kernel', () => {
     const token = `tok-${process.pid}-${Date.now().toString(36)}`;
     const server = await startJupyterServer({ token });
     cleanups.push(() => server.dispose());
-    const content = {
-      cells: [],
-      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
-      nbformat: 4,
-      nbformat_minor: 5,
-    };
-    const put = await server.api('PUT', 'api/contents/hosted.ipynb', { type: 'notebook', format: 'json', content });
-    expect(put.status).toBeLessThan(300);
+    await server.putEmptyNotebook('hosted.ipynb');
     const session = await start({ env: { JUPYTER_TOKEN: token, NTERACT_MCP_ALLOW_INSTALLS: '1' } });
     await ok(session, 'connect_notebook', { url: server.notebookUrl('hosted.ipynb') });
     const listed = await ok(session, 'list_packages', { filter: 'ipykernel' });

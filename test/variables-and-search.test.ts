@@ -253,14 +253,7 @@ describe('list_variables and inspect_variable', () => {
     const token = `tok-${process.pid}-${Date.now().toString(36)}`;
     const server = await startJupyterServer({ token });
     servers.push(server);
-    const content = {
-      cells: [],
-      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
-      nbformat: 4,
-      nbformat_minor: 5,
-    };
-    const put = await server.api('PUT', 'api/contents/hosted.ipynb', { type: 'notebook', format: 'json', content });
-    expect(put.status).toBeLessThan(300);
+    await server.putEmptyNotebook('hosted.ipynb');
     const session = await startUserSession({ env: { JUPYTER_TOKEN: token } });
     sessions.push(session);
     await ok(session, 'connect_notebook', { url: server.notebookUrl('hosted.ipynb') });

@@ -34,6 +34,8 @@ export interface JupyterServerUnderTest {
   notebookUrl(path: string): string;
   /** A REST call with the token in the Authorization header; resolves with the status and parsed JSON. */
   api(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
+  /** Writes an empty Python notebook at `path` through the contents API; rejects unless the server took it. */
+  putEmptyNotebook(path: string): Promise<void>;
   /** Stops the server (SIGTERM, then SIGKILL) and everything it started, kernels included. Idempotent. */
   stop(): Promise<void>;
   /** Starts it again on the same port, root dir and token; resolves once it answers. */
@@ -158,6 +160,16 @@ export async function startJupyterServer(options: JupyterServerOptions): Promise
         .map((info) => info.pid),
     notebookUrl: (path) => `${baseUrl}lab/tree/${path.split('/').map(encodeURIComponent).join('/')}`,
     api,
+    putEmptyNotebook: async (path) => {
+      const content = {
+        cells: [],
+        metadata: { kernelspec: { name: 'python3', display_name: 'Python 3' } },
+        nbformat: 4,
+        nbformat_minor: 5,
+      };
+      const put = await api('PUT', `api/contents/${path}`, { type: 'notebook', format: 'json', content });
+      if (put.status >= 300) throw new Error(`the Jupyter Server refused ${path}: HTTP ${put.status}`);
+    },
     stop,
     start,
     dispose: async () => {
